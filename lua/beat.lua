@@ -1,0 +1,39 @@
+--[[
+  beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
+  claim up to n. An idle beat is this one script.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  reapLimit (>= 0): the most expired leases to reap
+  ARGV[3]  promoteLimit (>= 0): the most due jobs to promote
+  ARGV[4]  n (>= 0): the most jobs to claim
+  ARGV[5]  leaseMs (>= 1)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    as claim's, with promoted, requeued and buried counts in the head:
+           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
+  Errors   EMQARG (a malformed number)
+  Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
+           parked)
+]]
+-- @include keyspace
+-- @include arg_int
+-- @include now_ms
+-- @include reap_expired
+-- @include promote_due
+-- @include claim_reply
+-- @include ring_doorbell
+
+local reap_limit = arg_int(ARGV[2], 'reapLimit', 0)
+local promote_limit = arg_int(ARGV[3], 'promoteLimit', 0)
+local n = arg_int(ARGV[4], 'n', 0)
+local lease_ms = arg_int(ARGV[5], 'leaseMs', 1)
+local now = now_ms()
+local requeued, buried, reaped_woke = 0, 0, false
+if reap_limit > 0 then requeued, buried, reaped_woke = reap_expired(now, reap_limit) end
+local promoted, promoted_woke = 0, false
+if promote_limit > 0 then
+  local moved, _, woke = promote_due(now, promote_limit)
+  promoted, promoted_woke = moved, woke
+end
+if reaped_woke or promoted_woke then ring_doorbell() end
+return claim_reply(n, lease_ms, now, promoted, requeued, buried)

@@ -1,0 +1,61 @@
+--[[
+  complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
+  same call.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  keepMs: how long a completed row stays readable (-1 forever, 0 deleted at once)
+  ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
+  ARGV[4]  leaseMs (>= 1) for those claims
+  ARGV[5..] pairs: id, token
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
+           active under that token: the lease was reaped or the job removed; nothing changed)
+  Errors   EMQKIND, EMQARG, raised before anything is written
+  Rings    the doorbell when a freed group slot made work claimable
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include arg_int
+-- @include now_ms
+-- @include job_key
+-- @include hold
+-- @include free_slot
+-- @include ring_doorbell
+-- @include claim_reply
+
+local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
+local claim_n = arg_int(ARGV[3], 'claimN', 0)
+local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
+for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
+
+local now = now_ms()
+local codes, done, woke = {}, {}, false
+for i = 5, #ARGV, 2 do
+  local id = ARGV[i]
+  local row = hold(id, ARGV[i + 1])
+  if row then
+    done[#done + 1] = id
+    if free_slot(row[2]) then woke = true end
+    local key = job_key(id)
+    if keep_ms == 0 then
+      redis.call('DEL', key)
+    else
+      redis.call('HSET', key, 's', 'completed', 'f', now)
+      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_ms) end
+    end
+    codes[#codes + 1] = 1
+  else
+    codes[#codes + 1] = 0
+  end
+end
+if #done > 0 then
+  for i = 1, #done, 1000 do
+    redis.call('ZREM', K_ACTIVE, unpack(done, i, math.min(i + 999, #done)))
+  end
+  redis.call('HINCRBY', K_META, 'completed', #done)
+end
+if woke then ring_doorbell() end
+local claimed = {}
+if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
+return { codes, claimed }

@@ -1,0 +1,87 @@
+--[[
+  enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  n, the number of jobs (>= 1)
+  then 8 values per job:
+           id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
+           delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
+           maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
+  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>
+  Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
+           a duplicate id writes nothing
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
+           anything is written
+  Rings    the doorbell once when any new job is claimable now
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include arg_int
+-- @include now_ms
+-- @include job_key
+-- @include batch_push
+-- @include admit
+-- @include ring_doorbell
+
+local n = arg_int(ARGV[2], 'n', 1)
+local FIELDS = 8
+for i = 0, n - 1 do
+  local b = 2 + i * FIELDS
+  if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
+  arg_int(ARGV[b + 4], 'delayMs', -1)
+  arg_int(ARGV[b + 5], 'runAt', -1)
+  arg_int(ARGV[b + 6], 'priority', 0)
+  arg_int(ARGV[b + 7], 'maxAttempts', 1)
+end
+
+local now = now_ms()
+local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
+local batch = { order = {} }
+local reply = {}
+local scheduled = {}
+
+for i = 0, n - 1 do
+  local b = 2 + i * FIELDS
+  local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+  local delay, run_at = tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
+  local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
+  seq = seq + 1
+  local order = priority * 4294967296 + (seq % 4294967296)
+  if id == '' then
+    id = 'JOB:' .. string.format('%d', seq)
+    while redis.call('EXISTS', job_key(id)) == 1 do
+      id = 'JOB:' .. string.format('%d', redis.call('HINCRBY', K_META, 'seq', 1))
+    end
+  elseif redis.call('EXISTS', job_key(id)) == 1 then
+    reply[#reply + 1] = id
+    reply[#reply + 1] = 'duplicate'
+    id = nil
+  end
+  if id then
+    local due = -1
+    if run_at >= 0 then due = run_at end
+    if delay > 0 then due = now + delay end
+    local state = 'pending'
+    if due > now then state = 'scheduled' end
+    local key = job_key(id)
+    redis.call('HSET', key, 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff,
+      'o', order, 'c', now)
+    if group ~= '' then redis.call('HSET', key, 'g', group) end
+    if priority > 0 then redis.call('HSET', key, 'p', priority) end
+    if state == 'scheduled' then
+      scheduled[#scheduled + 1] = due
+      scheduled[#scheduled + 1] = id
+    else
+      batch_push(batch, group, order, id)
+    end
+    reply[#reply + 1] = id
+    reply[#reply + 1] = state
+  end
+end
+
+for i = 1, #scheduled, 1000 do
+  redis.call('ZADD', K_SCHEDULED, unpack(scheduled, i, math.min(i + 999, #scheduled)))
+end
+if admit(batch) then ring_doorbell() end
+return reply

@@ -1,0 +1,31 @@
+--[[
+  extend: renew the leases of jobs still held, fenced on (id, token).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  leaseMs (>= 1): the new deadline is the server's TIME plus this
+  ARGV[3..] pairs: id, token
+  Derives  emq:{q}:job:<id>
+  Reply    {deadline or 0, ...}: the new lease deadline (ms), 0 when fenced off (the holder lost
+           the job: it must stop)
+  Errors   EMQKIND, EMQARG
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include arg_int
+-- @include now_ms
+-- @include hold
+
+local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
+for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
+local deadline = now_ms() + lease_ms
+local reply = {}
+for i = 3, #ARGV, 2 do
+  if hold(ARGV[i], ARGV[i + 1]) then
+    redis.call('ZADD', K_ACTIVE, 'XX', deadline, ARGV[i])
+    reply[#reply + 1] = deadline
+  else
+    reply[#reply + 1] = 0
+  end
+end
+return reply

@@ -1,0 +1,37 @@
+--[[
+  fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
+  remain; fenced on (id, token).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] triples: id, token, error text
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed)
+  Errors   EMQKIND, raised before anything is written
+  Rings    the doorbell when a freed group slot made work claimable
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include now_ms
+-- @include hold
+-- @include free_slot
+-- @include bury
+-- @include ring_doorbell
+
+for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
+local now = now_ms()
+local codes, woke = {}, false
+for i = 2, #ARGV, 3 do
+  local id = ARGV[i]
+  local row = hold(id, ARGV[i + 1])
+  if row then
+    redis.call('ZREM', K_ACTIVE, id)
+    if free_slot(row[2]) then woke = true end
+    bury(id, ARGV[i + 2], now)
+    codes[#codes + 1] = 1
+  else
+    codes[#codes + 1] = 0
+  end
+end
+if woke then ring_doorbell() end
+return codes

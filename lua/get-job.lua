@@ -1,0 +1,31 @@
+--[[
+  get-job: one job's row.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  Derives  emq:{q}:job:<id>
+  Reply    the row as a flat field/value list, plus its lease deadline ("l") when active or its
+           due time ("r") when scheduled; {} when there is no such job
+  Errors   EMQKIND
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include job_key
+
+local id = ARGV[2]
+check_kind(id)
+local row = redis.call('HGETALL', job_key(id))
+if #row == 0 then return row end
+local state
+for i = 1, #row, 2 do
+  if row[i] == 's' then state = row[i + 1] end
+end
+if state == 'active' then
+  row[#row + 1] = 'l'
+  row[#row + 1] = redis.call('ZSCORE', K_ACTIVE, id)
+elseif state == 'scheduled' then
+  row[#row + 1] = 'r'
+  row[#row + 1] = redis.call('ZSCORE', K_SCHEDULED, id)
+end
+return row

@@ -1,0 +1,101 @@
+-- @include job_key
+-- @include lane_key
+-- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
+-- ring: each turn takes the head entry's next job and sends the entry to the back while it is
+-- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
+-- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
+-- simulated in memory over at most n entries read at once, then the ring is rewritten in two
+-- commands, so a batch costs a few commands per entry instead of per turn.
+-- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
+-- created}, and whether the queue is paused.
+local function claim_jobs(n, lease_ms, now)
+  local jobs = {}
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  if n <= 0 then return jobs, false end
+  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  local k = #entries
+  if k == 0 then return jobs, false end
+  local whole = k < n
+
+  local limits, actives, named = {}, {}, {}
+  for _, g in ipairs(entries) do
+    if g ~= UNGROUPED then named[#named + 1] = g end
+  end
+  if #named > 0 then
+    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
+    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    for i, g in ipairs(named) do
+      limits[g] = tonumber(l[i])
+      actives[g] = tonumber(a[i]) or 0
+    end
+  end
+  local avail, take, queue = {}, {}, {}
+  for i, g in ipairs(entries) do
+    local c = redis.call('ZCARD', lane_key(g))
+    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    avail[i], take[i], queue[i] = c, 0, i
+  end
+
+  -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
+  local head, tail, total = 1, k, 0
+  while total < n and head <= tail and (whole or head <= k) do
+    local i = queue[head]
+    head = head + 1
+    if avail[i] > take[i] then
+      take[i] = take[i] + 1
+      total = total + 1
+      if avail[i] > take[i] then
+        tail = tail + 1
+        queue[tail] = i
+      end
+    end
+  end
+
+  -- the ring afterwards: the fetched prefix replaced by what is still serviceable, in turn order
+  local rest, seen, changed = {}, {}, not whole
+  for j = head, tail do
+    local g = entries[queue[j]]
+    if not seen[g] then
+      seen[g] = true
+      rest[#rest + 1] = g
+    end
+  end
+  if whole and #rest == k then
+    for i = 1, k do
+      if rest[i] ~= entries[i] then changed = true end
+    end
+  else
+    changed = true
+  end
+  if changed then
+    redis.call('LTRIM', K_RING, k, -1)
+    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+  end
+
+  local deadline = now + lease_ms
+  local leases = {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then
+      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
+      local got = #popped / 2
+      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
+      for p = 1, #popped, 2 do
+        local id = popped[p]
+        local key = job_key(id)
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local token = (tonumber(r[2]) or 0) + 1
+        redis.call('HSET', key, 's', 'active', 'a', token)
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        local group = g
+        if g == UNGROUPED then group = '' end
+        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+      end
+    end
+  end
+  for i = 1, #leases, 1000 do
+    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
+  end
+  return jobs, false
+end

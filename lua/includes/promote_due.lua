@@ -1,0 +1,27 @@
+-- @include job_key
+-- @include batch_push
+-- @include admit
+-- Up to `limit` scheduled jobs due by `now` move to their lane (or pending), earliest first.
+-- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
+-- became claimable.
+local function promote_due(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
+  local woke = false
+  if #due > 0 then
+    for i = 1, #due, 1000 do
+      redis.call('ZREM', K_SCHEDULED, unpack(due, i, math.min(i + 999, #due)))
+    end
+    local batch = { order = {} }
+    for _, id in ipairs(due) do
+      local key = job_key(id)
+      local r = redis.call('HMGET', key, 'g', 'o')
+      redis.call('HSET', key, 's', 'pending')
+      batch_push(batch, r[1], r[2], id)
+    end
+    woke = admit(batch)
+  end
+  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
+  local next_due = -1
+  if #nxt > 0 then next_due = tonumber(nxt[2]) end
+  return #due, next_due, woke
+end

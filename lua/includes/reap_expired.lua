@@ -1,0 +1,33 @@
+-- @include job_key
+-- @include free_slot
+-- @include bury
+-- @include batch_push
+-- @include admit
+-- Up to `limit` jobs whose lease ended by `now` leave the active set: back to their lane (or
+-- pending) with their original order, or dead once their attempts are used up; their group
+-- slots are freed. Returns requeued, buried, and whether work became claimable.
+local function reap_expired(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
+  if #ids == 0 then return 0, 0, false end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  local requeued, buried, woke = 0, 0, false
+  local batch = { order = {} }
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
+    if r[1] then
+      if free_slot(r[2]) then woke = true end
+      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
+        bury(id, 'lease expired', now)
+        buried = buried + 1
+      else
+        redis.call('HSET', job_key(id), 's', 'pending')
+        batch_push(batch, r[2], r[5], id)
+        requeued = requeued + 1
+      end
+    end
+  end
+  if admit(batch) then woke = true end
+  return requeued, buried, woke
+end

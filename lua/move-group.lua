@@ -1,0 +1,40 @@
+--[[
+  move-group: move a pending job to another group's lane, or out of any group; it keeps its place
+  in order. The lane it left leaves the ring when emptied.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  ARGV[3]  the new group ("" = ungrouped)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    1 moved, 0 no such job, -1 the job is not pending
+  Errors   EMQKIND
+  Rings    the doorbell when it is claimable in its new place
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include job_key
+-- @include lane_key
+-- @include leave_ring
+-- @include batch_push
+-- @include admit
+-- @include ring_doorbell
+
+local id, to = ARGV[2], ARGV[3]
+check_kind(id)
+local key = job_key(id)
+local r = redis.call('HMGET', key, 's', 'g', 'o')
+if not r[1] then return 0 end
+if r[1] ~= 'pending' then return -1 end
+local from = r[2] or UNGROUPED
+redis.call('ZREM', lane_key(from), id)
+leave_ring(from)
+if to == '' then
+  redis.call('HDEL', key, 'g')
+else
+  redis.call('HSET', key, 'g', to)
+end
+local batch = { order = {} }
+batch_push(batch, to, r[3], id)
+if admit(batch) then ring_doorbell() end
+return 1

@@ -1,0 +1,22 @@
+--[[
+  promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
+  `limit` per call.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  limit (>= 1)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {promoted, next due time still scheduled or -1}
+  Errors   EMQARG
+  Rings    the doorbell when promoted work is claimable
+]]
+-- @include keyspace
+-- @include arg_int
+-- @include now_ms
+-- @include promote_due
+-- @include ring_doorbell
+
+local limit = arg_int(ARGV[2], 'limit', 1)
+local moved, next_due, woke = promote_due(now_ms(), limit)
+if woke then ring_doorbell() end
+return { moved, next_due }

@@ -1,0 +1,40 @@
+--[[
+  remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
+  off from then on; a lane left empty leaves the ring.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    1 removed, 0 no such job
+  Errors   EMQKIND
+  Rings    the doorbell when the freed slot made work claimable
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include job_key
+-- @include lane_key
+-- @include free_slot
+-- @include leave_ring
+-- @include ring_doorbell
+
+local id = ARGV[2]
+check_kind(id)
+local key = job_key(id)
+local r = redis.call('HMGET', key, 's', 'g')
+local state, group = r[1], r[2]
+if not state then return 0 end
+if state == 'pending' then
+  local entry = group or UNGROUPED
+  redis.call('ZREM', lane_key(entry), id)
+  leave_ring(entry)
+elseif state == 'active' then
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(group) then ring_doorbell() end
+elseif state == 'scheduled' then
+  redis.call('ZREM', K_SCHEDULED, id)
+elseif state == 'dead' then
+  redis.call('ZREM', K_DEAD, id)
+end
+redis.call('DEL', key)
+return 1

@@ -1,0 +1,32 @@
+--[[
+  reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
+  keeps rising (it is the fence token); the allowance restarts from here.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    1 reprocessed, 0 no such job, -1 the job is not dead
+  Errors   EMQKIND
+  Rings    the doorbell when it is claimable now
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include job_key
+-- @include batch_push
+-- @include admit
+-- @include ring_doorbell
+
+local id = ARGV[2]
+check_kind(id)
+local key = job_key(id)
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'a')
+if not r[1] then return 0 end
+if r[1] ~= 'dead' then return -1 end
+redis.call('ZREM', K_DEAD, id)
+redis.call('HSET', key, 's', 'pending', 'z', r[4])
+redis.call('HDEL', key, 'f')
+local batch = { order = {} }
+batch_push(batch, r[2], r[3], id)
+if admit(batch) then ring_doorbell() end
+return 1

@@ -1,0 +1,67 @@
+--[[
+  retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
+  scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
+           for the backoff's jitter
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
+           0 fenced off (nothing changed)
+  Errors   EMQKIND, EMQARG, raised before anything is written
+  Rings    the doorbell when the job is claimable again now or a freed group slot made work
+           claimable
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include arg_int
+-- @include now_ms
+-- @include job_key
+-- @include hold
+-- @include free_slot
+-- @include bury
+-- @include backoff_delay
+-- @include batch_push
+-- @include admit
+-- @include ring_doorbell
+
+for i = 2, #ARGV, 5 do
+  check_kind(ARGV[i])
+  arg_int(ARGV[i + 3], 'delayMs', -1)
+end
+
+local now = now_ms()
+local codes, woke = {}, false
+local batch = { order = {} }
+for i = 2, #ARGV, 5 do
+  local id, err = ARGV[i], ARGV[i + 2]
+  local row = hold(id, ARGV[i + 1])
+  if not row then
+    codes[#codes + 1] = 0
+  else
+    local attempts, group, max_attempts, base, backoff, order = unpack(row)
+    redis.call('ZREM', K_ACTIVE, id)
+    if free_slot(group) then woke = true end
+    local key = job_key(id)
+    if attempts - base >= max_attempts then
+      bury(id, err, now)
+      codes[#codes + 1] = 3
+    else
+      local delay = tonumber(ARGV[i + 3])
+      if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
+      if delay > 0 then
+        redis.call('ZADD', K_SCHEDULED, now + delay, id)
+        redis.call('HSET', key, 's', 'scheduled', 'e', err)
+        codes[#codes + 1] = 1
+      else
+        redis.call('HSET', key, 's', 'pending', 'e', err)
+        batch_push(batch, group, order, id)
+        codes[#codes + 1] = 2
+      end
+    end
+  end
+end
+if admit(batch) then woke = true end
+if woke then ring_doorbell() end
+return codes

@@ -1,0 +1,36 @@
+--[[
+  sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
+  repair the stored count, and put the lane on (or take it off) the ring to match.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  group
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {stored count before, true count}
+  Rings    the doorbell when the lane went back on the ring
+]]
+-- @include keyspace
+-- @include job_key
+-- @include lane_serviceable
+-- @include ring_doorbell
+
+local g = ARGV[2]
+local stored = tonumber(redis.call('HGET', K_GACTIVE, g) or '0')
+local counted = 0
+for _, id in ipairs(redis.call('ZRANGE', K_ACTIVE, 0, -1)) do
+  if redis.call('HGET', job_key(id), 'g') == g then counted = counted + 1 end
+end
+if counted > 0 then
+  redis.call('HSET', K_GACTIVE, g, counted)
+else
+  redis.call('HDEL', K_GACTIVE, g)
+end
+local on_ring = redis.call('LPOS', K_RING, g) ~= false
+local serviceable = lane_serviceable(g)
+if serviceable and not on_ring then
+  redis.call('RPUSH', K_RING, g)
+  ring_doorbell()
+elseif on_ring and not serviceable then
+  redis.call('LREM', K_RING, 0, g)
+end
+return { stored, counted }

@@ -1,0 +1,142 @@
+import { InvalidArgumentError, PayloadError, PayloadTooLargeError } from './errors.js';
+import type { BackoffOptions, EnqueueOptions } from './job.js';
+import { assertName } from './keyspace.js';
+
+/** The highest priority value: priority * 2^32 + sequence must stay exact in a double. */
+export const MAX_PRIORITY = 2_097_151;
+/** The default payload cap: 1 MiB of UTF-8 JSON. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+const USER_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+const JOB_PREFIX = 'JOB:';
+const encoder = new TextEncoder();
+
+/** Defaults a queue applies to jobs that do not say. */
+export interface JobDefaults {
+  readonly maxAttempts: number;
+  readonly backoff: BackoffOptions;
+}
+
+/** The defaults when the queue is given none: 3 attempts, exponential backoff from 1 s. */
+export const DEFAULT_JOB_DEFAULTS: JobDefaults = {
+  maxAttempts: 3,
+  backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
+};
+
+/** One job as enqueue.lua takes it: 8 values. */
+export type EncodedJob = readonly [
+  id: string,
+  payload: string,
+  group: string,
+  delayMs: number,
+  runAt: number,
+  priority: number,
+  maxAttempts: number,
+  backoff: string,
+];
+
+const isInt = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value);
+
+function intOption(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!isInt(value) || value < min || value > max) {
+    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * The `JOB:` id for a user's id: `42` and `JOB:42` name the same job.
+ * Throws InvalidArgumentError for anything but letters, digits and `._:-` (at most 200).
+ */
+export function toJobId(id: unknown): string {
+  if (typeof id !== 'string' || !USER_ID.test(id)) {
+    throw new InvalidArgumentError(
+      `a job id is 1 to 200 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(id)}`,
+    );
+  }
+  return id.startsWith(JOB_PREFIX) ? id : JOB_PREFIX + id;
+}
+
+/** The payload as JSON text, within `maxBytes` of UTF-8. */
+export function encodePayload(payload: unknown, maxBytes: number): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(payload);
+  } catch (error) {
+    throw new PayloadError(`the payload is not JSON-serialisable: ${(error as Error).message}`);
+  }
+  if (text === undefined) {
+    throw new PayloadError(`the payload is not JSON-serialisable (${typeof payload})`);
+  }
+  // Every UTF-16 unit is at most 3 UTF-8 bytes: only count when the text could be over the cap.
+  if (text.length * 3 > maxBytes) {
+    const bytes = encoder.encode(text).byteLength;
+    if (bytes > maxBytes) {
+      throw new PayloadTooLargeError(`the payload is ${bytes} bytes, over the cap of ${maxBytes}`);
+    }
+  }
+  return text;
+}
+
+/** The backoff spec as retry.lua reads it: `<f|e>,<delayMs>,<capMs>,<jitter>`. */
+export function encodeBackoff(backoff: number | BackoffOptions): string {
+  const options: BackoffOptions =
+    typeof backoff === 'number' ? { type: 'fixed', delayMs: backoff, jitter: 0 } : backoff;
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError('backoff must be a delay in ms or {type, delayMs, maxDelayMs?, jitter?}');
+  }
+  if (options.type !== 'fixed' && options.type !== 'exponential') {
+    throw new InvalidArgumentError(`backoff type must be 'fixed' or 'exponential', got ${String(options.type)}`);
+  }
+  const delay = intOption('backoff delayMs', options.delayMs, 0);
+  const cap = intOption('backoff maxDelayMs', options.maxDelayMs ?? Math.max(delay, 3_600_000), delay);
+  const jitter = options.jitter ?? (options.type === 'fixed' ? 0 : 0.2);
+  if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
+    throw new InvalidArgumentError(`backoff jitter must be from 0 to 1, got ${String(jitter)}`);
+  }
+  return `${options.type === 'fixed' ? 'f' : 'e'},${delay},${cap},${jitter}`;
+}
+
+/** The backoff options a row's spec stands for. */
+export function decodeBackoff(spec: string | undefined): BackoffOptions {
+  const [kind, delay, cap, jitter] = (spec ?? '').split(',');
+  return {
+    type: kind === 'f' ? 'fixed' : 'exponential',
+    delayMs: Number(delay ?? 0),
+    maxDelayMs: Number(cap ?? 0),
+    jitter: Number(jitter ?? 0),
+  };
+}
+
+/**
+ * Validates one job's payload and options and encodes them for enqueue.lua. Throws a typed error
+ * (EMQARG, EMQNAME, EMQPAYLOAD, EMQTOOLARGE) before anything reaches Redis.
+ */
+export function encodeJob(
+  payload: unknown,
+  options: EnqueueOptions | undefined,
+  defaults: JobDefaults,
+  maxPayloadBytes: number,
+): EncodedJob {
+  const o = options ?? {};
+  if (typeof o !== 'object' || o === null) throw new InvalidArgumentError('options must be an object');
+  const id = o.id === undefined ? '' : toJobId(o.id);
+  let group = '';
+  if (o.group !== undefined) {
+    assertName('group', o.group);
+    group = o.group;
+  }
+  if (o.delayMs !== undefined && o.runAt !== undefined) {
+    throw new InvalidArgumentError('give delayMs or runAt, not both');
+  }
+  const delayMs = o.delayMs === undefined ? -1 : intOption('delayMs', o.delayMs, 0);
+  let runAt = -1;
+  if (o.runAt !== undefined) {
+    const at = o.runAt instanceof Date ? o.runAt.getTime() : o.runAt;
+    runAt = intOption('runAt', at, 0);
+  }
+  const priority = o.priority === undefined ? 0 : intOption('priority', o.priority, 0, MAX_PRIORITY);
+  const maxAttempts = intOption('maxAttempts', o.maxAttempts ?? defaults.maxAttempts, 1, 1_000_000);
+  const backoff = encodeBackoff(o.backoff ?? defaults.backoff);
+  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff];
+}

@@ -1,0 +1,127 @@
+/**
+ * One error table: every code a script raises or the core detects, the class that carries it and
+ * the HTTP status it maps to. Scripts raise `EMQKIND` and `EMQARG`; the rest come from the core.
+ */
+export const errorCodes = {
+  /** An id that is not a `JOB:` id reached a script (the kind door). */
+  EMQKIND: 400,
+  /** A malformed option or argument: a negative delay, max attempts below 1, a limit below 0... */
+  EMQARG: 400,
+  /** A queue or group name outside letters, digits and `._-`, or longer than 128. */
+  EMQNAME: 400,
+  /** A payload that JSON cannot carry (undefined, a function, a BigInt, a cycle). */
+  EMQPAYLOAD: 400,
+  /** A payload over the configured cap (1 MiB by default). */
+  EMQTOOLARGE: 413,
+  /** No such job. */
+  EMQNOTFOUND: 404,
+  /** The job is not in the state the operation needs (reprocess a job that is not dead...). */
+  EMQSTATE: 409,
+  /** Redis failed or answered something no script returns. */
+  EMQREDIS: 503,
+} as const;
+
+/** A code of the error table. */
+export type EmqErrorCode = keyof typeof errorCodes;
+
+/** Where an error arose: the script and the job it was about, when known. */
+export interface EmqErrorContext {
+  readonly script?: string;
+  readonly jobId?: string;
+  readonly cause?: unknown;
+}
+
+/**
+ * The base of every echomq error: `code` names the row of the error table, `status` its HTTP
+ * status.
+ *
+ * @example
+ * try { await queue.add(undefined) } catch (e) { if (e instanceof EmqError) console.log(e.code) }
+ */
+export class EmqError extends Error {
+  readonly code: EmqErrorCode;
+  readonly script: string | undefined;
+  readonly jobId: string | undefined;
+
+  constructor(code: EmqErrorCode, message: string, context: EmqErrorContext = {}) {
+    super(message, context.cause === undefined ? undefined : { cause: context.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.script = context.script;
+    this.jobId = context.jobId;
+  }
+
+  /** The HTTP status this error maps to. */
+  get status(): number {
+    return errorCodes[this.code];
+  }
+}
+
+/** A script refused an id that is not a `JOB:` id. */
+export class KindError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQKIND', message, context);
+  }
+}
+
+/** Bad input: nothing was written. */
+export class InvalidArgumentError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQARG', message, context);
+  }
+}
+
+/** A queue or group name that would make a bad key. */
+export class InvalidNameError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQNAME', message, context);
+  }
+}
+
+/** A payload JSON cannot carry. */
+export class PayloadError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQPAYLOAD', message, context);
+  }
+}
+
+/** A payload over the size cap. */
+export class PayloadTooLargeError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQTOOLARGE', message, context);
+  }
+}
+
+/** No such job. */
+export class JobNotFoundError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQNOTFOUND', message, context);
+  }
+}
+
+/** The job is not in the state the operation needs. */
+export class JobStateError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQSTATE', message, context);
+  }
+}
+
+/** Redis failed, or replied with something no script returns. */
+export class RedisError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQREDIS', message, context);
+  }
+}
+
+const SCRIPT_CODES = /^(EMQ[A-Z]+) (.*?)(?: script: [0-9a-f]+, on @user_script:\d+\.)?$/s;
+
+/**
+ * The typed error for an error a script or Redis replied with: `EMQKIND` and `EMQARG` become
+ * their classes; anything else is a RedisError.
+ */
+export function fromReplyError(error: Error, context: EmqErrorContext): EmqError {
+  const match = SCRIPT_CODES.exec(error.message.replace(/^ERR /, ''));
+  if (match?.[1] === 'EMQKIND') return new KindError(match[2]!, { ...context, cause: error });
+  if (match?.[1] === 'EMQARG') return new InvalidArgumentError(match[2]!, { ...context, cause: error });
+  return new RedisError(error.message, { ...context, cause: error });
+}

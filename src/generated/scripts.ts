@@ -1,0 +1,2296 @@
+// DO NOT EDIT: generated from lua/ by tools/build-lua.ts (npm run build:lua).
+// Each script is flattened (its includes written in once) and hashed here, so every runtime
+// loads byte-identical source with the same sha1.
+
+/** One flattened Lua script: its name, sha1 and source. */
+export interface ScriptSource {
+  readonly name: string;
+  readonly sha1: string;
+  readonly lua: string;
+}
+
+export const scripts = {
+  beat: {
+    name: "beat",
+    sha1: "2a77dcb59ca914997dd3c03296ae073295150839",
+    lua: `--[[
+  beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
+  claim up to n. An idle beat is this one script.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  reapLimit (>= 0): the most expired leases to reap
+  ARGV[3]  promoteLimit (>= 0): the most due jobs to promote
+  ARGV[4]  n (>= 0): the most jobs to claim
+  ARGV[5]  leaseMs (>= 1)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    as claim's, with promoted, requeued and buried counts in the head:
+           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
+  Errors   EMQARG (a malformed number)
+  Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
+           parked)
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- A job of group g left the active set: decrement the group's active count. If that brought the
+-- group from its limit to just below it, and its lane has work and it is not paused, the lane
+-- goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g)
+  if not g or g == '' then return false end
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit or n ~= tonumber(limit) - 1 then return false end
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  redis.call('RPUSH', K_RING, g)
+  return true
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error.
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
+-- pending) with their original order, or dead once their attempts are used up; their group
+-- slots are freed. Returns requeued, buried, and whether work became claimable.
+local function reap_expired(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
+  if #ids == 0 then return 0, 0, false end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  local requeued, buried, woke = 0, 0, false
+  local batch = { order = {} }
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
+    if r[1] then
+      if free_slot(r[2]) then woke = true end
+      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
+        bury(id, 'lease expired', now)
+        buried = buried + 1
+      else
+        redis.call('HSET', job_key(id), 's', 'pending')
+        batch_push(batch, r[2], r[5], id)
+        requeued = requeued + 1
+      end
+    end
+  end
+  if admit(batch) then woke = true end
+  return requeued, buried, woke
+end
+-- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
+-- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
+-- became claimable.
+local function promote_due(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
+  local woke = false
+  if #due > 0 then
+    for i = 1, #due, 1000 do
+      redis.call('ZREM', K_SCHEDULED, unpack(due, i, math.min(i + 999, #due)))
+    end
+    local batch = { order = {} }
+    for _, id in ipairs(due) do
+      local key = job_key(id)
+      local r = redis.call('HMGET', key, 'g', 'o')
+      redis.call('HSET', key, 's', 'pending')
+      batch_push(batch, r[1], r[2], id)
+    end
+    woke = admit(batch)
+  end
+  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
+  local next_due = -1
+  if #nxt > 0 then next_due = tonumber(nxt[2]) end
+  return #due, next_due, woke
+end
+-- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
+-- ring: each turn takes the head entry's next job and sends the entry to the back while it is
+-- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
+-- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
+-- simulated in memory over at most n entries read at once, then the ring is rewritten in two
+-- commands, so a batch costs a few commands per entry instead of per turn.
+-- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
+-- created}, and whether the queue is paused.
+local function claim_jobs(n, lease_ms, now)
+  local jobs = {}
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  if n <= 0 then return jobs, false end
+  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  local k = #entries
+  if k == 0 then return jobs, false end
+  local whole = k < n
+
+  local limits, actives, named = {}, {}, {}
+  for _, g in ipairs(entries) do
+    if g ~= UNGROUPED then named[#named + 1] = g end
+  end
+  if #named > 0 then
+    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
+    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    for i, g in ipairs(named) do
+      limits[g] = tonumber(l[i])
+      actives[g] = tonumber(a[i]) or 0
+    end
+  end
+  local avail, take, queue = {}, {}, {}
+  for i, g in ipairs(entries) do
+    local c = redis.call('ZCARD', lane_key(g))
+    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    avail[i], take[i], queue[i] = c, 0, i
+  end
+
+  -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
+  local head, tail, total = 1, k, 0
+  while total < n and head <= tail and (whole or head <= k) do
+    local i = queue[head]
+    head = head + 1
+    if avail[i] > take[i] then
+      take[i] = take[i] + 1
+      total = total + 1
+      if avail[i] > take[i] then
+        tail = tail + 1
+        queue[tail] = i
+      end
+    end
+  end
+
+  -- the ring afterwards: the fetched prefix replaced by what is still serviceable, in turn order
+  local rest, seen, changed = {}, {}, not whole
+  for j = head, tail do
+    local g = entries[queue[j]]
+    if not seen[g] then
+      seen[g] = true
+      rest[#rest + 1] = g
+    end
+  end
+  if whole and #rest == k then
+    for i = 1, k do
+      if rest[i] ~= entries[i] then changed = true end
+    end
+  else
+    changed = true
+  end
+  if changed then
+    redis.call('LTRIM', K_RING, k, -1)
+    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+  end
+
+  local deadline = now + lease_ms
+  local leases = {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then
+      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
+      local got = #popped / 2
+      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
+      for p = 1, #popped, 2 do
+        local id = popped[p]
+        local key = job_key(id)
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local token = (tonumber(r[2]) or 0) + 1
+        redis.call('HSET', key, 's', 'active', 'a', token)
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        local group = g
+        if g == UNGROUPED then group = '' end
+        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+      end
+    end
+  end
+  for i = 1, #leases, 1000 do
+    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
+  end
+  return jobs, false
+end
+-- When the queue runs dry a consumer parks until the next thing that can make work claimable:
+-- the first scheduled job's due time and the earliest lease deadline (-1 for none).
+local function next_times()
+  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
+  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
+  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+end
+-- The reply shared by claim, beat and complete-and-claim:
+-- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
+-- where each job is claim_jobs' tuple. The next times (-1 for none) are read only when fewer
+-- than n jobs were claimed: that is when a consumer is about to park.
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
+  local jobs, paused = claim_jobs(n, lease_ms, now)
+  local next_due, next_lease = -1, -1
+  if #jobs < n or paused then next_due, next_lease = next_times() end
+  local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
+  for _, job in ipairs(jobs) do reply[#reply + 1] = job end
+  return reply
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local reap_limit = arg_int(ARGV[2], 'reapLimit', 0)
+local promote_limit = arg_int(ARGV[3], 'promoteLimit', 0)
+local n = arg_int(ARGV[4], 'n', 0)
+local lease_ms = arg_int(ARGV[5], 'leaseMs', 1)
+local now = now_ms()
+local requeued, buried, reaped_woke = 0, 0, false
+if reap_limit > 0 then requeued, buried, reaped_woke = reap_expired(now, reap_limit) end
+local promoted, promoted_woke = 0, false
+if promote_limit > 0 then
+  local moved, _, woke = promote_due(now, promote_limit)
+  promoted, promoted_woke = moved, woke
+end
+if reaped_woke or promoted_woke then ring_doorbell() end
+return claim_reply(n, lease_ms, now, promoted, requeued, buried)
+`,
+  },
+  claim: {
+    name: "claim",
+    sha1: "24d9ccaded39901b73863ef5a78c1ae551ddedcb",
+    lua: `--[[
+  claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
+  taking its own turn), never past a group's limit, nothing while the queue is paused.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  n, the most jobs to claim (>= 1)
+  ARGV[3]  leaseMs (>= 1): the lease deadline is the server's TIME plus this
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
+           {id, token, payload, group or "", attempt of this run, max attempts, created at};
+           the token (the row's attempts) fences every later call about the job
+  Errors   EMQARG (a malformed number)
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
+-- ring: each turn takes the head entry's next job and sends the entry to the back while it is
+-- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
+-- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
+-- simulated in memory over at most n entries read at once, then the ring is rewritten in two
+-- commands, so a batch costs a few commands per entry instead of per turn.
+-- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
+-- created}, and whether the queue is paused.
+local function claim_jobs(n, lease_ms, now)
+  local jobs = {}
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  if n <= 0 then return jobs, false end
+  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  local k = #entries
+  if k == 0 then return jobs, false end
+  local whole = k < n
+
+  local limits, actives, named = {}, {}, {}
+  for _, g in ipairs(entries) do
+    if g ~= UNGROUPED then named[#named + 1] = g end
+  end
+  if #named > 0 then
+    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
+    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    for i, g in ipairs(named) do
+      limits[g] = tonumber(l[i])
+      actives[g] = tonumber(a[i]) or 0
+    end
+  end
+  local avail, take, queue = {}, {}, {}
+  for i, g in ipairs(entries) do
+    local c = redis.call('ZCARD', lane_key(g))
+    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    avail[i], take[i], queue[i] = c, 0, i
+  end
+
+  -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
+  local head, tail, total = 1, k, 0
+  while total < n and head <= tail and (whole or head <= k) do
+    local i = queue[head]
+    head = head + 1
+    if avail[i] > take[i] then
+      take[i] = take[i] + 1
+      total = total + 1
+      if avail[i] > take[i] then
+        tail = tail + 1
+        queue[tail] = i
+      end
+    end
+  end
+
+  -- the ring afterwards: the fetched prefix replaced by what is still serviceable, in turn order
+  local rest, seen, changed = {}, {}, not whole
+  for j = head, tail do
+    local g = entries[queue[j]]
+    if not seen[g] then
+      seen[g] = true
+      rest[#rest + 1] = g
+    end
+  end
+  if whole and #rest == k then
+    for i = 1, k do
+      if rest[i] ~= entries[i] then changed = true end
+    end
+  else
+    changed = true
+  end
+  if changed then
+    redis.call('LTRIM', K_RING, k, -1)
+    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+  end
+
+  local deadline = now + lease_ms
+  local leases = {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then
+      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
+      local got = #popped / 2
+      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
+      for p = 1, #popped, 2 do
+        local id = popped[p]
+        local key = job_key(id)
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local token = (tonumber(r[2]) or 0) + 1
+        redis.call('HSET', key, 's', 'active', 'a', token)
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        local group = g
+        if g == UNGROUPED then group = '' end
+        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+      end
+    end
+  end
+  for i = 1, #leases, 1000 do
+    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
+  end
+  return jobs, false
+end
+-- When the queue runs dry a consumer parks until the next thing that can make work claimable:
+-- the first scheduled job's due time and the earliest lease deadline (-1 for none).
+local function next_times()
+  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
+  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
+  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+end
+-- The reply shared by claim, beat and complete-and-claim:
+-- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
+-- where each job is claim_jobs' tuple. The next times (-1 for none) are read only when fewer
+-- than n jobs were claimed: that is when a consumer is about to park.
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
+  local jobs, paused = claim_jobs(n, lease_ms, now)
+  local next_due, next_lease = -1, -1
+  if #jobs < n or paused then next_due, next_lease = next_times() end
+  local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
+  for _, job in ipairs(jobs) do reply[#reply + 1] = job end
+  return reply
+end
+
+local n = arg_int(ARGV[2], 'n', 1)
+local lease_ms = arg_int(ARGV[3], 'leaseMs', 1)
+return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
+`,
+  },
+  complete: {
+    name: "complete",
+    sha1: "0bdb6eeea8cf35844974cd0b6e1291e40076ffcf",
+    lua: `--[[
+  complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
+  same call.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  keepMs: how long a completed row stays readable (-1 forever, 0 deleted at once)
+  ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
+  ARGV[4]  leaseMs (>= 1) for those claims
+  ARGV[5..] pairs: id, token
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
+           active under that token: the lease was reaped or the job removed; nothing changed)
+  Errors   EMQKIND, EMQARG, raised before anything is written
+  Rings    the doorbell when a freed group slot made work claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
+-- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
+local function hold(id, attempt)
+  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
+  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- A job of group g left the active set: decrement the group's active count. If that brought the
+-- group from its limit to just below it, and its lane has work and it is not paused, the lane
+-- goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g)
+  if not g or g == '' then return false end
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit or n ~= tonumber(limit) - 1 then return false end
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  redis.call('RPUSH', K_RING, g)
+  return true
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+-- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
+-- ring: each turn takes the head entry's next job and sends the entry to the back while it is
+-- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
+-- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
+-- simulated in memory over at most n entries read at once, then the ring is rewritten in two
+-- commands, so a batch costs a few commands per entry instead of per turn.
+-- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
+-- created}, and whether the queue is paused.
+local function claim_jobs(n, lease_ms, now)
+  local jobs = {}
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  if n <= 0 then return jobs, false end
+  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  local k = #entries
+  if k == 0 then return jobs, false end
+  local whole = k < n
+
+  local limits, actives, named = {}, {}, {}
+  for _, g in ipairs(entries) do
+    if g ~= UNGROUPED then named[#named + 1] = g end
+  end
+  if #named > 0 then
+    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
+    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    for i, g in ipairs(named) do
+      limits[g] = tonumber(l[i])
+      actives[g] = tonumber(a[i]) or 0
+    end
+  end
+  local avail, take, queue = {}, {}, {}
+  for i, g in ipairs(entries) do
+    local c = redis.call('ZCARD', lane_key(g))
+    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    avail[i], take[i], queue[i] = c, 0, i
+  end
+
+  -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
+  local head, tail, total = 1, k, 0
+  while total < n and head <= tail and (whole or head <= k) do
+    local i = queue[head]
+    head = head + 1
+    if avail[i] > take[i] then
+      take[i] = take[i] + 1
+      total = total + 1
+      if avail[i] > take[i] then
+        tail = tail + 1
+        queue[tail] = i
+      end
+    end
+  end
+
+  -- the ring afterwards: the fetched prefix replaced by what is still serviceable, in turn order
+  local rest, seen, changed = {}, {}, not whole
+  for j = head, tail do
+    local g = entries[queue[j]]
+    if not seen[g] then
+      seen[g] = true
+      rest[#rest + 1] = g
+    end
+  end
+  if whole and #rest == k then
+    for i = 1, k do
+      if rest[i] ~= entries[i] then changed = true end
+    end
+  else
+    changed = true
+  end
+  if changed then
+    redis.call('LTRIM', K_RING, k, -1)
+    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+  end
+
+  local deadline = now + lease_ms
+  local leases = {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then
+      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
+      local got = #popped / 2
+      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
+      for p = 1, #popped, 2 do
+        local id = popped[p]
+        local key = job_key(id)
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local token = (tonumber(r[2]) or 0) + 1
+        redis.call('HSET', key, 's', 'active', 'a', token)
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        local group = g
+        if g == UNGROUPED then group = '' end
+        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+      end
+    end
+  end
+  for i = 1, #leases, 1000 do
+    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
+  end
+  return jobs, false
+end
+-- When the queue runs dry a consumer parks until the next thing that can make work claimable:
+-- the first scheduled job's due time and the earliest lease deadline (-1 for none).
+local function next_times()
+  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
+  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
+  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+end
+-- The reply shared by claim, beat and complete-and-claim:
+-- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
+-- where each job is claim_jobs' tuple. The next times (-1 for none) are read only when fewer
+-- than n jobs were claimed: that is when a consumer is about to park.
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
+  local jobs, paused = claim_jobs(n, lease_ms, now)
+  local next_due, next_lease = -1, -1
+  if #jobs < n or paused then next_due, next_lease = next_times() end
+  local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
+  for _, job in ipairs(jobs) do reply[#reply + 1] = job end
+  return reply
+end
+
+local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
+local claim_n = arg_int(ARGV[3], 'claimN', 0)
+local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
+for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
+
+local now = now_ms()
+local codes, done, woke = {}, {}, false
+for i = 5, #ARGV, 2 do
+  local id = ARGV[i]
+  local row = hold(id, ARGV[i + 1])
+  if row then
+    done[#done + 1] = id
+    if free_slot(row[2]) then woke = true end
+    local key = job_key(id)
+    if keep_ms == 0 then
+      redis.call('DEL', key)
+    else
+      redis.call('HSET', key, 's', 'completed', 'f', now)
+      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_ms) end
+    end
+    codes[#codes + 1] = 1
+  else
+    codes[#codes + 1] = 0
+  end
+end
+if #done > 0 then
+  for i = 1, #done, 1000 do
+    redis.call('ZREM', K_ACTIVE, unpack(done, i, math.min(i + 999, #done)))
+  end
+  redis.call('HINCRBY', K_META, 'completed', #done)
+end
+if woke then ring_doorbell() end
+local claimed = {}
+if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
+return { codes, claimed }
+`,
+  },
+  counts: {
+    name: "counts",
+    sha1: "79773023e7c5beadbfa53b893fa1d7f3ab6cd569",
+    lua: `--[[
+  counts: how many jobs are in each state, and whether the queue is paused.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  Derives  emq:{q}:lane:<group> for every group that ever had a lane
+  Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
+           paused 0|1}
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+
+local pending = redis.call('ZCARD', K_PENDING)
+for _, g in ipairs(redis.call('SMEMBERS', K_GROUPS)) do
+  pending = pending + redis.call('ZCARD', lane_key(g))
+end
+return {
+  pending,
+  redis.call('ZCARD', K_SCHEDULED),
+  redis.call('ZCARD', K_ACTIVE),
+  redis.call('ZCARD', K_DEAD),
+  tonumber(redis.call('HGET', K_META, 'completed') or '0'),
+  redis.call('HEXISTS', K_META, 'paused'),
+}
+`,
+  },
+  enqueue: {
+    name: "enqueue",
+    sha1: "98dced2131cbb3e5d08e9bac2a1297f94ba0eeee",
+    lua: `--[[
+  enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  n, the number of jobs (>= 1)
+  then 8 values per job:
+           id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
+           delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
+           maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
+  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>
+  Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
+           a duplicate id writes nothing
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
+           anything is written
+  Rings    the doorbell once when any new job is claimable now
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local n = arg_int(ARGV[2], 'n', 1)
+local FIELDS = 8
+for i = 0, n - 1 do
+  local b = 2 + i * FIELDS
+  if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
+  arg_int(ARGV[b + 4], 'delayMs', -1)
+  arg_int(ARGV[b + 5], 'runAt', -1)
+  arg_int(ARGV[b + 6], 'priority', 0)
+  arg_int(ARGV[b + 7], 'maxAttempts', 1)
+end
+
+local now = now_ms()
+local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
+local batch = { order = {} }
+local reply = {}
+local scheduled = {}
+
+for i = 0, n - 1 do
+  local b = 2 + i * FIELDS
+  local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
+  local delay, run_at = tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
+  local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
+  seq = seq + 1
+  local order = priority * 4294967296 + (seq % 4294967296)
+  if id == '' then
+    id = 'JOB:' .. string.format('%d', seq)
+    while redis.call('EXISTS', job_key(id)) == 1 do
+      id = 'JOB:' .. string.format('%d', redis.call('HINCRBY', K_META, 'seq', 1))
+    end
+  elseif redis.call('EXISTS', job_key(id)) == 1 then
+    reply[#reply + 1] = id
+    reply[#reply + 1] = 'duplicate'
+    id = nil
+  end
+  if id then
+    local due = -1
+    if run_at >= 0 then due = run_at end
+    if delay > 0 then due = now + delay end
+    local state = 'pending'
+    if due > now then state = 'scheduled' end
+    local key = job_key(id)
+    redis.call('HSET', key, 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff,
+      'o', order, 'c', now)
+    if group ~= '' then redis.call('HSET', key, 'g', group) end
+    if priority > 0 then redis.call('HSET', key, 'p', priority) end
+    if state == 'scheduled' then
+      scheduled[#scheduled + 1] = due
+      scheduled[#scheduled + 1] = id
+    else
+      batch_push(batch, group, order, id)
+    end
+    reply[#reply + 1] = id
+    reply[#reply + 1] = state
+  end
+end
+
+for i = 1, #scheduled, 1000 do
+  redis.call('ZADD', K_SCHEDULED, unpack(scheduled, i, math.min(i + 999, #scheduled)))
+end
+if admit(batch) then ring_doorbell() end
+return reply
+`,
+  },
+  extend: {
+    name: "extend",
+    sha1: "c9949cb3b19d6e23d7e4dc7c70bd01ee248c9216",
+    lua: `--[[
+  extend: renew the leases of jobs still held, fenced on (id, token).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  leaseMs (>= 1): the new deadline is the server's TIME plus this
+  ARGV[3..] pairs: id, token
+  Derives  emq:{q}:job:<id>
+  Reply    {deadline or 0, ...}: the new lease deadline (ms), 0 when fenced off (the holder lost
+           the job: it must stop)
+  Errors   EMQKIND, EMQARG
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
+-- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
+local function hold(id, attempt)
+  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
+  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+end
+
+local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
+for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
+local deadline = now_ms() + lease_ms
+local reply = {}
+for i = 3, #ARGV, 2 do
+  if hold(ARGV[i], ARGV[i + 1]) then
+    redis.call('ZADD', K_ACTIVE, 'XX', deadline, ARGV[i])
+    reply[#reply + 1] = deadline
+  else
+    reply[#reply + 1] = 0
+  end
+end
+return reply
+`,
+  },
+  fail: {
+    name: "fail",
+    sha1: "a786a72a68939014ef30ebc361c04b52bc1e0eed",
+    lua: `--[[
+  fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
+  remain; fenced on (id, token).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] triples: id, token, error text
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed)
+  Errors   EMQKIND, raised before anything is written
+  Rings    the doorbell when a freed group slot made work claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
+-- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
+local function hold(id, attempt)
+  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
+  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- A job of group g left the active set: decrement the group's active count. If that brought the
+-- group from its limit to just below it, and its lane has work and it is not paused, the lane
+-- goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g)
+  if not g or g == '' then return false end
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit or n ~= tonumber(limit) - 1 then return false end
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  redis.call('RPUSH', K_RING, g)
+  return true
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error.
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
+local now = now_ms()
+local codes, woke = {}, false
+for i = 2, #ARGV, 3 do
+  local id = ARGV[i]
+  local row = hold(id, ARGV[i + 1])
+  if row then
+    redis.call('ZREM', K_ACTIVE, id)
+    if free_slot(row[2]) then woke = true end
+    bury(id, ARGV[i + 2], now)
+    codes[#codes + 1] = 1
+  else
+    codes[#codes + 1] = 0
+  end
+end
+if woke then ring_doorbell() end
+return codes
+`,
+  },
+  getJob: {
+    name: "getJob",
+    sha1: "e5e0586906d15e64ec96a734238a4ad23647ab4f",
+    lua: `--[[
+  get-job: one job's row.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  Derives  emq:{q}:job:<id>
+  Reply    the row as a flat field/value list, plus its lease deadline ("l") when active or its
+           due time ("r") when scheduled; {} when there is no such job
+  Errors   EMQKIND
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+
+local id = ARGV[2]
+check_kind(id)
+local row = redis.call('HGETALL', job_key(id))
+if #row == 0 then return row end
+local state
+for i = 1, #row, 2 do
+  if row[i] == 's' then state = row[i + 1] end
+end
+if state == 'active' then
+  row[#row + 1] = 'l'
+  row[#row + 1] = redis.call('ZSCORE', K_ACTIVE, id)
+elseif state == 'scheduled' then
+  row[#row + 1] = 'r'
+  row[#row + 1] = redis.call('ZSCORE', K_SCHEDULED, id)
+end
+return row
+`,
+  },
+  groupLimit: {
+    name: "groupLimit",
+    sha1: "f008438ce85732847b2762b60cbaab7325eb7570",
+    lua: `--[[
+  group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
+  active takes nothing back: no new claim until the group is below it.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  group
+  ARGV[3]  limit (>= 0), or -1 to lift it
+  Derives  emq:{q}:lane:<group>
+  Reply    1
+  Errors   EMQARG
+  Rings    the doorbell when the change put the lane back on the ring
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  return group_open(g)
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local g = ARGV[2]
+local limit = arg_int(ARGV[3], 'limit', -1)
+local before = lane_serviceable(g)
+if limit < 0 then
+  redis.call('HDEL', K_GLIMIT, g)
+else
+  redis.call('HSET', K_GLIMIT, g, limit)
+end
+local after = lane_serviceable(g)
+if before and not after then
+  redis.call('LREM', K_RING, 0, g)
+elseif after and not before then
+  redis.call('RPUSH', K_RING, g)
+  ring_doorbell()
+end
+return 1
+`,
+  },
+  listDead: {
+    name: "listDead",
+    sha1: "6a49c82c5c30835a730fa6d04b59f03b282df794",
+    lua: `--[[
+  list-dead: the most recently buried jobs, newest first.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  offset (>= 0)
+  ARGV[3]  limit (>= 1)
+  Derives  emq:{q}:job:<id>
+  Reply    { {id, field, value, ...}, ... }
+  Errors   EMQARG
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+
+local offset = arg_int(ARGV[2], 'offset', 0)
+local limit = arg_int(ARGV[3], 'limit', 1)
+local reply = {}
+for _, id in ipairs(redis.call('ZREVRANGE', K_DEAD, offset, offset + limit - 1)) do
+  local entry = redis.call('HGETALL', job_key(id))
+  table.insert(entry, 1, id)
+  reply[#reply + 1] = entry
+end
+return reply
+`,
+  },
+  moveGroup: {
+    name: "moveGroup",
+    sha1: "51aaa151a4e0241e9cd252d1fb06f4ba18f1faf9",
+    lua: `--[[
+  move-group: move a pending job to another group's lane, or out of any group; it keeps its place
+  in order. The lane it left leaves the ring when emptied.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  ARGV[3]  the new group ("" = ungrouped)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    1 moved, 0 no such job, -1 the job is not pending
+  Errors   EMQKIND
+  Rings    the doorbell when it is claimable in its new place
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local id, to = ARGV[2], ARGV[3]
+check_kind(id)
+local key = job_key(id)
+local r = redis.call('HMGET', key, 's', 'g', 'o')
+if not r[1] then return 0 end
+if r[1] ~= 'pending' then return -1 end
+local from = r[2] or UNGROUPED
+redis.call('ZREM', lane_key(from), id)
+leave_ring(from)
+if to == '' then
+  redis.call('HDEL', key, 'g')
+else
+  redis.call('HSET', key, 'g', to)
+end
+local batch = { order = {} }
+batch_push(batch, to, r[3], id)
+if admit(batch) then ring_doorbell() end
+return 1
+`,
+  },
+  pauseGroup: {
+    name: "pauseGroup",
+    sha1: "fee0421d540d81ecc295fd3f37aa45613218473b",
+    lua: `--[[
+  pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
+  finish normally and new jobs still enter its lane.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  group
+  Reply    1 paused now, 0 was already paused
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+
+local g = ARGV[2]
+local paused = redis.call('SADD', K_GPAUSED, g)
+if paused == 1 then redis.call('LREM', K_RING, 0, g) end
+return paused
+`,
+  },
+  pause: {
+    name: "pause",
+    sha1: "81ad57a362c4f345d09087bf1be118c9567964e1",
+    lua: `--[[
+  pause: the queue hands out nothing until resumed; leased jobs finish normally.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  Reply    1 paused now, 0 was already paused
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+
+return redis.call('HSETNX', K_META, 'paused', 1)
+`,
+  },
+  promote: {
+    name: "promote",
+    sha1: "c250d5f58babd1be3e74de84efb3bf1ba2941f3b",
+    lua: `--[[
+  promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
+  \`limit\` per call.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  limit (>= 1)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {promoted, next due time still scheduled or -1}
+  Errors   EMQARG
+  Rings    the doorbell when promoted work is claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
+-- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
+-- became claimable.
+local function promote_due(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
+  local woke = false
+  if #due > 0 then
+    for i = 1, #due, 1000 do
+      redis.call('ZREM', K_SCHEDULED, unpack(due, i, math.min(i + 999, #due)))
+    end
+    local batch = { order = {} }
+    for _, id in ipairs(due) do
+      local key = job_key(id)
+      local r = redis.call('HMGET', key, 'g', 'o')
+      redis.call('HSET', key, 's', 'pending')
+      batch_push(batch, r[1], r[2], id)
+    end
+    woke = admit(batch)
+  end
+  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
+  local next_due = -1
+  if #nxt > 0 then next_due = tonumber(nxt[2]) end
+  return #due, next_due, woke
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local limit = arg_int(ARGV[2], 'limit', 1)
+local moved, next_due, woke = promote_due(now_ms(), limit)
+if woke then ring_doorbell() end
+return { moved, next_due }
+`,
+  },
+  reap: {
+    name: "reap",
+    sha1: "5a127e5ed6e6ac682201dfd9ca220aeb257ea402",
+    lua: `--[[
+  reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
+  dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  limit (>= 1)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {requeued, buried}
+  Errors   EMQARG
+  Rings    the doorbell when work became claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- A job of group g left the active set: decrement the group's active count. If that brought the
+-- group from its limit to just below it, and its lane has work and it is not paused, the lane
+-- goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g)
+  if not g or g == '' then return false end
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit or n ~= tonumber(limit) - 1 then return false end
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  redis.call('RPUSH', K_RING, g)
+  return true
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error.
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
+-- pending) with their original order, or dead once their attempts are used up; their group
+-- slots are freed. Returns requeued, buried, and whether work became claimable.
+local function reap_expired(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
+  if #ids == 0 then return 0, 0, false end
+  for i = 1, #ids, 1000 do
+    redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
+  end
+  local requeued, buried, woke = 0, 0, false
+  local batch = { order = {} }
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
+    if r[1] then
+      if free_slot(r[2]) then woke = true end
+      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
+        bury(id, 'lease expired', now)
+        buried = buried + 1
+      else
+        redis.call('HSET', job_key(id), 's', 'pending')
+        batch_push(batch, r[2], r[5], id)
+        requeued = requeued + 1
+      end
+    end
+  end
+  if admit(batch) then woke = true end
+  return requeued, buried, woke
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local limit = arg_int(ARGV[2], 'limit', 1)
+local requeued, buried, woke = reap_expired(now_ms(), limit)
+if woke then ring_doorbell() end
+return { requeued, buried }
+`,
+  },
+  remove: {
+    name: "remove",
+    sha1: "b9c1ddbc78f9360df8664c9caecbc2ab14398150",
+    lua: `--[[
+  remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
+  off from then on; a lane left empty leaves the ring.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    1 removed, 0 no such job
+  Errors   EMQKIND
+  Rings    the doorbell when the freed slot made work claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- A job of group g left the active set: decrement the group's active count. If that brought the
+-- group from its limit to just below it, and its lane has work and it is not paused, the lane
+-- goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g)
+  if not g or g == '' then return false end
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit or n ~= tonumber(limit) - 1 then return false end
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  redis.call('RPUSH', K_RING, g)
+  return true
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local id = ARGV[2]
+check_kind(id)
+local key = job_key(id)
+local r = redis.call('HMGET', key, 's', 'g')
+local state, group = r[1], r[2]
+if not state then return 0 end
+if state == 'pending' then
+  local entry = group or UNGROUPED
+  redis.call('ZREM', lane_key(entry), id)
+  leave_ring(entry)
+elseif state == 'active' then
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(group) then ring_doorbell() end
+elseif state == 'scheduled' then
+  redis.call('ZREM', K_SCHEDULED, id)
+elseif state == 'dead' then
+  redis.call('ZREM', K_DEAD, id)
+end
+redis.call('DEL', key)
+return 1
+`,
+  },
+  reprocess: {
+    name: "reprocess",
+    sha1: "c65644dbfb0ad683165ccfd110c130f6761db1e5",
+    lua: `--[[
+  reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
+  keeps rising (it is the fence token); the allowance restarts from here.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    1 reprocessed, 0 no such job, -1 the job is not dead
+  Errors   EMQKIND
+  Rings    the doorbell when it is claimable now
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local id = ARGV[2]
+check_kind(id)
+local key = job_key(id)
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'a')
+if not r[1] then return 0 end
+if r[1] ~= 'dead' then return -1 end
+redis.call('ZREM', K_DEAD, id)
+redis.call('HSET', key, 's', 'pending', 'z', r[4])
+redis.call('HDEL', key, 'f')
+local batch = { order = {} }
+batch_push(batch, r[2], r[3], id)
+if admit(batch) then ring_doorbell() end
+return 1
+`,
+  },
+  resumeGroup: {
+    name: "resumeGroup",
+    sha1: "4c20edce5c184897849966c4b0bebcf053de2659",
+    lua: `--[[
+  resume-group: a paused group hands out work again.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  group
+  Derives  emq:{q}:lane:<group>
+  Reply    1 resumed now, 0 was not paused
+  Rings    the doorbell when its lane went back on the ring
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  return group_open(g)
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local g = ARGV[2]
+local resumed = redis.call('SREM', K_GPAUSED, g)
+if resumed == 1 and lane_serviceable(g) then
+  redis.call('RPUSH', K_RING, g)
+  ring_doorbell()
+end
+return resumed
+`,
+  },
+  resume: {
+    name: "resume",
+    sha1: "db75549b0f53d9628757c4266efd5854553e4277",
+    lua: `--[[
+  resume: a paused queue hands out work again.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  Reply    1 resumed now, 0 was not paused
+  Rings    the doorbell when it resumed and work is claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local resumed = redis.call('HDEL', K_META, 'paused')
+if resumed == 1 and redis.call('LLEN', K_RING) > 0 then ring_doorbell() end
+return resumed
+`,
+  },
+  retry: {
+    name: "retry",
+    sha1: "2b25f2ddc29291de29ebc2f540bbfe4536270ee0",
+    lua: `--[[
+  retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
+  scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
+           for the backoff's jitter
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
+           0 fenced off (nothing changed)
+  Errors   EMQKIND, EMQARG, raised before anything is written
+  Rings    the doorbell when the job is claimable again now or a freed group slot made work
+           claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
+-- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
+local function hold(id, attempt)
+  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
+  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- A job of group g left the active set: decrement the group's active count. If that brought the
+-- group from its limit to just below it, and its lane has work and it is not paused, the lane
+-- goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g)
+  if not g or g == '' then return false end
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit or n ~= tonumber(limit) - 1 then return false end
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  redis.call('RPUSH', K_RING, g)
+  return true
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error.
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
+-- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
+-- itself using \`rand\` in [0, 1) supplied by the caller (Lua's PRNG is not random on every host).
+local function backoff_delay(spec, attempts, rand)
+  local kind, base, cap, jitter = string.match(spec or '', '^(%a),(%d+),(%d+),([%d.]+)$')
+  if not kind then return 0 end
+  local d = tonumber(base)
+  if kind == 'e' then d = d * 2 ^ math.min(attempts - 1, 52) end
+  d = math.min(d, tonumber(cap))
+  return math.floor(d - d * tonumber(jitter) * rand)
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+for i = 2, #ARGV, 5 do
+  check_kind(ARGV[i])
+  arg_int(ARGV[i + 3], 'delayMs', -1)
+end
+
+local now = now_ms()
+local codes, woke = {}, false
+local batch = { order = {} }
+for i = 2, #ARGV, 5 do
+  local id, err = ARGV[i], ARGV[i + 2]
+  local row = hold(id, ARGV[i + 1])
+  if not row then
+    codes[#codes + 1] = 0
+  else
+    local attempts, group, max_attempts, base, backoff, order = unpack(row)
+    redis.call('ZREM', K_ACTIVE, id)
+    if free_slot(group) then woke = true end
+    local key = job_key(id)
+    if attempts - base >= max_attempts then
+      bury(id, err, now)
+      codes[#codes + 1] = 3
+    else
+      local delay = tonumber(ARGV[i + 3])
+      if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
+      if delay > 0 then
+        redis.call('ZADD', K_SCHEDULED, now + delay, id)
+        redis.call('HSET', key, 's', 'scheduled', 'e', err)
+        codes[#codes + 1] = 1
+      else
+        redis.call('HSET', key, 's', 'pending', 'e', err)
+        batch_push(batch, group, order, id)
+        codes[#codes + 1] = 2
+      end
+    end
+  end
+end
+if admit(batch) then woke = true end
+if woke then ring_doorbell() end
+return codes
+`,
+  },
+  sweepGroup: {
+    name: "sweepGroup",
+    sha1: "572dc24ce221dabe4f9329882880134ea002f2be",
+    lua: `--[[
+  sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
+  repair the stored count, and put the lane on (or take it off) the ring to match.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  group
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {stored count before, true count}
+  Rings    the doorbell when the lane went back on the ring
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  return group_open(g)
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+local g = ARGV[2]
+local stored = tonumber(redis.call('HGET', K_GACTIVE, g) or '0')
+local counted = 0
+for _, id in ipairs(redis.call('ZRANGE', K_ACTIVE, 0, -1)) do
+  if redis.call('HGET', job_key(id), 'g') == g then counted = counted + 1 end
+end
+if counted > 0 then
+  redis.call('HSET', K_GACTIVE, g, counted)
+else
+  redis.call('HDEL', K_GACTIVE, g)
+end
+local on_ring = redis.call('LPOS', K_RING, g) ~= false
+local serviceable = lane_serviceable(g)
+if serviceable and not on_ring then
+  redis.call('RPUSH', K_RING, g)
+  ring_doorbell()
+elseif on_ring and not serviceable then
+  redis.call('LREM', K_RING, 0, g)
+end
+return { stored, counted }
+`,
+  },
+} as const satisfies Record<string, ScriptSource>;
+
+/** The name of a script in lua/, in camelCase. */
+export type ScriptName = keyof typeof scripts;

@@ -1,0 +1,32 @@
+export { Queue } from './queue.js';
+export type { QueueOptions, BulkJob, Claimed, QueueStats } from './queue.js';
+export type {
+  BackoffOptions,
+  EnqueueOptions,
+  EnqueueResult,
+  Job,
+  JobRecord,
+  JobState,
+  QueueCounts,
+} from './job.js';
+export type { Transport, ScriptCall, Reply } from './transport.js';
+export type { ClaimResult, Held, RetryItem, FailItem, RetryOutcome, ScriptOp } from './scripts.js';
+export { Scripts } from './scripts.js';
+export { keyspace, assertName, FIXED_KEYS } from './keyspace.js';
+export type { Keyspace, FixedKey } from './keyspace.js';
+export { toJobId, MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';
+export {
+  EmqError,
+  KindError,
+  InvalidArgumentError,
+  InvalidNameError,
+  PayloadError,
+  PayloadTooLargeError,
+  JobNotFoundError,
+  JobStateError,
+  RedisError,
+  errorCodes,
+} from './errors.js';
+export type { EmqErrorCode } from './errors.js';
+export { scripts } from './generated/scripts.js';
+export type { ScriptName, ScriptSource } from './generated/scripts.js';

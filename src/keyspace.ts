@@ -1,0 +1,67 @@
+import { InvalidNameError } from './errors.js';
+
+const NAME = /^[A-Za-z0-9._-]{1,128}$/;
+
+/**
+ * Throws InvalidNameError unless `name` is a valid queue or group name: letters, digits and
+ * `._-`, 1 to 128 characters. Checked before any Redis call, so a bad name never makes a key.
+ */
+export function assertName(kind: 'queue' | 'group', name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new InvalidNameError(
+      `${kind} name must be 1 to 128 letters, digits, '.', '_' or '-', got ${JSON.stringify(name)}`,
+    );
+  }
+}
+
+/**
+ * The fixed keys of a queue, in the order every script takes them (lua/includes/keyspace.lua
+ * names them in the same order).
+ */
+export const FIXED_KEYS = [
+  'meta',
+  'pending',
+  'ring',
+  'active',
+  'scheduled',
+  'dead',
+  'wake',
+  'gpaused',
+  'glimit',
+  'gactive',
+  'groups',
+] as const;
+
+/** The name of one of a queue's fixed keys. */
+export type FixedKey = (typeof FIXED_KEYS)[number];
+
+/** Every key name of one queue: `emq:{q}:...`, all in the `{q}` cluster slot. */
+export interface Keyspace {
+  readonly queue: string;
+  /** `emq:{q}:`, the prefix the scripts derive job and lane keys from. */
+  readonly prefix: string;
+  /** The fixed keys in script order. */
+  readonly fixed: readonly string[];
+  key(name: FixedKey): string;
+  job(id: string): string;
+  lane(group: string): string;
+}
+
+/**
+ * The keyspace of queue `queue`.
+ *
+ * @example
+ * keyspace('mail').key('wake') // 'emq:{mail}:wake'
+ */
+export function keyspace(queue: string): Keyspace {
+  assertName('queue', queue);
+  const prefix = `emq:{${queue}}:`;
+  return {
+    queue,
+    prefix,
+    fixed: FIXED_KEYS.map((name) => prefix + name),
+    key: (name) => prefix + name,
+    job: (id) => `${prefix}job:${id}`,
+    lane: (group) => `${prefix}lane:${group}`,
+  };
+}

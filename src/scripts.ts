@@ -1,0 +1,262 @@
+import { type EncodedJob } from './encode.js';
+import { scripts, type ScriptName } from './generated/scripts.js';
+import { keyspace, type Keyspace } from './keyspace.js';
+import { asArray, asNumber, asRecord, asString } from './reply.js';
+import { runScripts } from './run-scripts.js';
+import type { Reply, ScriptCall, Transport } from './transport.js';
+
+/** A script call and how to read its reply: several can share one round trip (runOps). */
+export interface ScriptOp<T> {
+  readonly call: ScriptCall;
+  readonly parse: (reply: Reply) => T;
+}
+
+/** A claimed job as the script returns it, payload still JSON text. */
+export interface ClaimedRow {
+  readonly id: string;
+  readonly token: number;
+  readonly payload: string;
+  readonly group: string | undefined;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly createdAt: number;
+  readonly leaseUntil: number;
+}
+
+/** What a claim (or a beat) saw and took. */
+export interface ClaimResult {
+  /** The server's time when it ran (epoch ms). */
+  readonly now: number;
+  readonly paused: boolean;
+  /** The next scheduled job's due time, when fewer jobs were claimed than asked; else null. */
+  readonly nextDueAt: number | null;
+  /** The earliest lease deadline, when fewer jobs were claimed than asked; else null. */
+  readonly nextLeaseEnd: number | null;
+  readonly promoted: number;
+  readonly requeued: number;
+  readonly buried: number;
+  readonly jobs: readonly ClaimedRow[];
+}
+
+/** A settle call's subject: a job and the lease token its holder got. */
+export interface Held {
+  readonly id: string;
+  readonly token: number;
+}
+
+/** A failed attempt to settle by retry. */
+export interface RetryItem extends Held {
+  readonly error: string;
+  /** Retry after exactly this many ms instead of the job's backoff. */
+  readonly delayMs?: number;
+}
+
+/** A failed attempt to settle by failing for good. */
+export interface FailItem extends Held {
+  readonly error: string;
+}
+
+/** What retry did with a job. */
+export type RetryOutcome = 'scheduled' | 'pending' | 'dead' | 'fenced';
+
+const RETRY_OUTCOMES: Record<number, RetryOutcome> = { 0: 'fenced', 1: 'scheduled', 2: 'pending', 3: 'dead' };
+
+const nullable = (value: number): number | null => (value < 0 ? null : value);
+
+function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
+  const list = asArray(reply, 'claim');
+  const head = asArray(list[0], 'claim head').map((v) => asNumber(v, 'claim head'));
+  const now = head[0] ?? 0;
+  return {
+    now,
+    paused: head[1] === 1,
+    nextDueAt: nullable(head[2] ?? -1),
+    nextLeaseEnd: nullable(head[3] ?? -1),
+    promoted: head[4] ?? 0,
+    requeued: head[5] ?? 0,
+    buried: head[6] ?? 0,
+    jobs: list.slice(1).map((entry) => {
+      const j = asArray(entry, 'claimed job');
+      const group = asString(j[3], 'group');
+      return {
+        id: asString(j[0], 'id'),
+        token: asNumber(j[1], 'token'),
+        payload: asString(j[2], 'payload'),
+        group: group === '' ? undefined : group,
+        attempts: asNumber(j[4], 'attempts'),
+        maxAttempts: asNumber(j[5], 'maxAttempts'),
+        createdAt: asNumber(j[6], 'createdAt'),
+        leaseUntil: now + leaseMs,
+      };
+    }),
+  };
+}
+
+const codes = (reply: Reply, what: string): number[] => asArray(reply, what).map((v) => asNumber(v, what));
+
+/**
+ * The one gateway to Redis: each method builds a script's keys and arguments and reads its reply
+ * into a typed value. Nothing else calls the transport. `...Op` methods return the call without
+ * running it, so different scripts can share a round trip through `runOps`.
+ */
+export class Scripts {
+  readonly keys: Keyspace;
+
+  constructor(
+    readonly transport: Transport,
+    queue: string,
+  ) {
+    this.keys = keyspace(queue);
+  }
+
+  private op<T>(name: ScriptName, args: readonly (string | number)[], parse: (reply: Reply) => T): ScriptOp<T> {
+    return { call: { script: scripts[name], keys: this.keys.fixed, args: [this.keys.prefix, ...args] }, parse };
+  }
+
+  /** Runs one op. */
+  async run<T>(op: ScriptOp<T>): Promise<T> {
+    const [reply] = await runScripts(this.transport, [op.call]);
+    return op.parse(reply!);
+  }
+
+  /** Runs several ops in one round trip, in order. */
+  async runOps<T extends readonly ScriptOp<unknown>[]>(
+    ops: T,
+  ): Promise<{ [K in keyof T]: T[K] extends ScriptOp<infer R> ? R : never }> {
+    const replies = await runScripts(this.transport, ops.map((o) => o.call));
+    return ops.map((o, i) => o.parse(replies[i]!)) as { [K in keyof T]: T[K] extends ScriptOp<infer R> ? R : never };
+  }
+
+  enqueueOp(jobs: readonly EncodedJob[]): ScriptOp<Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }>> {
+    return this.op('enqueue', [jobs.length, ...jobs.flat()], (reply) => {
+      const list = asArray(reply, 'enqueue');
+      const out: Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }> = [];
+      for (let i = 0; i < list.length; i += 2) {
+        out.push({ id: asString(list[i], 'id'), state: asString(list[i + 1], 'state') as 'pending' });
+      }
+      return out;
+    });
+  }
+
+  claimOp(n: number, leaseMs: number): ScriptOp<ClaimResult> {
+    return this.op('claim', [n, leaseMs], (reply) => parseClaim(reply, leaseMs));
+  }
+
+  beatOp(options: { reapLimit: number; promoteLimit: number; n: number; leaseMs: number }): ScriptOp<ClaimResult> {
+    const { reapLimit, promoteLimit, n, leaseMs } = options;
+    return this.op('beat', [reapLimit, promoteLimit, n, leaseMs], (reply) => parseClaim(reply, leaseMs));
+  }
+
+  completeOp(
+    held: readonly Held[],
+    options: { keepMs: number; claimN?: number; leaseMs?: number },
+  ): ScriptOp<{ completed: boolean[]; claimed: ClaimResult | null }> {
+    const leaseMs = options.leaseMs ?? 30_000;
+    return this.op(
+      'complete',
+      [options.keepMs, options.claimN ?? 0, leaseMs, ...held.flatMap((h) => [h.id, h.token])],
+      (reply) => {
+        const [done, claimed] = asArray(reply, 'complete');
+        const claimList = asArray(claimed, 'complete claim');
+        return {
+          completed: codes(done ?? [], 'complete').map((c) => c === 1),
+          claimed: claimList.length > 0 ? parseClaim(claimList, leaseMs) : null,
+        };
+      },
+    );
+  }
+
+  retryOp(items: readonly RetryItem[], random: () => number = Math.random): ScriptOp<RetryOutcome[]> {
+    const args = items.flatMap((i) => [i.id, i.token, i.error, i.delayMs ?? -1, random()]);
+    return this.op('retry', args, (reply) => codes(reply, 'retry').map((c) => RETRY_OUTCOMES[c] ?? 'fenced'));
+  }
+
+  failOp(items: readonly FailItem[]): ScriptOp<Array<'dead' | 'fenced'>> {
+    const args = items.flatMap((i) => [i.id, i.token, i.error]);
+    return this.op('fail', args, (reply) => codes(reply, 'fail').map((c) => (c === 1 ? 'dead' : 'fenced')));
+  }
+
+  extendOp(held: readonly Held[], leaseMs: number): ScriptOp<Array<number | null>> {
+    const args = [leaseMs, ...held.flatMap((h) => [h.id, h.token])];
+    return this.op('extend', args, (reply) => codes(reply, 'extend').map((d) => (d > 0 ? d : null)));
+  }
+
+  promoteOp(limit: number): ScriptOp<{ promoted: number; nextDueAt: number | null }> {
+    return this.op('promote', [limit], (reply) => {
+      const [promoted, next] = codes(reply, 'promote');
+      return { promoted: promoted ?? 0, nextDueAt: nullable(next ?? -1) };
+    });
+  }
+
+  reapOp(limit: number): ScriptOp<{ requeued: number; buried: number }> {
+    return this.op('reap', [limit], (reply) => {
+      const [requeued, buried] = codes(reply, 'reap');
+      return { requeued: requeued ?? 0, buried: buried ?? 0 };
+    });
+  }
+
+  pauseOp(): ScriptOp<boolean> {
+    return this.op('pause', [], (reply) => asNumber(reply, 'pause') === 1);
+  }
+
+  resumeOp(): ScriptOp<boolean> {
+    return this.op('resume', [], (reply) => asNumber(reply, 'resume') === 1);
+  }
+
+  pauseGroupOp(group: string): ScriptOp<boolean> {
+    return this.op('pauseGroup', [group], (reply) => asNumber(reply, 'pauseGroup') === 1);
+  }
+
+  resumeGroupOp(group: string): ScriptOp<boolean> {
+    return this.op('resumeGroup', [group], (reply) => asNumber(reply, 'resumeGroup') === 1);
+  }
+
+  groupLimitOp(group: string, limit: number | null): ScriptOp<void> {
+    return this.op('groupLimit', [group, limit ?? -1], () => undefined);
+  }
+
+  removeOp(id: string): ScriptOp<boolean> {
+    return this.op('remove', [id], (reply) => asNumber(reply, 'remove') === 1);
+  }
+
+  /** 1 reprocessed, 0 no such job, -1 not dead. */
+  reprocessOp(id: string): ScriptOp<number> {
+    return this.op('reprocess', [id], (reply) => asNumber(reply, 'reprocess'));
+  }
+
+  /** 1 moved, 0 no such job, -1 not pending. */
+  moveGroupOp(id: string, group: string): ScriptOp<number> {
+    return this.op('moveGroup', [id, group], (reply) => asNumber(reply, 'moveGroup'));
+  }
+
+  sweepGroupOp(group: string): ScriptOp<{ stored: number; counted: number }> {
+    return this.op('sweepGroup', [group], (reply) => {
+      const [stored, counted] = codes(reply, 'sweepGroup');
+      return { stored: stored ?? 0, counted: counted ?? 0 };
+    });
+  }
+
+  countsOp(): ScriptOp<{ pending: number; scheduled: number; active: number; dead: number; completed: number; paused: boolean }> {
+    return this.op('counts', [], (reply) => {
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0] = codes(reply, 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1 };
+    });
+  }
+
+  /** The row, or null when there is no such job. */
+  getJobOp(id: string): ScriptOp<Record<string, string> | null> {
+    return this.op('getJob', [id], (reply) => {
+      const row = asRecord(reply, 'getJob');
+      return Object.keys(row).length === 0 ? null : row;
+    });
+  }
+
+  listDeadOp(offset: number, limit: number): ScriptOp<Array<{ id: string; row: Record<string, string> }>> {
+    return this.op('listDead', [offset, limit], (reply) =>
+      asArray(reply, 'listDead').map((entry) => {
+        const [id, ...fields] = asArray(entry, 'listDead entry');
+        return { id: asString(id, 'id'), row: asRecord(fields, 'listDead row') };
+      }),
+    );
+  }
+}

@@ -1,0 +1,28 @@
+import type { ScriptSource } from './generated/scripts.js';
+
+/** What Redis replies inside a script's answer: Lua tables become arrays, nil and false null. */
+export type Reply = string | number | null | Reply[];
+
+/** One script invocation. */
+export interface ScriptCall {
+  readonly script: ScriptSource;
+  readonly keys: readonly string[];
+  readonly args: readonly (string | number)[];
+}
+
+/**
+ * The little the core needs from a Redis client. Each runtime's adapter fills it in
+ * (`echomq/node` over ioredis, `echomq/edge` over @upstash/redis); the core never imports one.
+ * Both methods send all calls in one round trip and resolve per call, an Error standing in for
+ * each call Redis refused.
+ */
+export interface Transport {
+  /** EVALSHA each call by its script's sha1. */
+  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>>;
+  /** EVAL each call with its script's source (the fallback when Redis answers NOSCRIPT). */
+  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>>;
+  /** PING: resolves when Redis answers. */
+  ping(): Promise<void>;
+  /** Releases the connection(s) this transport opened. */
+  close(): Promise<void>;
+}
