@@ -20,7 +20,8 @@
 -- @include now_ms
 -- @include job_key
 -- @include hold
--- @include free_slot
+-- @include tally
+-- @include free_slots
 -- @include ring_doorbell
 -- @include claim_reply
 
@@ -30,13 +31,13 @@ local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
 for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
 
 local now = now_ms()
-local codes, done, woke = {}, {}, false
+local codes, done, freed = {}, {}, { order = {} }
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
   local row = hold(id, ARGV[i + 1])
   if row then
     done[#done + 1] = id
-    if free_slot(row[2]) then woke = true end
+    tally(freed, row[2])
     local key = job_key(id)
     if keep_ms == 0 then
       redis.call('DEL', key)
@@ -55,7 +56,7 @@ if #done > 0 then
   end
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
-if woke then ring_doorbell() end
+if free_slots(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
 return { codes, claimed }

@@ -65,10 +65,16 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = job_key(id)
-    redis.call('HSET', key, 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff,
-      'o', order, 'c', now)
-    if group ~= '' then redis.call('HSET', key, 'g', group) end
-    if priority > 0 then redis.call('HSET', key, 'p', priority) end
+    local row = { 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff, 'o', order, 'c', now }
+    if group ~= '' then
+      row[#row + 1] = 'g'
+      row[#row + 1] = group
+    end
+    if priority > 0 then
+      row[#row + 1] = 'p'
+      row[#row + 1] = priority
+    end
+    redis.call('HSET', key, unpack(row))
     if state == 'scheduled' then
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id

@@ -14,24 +14,25 @@
 -- @include check_kind
 -- @include now_ms
 -- @include hold
--- @include free_slot
+-- @include tally
+-- @include free_slots
 -- @include bury
 -- @include ring_doorbell
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local codes, woke = {}, false
+local codes, freed = {}, { order = {} }
 for i = 2, #ARGV, 3 do
   local id = ARGV[i]
   local row = hold(id, ARGV[i + 1])
   if row then
     redis.call('ZREM', K_ACTIVE, id)
-    if free_slot(row[2]) then woke = true end
+    tally(freed, row[2])
     bury(id, ARGV[i + 2], now)
     codes[#codes + 1] = 1
   else
     codes[#codes + 1] = 0
   end
 end
-if woke then ring_doorbell() end
+if free_slots(freed) then ring_doorbell() end
 return codes

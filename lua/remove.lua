@@ -30,7 +30,7 @@ if state == 'pending' then
   leave_ring(entry)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
-  if free_slot(group) then ring_doorbell() end
+  if free_slot(group, 1) then ring_doorbell() end
 elseif state == 'scheduled' then
   redis.call('ZREM', K_SCHEDULED, id)
 elseif state == 'dead' then

@@ -19,7 +19,8 @@
 -- @include now_ms
 -- @include job_key
 -- @include hold
--- @include free_slot
+-- @include tally
+-- @include free_slots
 -- @include bury
 -- @include backoff_delay
 -- @include batch_push
@@ -32,7 +33,7 @@ for i = 2, #ARGV, 5 do
 end
 
 local now = now_ms()
-local codes, woke = {}, false
+local codes, freed = {}, { order = {} }
 local batch = { order = {} }
 for i = 2, #ARGV, 5 do
   local id, err = ARGV[i], ARGV[i + 2]
@@ -42,7 +43,7 @@ for i = 2, #ARGV, 5 do
   else
     local attempts, group, max_attempts, base, backoff, order = unpack(row)
     redis.call('ZREM', K_ACTIVE, id)
-    if free_slot(group) then woke = true end
+    tally(freed, group)
     local key = job_key(id)
     if attempts - base >= max_attempts then
       bury(id, err, now)
@@ -62,6 +63,8 @@ for i = 2, #ARGV, 5 do
     end
   end
 end
+-- slots first: a lane that gets its job back and a freed slot goes on the ring once
+local woke = free_slots(freed)
 if admit(batch) then woke = true end
 if woke then ring_doorbell() end
 return codes

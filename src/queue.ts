@@ -166,23 +166,23 @@ export class Queue<Payload = unknown> {
   }
 
   /** Stops handing out work; active jobs finish. Resolves false when it was already paused. */
-  pause(): Promise<boolean> {
+  async pause(): Promise<boolean> {
     return this.scripts.run(this.scripts.pauseOp());
   }
 
   /** Hands out work again. Resolves false when it was not paused. */
-  resume(): Promise<boolean> {
+  async resume(): Promise<boolean> {
     return this.scripts.run(this.scripts.resumeOp());
   }
 
   /** Stops handing out `group`'s work; its active jobs finish. */
-  pauseGroup(group: string): Promise<boolean> {
+  async pauseGroup(group: string): Promise<boolean> {
     assertName('group', group);
     return this.scripts.run(this.scripts.pauseGroupOp(group));
   }
 
   /** Hands out `group`'s work again. */
-  resumeGroup(group: string): Promise<boolean> {
+  async resumeGroup(group: string): Promise<boolean> {
     assertName('group', group);
     return this.scripts.run(this.scripts.resumeGroupOp(group));
   }
@@ -197,7 +197,7 @@ export class Queue<Payload = unknown> {
   }
 
   /** The counted sweep: recounts `group`'s active jobs and repairs its stored count. */
-  sweepGroup(group: string): Promise<{ stored: number; counted: number }> {
+  async sweepGroup(group: string): Promise<{ stored: number; counted: number }> {
     assertName('group', group);
     return this.scripts.run(this.scripts.sweepGroupOp(group));
   }
@@ -232,29 +232,29 @@ export class Queue<Payload = unknown> {
   }
 
   /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
-  retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
+  async retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
     return this.scripts.run(this.scripts.retryOp(items));
   }
 
   /** Fails held jobs for good: straight to dead. */
-  fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
+  async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
     return this.scripts.run(this.scripts.failOp(items));
   }
 
   /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
-  extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
+  async extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
     assertCount('leaseMs', leaseMs, 1);
     return this.scripts.run(this.scripts.extendOp(held, leaseMs));
   }
 
   /** Moves up to `limit` due scheduled jobs to be claimed. */
-  promote(limit = 1000): Promise<{ promoted: number; nextDueAt: number | null }> {
+  async promote(limit = 1000): Promise<{ promoted: number; nextDueAt: number | null }> {
     assertCount('limit', limit, 1);
     return this.scripts.run(this.scripts.promoteOp(limit));
   }
 
   /** Takes back up to `limit` expired leases. */
-  reap(limit = 1000): Promise<{ requeued: number; buried: number }> {
+  async reap(limit = 1000): Promise<{ requeued: number; buried: number }> {
     assertCount('limit', limit, 1);
     return this.scripts.run(this.scripts.reapOp(limit));
   }

@@ -9,7 +9,7 @@ describe('the job lifecycle', () => {
     const k = keysOf(queue);
     const added = await queue.add({ n: 1 });
     expect(added).toEqual({ id: 'JOB:1', state: 'pending' });
-    expect(await redis.raw.zrange(k.key('pending'), 0, -1)).toEqual(['JOB:1']);
+    expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual(['JOB:1']);
     expect(await redis.raw.lrange(k.key('ring'), 0, -1)).toEqual(['*']);
 
     const claimed = await queue.claim(5, 30_000);

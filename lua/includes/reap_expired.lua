@@ -1,5 +1,6 @@
 -- @include job_key
--- @include free_slot
+-- @include tally
+-- @include free_slots
 -- @include bury
 -- @include batch_push
 -- @include admit
@@ -12,12 +13,12 @@ local function reap_expired(now, limit)
   for i = 1, #ids, 1000 do
     redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
   end
-  local requeued, buried, woke = 0, 0, false
+  local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
-      if free_slot(r[2]) then woke = true end
+      tally(freed, r[2])
       if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
         bury(id, 'lease expired', now)
         buried = buried + 1
@@ -28,6 +29,8 @@ local function reap_expired(now, limit)
       end
     end
   end
+  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
+  local woke = free_slots(freed)
   if admit(batch) then woke = true end
   return requeued, buried, woke
 end

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "2a77dcb59ca914997dd3c03296ae073295150839",
+    sha1: "abf77de7d1a5d2a581244ba05c95e12ca9b606df",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -55,24 +55,42 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
 -- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
--- A job of group g left the active set: decrement the group's active count. If that brought the
--- group from its limit to just below it, and its lane has work and it is not paused, the lane
--- goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g)
+-- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
+-- the group from at or over its limit to below it, and its lane has work and it is not paused,
+-- the lane goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g, count)
   if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit or n ~= tonumber(limit) - 1 then return false end
+  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
+  if not limit or n >= limit or n + count < limit then return false end
   if redis.call('ZCARD', lane_key(g)) == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
+end
+-- Free the group slots counted by tally. Returns true when any lane went back on the ring.
+local function free_slots(t)
+  local woke = false
+  for _, g in ipairs(t.order) do
+    if free_slot(g, t[g]) then woke = true end
+  end
+  return woke
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error.
 local function bury(id, err, now)
@@ -131,12 +149,12 @@ local function reap_expired(now, limit)
   for i = 1, #ids, 1000 do
     redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
   end
-  local requeued, buried, woke = 0, 0, false
+  local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
-      if free_slot(r[2]) then woke = true end
+      tally(freed, r[2])
       if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
         bury(id, 'lease expired', now)
         buried = buried + 1
@@ -147,6 +165,8 @@ local function reap_expired(now, limit)
       end
     end
   end
+  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
+  local woke = free_slots(freed)
   if admit(batch) then woke = true end
   return requeued, buried, woke
 end
@@ -490,7 +510,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "0bdb6eeea8cf35844974cd0b6e1291e40076ffcf",
+    sha1: "c94085de89c28f5a75cc3bf612436dff2cefb0e6",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -546,24 +566,42 @@ local function hold(id, attempt)
   if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
   return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
 -- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
--- A job of group g left the active set: decrement the group's active count. If that brought the
--- group from its limit to just below it, and its lane has work and it is not paused, the lane
--- goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g)
+-- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
+-- the group from at or over its limit to below it, and its lane has work and it is not paused,
+-- the lane goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g, count)
   if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit or n ~= tonumber(limit) - 1 then return false end
+  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
+  if not limit or n >= limit or n + count < limit then return false end
   if redis.call('ZCARD', lane_key(g)) == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
+end
+-- Free the group slots counted by tally. Returns true when any lane went back on the ring.
+local function free_slots(t)
+  local woke = false
+  for _, g in ipairs(t.order) do
+    if free_slot(g, t[g]) then woke = true end
+  end
+  return woke
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
@@ -698,13 +736,13 @@ local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
 for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
 
 local now = now_ms()
-local codes, done, woke = {}, {}, false
+local codes, done, freed = {}, {}, { order = {} }
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
   local row = hold(id, ARGV[i + 1])
   if row then
     done[#done + 1] = id
-    if free_slot(row[2]) then woke = true end
+    tally(freed, row[2])
     local key = job_key(id)
     if keep_ms == 0 then
       redis.call('DEL', key)
@@ -723,7 +761,7 @@ if #done > 0 then
   end
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
-if woke then ring_doorbell() end
+if free_slots(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
 return { codes, claimed }
@@ -771,7 +809,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "98dced2131cbb3e5d08e9bac2a1297f94ba0eeee",
+    sha1: "d0d3b1e8de579c39e76a4a523983324f31690847",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -919,10 +957,16 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = job_key(id)
-    redis.call('HSET', key, 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff,
-      'o', order, 'c', now)
-    if group ~= '' then redis.call('HSET', key, 'g', group) end
-    if priority > 0 then redis.call('HSET', key, 'p', priority) end
+    local row = { 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff, 'o', order, 'c', now }
+    if group ~= '' then
+      row[#row + 1] = 'g'
+      row[#row + 1] = group
+    end
+    if priority > 0 then
+      row[#row + 1] = 'p'
+      row[#row + 1] = priority
+    end
+    redis.call('HSET', key, unpack(row))
     if state == 'scheduled' then
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
@@ -1013,7 +1057,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "a786a72a68939014ef30ebc361c04b52bc1e0eed",
+    sha1: "e4113a9f3f547e79fe8c85f5721e2afd31b36fec",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1057,24 +1101,42 @@ local function hold(id, attempt)
   if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
   return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
 -- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
--- A job of group g left the active set: decrement the group's active count. If that brought the
--- group from its limit to just below it, and its lane has work and it is not paused, the lane
--- goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g)
+-- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
+-- the group from at or over its limit to below it, and its lane has work and it is not paused,
+-- the lane goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g, count)
   if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit or n ~= tonumber(limit) - 1 then return false end
+  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
+  if not limit or n >= limit or n + count < limit then return false end
   if redis.call('ZCARD', lane_key(g)) == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
+end
+-- Free the group slots counted by tally. Returns true when any lane went back on the ring.
+local function free_slots(t)
+  local woke = false
+  for _, g in ipairs(t.order) do
+    if free_slot(g, t[g]) then woke = true end
+  end
+  return woke
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error.
 local function bury(id, err, now)
@@ -1092,20 +1154,20 @@ end
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local codes, woke = {}, false
+local codes, freed = {}, { order = {} }
 for i = 2, #ARGV, 3 do
   local id = ARGV[i]
   local row = hold(id, ARGV[i + 1])
   if row then
     redis.call('ZREM', K_ACTIVE, id)
-    if free_slot(row[2]) then woke = true end
+    tally(freed, row[2])
     bury(id, ARGV[i + 2], now)
     codes[#codes + 1] = 1
   else
     codes[#codes + 1] = 0
   end
 end
-if woke then ring_doorbell() end
+if free_slots(freed) then ring_doorbell() end
 return codes
 `,
   },
@@ -1584,7 +1646,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "5a127e5ed6e6ac682201dfd9ca220aeb257ea402",
+    sha1: "fba0722afddc27d9361827140115d7191e386bd8",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -1622,24 +1684,42 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
 -- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
--- A job of group g left the active set: decrement the group's active count. If that brought the
--- group from its limit to just below it, and its lane has work and it is not paused, the lane
--- goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g)
+-- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
+-- the group from at or over its limit to below it, and its lane has work and it is not paused,
+-- the lane goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g, count)
   if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit or n ~= tonumber(limit) - 1 then return false end
+  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
+  if not limit or n >= limit or n + count < limit then return false end
   if redis.call('ZCARD', lane_key(g)) == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
+end
+-- Free the group slots counted by tally. Returns true when any lane went back on the ring.
+local function free_slots(t)
+  local woke = false
+  for _, g in ipairs(t.order) do
+    if free_slot(g, t[g]) then woke = true end
+  end
+  return woke
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error.
 local function bury(id, err, now)
@@ -1698,12 +1778,12 @@ local function reap_expired(now, limit)
   for i = 1, #ids, 1000 do
     redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
   end
-  local requeued, buried, woke = 0, 0, false
+  local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
-      if free_slot(r[2]) then woke = true end
+      tally(freed, r[2])
       if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
         bury(id, 'lease expired', now)
         buried = buried + 1
@@ -1714,6 +1794,8 @@ local function reap_expired(now, limit)
       end
     end
   end
+  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
+  local woke = free_slots(freed)
   if admit(batch) then woke = true end
   return requeued, buried, woke
 end
@@ -1734,7 +1816,7 @@ return { requeued, buried }
   },
   remove: {
     name: "remove",
-    sha1: "b9c1ddbc78f9360df8664c9caecbc2ab14398150",
+    sha1: "45df898cf30f7f80b9d95da5c99503296f324de4",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -1771,15 +1853,15 @@ local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
--- A job of group g left the active set: decrement the group's active count. If that brought the
--- group from its limit to just below it, and its lane has work and it is not paused, the lane
--- goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g)
+-- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
+-- the group from at or over its limit to below it, and its lane has work and it is not paused,
+-- the lane goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g, count)
   if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit or n ~= tonumber(limit) - 1 then return false end
+  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
+  if not limit or n >= limit or n + count < limit then return false end
   if redis.call('ZCARD', lane_key(g)) == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
@@ -1824,7 +1906,7 @@ if state == 'pending' then
   leave_ring(entry)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
-  if free_slot(group) then ring_doorbell() end
+  if free_slot(group, 1) then ring_doorbell() end
 elseif state == 'scheduled' then
   redis.call('ZREM', K_SCHEDULED, id)
 elseif state == 'dead' then
@@ -2032,7 +2114,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "2b25f2ddc29291de29ebc2f540bbfe4536270ee0",
+    sha1: "953a518ca209e4bec7e2f26d76b6ae7c3b816b91",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -2087,24 +2169,42 @@ local function hold(id, attempt)
   if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
   return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
 -- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
--- A job of group g left the active set: decrement the group's active count. If that brought the
--- group from its limit to just below it, and its lane has work and it is not paused, the lane
--- goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g)
+-- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
+-- the group from at or over its limit to below it, and its lane has work and it is not paused,
+-- the lane goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g, count)
   if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -1)
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit or n ~= tonumber(limit) - 1 then return false end
+  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
+  if not limit or n >= limit or n + count < limit then return false end
   if redis.call('ZCARD', lane_key(g)) == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
+end
+-- Free the group slots counted by tally. Returns true when any lane went back on the ring.
+local function free_slots(t)
+  local woke = false
+  for _, g in ipairs(t.order) do
+    if free_slot(g, t[g]) then woke = true end
+  end
+  return woke
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error.
 local function bury(id, err, now)
@@ -2180,7 +2280,7 @@ for i = 2, #ARGV, 5 do
 end
 
 local now = now_ms()
-local codes, woke = {}, false
+local codes, freed = {}, { order = {} }
 local batch = { order = {} }
 for i = 2, #ARGV, 5 do
   local id, err = ARGV[i], ARGV[i + 2]
@@ -2190,7 +2290,7 @@ for i = 2, #ARGV, 5 do
   else
     local attempts, group, max_attempts, base, backoff, order = unpack(row)
     redis.call('ZREM', K_ACTIVE, id)
-    if free_slot(group) then woke = true end
+    tally(freed, group)
     local key = job_key(id)
     if attempts - base >= max_attempts then
       bury(id, err, now)
@@ -2210,6 +2310,8 @@ for i = 2, #ARGV, 5 do
     end
   end
 end
+-- slots first: a lane that gets its job back and a freed slot goes on the ring once
+local woke = free_slots(freed)
 if admit(batch) then woke = true end
 if woke then ring_doorbell() end
 return codes

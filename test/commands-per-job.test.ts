@@ -1,0 +1,61 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Queue } from '../src/index.js';
+import { IoredisTransport } from '../src/node/ioredis-transport.js';
+import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
+import { queueName } from './helpers.js';
+
+/**
+ * The scripts' cost in Redis commands over a job's whole life (enqueue, claim, complete), read
+ * from INFO commandstats on a Redis of its own so no other suite's traffic is counted. Command
+ * counts are deterministic, not timings: the design goal is at most 8 per job when work moves in
+ * batches (BullMQ runs 24). Speed itself is measured in bench/.
+ */
+describe('Redis commands per job', () => {
+  let server: LocalRedis;
+  let raw: Redis;
+  let transport: IoredisTransport;
+
+  beforeAll(async () => {
+    server = await startLocalRedis({ env: { PATH: process.env.PATH } });
+    raw = new Redis(server.url);
+    transport = IoredisTransport.connect(server.url);
+  });
+  afterAll(async () => {
+    await transport.close();
+    raw.disconnect();
+    await server.stop();
+  });
+
+  async function commandsPerJob(jobs: number, groups: number, batch: number): Promise<number> {
+    const queue = new Queue(transport, queueName('cmds'));
+    await queue.scripts.run(queue.scripts.countsOp()); // scripts cached before counting
+    await raw.config('RESETSTAT');
+    await queue.addBulk(
+      Array.from({ length: jobs }, (_, i) => ({ payload: { i }, options: groups > 0 ? { group: `g${i % groups}` } : {} })),
+    );
+    let claimed = await queue.claim(batch, 60_000);
+    let completed = 0;
+    while (claimed.jobs.length > 0) {
+      const held = claimed.jobs.map(({ id, token }) => ({ id, token }));
+      const next = await queue.complete(held, { claimN: batch, leaseMs: 60_000 });
+      completed += next.completed.filter(Boolean).length;
+      claimed = next.claimed!;
+    }
+    const info = await raw.info('commandstats');
+    expect(completed).toBe(jobs);
+    let total = 0;
+    for (const [, name, calls] of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
+      if (name !== 'info' && name !== 'config') total += Number(calls);
+    }
+    return total / jobs;
+  }
+
+  it('ungrouped, in batches of 100: at most 8', async () => {
+    expect(await commandsPerJob(1000, 0, 100)).toBeLessThanOrEqual(8);
+  });
+
+  it('10 groups, in batches of 100: at most 8', async () => {
+    expect(await commandsPerJob(1000, 10, 100)).toBeLessThanOrEqual(8);
+  });
+});
