@@ -13,7 +13,7 @@
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
-           parked)
+           parked); empties both bells when fewer than n jobs were claimed, as claim does
 ]]
 -- @include keyspace
 -- @include arg_int

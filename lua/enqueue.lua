@@ -13,7 +13,8 @@
            a duplicate id writes nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
            anything is written
-  Rings    the doorbell once when any new job is claimable now
+  Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
+           is the earliest scheduled one
 ]]
 -- @include keyspace
 -- @include check_kind
@@ -23,6 +24,7 @@
 -- @include batch_push
 -- @include admit
 -- @include ring_doorbell
+-- @include ring_sched_bell
 
 local n = arg_int(ARGV[2], 'n', 1)
 local FIELDS = 8
@@ -39,7 +41,7 @@ local now = now_ms()
 local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 local batch = { order = {} }
 local reply = {}
-local scheduled = {}
+local scheduled, new_scheduled = {}, {}
 
 for i = 0, n - 1 do
   local b = 2 + i * FIELDS
@@ -78,6 +80,7 @@ for i = 0, n - 1 do
     if state == 'scheduled' then
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
+      new_scheduled[id] = true
     else
       batch_push(batch, group, order, id)
     end
@@ -89,5 +92,6 @@ end
 for i = 1, #scheduled, 1000 do
   redis.call('ZADD', K_SCHEDULED, unpack(scheduled, i, math.min(i + 999, #scheduled)))
 end
+if #scheduled > 0 then ring_sched_bell(new_scheduled) end
 if admit(batch) then ring_doorbell() end
 return reply

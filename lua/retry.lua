@@ -11,7 +11,7 @@
            0 fenced off (nothing changed)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
-           claimable
+           claimable; the schedule bell when a retry is the earliest scheduled job
 ]]
 -- @include keyspace
 -- @include check_kind
@@ -26,6 +26,7 @@
 -- @include batch_push
 -- @include admit
 -- @include ring_doorbell
+-- @include ring_sched_bell
 
 for i = 2, #ARGV, 5 do
   check_kind(ARGV[i])
@@ -34,7 +35,7 @@ end
 
 local now = now_ms()
 local codes, freed = {}, { order = {} }
-local batch = { order = {} }
+local batch, later = { order = {} }, {}
 for i = 2, #ARGV, 5 do
   local id, err = ARGV[i], ARGV[i + 2]
   local row = hold(id, ARGV[i + 1])
@@ -53,6 +54,7 @@ for i = 2, #ARGV, 5 do
       if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
       if delay > 0 then
         redis.call('ZADD', K_SCHEDULED, now + delay, id)
+        later[id] = true
         redis.call('HSET', key, 's', 'scheduled', 'e', err)
         codes[#codes + 1] = 1
       else
@@ -67,4 +69,5 @@ end
 local woke = free_slots(freed)
 if admit(batch) then woke = true end
 if woke then ring_doorbell() end
+if next(later) then ring_sched_bell(later) end
 return codes

@@ -94,7 +94,9 @@ export function encodeBackoff(backoff: number | BackoffOptions): string {
   if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
     throw new InvalidArgumentError(`backoff jitter must be from 0 to 1, got ${String(jitter)}`);
   }
-  return `${options.type === 'fixed' ? 'f' : 'e'},${delay},${cap},${jitter}`;
+  // fixed-point: String(1e-7) is '1e-7', which the spec's grammar does not take
+  const fraction = jitter.toFixed(6).replace(/\.?0+$/, '') || '0';
+  return `${options.type === 'fixed' ? 'f' : 'e'},${delay},${cap},${fraction}`;
 }
 
 /** The backoff options a row's spec stands for. */

@@ -9,7 +9,7 @@ export type {
   JobState,
   QueueCounts,
 } from './job.js';
-export type { Transport, ScriptCall, Reply } from './transport.js';
+export type { Transport, BlockingTransport, ScriptCall, Reply } from './transport.js';
 export type { ClaimResult, Held, RetryItem, FailItem, RetryOutcome, ScriptOp } from './scripts.js';
 export { Scripts } from './scripts.js';
 export { keyspace, assertName, FIXED_KEYS } from './keyspace.js';
@@ -28,5 +28,7 @@ export {
   errorCodes,
 } from './errors.js';
 export type { EmqErrorCode } from './errors.js';
+export { UnrecoverableError, RetryAfterError, HandlerTimeoutError, runHandler, outcomeOf, errorText } from './handler.js';
+export type { Handler, HandlerContext, Outcome } from './handler.js';
 export { scripts } from './generated/scripts.js';
 export type { ScriptName, ScriptSource } from './generated/scripts.js';

@@ -30,6 +30,7 @@ export const FIXED_KEYS = [
   'glimit',
   'gactive',
   'groups',
+  'sched',
 ] as const;
 
 /** The name of one of a queue's fixed keys. */

@@ -26,3 +26,19 @@ export interface Transport {
   /** Releases the connection(s) this transport opened. */
   close(): Promise<void>;
 }
+
+/**
+ * A transport that can also wait: the parked consumer's BLPOP on the doorbell, on a connection of
+ * its own so waiting never holds up the scripts. Node only: an edge runtime cannot hold a
+ * blocking command.
+ */
+export interface BlockingTransport extends Transport {
+  /**
+   * BLPOP `keys` for at most `timeoutMs`: the key a token came from, or null at the timeout or
+   * when interrupted. Redis checks a blocked command's timeout only on its hz tick (100 ms by
+   * default), so a caller that must act at an exact time keeps its own timer.
+   */
+  blpop(keys: readonly string[], timeoutMs: number): Promise<string | null>;
+  /** Ends a pending blpop at once: it resolves null. */
+  interrupt(): void;
+}

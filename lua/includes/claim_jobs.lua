@@ -6,7 +6,9 @@
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands, so a batch costs a few commands per entry instead of per turn.
--- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
+-- meta.fence, written to the row's `t`: unique across every life of an id (a removed id enqueued
+-- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -75,6 +77,8 @@ local function claim_jobs(n, lease_ms, now)
 
   local deadline = now + lease_ms
   local leases = {}
+  local token = 0
+  if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
       local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
@@ -84,13 +88,14 @@ local function claim_jobs(n, lease_ms, now)
         local id = popped[p]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
-        local token = (tonumber(r[2]) or 0) + 1
-        redis.call('HSET', key, 's', 'active', 'a', token)
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
       end
     end
   end

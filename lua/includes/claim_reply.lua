@@ -2,12 +2,22 @@
 -- @include next_times
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. The next times (-1 for none) are read only when fewer
--- than n jobs were claimed: that is when a consumer is about to park.
+-- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
+-- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
+-- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
+-- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
-  if #jobs < n or paused then next_due, next_lease = next_times() end
+  if #jobs < n or n == 0 then
+    next_due, next_lease = next_times()
+    if n > 0 then
+      redis.call('DEL', K_WAKE, K_SCHED)
+    else
+      redis.call('DEL', K_SCHED)
+    end
+  end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply

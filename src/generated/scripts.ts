@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "abf77de7d1a5d2a581244ba05c95e12ca9b606df",
+    sha1: "6dffe75219f5724e0c63117602324c0436c776db",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -28,13 +28,13 @@ export const scripts = {
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
-           parked)
+           parked); empties both bells when fewer than n jobs were claimed, as claim does
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -200,7 +200,9 @@ end
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands, so a batch costs a few commands per entry instead of per turn.
--- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
+-- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
+-- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -269,6 +271,8 @@ local function claim_jobs(n, lease_ms, now)
 
   local deadline = now + lease_ms
   local leases = {}
+  local token = 0
+  if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
       local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
@@ -278,13 +282,14 @@ local function claim_jobs(n, lease_ms, now)
         local id = popped[p]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
-        local token = (tonumber(r[2]) or 0) + 1
-        redis.call('HSET', key, 's', 'active', 'a', token)
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
       end
     end
   end
@@ -302,12 +307,22 @@ local function next_times()
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. The next times (-1 for none) are read only when fewer
--- than n jobs were claimed: that is when a consumer is about to park.
+-- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
+-- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
+-- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
+-- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
-  if #jobs < n or paused then next_due, next_lease = next_times() end
+  if #jobs < n or n == 0 then
+    next_due, next_lease = next_times()
+    if n > 0 then
+      redis.call('DEL', K_WAKE, K_SCHED)
+    else
+      redis.call('DEL', K_SCHED)
+    end
+  end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -339,7 +354,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "24d9ccaded39901b73863ef5a78c1ae551ddedcb",
+    sha1: "044057644cd0baaf91528ed1d8ca018b8b7bb067",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -348,17 +363,20 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  n, the most jobs to claim (>= 1)
   ARGV[3]  leaseMs (>= 1): the lease deadline is the server's TIME plus this
+  Empties  the doorbell and the schedule bell when fewer than n jobs were claimed (see
+           includes/claim_reply.lua): a consumer about to park must not wake for stale tokens
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
   Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
            {id, token, payload, group or "", attempt of this run, max attempts, created at};
-           the token (the row's attempts) fences every later call about the job
+           the token (unique in the queue, kept in the row's \`t\`) fences every later call about
+           the job
   Errors   EMQARG (a malformed number)
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -390,7 +408,9 @@ end
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands, so a batch costs a few commands per entry instead of per turn.
--- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
+-- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
+-- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -459,6 +479,8 @@ local function claim_jobs(n, lease_ms, now)
 
   local deadline = now + lease_ms
   local leases = {}
+  local token = 0
+  if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
       local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
@@ -468,13 +490,14 @@ local function claim_jobs(n, lease_ms, now)
         local id = popped[p]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
-        local token = (tonumber(r[2]) or 0) + 1
-        redis.call('HSET', key, 's', 'active', 'a', token)
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
       end
     end
   end
@@ -492,12 +515,22 @@ local function next_times()
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. The next times (-1 for none) are read only when fewer
--- than n jobs were claimed: that is when a consumer is about to park.
+-- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
+-- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
+-- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
+-- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
-  if #jobs < n or paused then next_due, next_lease = next_times() end
+  if #jobs < n or n == 0 then
+    next_due, next_lease = next_times()
+    if n > 0 then
+      redis.call('DEL', K_WAKE, K_SCHED)
+    else
+      redis.call('DEL', K_SCHED)
+    end
+  end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -510,7 +543,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "c94085de89c28f5a75cc3bf612436dff2cefb0e6",
+    sha1: "24e7943e49f349b08f045e7598579b570a9b0c94",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -530,8 +563,8 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -559,12 +592,12 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
--- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
-local function hold(id, attempt)
-  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
-  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+local function hold(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -617,7 +650,9 @@ end
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands, so a batch costs a few commands per entry instead of per turn.
--- Each claim increments the row's attempts: the new value is the lease token (the fence).
+-- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
+-- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
+-- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -686,6 +721,8 @@ local function claim_jobs(n, lease_ms, now)
 
   local deadline = now + lease_ms
   local leases = {}
+  local token = 0
+  if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
       local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
@@ -695,13 +732,14 @@ local function claim_jobs(n, lease_ms, now)
         local id = popped[p]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
-        local token = (tonumber(r[2]) or 0) + 1
-        redis.call('HSET', key, 's', 'active', 'a', token)
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, token - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
       end
     end
   end
@@ -719,12 +757,22 @@ local function next_times()
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. The next times (-1 for none) are read only when fewer
--- than n jobs were claimed: that is when a consumer is about to park.
+-- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
+-- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
+-- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
+-- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
-  if #jobs < n or paused then next_due, next_lease = next_times() end
+  if #jobs < n or n == 0 then
+    next_due, next_lease = next_times()
+    if n > 0 then
+      redis.call('DEL', K_WAKE, K_SCHED)
+    else
+      redis.call('DEL', K_SCHED)
+    end
+  end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -769,7 +817,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "79773023e7c5beadbfa53b893fa1d7f3ab6cd569",
+    sha1: "110b9422e76894fd080ef34a0c0f4f2a60b71d15",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -782,8 +830,8 @@ return { codes, claimed }
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -809,7 +857,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "d0d3b1e8de579c39e76a4a523983324f31690847",
+    sha1: "92b4a9bf13e605d06784f0b457c15ce7dab51431",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -825,13 +873,14 @@ return {
            a duplicate id writes nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
            anything is written
-  Rings    the doorbell once when any new job is claimable now
+  Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
+           is the earliest scheduled one
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -915,6 +964,15 @@ local function ring_doorbell()
     redis.call('LTRIM', K_WAKE, 0, 63)
   end
 end
+-- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
+-- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
+-- its timer. Nothing is claimable yet, so the doorbell stays quiet.
+local function ring_sched_bell(ids)
+  local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
+  if head and ids[head] then
+    if redis.call('LPUSH', K_SCHED, '1') > 64 then redis.call('LTRIM', K_SCHED, 0, 63) end
+  end
+end
 
 local n = arg_int(ARGV[2], 'n', 1)
 local FIELDS = 8
@@ -931,7 +989,7 @@ local now = now_ms()
 local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 local batch = { order = {} }
 local reply = {}
-local scheduled = {}
+local scheduled, new_scheduled = {}, {}
 
 for i = 0, n - 1 do
   local b = 2 + i * FIELDS
@@ -970,6 +1028,7 @@ for i = 0, n - 1 do
     if state == 'scheduled' then
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
+      new_scheduled[id] = true
     else
       batch_push(batch, group, order, id)
     end
@@ -981,13 +1040,14 @@ end
 for i = 1, #scheduled, 1000 do
   redis.call('ZADD', K_SCHEDULED, unpack(scheduled, i, math.min(i + 999, #scheduled)))
 end
+if #scheduled > 0 then ring_sched_bell(new_scheduled) end
 if admit(batch) then ring_doorbell() end
 return reply
 `,
   },
   extend: {
     name: "extend",
-    sha1: "c9949cb3b19d6e23d7e4dc7c70bd01ee248c9216",
+    sha1: "43221645d2b0f8af50a40641b7846a6c5a11c660",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1003,8 +1063,8 @@ return reply
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1032,12 +1092,12 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
--- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
-local function hold(id, attempt)
-  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
-  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+local function hold(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
 end
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
@@ -1057,7 +1117,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "e4113a9f3f547e79fe8c85f5721e2afd31b36fec",
+    sha1: "3a5eacbdc17cf6b640e715975b1e660a16da6475",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1073,8 +1133,8 @@ return reply
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1094,12 +1154,12 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
--- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
-local function hold(id, attempt)
-  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
-  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+local function hold(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -1173,7 +1233,7 @@ return codes
   },
   getJob: {
     name: "getJob",
-    sha1: "e5e0586906d15e64ec96a734238a4ad23647ab4f",
+    sha1: "7a82784b3c454dcc0da315f36c92167cbfde0502",
     lua: `--[[
   get-job: one job's row.
 
@@ -1188,8 +1248,8 @@ return codes
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1225,7 +1285,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "f008438ce85732847b2762b60cbaab7325eb7570",
+    sha1: "8a7cd0b77719ed7d5eefa4e832f1c9d5c960dac1",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -1242,8 +1302,8 @@ return row
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1302,7 +1362,7 @@ return 1
   },
   listDead: {
     name: "listDead",
-    sha1: "6a49c82c5c30835a730fa6d04b59f03b282df794",
+    sha1: "3c29c5ffe5434957357ca827ca8ab66cf76bf8ab",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -1317,8 +1377,8 @@ return 1
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1348,7 +1408,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "51aaa151a4e0241e9cd252d1fb06f4ba18f1faf9",
+    sha1: "abfea37c275e89ee41eea61c07c16d6550ad8f10",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -1365,8 +1425,8 @@ return reply
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1470,7 +1530,7 @@ return 1
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "fee0421d540d81ecc295fd3f37aa45613218473b",
+    sha1: "acbace6bc73f15f50cf121c3ed019a37385320a1",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -1483,8 +1543,8 @@ return 1
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1497,7 +1557,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "81ad57a362c4f345d09087bf1be118c9567964e1",
+    sha1: "076b507f4095a3f9d265fc12a0da79dc2056f0e6",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -1508,8 +1568,8 @@ return paused
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1519,7 +1579,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "c250d5f58babd1be3e74de84efb3bf1ba2941f3b",
+    sha1: "87e50a83180a17c4e4c58df798416038b050e551",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -1535,8 +1595,8 @@ return redis.call('HSETNX', K_META, 'paused', 1)
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1646,7 +1706,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "fba0722afddc27d9361827140115d7191e386bd8",
+    sha1: "1952552346464ff66c716286ea11b0e88c6a3e89",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -1662,8 +1722,8 @@ return { moved, next_due }
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1816,7 +1876,7 @@ return { requeued, buried }
   },
   remove: {
     name: "remove",
-    sha1: "45df898cf30f7f80b9d95da5c99503296f324de4",
+    sha1: "dcf42f4ac05e5251013392015e94f9306ee144a1",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -1832,8 +1892,8 @@ return { requeued, buried }
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1918,7 +1978,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "c65644dbfb0ad683165ccfd110c130f6761db1e5",
+    sha1: "84875a1d7b5f934ce99d79d57f7d62930efee2b8",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here.
@@ -1934,8 +1994,8 @@ return 1
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2024,7 +2084,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "4c20edce5c184897849966c4b0bebcf053de2659",
+    sha1: "fd3640386b93d02a58dd78ebaca77b29d42458a9",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -2038,8 +2098,8 @@ return 1
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2081,7 +2141,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "db75549b0f53d9628757c4266efd5854553e4277",
+    sha1: "2c732efe34b42628630d77ce3fa6995eb99bdcc3",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -2093,8 +2153,8 @@ return resumed
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2114,7 +2174,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "953a518ca209e4bec7e2f26d76b6ae7c3b816b91",
+    sha1: "821eec808f2a4a7df826c63a0a4b9f99724e9fac",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -2128,13 +2188,13 @@ return resumed
            0 fenced off (nothing changed)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
-           claimable
+           claimable; the schedule bell when a retry is the earliest scheduled job
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2162,12 +2222,12 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The fence: the row of job \`id\` if it is active under lease token \`attempt\` (its attempts
--- count), else nil. Returns {attempts, group or false, max attempts, attempts base, backoff, score}.
-local function hold(id, attempt)
-  local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or tonumber(r[2]) ~= tonumber(attempt) then return nil end
-  return { tonumber(r[2]), r[3], tonumber(r[4]), tonumber(r[5] or '0'), r[6], r[7] }
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+local function hold(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -2214,9 +2274,13 @@ end
 -- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
 -- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
 -- itself using \`rand\` in [0, 1) supplied by the caller (Lua's PRNG is not random on every host).
+-- A spec it cannot read (a row edited by hand) backs off like the default spec, never "no delay":
+-- raising an error here would leave the retry half done.
 local function backoff_delay(spec, attempts, rand)
-  local kind, base, cap, jitter = string.match(spec or '', '^(%a),(%d+),(%d+),([%d.]+)$')
-  if not kind then return 0 end
+  local kind, base, cap, jitter = string.match(spec or '', '^([fe]),(%d+),(%d+),([%d.eE+-]+)$')
+  if not kind or not tonumber(jitter) then
+    kind, base, cap, jitter = 'e', '1000', '3600000', '0.2'
+  end
   local d = tonumber(base)
   if kind == 'e' then d = d * 2 ^ math.min(attempts - 1, 52) end
   d = math.min(d, tonumber(cap))
@@ -2273,6 +2337,15 @@ local function ring_doorbell()
     redis.call('LTRIM', K_WAKE, 0, 63)
   end
 end
+-- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
+-- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
+-- its timer. Nothing is claimable yet, so the doorbell stays quiet.
+local function ring_sched_bell(ids)
+  local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
+  if head and ids[head] then
+    if redis.call('LPUSH', K_SCHED, '1') > 64 then redis.call('LTRIM', K_SCHED, 0, 63) end
+  end
+end
 
 for i = 2, #ARGV, 5 do
   check_kind(ARGV[i])
@@ -2281,7 +2354,7 @@ end
 
 local now = now_ms()
 local codes, freed = {}, { order = {} }
-local batch = { order = {} }
+local batch, later = { order = {} }, {}
 for i = 2, #ARGV, 5 do
   local id, err = ARGV[i], ARGV[i + 2]
   local row = hold(id, ARGV[i + 1])
@@ -2300,6 +2373,7 @@ for i = 2, #ARGV, 5 do
       if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
       if delay > 0 then
         redis.call('ZADD', K_SCHEDULED, now + delay, id)
+        later[id] = true
         redis.call('HSET', key, 's', 'scheduled', 'e', err)
         codes[#codes + 1] = 1
       else
@@ -2314,12 +2388,13 @@ end
 local woke = free_slots(freed)
 if admit(batch) then woke = true end
 if woke then ring_doorbell() end
+if next(later) then ring_sched_bell(later) end
 return codes
 `,
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "572dc24ce221dabe4f9329882880134ea002f2be",
+    sha1: "5c143790cd918c474215a8ded2ae85eec8f778ea",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -2334,8 +2409,8 @@ return codes
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
-local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11]
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'

@@ -1,0 +1,113 @@
+import type { Job } from './job.js';
+
+/**
+ * A job handler: resolves to complete the job; throws or rejects to retry it with its backoff.
+ * Throw UnrecoverableError to send it straight to dead, RetryAfterError to retry after an exact
+ * delay. `signal` aborts when the consumer loses the lease, times the handler out, or stops.
+ *
+ * @example
+ * const handler: Handler<{ to: string }> = async (job, { signal }) => {
+ *   await fetch('https://mail.example/send', { method: 'POST', body: JSON.stringify(job.payload), signal });
+ * };
+ */
+export type Handler<Payload = unknown> = (job: Job<Payload>, context: HandlerContext) => Promise<void> | void;
+
+/** What a handler gets besides its job. */
+export interface HandlerContext {
+  /** Aborts when the lease is lost (fenced off), the handler times out, or the consumer stops. */
+  readonly signal: AbortSignal;
+}
+
+/** Thrown by a handler: the job fails for good and goes straight to dead, attempts left or not. */
+export class UnrecoverableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UnrecoverableError';
+  }
+}
+
+/** Thrown by a handler: retry after exactly `delayMs` instead of the job's backoff. */
+export class RetryAfterError extends Error {
+  constructor(
+    message: string,
+    readonly delayMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'RetryAfterError';
+  }
+}
+
+/** How a handler's run ended, as the settle scripts need it. */
+export type Outcome =
+  | { readonly kind: 'complete' }
+  | { readonly kind: 'retry'; readonly error: string; readonly delayMs?: number }
+  | { readonly kind: 'fail'; readonly error: string };
+
+/** The longest error text kept on a row. */
+const MAX_ERROR_CHARS = 4000;
+
+/** An error (or anything thrown) as the text a row keeps: name, message, first stack lines. */
+export function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const stack = error.stack ?? `${error.name}: ${error.message}`;
+    return stack.slice(0, MAX_ERROR_CHARS);
+  }
+  let text: string;
+  try {
+    text = typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
+  } catch {
+    text = String(error);
+  }
+  return `thrown: ${text}`.slice(0, MAX_ERROR_CHARS);
+}
+
+/** The outcome a thrown value stands for. */
+export function outcomeOf(error: unknown): Outcome {
+  if (error instanceof UnrecoverableError) return { kind: 'fail', error: errorText(error) };
+  if (error instanceof RetryAfterError && Number.isSafeInteger(error.delayMs) && error.delayMs >= 0) {
+    return { kind: 'retry', error: errorText(error), delayMs: error.delayMs };
+  }
+  return { kind: 'retry', error: errorText(error) };
+}
+
+/** Thrown into the outcome when a handler runs past its timeout. */
+export class HandlerTimeoutError extends Error {
+  constructor(readonly timeoutMs: number) {
+    super(`the handler ran past its timeout of ${timeoutMs} ms`);
+    this.name = 'HandlerTimeoutError';
+  }
+}
+
+/**
+ * Runs `handler` on `job` and says how it ended: a resolve completes; a throw, a rejection or
+ * running past `timeoutMs` (0 = no timeout) retries; UnrecoverableError fails for good. Never
+ * throws: nothing a handler does escapes into the loop that called it.
+ */
+export async function runHandler<Payload>(
+  handler: Handler<Payload>,
+  job: Job<Payload>,
+  options: { signal: AbortSignal; timeoutMs?: number; onTimeout?: () => void },
+): Promise<Outcome> {
+  const timeoutMs = options.timeoutMs ?? 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const run = Promise.resolve().then(() => handler(job, { signal: options.signal }));
+    if (timeoutMs > 0) {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          options.onTimeout?.();
+          reject(new HandlerTimeoutError(timeoutMs));
+        }, timeoutMs);
+      });
+      await Promise.race([run, timeout]);
+    } else {
+      await run;
+    }
+    return { kind: 'complete' };
+  } catch (error) {
+    return outcomeOf(error);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}
