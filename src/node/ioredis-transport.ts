@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { Reply, ScriptCall, Transport } from '../transport.js';
+import type { BlockingTransport, Reply, ScriptCall } from '../transport.js';
 
 type Settled = Array<Reply | Error>;
 
@@ -8,13 +8,15 @@ const settle = (results: Array<[Error | null, unknown]> | null): Settled =>
 
 /**
  * The core's Transport over ioredis (TCP). Several calls go out as one pipeline; a single call
- * as a plain command.
+ * as a plain command. `blpop` waits on a duplicate connection of its own, opened on first use.
  *
  * @example
  * const transport = IoredisTransport.connect(process.env.REDIS_URL!);
  * const queue = new Queue(transport, 'mail');
  */
-export class IoredisTransport implements Transport {
+export class IoredisTransport implements BlockingTransport {
+  private blocking: Redis | undefined;
+
   /**
    * @param redis the connection to use
    * @param owned whether close() should also quit `redis` (true when this transport opened it)
@@ -26,7 +28,7 @@ export class IoredisTransport implements Transport {
 
   /** A transport on a new connection to `url`, closed with the transport. */
   static connect(url: string, options: RedisOptions = {}): IoredisTransport {
-    return new IoredisTransport(new Redis(url, { protocol: 2, ...options }), true);
+    return new IoredisTransport(quiet(new Redis(url, { protocol: 2, ...options })), true);
   }
 
   evalsha(calls: readonly ScriptCall[]): Promise<Settled> {
@@ -41,7 +43,27 @@ export class IoredisTransport implements Transport {
     await this.redis.ping();
   }
 
+  async blpop(keys: readonly string[], timeoutMs: number): Promise<string | null> {
+    // blockingTimeout arms a client-side deadline (timeout + grace): a connection that died
+    // silently must not park us forever.
+    const blocking = (this.blocking ??= quiet(this.redis.duplicate({ blockingTimeout: 60_000 })));
+    try {
+      const reply = await blocking.blpop(...(keys as string[]), Math.max(timeoutMs, 1) / 1000);
+      return reply ? reply[0] : null;
+    } catch (error) {
+      if (this.blocking !== blocking) return null; // interrupted
+      throw error;
+    }
+  }
+
+  interrupt(): void {
+    const blocking = this.blocking;
+    this.blocking = undefined;
+    blocking?.disconnect();
+  }
+
   async close(): Promise<void> {
+    this.interrupt();
     if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
   }
 
@@ -59,4 +81,13 @@ export class IoredisTransport implements Transport {
     for (const call of calls) pipeline.call(head(call)[0], argv(call));
     return settle(await pipeline.exec());
   }
+}
+
+/**
+ * ioredis prints connection errors to stderr unless someone listens; ours surface where they
+ * matter, as the rejected command, so the connection's own error events are dropped.
+ */
+function quiet(redis: Redis): Redis {
+  redis.on('error', () => {});
+  return redis;
 }

@@ -1,0 +1,400 @@
+import { performance } from 'node:perf_hooks';
+import { InvalidArgumentError } from '../errors.js';
+import type { Outcome } from '../handler.js';
+import type { Job } from '../job.js';
+import type { Claimed, Queue } from '../queue.js';
+import type { RetryOutcome, ScriptOp } from '../scripts.js';
+import type { BlockingTransport } from '../transport.js';
+
+/** What a consumer tells about the jobs it runs. A hook that throws is ignored. */
+export interface ConsumerHooks<Payload> {
+  onStarted?(job: Job<Payload>): void;
+  onCompleted?(job: Job<Payload>, info: { durationMs: number }): void;
+  /** A failed attempt that will run again: `outcome` says whether now or after a delay. */
+  onRetried?(job: Job<Payload>, info: { durationMs: number; error: string; outcome: 'pending' | 'scheduled' }): void;
+  onDead?(job: Job<Payload>, info: { durationMs: number; error: string }): void;
+  /** The consumer lost the job's lease (it was reaped or removed): its result was not recorded. */
+  onFenced?(job: Job<Payload>): void;
+  /** Redis trouble or a failed settle: the consumer backs off and goes on. */
+  onError?(error: unknown): void;
+}
+
+/** Options every parked consumer takes. */
+export interface ParkedLoopOptions<Payload> {
+  /** Lease per claim in ms, renewed while a job runs (default 30,000). */
+  readonly leaseMs?: number;
+  /** The longest park between beats (reap, promote, claim) in ms (default 5,000). */
+  readonly beatMs?: number;
+  /** A handler running longer than this is aborted and retried (ms; default 0 = no timeout). */
+  readonly timeoutMs?: number;
+  /** How often leases are renewed (default a third of the lease). */
+  readonly renewMs?: number;
+  /** How long stop() waits for jobs in hand by default (ms; default 10,000). */
+  readonly stopTimeoutMs?: number;
+  readonly hooks?: ConsumerHooks<Payload>;
+}
+
+/** A job this consumer holds a lease on. */
+export interface HeldJob<Payload> {
+  readonly job: Job<Payload>;
+  readonly controller: AbortController;
+  readonly startedAt: number;
+  /** The lease was lost: nothing about this job may be recorded any more. */
+  fenced: boolean;
+  /** stop() gave up on it: its lease lapses and it is reaped. */
+  abandoned: boolean;
+}
+
+/** Thrown into a held job's signal when its lease is lost. */
+export class LeaseLostError extends Error {
+  constructor(readonly jobId: string) {
+    super(`the lease of ${jobId} was lost (reaped or removed): stop working on it`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/** Thrown into held jobs' signals when stop() runs out of time. */
+export class ConsumerStoppedError extends Error {
+  constructor() {
+    super('the consumer stopped before the job finished');
+    this.name = 'ConsumerStoppedError';
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** What ended a park. */
+type Wake = 'claim' | 'beat';
+
+/**
+ * The parked consumer's loop, shared by Consumer and BatchConsumer: beat (reap, promote, claim),
+ * claim while slots are free, and with free slots and nothing to claim, park on the doorbell
+ * (`BLPOP wake sched`) until a token, the beat, or a local timer for the next due job or lease
+ * deadline. It never busy-waits, and nothing a handler or Redis does ends it: errors back off.
+ * Subclasses say how many jobs they can take and how they run them.
+ */
+export abstract class ParkedLoop<Payload> {
+  protected readonly held = new Map<string, HeldJob<Payload>>();
+  protected readonly leaseMs: number;
+  protected readonly timeoutMs: number;
+  private readonly beatMs: number;
+  private readonly renewMs: number;
+  private readonly stopTimeoutMs: number;
+  private readonly hooks: ConsumerHooks<Payload>;
+  private readonly bells: readonly string[];
+  private readonly runs = new Set<Promise<void>>();
+  private loopDone: Promise<void> | undefined;
+  private stopping = false;
+  private slotWaiter: (() => void) | undefined;
+  private lastBeatAt = 0;
+  /** Server ms minus performance.now(), from the last reply that carried the server time. */
+  private serverOffset = 0;
+  private dueTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  private leaseTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  private renewTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    protected readonly transport: BlockingTransport,
+    readonly queue: Queue<Payload>,
+    options: ParkedLoopOptions<Payload>,
+  ) {
+    this.leaseMs = positive('leaseMs', options.leaseMs ?? 30_000);
+    this.beatMs = positive('beatMs', options.beatMs ?? 5_000);
+    this.timeoutMs = options.timeoutMs ?? 0;
+    this.renewMs = positive('renewMs', options.renewMs ?? Math.max(1, Math.floor(this.leaseMs / 3)));
+    this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+    this.hooks = options.hooks ?? {};
+    this.bells = [queue.scripts.keys.key('wake'), queue.scripts.keys.key('sched')];
+  }
+
+  /** How many jobs to claim now (0 when every slot is taken). */
+  protected abstract capacity(): number;
+
+  /** Starts running claimed jobs; each must end in `settle`. */
+  protected abstract dispatch(jobs: Array<Job<Payload>>): void;
+
+  /** Whether the loop runs (started and not stopped). */
+  get running(): boolean {
+    return this.loopDone !== undefined && !this.stopping;
+  }
+
+  /** How many jobs are in hand. */
+  get inFlight(): number {
+    return this.held.size;
+  }
+
+  /** Starts the loop; returns at once. */
+  start(): this {
+    if (this.loopDone) return this;
+    this.stopping = false;
+    this.renewTimer = setInterval(() => void this.renew(), this.renewMs);
+    this.loopDone = this.loop();
+    return this;
+  }
+
+  /**
+   * Stops claiming at the settle point, waits up to `timeoutMs` for jobs in hand to finish, then
+   * aborts the rest (their leases lapse and they are reaped and run again) and releases the
+   * doorbell connection. A parked consumer stops at once.
+   */
+  async stop(timeoutMs = this.stopTimeoutMs): Promise<void> {
+    if (!this.loopDone) return;
+    this.stopping = true;
+    this.clearTimers();
+    this.transport.interrupt();
+    this.slotWaiter?.();
+    await this.loopDone;
+    if (this.runs.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.runs]),
+        new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    for (const h of this.held.values()) {
+      h.abandoned = true;
+      h.controller.abort(new ConsumerStoppedError());
+    }
+    this.held.clear();
+    clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+    this.transport.interrupt();
+    this.loopDone = undefined;
+  }
+
+  /** Takes a lease's job into hand. */
+  protected track(job: Job<Payload>, controller = new AbortController()): HeldJob<Payload> {
+    const h: HeldJob<Payload> = { job, controller, startedAt: performance.now(), fenced: false, abandoned: false };
+    this.held.set(job.id, h);
+    this.hook('onStarted', job);
+    return h;
+  }
+
+  /** Keeps a running job's promise so stop() can wait for it. */
+  protected keep(run: Promise<void>): void {
+    const kept = run.catch((error: unknown) => this.hook('onError', error));
+    this.runs.add(kept);
+    void kept.finally(() => this.runs.delete(kept));
+  }
+
+  /**
+   * Records how held jobs ended: completes, retries and fails in one round trip, retrying that
+   * round trip while the leases last if Redis is away. Frees their slots.
+   */
+  protected async settle(entries: ReadonlyArray<{ held: HeldJob<Payload>; outcome: Outcome }>): Promise<void> {
+    const live = entries.filter((e) => !e.held.fenced && !e.held.abandoned);
+    try {
+      if (live.length > 0) await this.record(live);
+    } finally {
+      for (const { held } of entries) {
+        if (this.held.get(held.job.id) === held) this.held.delete(held.job.id);
+        if (held.fenced && !held.abandoned) this.hook('onFenced', held.job);
+      }
+      this.slotFreed();
+    }
+  }
+
+  /** Tells a loop waiting for a free slot to look again: call whenever capacity() may have grown. */
+  protected slotFreed(): void {
+    this.slotWaiter?.();
+  }
+
+  private async record(entries: ReadonlyArray<{ held: HeldJob<Payload>; outcome: Outcome }>): Promise<void> {
+    const scripts = this.queue.scripts;
+    const completes = entries.filter((e) => e.outcome.kind === 'complete');
+    const retries = entries.flatMap((e) => (e.outcome.kind === 'retry' ? [{ ...e, outcome: e.outcome }] : []));
+    const fails = entries.flatMap((e) => (e.outcome.kind === 'fail' ? [{ ...e, outcome: e.outcome }] : []));
+    const ops: Array<ScriptOp<unknown>> = [];
+    if (completes.length > 0) {
+      ops.push(scripts.completeOp(completes.map((e) => held(e.held)), { keepMs: this.queue.keepCompletedMs }));
+    }
+    if (retries.length > 0) {
+      ops.push(
+        scripts.retryOp(
+          retries.map((e) => ({ ...held(e.held), error: e.outcome.error, ...(e.outcome.delayMs === undefined ? {} : { delayMs: e.outcome.delayMs }) })),
+        ),
+      );
+    }
+    if (fails.length > 0) ops.push(scripts.failOp(fails.map((e) => ({ ...held(e.held), error: e.outcome.error }))));
+
+    const giveUpAt = performance.now() + this.leaseMs;
+    let replies: unknown[];
+    for (let failures = 0; ; failures++) {
+      try {
+        replies = await scripts.runOps(ops);
+        break;
+      } catch (error) {
+        this.hook('onError', error);
+        // The lease will lapse and the job run again: at least once, never lost.
+        if (performance.now() > giveUpAt || this.stopping) return;
+        await sleep(backoffMs(failures));
+      }
+    }
+    let next = 0;
+    if (completes.length > 0) {
+      const { completed } = replies[next++] as { completed: boolean[] };
+      completes.forEach((e, i) => {
+        if (completed[i]) this.hook('onCompleted', e.held.job, { durationMs: durationOf(e.held) });
+        else e.held.fenced = true;
+      });
+    }
+    if (retries.length > 0) {
+      const outcomes = replies[next++] as RetryOutcome[];
+      retries.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
+    }
+    if (fails.length > 0) {
+      const outcomes = replies[next++] as Array<'dead' | 'fenced'>;
+      fails.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
+    }
+  }
+
+  private afterRetry(h: HeldJob<Payload>, outcome: RetryOutcome, error: string): void {
+    const durationMs = durationOf(h);
+    if (outcome === 'fenced') h.fenced = true;
+    else if (outcome === 'dead') this.hook('onDead', h.job, { durationMs, error });
+    else this.hook('onRetried', h.job, { durationMs, error, outcome });
+  }
+
+  private async loop(): Promise<void> {
+    let wake: Wake = 'beat';
+    for (let failures = 0; !this.stopping; ) {
+      const want = this.capacity();
+      if (want === 0) {
+        await new Promise<void>((resolve) => (this.slotWaiter = resolve));
+        this.slotWaiter = undefined;
+        continue;
+      }
+      let claimed: Claimed<Payload>;
+      try {
+        const t0 = performance.now();
+        claimed =
+          wake === 'beat'
+            ? await this.queue.beat({ n: want, leaseMs: this.leaseMs })
+            : await this.queue.claim(want, this.leaseMs);
+        this.serverOffset = claimed.now - (t0 + performance.now()) / 2;
+        if (wake === 'beat') this.lastBeatAt = performance.now();
+        failures = 0;
+      } catch (error) {
+        if (this.stopping) break;
+        this.hook('onError', error);
+        wake = 'beat';
+        await sleep(backoffMs(failures++));
+        continue;
+      }
+      if (claimed.jobs.length > 0) this.dispatch(claimed.jobs);
+      if (claimed.jobs.length === want || this.stopping) {
+        wake = 'claim';
+        continue;
+      }
+      this.armTimers(claimed.nextDueAt, claimed.nextLeaseEnd);
+      try {
+        wake = await this.park();
+      } catch (error) {
+        if (this.stopping) break;
+        this.hook('onError', error);
+        wake = 'beat';
+        await sleep(backoffMs(failures++));
+      }
+    }
+  }
+
+  /** Waits on the doorbell for what is left of the beat: a wake token claims, anything else beats. */
+  private async park(): Promise<Wake> {
+    const left = this.beatMs - (performance.now() - this.lastBeatAt);
+    if (left <= 1) return 'beat';
+    const bell = await this.transport.blpop(this.bells, left);
+    return bell === this.bells[0] ? 'claim' : 'beat';
+  }
+
+  private serverNow(): number {
+    return performance.now() + this.serverOffset;
+  }
+
+  /**
+   * Local timers for the next due job and the next lease deadline: Redis wakes a blocked BLPOP
+   * on timeout only at its hz tick, so promotion and reaping run on our own timers. The tick
+   * promotes or reaps, which rings the doorbell for whoever is parked.
+   */
+  private armTimers(nextDueAt: number | null, nextLeaseEnd: number | null): void {
+    if (this.stopping) return;
+    if (nextDueAt !== null && (!this.dueTimer || nextDueAt < this.dueTimer.at)) {
+      if (this.dueTimer) clearTimeout(this.dueTimer.timer);
+      const timer = setTimeout(() => {
+        this.dueTimer = undefined;
+        void this.tick();
+      }, Math.max(0, nextDueAt - this.serverNow() + 1));
+      this.dueTimer = { at: nextDueAt, timer };
+    }
+    if (nextLeaseEnd !== null && (!this.leaseTimer || nextLeaseEnd < this.leaseTimer.at)) {
+      if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
+      const timer = setTimeout(() => {
+        this.leaseTimer = undefined;
+        void this.tick();
+      }, Math.max(0, nextLeaseEnd - this.serverNow() + 1));
+      this.leaseTimer = { at: nextLeaseEnd, timer };
+    }
+  }
+
+  /** Reap and promote without claiming; re-arm the timers from what it saw. */
+  private async tick(): Promise<void> {
+    if (this.stopping) return;
+    try {
+      const t0 = performance.now();
+      const seen = await this.queue.beat({ n: 0, leaseMs: this.leaseMs });
+      this.serverOffset = seen.now - (t0 + performance.now()) / 2;
+      this.armTimers(seen.nextDueAt, seen.nextLeaseEnd);
+    } catch (error) {
+      this.hook('onError', error);
+    }
+  }
+
+  /** Renews every held lease in one call; a job whose renewal is fenced off is aborted. */
+  private async renew(): Promise<void> {
+    const live = [...this.held.values()].filter((h) => !h.fenced && !h.abandoned);
+    if (live.length === 0) return;
+    try {
+      const deadlines = await this.queue.extend(live.map(held), this.leaseMs);
+      live.forEach((h, i) => {
+        if (deadlines[i] === null && !h.fenced) {
+          h.fenced = true;
+          h.controller.abort(new LeaseLostError(h.job.id));
+        }
+      });
+    } catch (error) {
+      this.hook('onError', error);
+    }
+  }
+
+  private clearTimers(): void {
+    if (this.dueTimer) clearTimeout(this.dueTimer.timer);
+    if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
+    this.dueTimer = this.leaseTimer = undefined;
+  }
+
+  protected hook<K extends keyof ConsumerHooks<Payload>>(
+    name: K,
+    ...args: Parameters<NonNullable<ConsumerHooks<Payload>[K]>>
+  ): void {
+    try {
+      (this.hooks[name] as ((...a: typeof args) => void) | undefined)?.(...args);
+    } catch {
+      // a hook must never stop the loop
+    }
+  }
+}
+
+const held = <P>(h: HeldJob<P>): { id: string; token: number } => ({ id: h.job.id, token: h.job.token });
+const durationOf = <P>(h: HeldJob<P>): number => performance.now() - h.startedAt;
+
+/** 100 ms doubling to 5 s, with jitter, after `failures` failures in a row. */
+function backoffMs(failures: number): number {
+  const base = Math.min(5_000, 100 * 2 ** failures);
+  return base / 2 + Math.random() * (base / 2);
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 1) throw new InvalidArgumentError(`${name} must be a number >= 1, got ${value}`);
+  return value;
+}
+

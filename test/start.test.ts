@@ -1,0 +1,28 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..');
+
+describe('npm start', () => {
+  it('brings up a private Redis and a consumer, runs the whole demo mix, and cleans up', async () => {
+    // REDIS_URL unset: the stack must start its own redis-server
+    const env = { ...process.env };
+    delete env.REDIS_URL;
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'examples', 'local-stack.ts'), '--once'], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, out).toBe(0);
+    const pid = /\(pid (\d+)\)/.exec(out)?.[1];
+    expect(pid, out).toBeDefined();
+    expect(() => process.kill(Number(pid), 0)).toThrow(); // its redis-server is gone
+    const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
+    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 17 });
+  }, 30_000);
+});
