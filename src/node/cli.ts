@@ -88,8 +88,8 @@ async function consume(args: string[]): Promise<number> {
   if (!values.handler) throw new UsageError('consume needs --handler <module>');
   const handler = await loadHandler(values.handler);
   const log = values.quiet ? () => {} : (line: string) => process.stderr.write(`[emq] ${line}\n`);
-  // The consumer's connection retries for ever: Redis going away is backed off, never fatal.
-  const transport = IoredisTransport.connect(redisUrl());
+  // The consumer's connection reconnects for ever: Redis going away is backed off, never fatal.
+  const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
   const queue = new Queue(transport, queueName);
   const consumer = new Consumer(transport, queue, handler, {
     concurrency: intOption(values, 'concurrency') ?? 1,

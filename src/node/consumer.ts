@@ -49,7 +49,9 @@ export class Consumer<Payload = unknown> extends ParkedLoop<Payload> {
     handler: Handler<P>,
     options: ConsumerOptions<P> & { queue?: QueueOptions } = {},
   ): Consumer<P> {
-    const transport = IoredisTransport.connect(url);
+    // Calls fail after two reconnect attempts instead of queueing for ever: the loop then backs
+    // off on its own schedule, and stop() is never held up by a Redis that went away.
+    const transport = IoredisTransport.connect(url, { maxRetriesPerRequest: 2 });
     return new Consumer<P>(transport, new Queue<P>(transport, queue, options.queue), handler, { ...options, ownsTransport: true });
   }
 

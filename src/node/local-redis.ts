@@ -18,6 +18,8 @@ export interface LocalRedis {
 export interface LocalRedisOptions {
   /** Where REDIS_URL is read from (default process.env). */
   readonly env?: Record<string, string | undefined>;
+  /** The port to listen on (default: a free one). */
+  readonly port?: number;
   /** Extra redis-server arguments, e.g. ['--appendonly', 'yes']. */
   readonly args?: readonly string[];
   /** Allow `apt-get install redis-server` when no binary exists on Debian or Ubuntu as root (default true). */
@@ -134,7 +136,7 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
 
   const dir = mkdtempSync(join(tmpdir(), 'echomq-redis-'));
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...(options.args ?? [])];
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
@@ -149,7 +151,7 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
     } catch (error) {
       child.kill('SIGKILL');
       process.off('exit', killOnExit);
-      if (attempt < 2 && /Address already in use/.test(output)) continue;
+      if (attempt < 2 && options.port === undefined && /Address already in use/.test(output)) continue;
       rmSync(dir, { recursive: true, force: true });
       throw error;
     }

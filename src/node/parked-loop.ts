@@ -143,15 +143,12 @@ export abstract class ParkedLoop<Payload> {
     this.clearTimers();
     this.transport.interrupt();
     this.slotWaiter?.();
-    await this.loopDone;
-    if (this.runs.size > 0) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.runs]),
-        new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-      ]);
-      clearTimeout(timer);
-    }
+    // The loop may be waiting on a call to a Redis that is away: it ends when that call fails,
+    // and stop() does not wait past its timeout for it, nor for the jobs in hand.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled([this.loopDone, ...this.runs]), timeout]);
+    clearTimeout(timer);
     for (const h of this.held.values()) {
       h.abandoned = true;
       h.controller.abort(new ConsumerStoppedError());
@@ -282,6 +279,8 @@ export abstract class ParkedLoop<Payload> {
         await sleep(backoffMs(failures++));
         continue;
       }
+      // stopped while the claim was in flight: leave the jobs to their leases (reaped, run again)
+      if (this.stopping) break;
       if (claimed.jobs.length > 0) this.dispatch(claimed.jobs);
       if (claimed.jobs.length === want || this.stopping) {
         wake = 'claim';
