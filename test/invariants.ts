@@ -1,0 +1,372 @@
+/**
+ * The keyspace invariant checker: reads every key of one queue in a single atomic step and lists
+ * each way the state breaks the invariants of the design (docs: DESIGN.md, "Keyspace" and
+ * "Invariants"). An empty list means the queue's state is consistent.
+ *
+ * It is meant for any suite that drives a queue and wants to know the state is still whole after
+ * each step: the property tests over random interleavings, and the fault-injection suite (killed
+ * consumers, Redis restarts, REST faults), which may call it while consumers still run, because
+ * the snapshot is taken inside one Lua script and so sees one instant of the queue.
+ *
+ * Usage:
+ * ```ts
+ * expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+ * ```
+ *
+ * Or in two steps, to inspect the snapshot too:
+ * ```ts
+ * const snap = await snapshotQueue(redis.raw, queue.name);
+ * expect(findViolations(snap)).toEqual([]);
+ * ```
+ */
+import type { Redis } from 'ioredis';
+import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
+
+/** The ring entry that stands for ungrouped work (the pending zset). */
+export const UNGROUPED = '*';
+
+/** The doorbell's cap: `wake` never holds more tokens than this. */
+export const WAKE_CAP = 64;
+
+/** A Redis key type as `TYPE` names it. */
+type KeyType = 'hash' | 'zset' | 'list' | 'set' | 'string' | 'stream' | 'none';
+
+/**
+ * The type of each fixed key the checker knows. A fixed key of the keyspace missing here (one
+ * added later) is read but not type-checked, so the checker keeps working as the keyspace grows.
+ */
+const FIXED_TYPES: Readonly<Record<string, KeyType>> = {
+  meta: 'hash',
+  pending: 'zset',
+  ring: 'list',
+  active: 'zset',
+  scheduled: 'zset',
+  dead: 'zset',
+  wake: 'list',
+  gpaused: 'set',
+  glimit: 'hash',
+  gactive: 'hash',
+  groups: 'set',
+  sched: 'list',
+};
+
+/** The bells: token lists a parked consumer blocks on, each capped at {@link WAKE_CAP} tokens `1`. */
+const BELLS = ['wake', 'sched'] as const;
+
+/**
+ * Every key of a queue as one consistent picture. zsets map member -> score; hashes map field ->
+ * value; absent keys read as empty.
+ */
+export interface QueueSnapshot {
+  readonly queue: string;
+  /** The server's clock when the snapshot was taken (ms). */
+  readonly now: number;
+  /** Job rows by id (`JOB:...`): the `emq:{q}:job:<id>` hashes. */
+  readonly rows: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** Ungrouped claimable jobs: id -> order score. */
+  readonly pending: ReadonlyMap<string, number>;
+  /** Each group's claimable jobs (`emq:{q}:lane:<g>`): group -> (id -> order score). */
+  readonly lanes: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /** Leased jobs: id -> lease deadline (ms). */
+  readonly active: ReadonlyMap<string, number>;
+  /** Delayed or backing-off jobs: id -> due time (ms). */
+  readonly scheduled: ReadonlyMap<string, number>;
+  /** Dead jobs: id -> when they died (ms). */
+  readonly dead: ReadonlyMap<string, number>;
+  /** The ring, head first. */
+  readonly ring: readonly string[];
+  /** The doorbell tokens. */
+  readonly wake: readonly string[];
+  /** Tokens of every bell list the snapshot found (`wake`, and `sched` where the keyspace has it). */
+  readonly bells: ReadonlyMap<string, readonly string[]>;
+  readonly meta: Readonly<Record<string, string>>;
+  readonly gpaused: ReadonlySet<string>;
+  /** Raw stored limits: group -> value. */
+  readonly glimit: Readonly<Record<string, string>>;
+  /** Raw stored active counts: group -> value. */
+  readonly gactive: Readonly<Record<string, string>>;
+  readonly groups: ReadonlySet<string>;
+  /** Keys holding a type other than the one the keyspace gives them: key -> actual type. */
+  readonly wrongTypes: ReadonlyMap<string, string>;
+}
+
+/**
+ * One atomic read of a queue's keys. It declares the queue's fixed keys (so on a cluster it runs
+ * on the node of the queue's slot), then SCANs `emq:{q}:*` (every key of the queue shares the
+ * `{q}` hash tag, so they all live on that node) and reads each key by its type. Streams and
+ * strings are reported by type only. Reply: { now, {key, type, {values...}}, ... }.
+ */
+const SNAPSHOT_LUA = `
+local pattern = ARGV[1] .. '*'
+local t = redis.call('TIME')
+local out = { tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) }
+local seen = {}
+local cursor = '0'
+repeat
+  local r = redis.call('SCAN', cursor, 'MATCH', pattern, 'COUNT', 1000)
+  cursor = r[1]
+  for _, k in ipairs(r[2]) do
+    if not seen[k] then
+      seen[k] = true
+      local kind = redis.call('TYPE', k)['ok']
+      local v = {}
+      if kind == 'hash' then v = redis.call('HGETALL', k)
+      elseif kind == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
+      elseif kind == 'list' then v = redis.call('LRANGE', k, 0, -1)
+      elseif kind == 'set' then v = redis.call('SMEMBERS', k)
+      end
+      out[#out + 1] = { k, kind, v }
+    end
+  end
+until cursor == '0'
+return out
+`;
+
+const pairs = (flat: readonly string[]): Array<[string, string]> => {
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
+};
+
+const asStrings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.map((v) => (typeof v === 'string' ? v : String(v))) : [];
+
+/**
+ * Reads every key of queue `queueName` in one Lua script, so the picture is of one instant even
+ * while other clients work on the queue. The script SCANs the database for the queue's prefix, so
+ * its cost grows with the database's key count (a few ms per ten thousand keys): fine for tests,
+ * not for production.
+ *
+ * @param raw an ioredis client (RESP2) on the queue's Redis
+ * @param queueName the queue's name (not its key prefix)
+ */
+export async function snapshotQueue(raw: Redis, queueName: string): Promise<QueueSnapshot> {
+  const ks = keyspace(queueName);
+  const reply = (await raw.eval(SNAPSHOT_LUA, ks.fixed.length, ...ks.fixed, ks.prefix)) as unknown;
+  if (!Array.isArray(reply)) throw new Error(`snapshot: unexpected reply ${JSON.stringify(reply)}`);
+  const [nowRaw, ...entries] = reply as unknown[];
+
+  const rows = new Map<string, Record<string, string>>();
+  const lanes = new Map<string, Map<string, number>>();
+  const fixed = new Map<string, { type: string; values: string[] }>();
+  const wrongTypes = new Map<string, string>();
+
+  for (const entry of entries) {
+    const [key, type, rawValues] = entry as [string, string, unknown];
+    const values = asStrings(rawValues);
+    const rest = key.slice(ks.prefix.length);
+    if ((FIXED_KEYS as readonly string[]).includes(rest)) {
+      const expected = FIXED_TYPES[rest];
+      if (expected !== undefined && type !== expected) wrongTypes.set(key, type);
+      else fixed.set(rest, { type, values });
+    } else if (rest.startsWith('job:')) {
+      if (type !== 'hash') wrongTypes.set(key, type);
+      else rows.set(rest.slice(4), Object.fromEntries(pairs(values)));
+    } else if (rest.startsWith('lane:')) {
+      if (type !== 'zset') wrongTypes.set(key, type);
+      else lanes.set(rest.slice(5), new Map(pairs(values).map(([m, s]) => [m, Number(s)])));
+    }
+    // anything else (the events stream, keys of later features) is not this checker's business
+  }
+
+  const values = (name: string): string[] => fixed.get(name)?.values ?? [];
+  const zset = (name: FixedKey): Map<string, number> => new Map(pairs(values(name)).map(([m, s]) => [m, Number(s)]));
+  const hash = (name: FixedKey): Record<string, string> => Object.fromEntries(pairs(values(name)));
+
+  return {
+    queue: queueName,
+    now: Number(nowRaw),
+    rows,
+    pending: zset('pending'),
+    lanes,
+    active: zset('active'),
+    scheduled: zset('scheduled'),
+    dead: zset('dead'),
+    ring: values('ring'),
+    wake: values('wake'),
+    bells: new Map(BELLS.filter((b) => fixed.has(b)).map((b) => [b, values(b)])),
+    meta: hash('meta'),
+    gpaused: new Set(values('gpaused')),
+    glimit: hash('glimit'),
+    gactive: hash('gactive'),
+    groups: new Set(values('groups')),
+    wrongTypes,
+  };
+}
+
+/** Where a job id was found: one of the claimable/leased/waiting/dead structures. */
+type Place = { kind: 'pending' } | { kind: 'lane'; group: string } | { kind: 'scheduled' | 'active' | 'dead' };
+
+const placeName = (p: Place): string => (p.kind === 'lane' ? `lane:${p.group}` : p.kind);
+
+/** The row state each place requires. */
+const STATE_OF: Record<Place['kind'], string> = {
+  pending: 'pending',
+  lane: 'pending',
+  scheduled: 'scheduled',
+  active: 'active',
+  dead: 'dead',
+};
+
+const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead']);
+
+const isCount = (value: string | undefined): boolean => value !== undefined && /^\d+$/.test(value);
+
+/**
+ * Whether ring entry `entry` belongs on the ring in `snap`: its lane (or pending, for `*`) is
+ * non-empty and, for a group, the group is not paused and is below its limit when it has one.
+ * The queue's own paused flag does not matter: the ring describes the lanes, claim checks pause.
+ */
+export function serviceable(snap: QueueSnapshot, entry: string): boolean {
+  if (entry === UNGROUPED) return snap.pending.size > 0;
+  if ((snap.lanes.get(entry)?.size ?? 0) === 0) return false;
+  if (snap.gpaused.has(entry)) return false;
+  const limit = snap.glimit[entry];
+  if (limit === undefined) return true;
+  return Number(snap.gactive[entry] ?? '0') < Number(limit);
+}
+
+/**
+ * Every violation of the keyspace invariants in `snap`, as readable sentences naming the job,
+ * group or key. Empty when the state is consistent. The checks:
+ *
+ * - (a) placement: every job id is in exactly one of pending / one lane / scheduled / active /
+ *   dead, or in none and then its row says `completed` (or the row is gone). A job in a place
+ *   has a row, and the row's `s` agrees: `pending` for pending and lanes, `scheduled`, `active`,
+ *   `dead`. A job in lane g has `g` = g in its row; a job in pending has no `g`. A claimable job's
+ *   score equals its row's order `o` (priority, then arrival). Ids are `JOB:` ids; rows carry a
+ *   known state.
+ * - (b) group counts: `gactive[g]` equals the number of active jobs whose row has group g (absent
+ *   means 0; a stored value is a non-negative integer). `glimit` values are non-negative integers.
+ * - (c) the ring: each entry at most once, and an entry is on the ring iff it is serviceable
+ *   (see {@link serviceable}).
+ * - (d) the bells: `wake` (and `sched`, the schedule bell, where the keyspace has one) hold at
+ *   most 64 tokens, each `1`.
+ * - (e) bookkeeping: every key has the type the keyspace gives it, and every group with a lane is
+ *   in `groups` (the counts read lanes through that set).
+ */
+export function findViolations(snap: QueueSnapshot): string[] {
+  const out: string[] = [];
+
+  // (e) key types
+  for (const [key, type] of snap.wrongTypes) out.push(`key ${key} has type ${type}, not the keyspace's`);
+
+  // (a) placement
+  const places = new Map<string, Place[]>();
+  const at = (id: string, place: Place): void => {
+    const list = places.get(id);
+    if (list) list.push(place);
+    else places.set(id, [place]);
+  };
+  for (const id of snap.pending.keys()) at(id, { kind: 'pending' });
+  for (const [group, lane] of snap.lanes) for (const id of lane.keys()) at(id, { kind: 'lane', group });
+  for (const id of snap.scheduled.keys()) at(id, { kind: 'scheduled' });
+  for (const id of snap.active.keys()) at(id, { kind: 'active' });
+  for (const id of snap.dead.keys()) at(id, { kind: 'dead' });
+
+  const ids = new Set<string>([...places.keys(), ...snap.rows.keys()]);
+  for (const id of [...ids].sort()) {
+    const row = snap.rows.get(id);
+    const found = places.get(id) ?? [];
+    if (!id.startsWith('JOB:')) out.push(`${id}: not a JOB: id`);
+    if (row && !STATES.has(row.s ?? '')) out.push(`${id}: row state ${JSON.stringify(row.s)} is not a job state`);
+    if (found.length > 1) {
+      out.push(`${id}: in ${found.length} places at once: ${found.map(placeName).join(', ')}`);
+      continue;
+    }
+    const place = found[0];
+    if (!place) {
+      if (row && row.s !== 'completed') out.push(`${id}: in no set, but its row says ${JSON.stringify(row.s)}`);
+      continue;
+    }
+    if (!row) {
+      out.push(`${id}: in ${placeName(place)} but has no row`);
+      continue;
+    }
+    if (row.s !== STATE_OF[place.kind]) {
+      out.push(`${id}: in ${placeName(place)} but its row says ${JSON.stringify(row.s)}`);
+    }
+    if (place.kind === 'lane' && row.g !== place.group) {
+      out.push(`${id}: in lane:${place.group} but its row has group ${JSON.stringify(row.g)}`);
+    }
+    if (place.kind === 'pending' && row.g !== undefined) {
+      out.push(`${id}: in pending (ungrouped) but its row has group ${JSON.stringify(row.g)}`);
+    }
+    if (place.kind === 'pending' || place.kind === 'lane') {
+      const score = place.kind === 'pending' ? snap.pending.get(id) : snap.lanes.get(place.group)?.get(id);
+      if (score !== Number(row.o)) {
+        out.push(`${id}: claimable with score ${String(score)} but its row's order is ${JSON.stringify(row.o)}`);
+      }
+    }
+  }
+
+  // (b) group active counts
+  const counted = new Map<string, number>();
+  for (const id of snap.active.keys()) {
+    const g = snap.rows.get(id)?.g;
+    if (g !== undefined) counted.set(g, (counted.get(g) ?? 0) + 1);
+  }
+  for (const g of new Set([...counted.keys(), ...Object.keys(snap.gactive)])) {
+    const stored = snap.gactive[g];
+    if (stored !== undefined && !isCount(stored)) {
+      out.push(`group ${g}: gactive holds ${JSON.stringify(stored)}, not a count`);
+      continue;
+    }
+    const want = counted.get(g) ?? 0;
+    if (Number(stored ?? '0') !== want) {
+      out.push(`group ${g}: gactive says ${stored ?? '(absent)'} but ${want} of its jobs are active`);
+    }
+  }
+  for (const [g, limit] of Object.entries(snap.glimit)) {
+    if (!isCount(limit)) out.push(`group ${g}: glimit holds ${JSON.stringify(limit)}, not a count`);
+  }
+
+  // (c) the ring
+  const onRing = new Map<string, number>();
+  for (const entry of snap.ring) onRing.set(entry, (onRing.get(entry) ?? 0) + 1);
+  for (const [entry, times] of onRing) {
+    if (times > 1) out.push(`ring: ${entry} is on the ring ${times} times`);
+    if (!serviceable(snap, entry)) out.push(`ring: ${entry} is on the ring but not serviceable (${why(snap, entry)})`);
+  }
+  for (const entry of [UNGROUPED, ...snap.lanes.keys()]) {
+    if (!onRing.has(entry) && serviceable(snap, entry)) out.push(`ring: ${entry} is serviceable but not on the ring`);
+  }
+
+  // (d) the bells
+  for (const [bell, tokens] of new Map([['wake', snap.wake], ...snap.bells])) {
+    if (tokens.length > WAKE_CAP) out.push(`${bell}: ${tokens.length} tokens, over the cap of ${WAKE_CAP}`);
+    const bad = tokens.filter((t) => t !== '1');
+    if (bad.length > 0) out.push(`${bell}: tokens other than '1': ${JSON.stringify(bad)}`);
+  }
+
+  // (e) every lane's group is known
+  for (const g of snap.lanes.keys()) {
+    if (!snap.groups.has(g)) out.push(`group ${g}: has a lane but is not in groups`);
+  }
+
+  return out;
+}
+
+/** Why `entry` is not serviceable, for a violation's message. */
+function why(snap: QueueSnapshot, entry: string): string {
+  if (entry === UNGROUPED) return 'pending is empty';
+  if ((snap.lanes.get(entry)?.size ?? 0) === 0) return 'its lane is empty';
+  if (snap.gpaused.has(entry)) return 'the group is paused';
+  return `gactive ${snap.gactive[entry] ?? '0'} >= limit ${snap.glimit[entry] ?? '?'}`;
+}
+
+/**
+ * Reads the whole keyspace of queue `queueName` (atomically, see {@link snapshotQueue}) and
+ * returns every invariant violation (see {@link findViolations} for the list of checks). An empty
+ * array means the queue's state is consistent.
+ *
+ * @param raw an ioredis client (RESP2) connected to the queue's Redis
+ * @param queueName the queue's name, e.g. `queue.name`
+ * @returns violations as readable sentences, `[]` when none
+ *
+ * @example
+ * expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+ */
+export async function checkInvariants(raw: Redis, queueName: string): Promise<string[]> {
+  return findViolations(await snapshotQueue(raw, queueName));
+}
