@@ -5,7 +5,7 @@
   ARGV[1]  prefix "emq:{q}:"
   Derives  emq:{q}:lane:<group> for every group that ever had a lane
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
-           paused 0|1}
+           paused 0|1, buried (a counter: jobs ever sent to dead)}
 ]]
 -- @include keyspace
 -- @include lane_key
@@ -21,4 +21,5 @@ return {
   redis.call('ZCARD', K_DEAD),
   tonumber(redis.call('HGET', K_META, 'completed') or '0'),
   redis.call('HEXISTS', K_META, 'paused'),
+  tonumber(redis.call('HGET', K_META, 'buried') or '0'),
 }

@@ -11,7 +11,7 @@ export type {
 } from './job.js';
 export type { Transport, BlockingTransport, ScriptCall, Reply } from './transport.js';
 export type { ClaimResult, Held, RetryItem, FailItem, RetryOutcome, ScriptOp } from './scripts.js';
-export { Scripts } from './scripts.js';
+export { Scripts, listQueues, QUEUE_REGISTRY } from './scripts.js';
 export { keyspace, assertName, FIXED_KEYS } from './keyspace.js';
 export type { Keyspace, FixedKey } from './keyspace.js';
 export { toJobId, MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';

@@ -17,6 +17,7 @@ import {
   type Held,
   type RetryItem,
   type RetryOutcome,
+  type ScriptOp,
   Scripts,
 } from './scripts.js';
 import type { Transport } from './transport.js';
@@ -69,6 +70,8 @@ export class Queue<Payload = unknown> {
   readonly keepCompletedMs: number;
   private readonly defaults: JobDefaults;
   private readonly maxPayloadBytes: number;
+  /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
+  private registered = false;
 
   constructor(transport: Transport, name: string, options: QueueOptions = {}) {
     assertName('queue', name);
@@ -89,7 +92,7 @@ export class Queue<Payload = unknown> {
   /** Adds one job. A bad payload or option throws a typed error and writes nothing. */
   async add(payload: Payload, options?: EnqueueOptions): Promise<EnqueueResult> {
     const job = encodeJob(payload, options, this.defaults, this.maxPayloadBytes);
-    const [result] = await this.scripts.run(this.scripts.enqueueOp([job]));
+    const [result] = (await this.enqueue([this.scripts.enqueueOp([job])]))[0]!;
     return result!;
   }
 
@@ -108,11 +111,19 @@ export class Queue<Payload = unknown> {
       }
     });
     if (encoded.length === 0) return [];
-    const ops = [];
+    const ops: Array<ScriptOp<EnqueueResult[]>> = [];
     for (let i = 0; i < encoded.length; i += BULK_CHUNK) {
       ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK)));
     }
-    return (await this.scripts.runOps(ops)).flat();
+    return (await this.enqueue(ops)).flat();
+  }
+
+  /** Runs enqueue ops, registering the queue's name in the same round trip the first time. */
+  private async enqueue(ops: Array<ScriptOp<EnqueueResult[]>>): Promise<EnqueueResult[][]> {
+    if (this.registered) return this.scripts.runOps(ops);
+    const [, ...results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const);
+    this.registered = true;
+    return results as EnqueueResult[][];
   }
 
   /** One job, or null when there is no such job (or its completed row expired). */
@@ -124,8 +135,8 @@ export class Queue<Payload = unknown> {
 
   /** Counts per state and the paused flag. */
   async stats(): Promise<QueueStats> {
-    const { paused, ...counts } = await this.scripts.run(this.scripts.countsOp());
-    return { queue: this.name, paused, counts };
+    const { paused, pending, scheduled, active, dead, completed } = await this.scripts.run(this.scripts.countsOp());
+    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed } };
   }
 
   /** Dead jobs, most recent first. */

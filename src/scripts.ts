@@ -63,6 +63,20 @@ const RETRY_OUTCOMES: Record<number, RetryOutcome> = { 0: 'fenced', 1: 'schedule
 
 const nullable = (value: number): number | null => (value < 0 ? null : value);
 
+/** The registry of queue names: the one key outside every queue's slot. */
+export const QUEUE_REGISTRY = 'emq:queues';
+
+/**
+ * The names of every queue that has had a job enqueued (the registry), sorted.
+ *
+ * @example
+ * for (const name of await listQueues(transport)) console.log(name);
+ */
+export async function listQueues(transport: Transport): Promise<string[]> {
+  const [reply] = await runScripts(transport, [{ script: scripts.listQueues, keys: [QUEUE_REGISTRY], args: [] }]);
+  return asArray(reply, 'listQueues').map((name) => asString(name, 'queue name'));
+}
+
 function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
   const list = asArray(reply, 'claim');
   const head = asArray(list[0], 'claim head').map((v) => asNumber(v, 'claim head'));
@@ -236,11 +250,27 @@ export class Scripts {
     });
   }
 
-  countsOp(): ScriptOp<{ pending: number; scheduled: number; active: number; dead: number; completed: number; paused: boolean }> {
+  countsOp(): ScriptOp<{
+    pending: number;
+    scheduled: number;
+    active: number;
+    dead: number;
+    completed: number;
+    paused: boolean;
+    buried: number;
+  }> {
     return this.op('counts', [], (reply) => {
-      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0] = codes(reply, 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1 };
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0] = codes(reply, 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried };
     });
+  }
+
+  /** Records this queue in the registry of queues (`emq:queues`, outside the queue's slot). */
+  registerOp(): ScriptOp<boolean> {
+    return {
+      call: { script: scripts.registerQueue, keys: [QUEUE_REGISTRY], args: [this.keys.queue] },
+      parse: (reply) => asNumber(reply, 'registerQueue') === 1,
+    };
   }
 
   /** The row, or null when there is no such job. */

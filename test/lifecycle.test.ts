@@ -40,3 +40,18 @@ describe('the job lifecycle', () => {
     expect(next.claimed?.nextDueAt).toBeNull();
   });
 });
+
+describe('the registry of queues', () => {
+  const redis = useRedis();
+
+  it('records a queue with its first enqueue, in the same round trip, once', async () => {
+    const { listQueues } = await import('../src/scripts.js');
+    const queue = redis.queue();
+    expect(await listQueues(redis.transport)).not.toContain(queue.name);
+    await queue.add(1);
+    await queue.addBulk([{ payload: 2 }]);
+    expect(await listQueues(redis.transport)).toContain(queue.name);
+    expect(await redis.raw.sismember('emq:queues', queue.name)).toBe(1);
+    await redis.raw.srem('emq:queues', queue.name);
+  });
+});

@@ -23,7 +23,7 @@ describe('the generated scripts module', () => {
     const header = /^--\[\[([\s\S]*?)\]\]/.exec(script.lua)?.[1] ?? '';
     expect(header).toMatch(new RegExp(`^\\s*${script.name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}:`));
     expect(header).toMatch(/\bKEYS\b/);
-    expect(header).toMatch(/\bARGV\[1\]/);
+    expect(header).toMatch(/\bARGV\b/);
     expect(header).toMatch(/\bReply\b/);
   });
 

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "6dffe75219f5724e0c63117602324c0436c776db",
+    sha1: "54aebdaaac530dbb7cc38349d81e0639a9fdd63f",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -92,9 +92,11 @@ local function free_slots(t)
   end
   return woke
 end
--- Move job \`id\`, already out of every other set, to dead with its last error.
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
 local function bury(id, err, now)
   redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
   redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
 end
 -- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
@@ -817,7 +819,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "110b9422e76894fd080ef34a0c0f4f2a60b71d15",
+    sha1: "e1a143d0c9015c964aca2e2d6117b96d3a8296d7",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -825,7 +827,7 @@ return { codes, claimed }
   ARGV[1]  prefix "emq:{q}:"
   Derives  emq:{q}:lane:<group> for every group that ever had a lane
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
-           paused 0|1}
+           paused 0|1, buried (a counter: jobs ever sent to dead)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -852,6 +854,7 @@ return {
   redis.call('ZCARD', K_DEAD),
   tonumber(redis.call('HGET', K_META, 'completed') or '0'),
   redis.call('HEXISTS', K_META, 'paused'),
+  tonumber(redis.call('HGET', K_META, 'buried') or '0'),
 }
 `,
   },
@@ -1117,7 +1120,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "3a5eacbdc17cf6b640e715975b1e660a16da6475",
+    sha1: "080803a0726462cd7aaa71a25104c6e33eff524e",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1198,9 +1201,11 @@ local function free_slots(t)
   end
   return woke
 end
--- Move job \`id\`, already out of every other set, to dead with its last error.
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
 local function bury(id, err, now)
   redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
   redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
@@ -1404,6 +1409,21 @@ for _, id in ipairs(redis.call('ZREVRANGE', K_DEAD, offset, offset + limit - 1))
   reply[#reply + 1] = entry
 end
 return reply
+`,
+  },
+  listQueues: {
+    name: "listQueues",
+    sha1: "2b9a7c3b96e3fc5e786a05798d246ed91b2f2038",
+    lua: `--[[
+  list-queues: the names in the registry of queues, sorted.
+
+  KEYS[1]  emq:queues (set)
+  ARGV     none
+  Reply    {name, ...}
+]]
+local names = redis.call('SMEMBERS', KEYS[1])
+table.sort(names)
+return names
 `,
   },
   moveGroup: {
@@ -1706,7 +1726,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "1952552346464ff66c716286ea11b0e88c6a3e89",
+    sha1: "5d861b3827398f49d77cdd36330ea22594bf665c",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -1781,9 +1801,11 @@ local function free_slots(t)
   end
   return woke
 end
--- Move job \`id\`, already out of every other set, to dead with its last error.
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
 local function bury(id, err, now)
   redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
   redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
 end
 -- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
@@ -1872,6 +1894,21 @@ local limit = arg_int(ARGV[2], 'limit', 1)
 local requeued, buried, woke = reap_expired(now_ms(), limit)
 if woke then ring_doorbell() end
 return { requeued, buried }
+`,
+  },
+  registerQueue: {
+    name: "registerQueue",
+    sha1: "d735c2fb7241aa9f828b7828844547ec57b54a74",
+    lua: `--[[
+  register-queue: record a queue's name in the registry of queues, so metrics and dashboards can
+  list queues without scanning the keyspace. A Queue runs it once per process, with its first
+  enqueue. The registry is the one key outside any queue's {q} slot.
+
+  KEYS[1]  emq:queues (set)
+  ARGV[1]  the queue's name
+  Reply    1 newly registered, 0 already known
+]]
+return redis.call('SADD', KEYS[1], ARGV[1])
 `,
   },
   remove: {
@@ -2174,7 +2211,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "821eec808f2a4a7df826c63a0a4b9f99724e9fac",
+    sha1: "db15e970c154fce8b7916644a6aa13483b3e44e5",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -2266,9 +2303,11 @@ local function free_slots(t)
   end
   return woke
 end
--- Move job \`id\`, already out of every other set, to dead with its last error.
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
 local function bury(id, err, now)
   redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
   redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
 end
 -- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
