@@ -19,6 +19,10 @@ export const errorCodes = {
   EMQSTATE: 409,
   /** Redis failed or answered something no script returns. */
   EMQREDIS: 503,
+  /** A request without the bearer token the server requires, or with a wrong one. */
+  EMQAUTH: 401,
+  /** The server is not configured to serve (a deployed Worker without EMQ_TOKEN). */
+  EMQCONFIG: 503,
 } as const;
 
 /** A code of the error table. */

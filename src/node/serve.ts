@@ -1,0 +1,47 @@
+import { type ServerType, serve } from '@hono/node-server';
+import { createApp, type AppOptions } from '../http/app.js';
+import type { Transport } from '../transport.js';
+
+/** A running HTTP API on Node. */
+export interface ApiServer {
+  readonly url: string;
+  readonly port: number;
+  /** Whether the API is open (no EMQ_TOKEN): then it listens on loopback only. */
+  readonly open: boolean;
+  close(): Promise<void>;
+}
+
+/** Options of serveApi. */
+export interface ServeApiOptions extends Omit<AppOptions, 'transport' | 'token'> {
+  readonly transport: Transport;
+  /** The bearer token (EMQ_TOKEN). Without one the API is open and binds 127.0.0.1 only. */
+  readonly token?: string;
+  /** The port (default 8787; 0 picks a free one). */
+  readonly port?: number;
+  /** The address to bind when a token is set (default 0.0.0.0). */
+  readonly host?: string;
+}
+
+/**
+ * Serves the HTTP API (the same hono app the Worker serves) with @hono/node-server.
+ *
+ * @example
+ * const api = await serveApi({ transport: IoredisTransport.connect(url), token: process.env.EMQ_TOKEN });
+ * console.log(`listening on ${api.url}`);
+ */
+export async function serveApi(options: ServeApiOptions): Promise<ApiServer> {
+  const { transport, token, port = 8787, host, ...appOptions } = options;
+  const open = token === undefined || token === '';
+  const app = createApp({ ...appOptions, transport: () => transport, token: () => (open ? undefined : token) });
+  const hostname = open ? '127.0.0.1' : (host ?? '0.0.0.0');
+  const { server, boundPort } = await new Promise<{ server: ServerType; boundPort: number }>((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, port, hostname }, (info) => resolve({ server, boundPort: info.port }));
+    server.once('error', reject);
+  });
+  return {
+    url: `http://${hostname === '0.0.0.0' ? '127.0.0.1' : hostname}:${boundPort}`,
+    port: boundPort,
+    open,
+    close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+  };
+}

@@ -1,0 +1,225 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IoredisTransport } from '../src/node/ioredis-transport.js';
+import { Queue } from '../src/queue.js';
+
+/** A running API to test: the Node server or the Worker under miniflare. */
+export interface ApiTarget {
+  readonly baseUrl: string;
+  /** The bearer token it requires, if any. */
+  readonly token?: string;
+  close(): Promise<void>;
+}
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown> & { error?: { code: string; message: string } };
+  headers: Headers;
+}
+
+/**
+ * The HTTP contract of DESIGN.md, route by route, success and error paths, against any target.
+ * `redisUrl` is the Redis behind the target: the suite reads state there to prove that rejected
+ * requests write nothing.
+ */
+export function describeHttpApi(label: string, redisUrl: () => string, start: () => Promise<ApiTarget>): void {
+  describe(label, () => {
+    let target: ApiTarget;
+    let raw: Redis;
+    beforeAll(async () => {
+      target = await start();
+      raw = new Redis(redisUrl());
+    }, 60_000);
+    afterAll(async () => {
+      raw.disconnect();
+      await target.close();
+    });
+
+    const q = (): string => `http-${randomBytes(5).toString('hex')}`;
+
+    async function call(method: string, path: string, body?: unknown, init: { auth?: string | null; raw?: string } = {}): Promise<Answer> {
+      const headers: Record<string, string> = {};
+      const auth = init.auth === undefined ? target.token : init.auth;
+      if (auth) headers.Authorization = `Bearer ${auth}`;
+      if (body !== undefined || init.raw !== undefined) headers['Content-Type'] = 'application/json';
+      const res = await fetch(target.baseUrl + path, {
+        method,
+        headers,
+        ...(init.raw !== undefined ? { body: init.raw } : body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      let parsed: Answer['body'] = {};
+      try {
+        parsed = text ? (JSON.parse(text) as Answer['body']) : {};
+      } catch {
+        parsed = { text };
+      }
+      return { status: res.status, body: parsed, headers: res.headers };
+    }
+
+    const keysOf = async (queue: string): Promise<string[]> => raw.keys(`emq:{${queue}}:*`);
+
+    /** The request fails with `status` and `code`, and the queue's keyspace is untouched. */
+    async function refused(queue: string, status: number, code: string, method: string, path: string, body?: unknown, init?: { raw?: string }): Promise<void> {
+      const before = (await keysOf(queue)).sort();
+      const answer = await call(method, path, body, init);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+      expect(answer.body.error?.code).toBe(code);
+      expect(typeof answer.body.error?.message).toBe('string');
+      expect((await keysOf(queue)).sort()).toEqual(before);
+    }
+
+    it('answers /healthz without a token', async () => {
+      const answer = await call('GET', '/healthz', undefined, { auth: null });
+      expect(answer).toMatchObject({ status: 200, body: { ok: true } });
+    });
+
+    it('enqueues one job, and the same id again is a duplicate that writes nothing', async () => {
+      const queue = q();
+      const created = await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'a@example.com' }, id: 'order-1', group: 'tenant-1', priority: 3, maxAttempts: 5, backoffMs: 250 });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({ id: 'JOB:order-1', state: 'pending' });
+      expect(created.headers.get('x-request-id')).toBeTruthy();
+      const again = await call('POST', `/v1/queues/${queue}/jobs`, { payload: { other: true }, id: 'order-1' });
+      expect(again).toMatchObject({ status: 200, body: { id: 'JOB:order-1', duplicate: true } });
+      const job = await call('GET', `/v1/queues/${queue}/jobs/JOB:order-1`);
+      expect(job.status).toBe(200);
+      expect(job.body).toMatchObject({ id: 'JOB:order-1', state: 'pending', payload: { to: 'a@example.com' }, group: 'tenant-1', priority: 3, maxAttempts: 5, attempts: 0, backoff: { type: 'fixed', delayMs: 250 } });
+      expect(await raw.zcard(`emq:{${queue}}:lane:tenant-1`)).toBe(1);
+    });
+
+    it('schedules delayed and run-at jobs', async () => {
+      const queue = q();
+      expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1, delayMs: 60_000 })).body).toMatchObject({ state: 'scheduled' });
+      const at = new Date(Date.now() + 3_600_000).toISOString();
+      expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: 2, runAt: at })).body).toMatchObject({ state: 'scheduled' });
+      expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: 3, runAt: 0 })).body).toMatchObject({ state: 'pending' });
+      const stats = await call('GET', `/v1/queues/${queue}`);
+      expect(stats).toMatchObject({ status: 200, body: { queue, paused: false, counts: { pending: 1, scheduled: 2, active: 0, dead: 0, completed: 0 } } });
+    });
+
+    it('enqueues in bulk, up to 1000', async () => {
+      const queue = q();
+      const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, delayMs: 1000 }] });
+      expect(bulk.status).toBe(201);
+      expect(bulk.body).toEqual({ ids: ['JOB:1', 'JOB:2', 'JOB:3'], states: ['pending', 'pending', 'scheduled'] });
+      await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: Array.from({ length: 1001 }, (_, i) => ({ payload: i })) });
+      await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [] });
+      await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, delayMs: -1 }] });
+    });
+
+    it('refuses bad input with 400 and writes nothing', async () => {
+      const queue = q();
+      const path = `/v1/queues/${queue}/jobs`;
+      await refused(queue, 400, 'EMQARG', 'POST', path, undefined, { raw: '{not json' });
+      await refused(queue, 400, 'EMQARG', 'POST', path, {});
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, delayMs: -5 });
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, maxAttempts: 0 });
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, priority: 1.5 });
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, delayMs: 5, runAt: 5 });
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, group: 'has space' });
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, id: 'a/b' });
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, unknownField: true });
+      await refused(queue, 400, 'EMQARG', 'POST', '/v1/queues/bad%20name/jobs', { payload: 1 });
+      await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/groups/g/limit`, { limit: -1 });
+      await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/groups/g/limit`, {});
+      await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/dead?limit=0`);
+    });
+
+    it('reads, removes and reprocesses jobs, with 404 and 409 where they fit', async () => {
+      const queue = q();
+      await refused(queue, 404, 'EMQNOTFOUND', 'GET', `/v1/queues/${queue}/jobs/nope`);
+      await refused(queue, 404, 'EMQNOTFOUND', 'DELETE', `/v1/queues/${queue}/jobs/nope`);
+      await refused(queue, 404, 'EMQNOTFOUND', 'POST', `/v1/queues/${queue}/jobs/nope/reprocess`);
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'p', id: 'p1' });
+      await refused(queue, 409, 'EMQSTATE', 'POST', `/v1/queues/${queue}/jobs/p1/reprocess`);
+      const removed = await call('DELETE', `/v1/queues/${queue}/jobs/p1`);
+      expect(removed).toMatchObject({ status: 200, body: { id: 'JOB:p1', removed: true } });
+      expect(await raw.exists(`emq:{${queue}}:job:JOB:p1`)).toBe(0);
+      await refused(queue, 404, 'EMQNOTFOUND', 'DELETE', `/v1/queues/${queue}/jobs/p1`);
+
+      // a dead job, made the way a consumer would: claim it and fail it for good
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'd', id: 'd1', maxAttempts: 1 });
+      const transport = IoredisTransport.connect(redisUrl());
+      try {
+        const consumerSide = new Queue(transport, queue);
+        const [held] = (await consumerSide.claim(1, 30_000)).jobs;
+        expect(await consumerSide.fail([{ id: held!.id, token: held!.token, error: 'boom' }])).toEqual(['dead']);
+      } finally {
+        await transport.close();
+      }
+      const dead = await call('GET', `/v1/queues/${queue}/dead?limit=10`);
+      expect(dead.status).toBe(200);
+      expect(dead.body.jobs).toMatchObject([{ id: 'JOB:d1', state: 'dead', error: 'boom', payload: 'd' }]);
+      const again = await call('POST', `/v1/queues/${queue}/jobs/d1/reprocess`);
+      expect(again).toMatchObject({ status: 200, body: { id: 'JOB:d1', state: 'pending' } });
+      expect(await raw.zscore(`emq:{${queue}}:pending`, 'JOB:d1')).not.toBeNull();
+    });
+
+    it('pauses and resumes the queue and a group, and sets and lifts a limit', async () => {
+      const queue = q();
+      expect(await call('POST', `/v1/queues/${queue}/pause`)).toMatchObject({ status: 200, body: { queue, paused: true } });
+      expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ paused: true });
+      expect(await call('POST', `/v1/queues/${queue}/resume`)).toMatchObject({ status: 200, body: { queue, paused: false } });
+      expect(await call('POST', `/v1/queues/${queue}/groups/g1/pause`)).toMatchObject({ status: 200, body: { queue, group: 'g1', paused: true } });
+      expect(await raw.sismember(`emq:{${queue}}:gpaused`, 'g1')).toBe(1);
+      expect(await call('POST', `/v1/queues/${queue}/groups/g1/resume`)).toMatchObject({ status: 200, body: { paused: false } });
+      expect(await raw.sismember(`emq:{${queue}}:gpaused`, 'g1')).toBe(0);
+      expect(await call('PUT', `/v1/queues/${queue}/groups/g1/limit`, { limit: 2 })).toMatchObject({ status: 200, body: { queue, group: 'g1', limit: 2 } });
+      expect(await raw.hget(`emq:{${queue}}:glimit`, 'g1')).toBe('2');
+      expect(await call('PUT', `/v1/queues/${queue}/groups/g1/limit`, { limit: null })).toMatchObject({ status: 200, body: { limit: null } });
+      expect(await raw.hexists(`emq:{${queue}}:glimit`, 'g1')).toBe(0);
+    });
+
+    it('serves Prometheus metrics and the OpenAPI document', async () => {
+      const queue = q();
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1 });
+      const res = await fetch(`${target.baseUrl}/metrics`, { headers: target.token ? { Authorization: `Bearer ${target.token}` } : {} });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+      const text = await res.text();
+      expect(text).toContain(`emq_jobs{queue="${queue}",state="pending"} 1`);
+      expect(text).toContain(`emq_jobs_completed_total{queue="${queue}"} 0`);
+      expect(text).toContain(`emq_jobs_dead_total{queue="${queue}"} 0`);
+      const doc = await call('GET', '/v1/openapi.json');
+      expect(doc.status).toBe(200);
+      expect(doc.body.openapi).toBe('3.1.0');
+      const paths = doc.body.paths as Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties?: Record<string, unknown> } }> } }>>;
+      expect(Object.keys(paths)).toEqual(expect.arrayContaining(['/v1/queues/{queue}/jobs', '/v1/queues/{queue}/jobs/bulk', '/healthz', '/metrics']));
+      expect(Object.keys(paths['/v1/queues/{queue}/jobs']!.post!.requestBody!.content['application/json']!.schema.properties ?? {})).toEqual(
+        expect.arrayContaining(['payload', 'id', 'group', 'delayMs', 'runAt', 'priority', 'maxAttempts', 'backoffMs']),
+      );
+    });
+
+    it('answers unknown routes with a JSON 404', async () => {
+      const answer = await call('GET', '/v1/nowhere');
+      expect(answer).toMatchObject({ status: 404, body: { error: { code: 'EMQNOTFOUND' } } });
+    });
+
+    it('requires the bearer token when one is set', async () => {
+      if (!target.token) {
+        expect((await call('GET', `/v1/queues/${q()}`, undefined, { auth: null })).status).toBe(200);
+        return;
+      }
+      const queue = q();
+      for (const auth of [null, 'wrong', `${target.token}x`]) {
+        const answer = await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1 }, { auth });
+        expect(answer.status).toBe(401);
+        expect(answer.body.error?.code).toBe('EMQAUTH');
+        expect(answer.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      }
+      expect(await keysOf(queue)).toEqual([]);
+      expect((await call('GET', '/metrics', undefined, { auth: null })).status).toBe(401);
+      expect((await call('GET', `/v1/queues/${queue}`)).status).toBe(200);
+    });
+    // Last: a server answers 413 before reading the whole body and then closes the connection,
+    // which the client's keep-alive pool may only notice on its next request.
+    it('refuses a payload over 1 MiB with 413 and writes nothing', async () => {
+      const queue = q();
+      await refused(queue, 413, 'EMQTOOLARGE', 'POST', `/v1/queues/${queue}/jobs`, { payload: 'x'.repeat(1024 * 1024 + 10) });
+      await refused(queue, 413, 'EMQTOOLARGE', 'POST', `/v1/queues/${queue}/jobs`, { payload: 'x'.repeat(3 * 1024 * 1024) });
+    });
+
+  });
+}
