@@ -252,6 +252,11 @@ export class Queue<Payload = unknown> {
     return this.scripts.run(this.scripts.failOp(items));
   }
 
+  /** Gives back held jobs that were never started: claimable again, the claim not counted. */
+  async release(held: readonly Held[]): Promise<Array<'released' | 'fenced'>> {
+    return this.scripts.run(this.scripts.releaseOp(held));
+  }
+
   /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
   async extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
     assertCount('leaseMs', leaseMs, 1);

@@ -190,6 +190,12 @@ export class Scripts {
     return this.op('fail', args, (reply) => codes(reply, 'fail').map((c) => (c === 1 ? 'dead' : 'fenced')));
   }
 
+  /** Gives back held jobs never started: back to their lanes, the claim not counted. */
+  releaseOp(held: readonly Held[]): ScriptOp<Array<'released' | 'fenced'>> {
+    const args = held.flatMap((h) => [h.id, h.token]);
+    return this.op('release', args, (reply) => codes(reply, 'release').map((c) => (c === 1 ? 'released' : 'fenced')));
+  }
+
   extendOp(held: readonly Held[], leaseMs: number): ScriptOp<Array<number | null>> {
     const args = [leaseMs, ...held.flatMap((h) => [h.id, h.token])];
     return this.op('extend', args, (reply) => codes(reply, 'extend').map((d) => (d > 0 ? d : null)));

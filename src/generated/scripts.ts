@@ -1911,6 +1911,161 @@ return { requeued, buried }
 return redis.call('SADD', KEYS[1], ARGV[1])
 `,
   },
+  release: {
+    name: "release",
+    sha1: "fce657ceba38861406ef931ed3ff021b4d233219",
+    lua: `--[[
+  release: give back leased jobs that were never started (an edge beat ran out of time before
+  their turn), fenced on (id, token): back to their lane (or pending) in their original order,
+  their claim not counted as an attempt, their group slots freed.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] pairs: id, token
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed)
+  Errors   EMQKIND, raised before anything is written
+  Rings    the doorbell when released work is claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+local function hold(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
+end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
+-- the group from at or over its limit to below it, and its lane has work and it is not paused,
+-- the lane goes back on the ring. Returns true when it did (work became claimable).
+local function free_slot(g, count)
+  if not g or g == '' then return false end
+  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
+  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
+  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
+  if not limit or n >= limit or n + count < limit then return false end
+  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  redis.call('RPUSH', K_RING, g)
+  return true
+end
+-- Free the group slots counted by tally. Returns true when any lane went back on the ring.
+local function free_slots(t)
+  local woke = false
+  for _, g in ipairs(t.order) do
+    if free_slot(g, t[g]) then woke = true end
+  end
+  return woke
+end
+-- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
+-- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+local function batch_push(batch, g, score, id)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local members = batch[g]
+  if not members then
+    members = {}
+    batch[g] = members
+    batch.order[#batch.order + 1] = g
+  end
+  members[#members + 1] = score
+  members[#members + 1] = id
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
+-- new groups, and put each entry whose lane just became serviceable on the ring (each at most
+-- once). Returns true when any admitted job can be claimed now (its group is open); the caller
+-- then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local lane = lane_key(g)
+    local was_empty = redis.call('ZCARD', lane) == 0
+    local members = batch[g]
+    for i = 1, #members, 1000 do
+      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    end
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if redis.call('LPUSH', K_WAKE, '1') > 64 then
+    redis.call('LTRIM', K_WAKE, 0, 63)
+  end
+end
+
+for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
+local codes, freed = {}, { order = {} }
+local batch = { order = {} }
+for i = 2, #ARGV, 2 do
+  local id = ARGV[i]
+  local row = hold(id, ARGV[i + 1])
+  if row then
+    local attempts, group, order = row[1], row[2], row[6]
+    redis.call('ZREM', K_ACTIVE, id)
+    tally(freed, group)
+    redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+    batch_push(batch, group, order, id)
+    codes[#codes + 1] = 1
+  else
+    codes[#codes + 1] = 0
+  end
+end
+-- slots first: a lane that gets its job back and a freed slot goes on the ring once
+local woke = free_slots(freed)
+if admit(batch) then woke = true end
+if woke then ring_doorbell() end
+return codes
+`,
+  },
   remove: {
     name: "remove",
     sha1: "dcf42f4ac05e5251013392015e94f9306ee144a1",

@@ -1,0 +1,45 @@
+--[[
+  release: give back leased jobs that were never started (an edge beat ran out of time before
+  their turn), fenced on (id, token): back to their lane (or pending) in their original order,
+  their claim not counted as an attempt, their group slots freed.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] pairs: id, token
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed)
+  Errors   EMQKIND, raised before anything is written
+  Rings    the doorbell when released work is claimable
+]]
+-- @include keyspace
+-- @include check_kind
+-- @include job_key
+-- @include hold
+-- @include tally
+-- @include free_slots
+-- @include batch_push
+-- @include admit
+-- @include ring_doorbell
+
+for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
+local codes, freed = {}, { order = {} }
+local batch = { order = {} }
+for i = 2, #ARGV, 2 do
+  local id = ARGV[i]
+  local row = hold(id, ARGV[i + 1])
+  if row then
+    local attempts, group, order = row[1], row[2], row[6]
+    redis.call('ZREM', K_ACTIVE, id)
+    tally(freed, group)
+    redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+    batch_push(batch, group, order, id)
+    codes[#codes + 1] = 1
+  else
+    codes[#codes + 1] = 0
+  end
+end
+-- slots first: a lane that gets its job back and a freed slot goes on the ring once
+local woke = free_slots(freed)
+if admit(batch) then woke = true end
+if woke then ring_doorbell() end
+return codes
