@@ -5,7 +5,8 @@
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
--- commands, so a batch costs a few commands per entry instead of per turn.
+-- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
+-- of per turn.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's `t`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -15,10 +16,13 @@ local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
   if n <= 0 then return jobs, false end
-  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
+  -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
+  local entries = redis.call('LRANGE', K_RING, 0, n)
+  local whole = #entries <= n
+  if not whole then entries[#entries] = nil end
   local k = #entries
   if k == 0 then return jobs, false end
-  local whole = k < n
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do

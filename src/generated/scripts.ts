@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "54aebdaaac530dbb7cc38349d81e0639a9fdd63f",
+    sha1: "14c9b2c23a9a260efbf88e85e185f0b25d5f3136",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -201,7 +201,8 @@ end
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
--- commands, so a batch costs a few commands per entry instead of per turn.
+-- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
+-- of per turn.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -211,10 +212,13 @@ local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
   if n <= 0 then return jobs, false end
-  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
+  -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
+  local entries = redis.call('LRANGE', K_RING, 0, n)
+  local whole = #entries <= n
+  if not whole then entries[#entries] = nil end
   local k = #entries
   if k == 0 then return jobs, false end
-  local whole = k < n
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do
@@ -356,7 +360,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "044057644cd0baaf91528ed1d8ca018b8b7bb067",
+    sha1: "d245389a2ab3c54ea0b778778f3e502d42f6bf98",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -409,7 +413,8 @@ end
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
--- commands, so a batch costs a few commands per entry instead of per turn.
+-- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
+-- of per turn.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -419,10 +424,13 @@ local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
   if n <= 0 then return jobs, false end
-  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
+  -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
+  local entries = redis.call('LRANGE', K_RING, 0, n)
+  local whole = #entries <= n
+  if not whole then entries[#entries] = nil end
   local k = #entries
   if k == 0 then return jobs, false end
-  local whole = k < n
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do
@@ -545,7 +553,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "24e7943e49f349b08f045e7598579b570a9b0c94",
+    sha1: "a61f74d759eb90aae74b2ee47239f60bfaa4c4a9",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -651,7 +659,8 @@ end
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
 -- UNGROUPED) takes its own turn. A limited group never goes past its limit. The turns are
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
--- commands, so a batch costs a few commands per entry instead of per turn.
+-- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
+-- of per turn.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -661,10 +670,13 @@ local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
   if n <= 0 then return jobs, false end
-  local entries = redis.call('LRANGE', K_RING, 0, n - 1)
+  -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
+  -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
+  local entries = redis.call('LRANGE', K_RING, 0, n)
+  local whole = #entries <= n
+  if not whole then entries[#entries] = nil end
   local k = #entries
   if k == 0 then return jobs, false end
-  local whole = k < n
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do

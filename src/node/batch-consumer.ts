@@ -3,7 +3,7 @@ import { HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } fro
 import type { Job } from '../job.js';
 import { Queue } from '../queue.js';
 import type { BlockingTransport } from '../transport.js';
-import { type HeldJob, ParkedLoop, type ParkedLoopOptions } from './parked-loop.js';
+import { type HeldJob, ParkedLoop, type ParkedLoopOptions, type SettleRequest } from './parked-loop.js';
 
 /**
  * A handler for several jobs at once. Resolve with nothing to complete them all, or with one
@@ -55,6 +55,11 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
 
   protected capacity(): number {
     return (this.concurrency - this.batches) * this.batchSize;
+  }
+
+  /** Each settle call is one batch's: it frees a whole batch of slots. */
+  protected override freedBy(requests: ReadonlyArray<SettleRequest<Payload>>): number {
+    return requests.length * this.batchSize;
   }
 
   protected dispatch(jobs: Array<Job<Payload>>): void {

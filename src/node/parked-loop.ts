@@ -3,7 +3,7 @@ import { InvalidArgumentError } from '../errors.js';
 import type { Outcome } from '../handler.js';
 import type { Job } from '../job.js';
 import type { Claimed, Queue } from '../queue.js';
-import type { RetryOutcome, ScriptOp } from '../scripts.js';
+import type { ClaimResult, RetryOutcome, ScriptOp } from '../scripts.js';
 import type { BlockingTransport } from '../transport.js';
 
 /** What a consumer tells about the jobs it runs. A hook that throws is ignored. */
@@ -43,6 +43,18 @@ export interface HeldJob<Payload> {
   fenced: boolean;
   /** stop() gave up on it: its lease lapses and it is reaped. */
   abandoned: boolean;
+}
+
+/** A held job and how its run ended. */
+export interface SettleEntry<Payload> {
+  readonly held: HeldJob<Payload>;
+  readonly outcome: Outcome;
+}
+
+/** One settle() call waiting to go out. */
+export interface SettleRequest<Payload> {
+  readonly entries: ReadonlyArray<SettleEntry<Payload>>;
+  readonly resolve: () => void;
 }
 
 /** Thrown into a held job's signal when its lease is lost. */
@@ -86,6 +98,10 @@ export abstract class ParkedLoop<Payload> {
   private loopDone: Promise<void> | undefined;
   private stopping = false;
   private slotWaiter: (() => void) | undefined;
+  private settleQueue: Array<SettleRequest<Payload>> = [];
+  private flushTimer: ReturnType<typeof setImmediate> | undefined;
+  /** Settles the loop sends with its next claim (it was waiting for a slot when they came). */
+  private handoff: Array<SettleRequest<Payload>> = [];
   private lastBeatAt = 0;
   /** Server ms minus performance.now(), from the last reply that carried the server time. */
   private serverOffset = 0;
@@ -176,20 +192,17 @@ export abstract class ParkedLoop<Payload> {
   }
 
   /**
-   * Records how held jobs ended: completes, retries and fails in one round trip, retrying that
-   * round trip while the leases last if Redis is away. Frees their slots.
+   * Records how held jobs ended and frees their slots; resolves once recorded. Settles that come
+   * in during the same turn of the event loop go out together in one round trip, and when the
+   * loop is only waiting for a free slot, that round trip also claims the next jobs (complete
+   * with claimN), so a busy consumer spends one request per batch instead of two per job. A
+   * settle that goes out on its own is retried with backoff while the leases last.
    */
-  protected async settle(entries: ReadonlyArray<{ held: HeldJob<Payload>; outcome: Outcome }>): Promise<void> {
-    const live = entries.filter((e) => !e.held.fenced && !e.held.abandoned);
-    try {
-      if (live.length > 0) await this.record(live);
-    } finally {
-      for (const { held } of entries) {
-        if (this.held.get(held.job.id) === held) this.held.delete(held.job.id);
-        if (held.fenced && !held.abandoned) this.hook('onFenced', held.job);
-      }
-      this.slotFreed();
-    }
+  protected settle(entries: ReadonlyArray<SettleEntry<Payload>>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.settleQueue.push({ entries, resolve });
+      this.flushTimer ??= setImmediate(() => this.flush());
+    });
   }
 
   /** Tells a loop waiting for a free slot to look again: call whenever capacity() may have grown. */
@@ -197,15 +210,80 @@ export abstract class ParkedLoop<Payload> {
     this.slotWaiter?.();
   }
 
-  private async record(entries: ReadonlyArray<{ held: HeldJob<Payload>; outcome: Outcome }>): Promise<void> {
+  /** How many more jobs the loop may claim once `requests` (settle calls) are recorded. */
+  protected freedBy(requests: ReadonlyArray<SettleRequest<Payload>>): number {
+    return requests.reduce((n, r) => n + r.entries.length, 0);
+  }
+
+  /** Sends what settled this turn: handed to the loop when it waits for a slot, else on its own. */
+  private flush(): void {
+    this.flushTimer = undefined;
+    const batch = this.settleQueue.splice(0);
+    if (batch.length === 0) return;
+    if (this.slotWaiter && !this.stopping) {
+      this.handoff.push(...batch);
+      this.slotWaiter();
+      return;
+    }
+    void this.settleAlone(batch);
+  }
+
+  private async settleAlone(batch: ReadonlyArray<SettleRequest<Payload>>): Promise<void> {
+    try {
+      const live = liveEntries(batch);
+      if (live.length === 0) return;
+      const { ops, apply } = this.settleOps(live, 0);
+      const giveUpAt = performance.now() + this.leaseMs;
+      for (let failures = 0; ; failures++) {
+        try {
+          apply(await this.queue.scripts.runOps(ops));
+          return;
+        } catch (error) {
+          this.hook('onError', error);
+          // The lease will lapse and the job run again: at least once, never lost.
+          if (performance.now() > giveUpAt || this.stopping) return;
+          await sleep(backoffMs(failures));
+        }
+      }
+    } finally {
+      this.release(batch);
+    }
+  }
+
+  /** Records `batch` and claims up to `n` next jobs in one round trip; throws, recording nothing, when the call fails. */
+  private async settleAndClaim(batch: ReadonlyArray<SettleRequest<Payload>>, n: number): Promise<Claimed<Payload>> {
+    const { ops, apply } = this.settleOps(liveEntries(batch), n);
+    const claimed = apply(await this.queue.scripts.runOps(ops));
+    this.release(batch);
+    return this.queue.decodeClaim(claimed!);
+  }
+
+  /** Settled jobs leave our hands: their slots are free and their settle calls resolve. */
+  private release(batch: ReadonlyArray<SettleRequest<Payload>>): void {
+    for (const { entries, resolve } of batch) {
+      for (const { held } of entries) {
+        if (this.held.get(held.job.id) === held) this.held.delete(held.job.id);
+        if (held.fenced && !held.abandoned) this.hook('onFenced', held.job);
+      }
+      resolve();
+    }
+    this.slotFreed();
+  }
+
+  /**
+   * The ops that record `entries` (retries and fails first, so a retried job is claimable by the
+   * claim that follows; completes last, with the claim of `claimN` jobs) and how to read their
+   * replies: hooks fire, lost leases are marked fenced, and the claim (if any) is returned.
+   */
+  private settleOps(
+    entries: ReadonlyArray<SettleEntry<Payload>>,
+    claimN: number,
+  ): { ops: Array<ScriptOp<unknown>>; apply: (replies: readonly unknown[]) => ClaimResult | null } {
     const scripts = this.queue.scripts;
     const completes = entries.filter((e) => e.outcome.kind === 'complete');
     const retries = entries.flatMap((e) => (e.outcome.kind === 'retry' ? [{ ...e, outcome: e.outcome }] : []));
     const fails = entries.flatMap((e) => (e.outcome.kind === 'fail' ? [{ ...e, outcome: e.outcome }] : []));
     const ops: Array<ScriptOp<unknown>> = [];
-    if (completes.length > 0) {
-      ops.push(scripts.completeOp(completes.map((e) => held(e.held)), { keepMs: this.queue.keepCompletedMs }));
-    }
     if (retries.length > 0) {
       ops.push(
         scripts.retryOp(
@@ -214,36 +292,34 @@ export abstract class ParkedLoop<Payload> {
       );
     }
     if (fails.length > 0) ops.push(scripts.failOp(fails.map((e) => ({ ...held(e.held), error: e.outcome.error }))));
-
-    const giveUpAt = performance.now() + this.leaseMs;
-    let replies: unknown[];
-    for (let failures = 0; ; failures++) {
-      try {
-        replies = await scripts.runOps(ops);
-        break;
-      } catch (error) {
-        this.hook('onError', error);
-        // The lease will lapse and the job run again: at least once, never lost.
-        if (performance.now() > giveUpAt || this.stopping) return;
-        await sleep(backoffMs(failures));
-      }
+    if (completes.length > 0 || claimN > 0) {
+      ops.push(
+        scripts.completeOp(completes.map((e) => held(e.held)), {
+          keepMs: this.queue.keepCompletedMs,
+          claimN,
+          leaseMs: this.leaseMs,
+        }),
+      );
     }
-    let next = 0;
-    if (completes.length > 0) {
-      const { completed } = replies[next++] as { completed: boolean[] };
+    const apply = (replies: readonly unknown[]): ClaimResult | null => {
+      let next = 0;
+      if (retries.length > 0) {
+        const outcomes = replies[next++] as RetryOutcome[];
+        retries.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
+      }
+      if (fails.length > 0) {
+        const outcomes = replies[next++] as Array<'dead' | 'fenced'>;
+        fails.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
+      }
+      if (completes.length === 0 && claimN === 0) return null;
+      const { completed, claimed } = replies[next++] as { completed: boolean[]; claimed: ClaimResult | null };
       completes.forEach((e, i) => {
         if (completed[i]) this.hook('onCompleted', e.held.job, { durationMs: durationOf(e.held) });
         else e.held.fenced = true;
       });
-    }
-    if (retries.length > 0) {
-      const outcomes = replies[next++] as RetryOutcome[];
-      retries.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
-    }
-    if (fails.length > 0) {
-      const outcomes = replies[next++] as Array<'dead' | 'fenced'>;
-      fails.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
-    }
+      return claimed;
+    };
+    return { ops, apply };
   }
 
   private afterRetry(h: HeldJob<Payload>, outcome: RetryOutcome, error: string): void {
@@ -256,8 +332,13 @@ export abstract class ParkedLoop<Payload> {
   private async loop(): Promise<void> {
     let wake: Wake = 'beat';
     for (let failures = 0; !this.stopping; ) {
-      const want = this.capacity();
+      const handoff = this.handoff.splice(0);
+      const want = Math.max(0, this.capacity() + (handoff.length > 0 ? this.freedBy(handoff) : 0));
       if (want === 0) {
+        if (handoff.length > 0) {
+          void this.settleAlone(handoff);
+          continue;
+        }
         await new Promise<void>((resolve) => (this.slotWaiter = resolve));
         this.slotWaiter = undefined;
         continue;
@@ -265,14 +346,15 @@ export abstract class ParkedLoop<Payload> {
       let claimed: Claimed<Payload>;
       try {
         const t0 = performance.now();
-        claimed =
-          wake === 'beat'
-            ? await this.queue.beat({ n: want, leaseMs: this.leaseMs })
-            : await this.queue.claim(want, this.leaseMs);
+        if (handoff.length > 0) claimed = await this.settleAndClaim(handoff, want);
+        else if (wake === 'beat') claimed = await this.queue.beat({ n: want, leaseMs: this.leaseMs });
+        else claimed = await this.queue.claim(want, this.leaseMs);
         this.serverOffset = claimed.now - (t0 + performance.now()) / 2;
-        if (wake === 'beat') this.lastBeatAt = performance.now();
+        if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = performance.now();
         failures = 0;
       } catch (error) {
+        // a failed settle-and-claim recorded nothing: its settles go on their own, with retries
+        if (handoff.length > 0) void this.settleAlone(handoff);
         if (this.stopping) break;
         this.hook('onError', error);
         wake = 'beat';
@@ -296,6 +378,9 @@ export abstract class ParkedLoop<Payload> {
         await sleep(backoffMs(failures++));
       }
     }
+    // settles handed over as the loop stopped still go out
+    const left = this.handoff.splice(0);
+    if (left.length > 0) void this.settleAlone(left);
   }
 
   /** Waits on the doorbell for what is left of the beat: a wake token claims, anything else beats. */
@@ -383,6 +468,8 @@ export abstract class ParkedLoop<Payload> {
   }
 }
 
+const liveEntries = <P>(batch: ReadonlyArray<SettleRequest<P>>): Array<SettleEntry<P>> =>
+  batch.flatMap((r) => r.entries.filter((e) => !e.held.fenced && !e.held.abandoned));
 const held = <P>(h: HeldJob<P>): { id: string; token: number } => ({ id: h.job.id, token: h.job.token });
 const durationOf = <P>(h: HeldJob<P>): number => performance.now() - h.startedAt;
 
