@@ -1,0 +1,36 @@
+import type { BenchCase } from '../lib/context.js';
+import { edgeBusy, edgeIdle } from './edge.js';
+import { delayedBurst } from './delayed-burst.js';
+import { delayedSpread } from './delayed-spread.js';
+import { enqueueBulk } from './enqueue-bulk.js';
+import { enqueueSingle } from './enqueue-single.js';
+import { fairnessC1 } from './fairness-c1.js';
+import { groupsC1 } from './groups-c1.js';
+import { groupsC10 } from './groups-c10.js';
+import { idleSlots } from './idle-slots.js';
+import { memory } from './memory.js';
+import { processC1 } from './process-c1.js';
+import { processC10 } from './process-c10.js';
+import { processC100 } from './process-c100.js';
+import { stallRecovery } from './stall-recovery.js';
+import { wakeLatency } from './wake-latency.js';
+
+/** Every case, in the order a run goes through them (the names are issue 6's). */
+export const CASES: readonly BenchCase[] = [
+  enqueueSingle,
+  enqueueBulk,
+  processC1,
+  processC10,
+  processC100,
+  wakeLatency,
+  delayedBurst,
+  delayedSpread,
+  stallRecovery,
+  edgeBusy,
+  edgeIdle,
+  memory,
+  groupsC1,
+  groupsC10,
+  fairnessC1,
+  idleSlots,
+];

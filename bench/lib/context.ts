@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { commandTotal } from './redis-stats.js';
+import { socketWrites } from './round-trips.js';
+
+/** The implementations a case runs for. */
+export type Impl = 'echomq' | 'bullmq' | 'groupmq';
+
+/** A case's figures, named as issue 6 names them (`jobs_per_s`, `p99_ms`, ...). */
+export type Figures = Record<string, number | null>;
+
+/** What every case gets: where Redis is, how big to go, and the meters. */
+export interface BenchContext {
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** The bench's own client (INFO, cleanup): its traffic is never counted. */
+  readonly admin: Redis;
+  /** Small sizes, so the whole run fits in two minutes. */
+  readonly quick: boolean;
+  /** Where case modules look for child-process scripts and what to run them with. */
+  readonly benchDir: string;
+}
+
+/** One benchmark case: its name as the JSON carries it and how to run it for one implementation. */
+export interface BenchCase {
+  readonly name: string;
+  readonly impls: readonly Impl[];
+  /** A reason to skip the whole case in this checkout, or undefined to run it. */
+  skip?(ctx: BenchContext): string | undefined;
+  run(ctx: BenchContext, impl: Impl): Promise<Figures>;
+}
+
+/** A fresh queue name under the bench's prefixes (cleanup on a shared Redis relies on them). */
+export const benchQueueName = (label: string): string => `bench-${label}-${randomBytes(4).toString('hex')}`;
+
+/** Deltas over a measured window: Redis commands (INFO commandstats) and socket writes. */
+export interface Meter {
+  stop(): Promise<{ commands: number; writes: number; ms: number }>;
+}
+
+/** Starts a measured window. */
+export async function startMeter(ctx: BenchContext): Promise<Meter> {
+  const commands0 = await commandTotal(ctx.admin);
+  const writes0 = socketWrites();
+  const t0 = performance.now();
+  return {
+    async stop() {
+      const ms = performance.now() - t0;
+      const writes = socketWrites() - writes0;
+      return { commands: (await commandTotal(ctx.admin)) - commands0, writes, ms };
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import { Queue as BullQueue, Worker as BullWorker, type Processor } from 'bullmq';
+import { Queue as GroupQueue, Worker as GroupWorker } from 'groupmq';
+import { Redis } from 'ioredis';
+import { Queue, type QueueOptions } from '../../src/queue.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { BenchContext } from './context.js';
+import { CountingTransport } from './round-trips.js';
+
+/**
+ * How each implementation is set up, in one place so every case compares like with like:
+ *
+ * - echomq: its defaults (a completed row stays readable for an hour: one PEXPIRE per job).
+ * - BullMQ: completed jobs removed at once (`removeOnComplete: {count: 0}`), its cheapest
+ *   setting; failed jobs kept (its default). No QueueEvents, no metrics.
+ * - groupmq: its defaults (keepCompleted 0: completed jobs removed).
+ */
+
+/** echomq on a connection of its own, its requests counted. */
+export function echoQueue<P = unknown>(ctx: BenchContext, name: string, options: QueueOptions = {}): {
+  transport: CountingTransport;
+  queue: Queue<P>;
+} {
+  const transport = new CountingTransport(IoredisTransport.connect(ctx.url));
+  return { transport, queue: new Queue<P>(transport, name, options) };
+}
+
+/** The connection options BullMQ takes (a Worker needs maxRetriesPerRequest null). */
+export const bullConnection = (ctx: BenchContext): { host: string; port: number; maxRetriesPerRequest: null } => ({
+  host: ctx.host,
+  port: ctx.port,
+  maxRetriesPerRequest: null,
+});
+
+export function bullQueue(ctx: BenchContext, name: string): BullQueue {
+  return new BullQueue(name, { connection: bullConnection(ctx) });
+}
+
+/** A BullMQ worker, not yet running (call `run()`), with the bench's common settings. */
+export function bullWorker(
+  ctx: BenchContext,
+  name: string,
+  processor: Processor,
+  options: { concurrency?: number; lockDuration?: number; stalledInterval?: number } = {},
+): BullWorker {
+  return new BullWorker(name, processor, {
+    connection: bullConnection(ctx),
+    autorun: false,
+    removeOnComplete: { count: 0 },
+    ...options,
+  });
+}
+
+/** A groupmq queue on a connection of its own (closed with `close`). */
+export function groupQueue<P = unknown>(ctx: BenchContext, name: string): { redis: Redis; queue: GroupQueue<P> } {
+  const redis = new Redis(ctx.url, { maxRetriesPerRequest: null });
+  return { redis, queue: new GroupQueue<P>({ redis, namespace: name }) };
+}
+
+/** A groupmq worker: it starts running as it is made. */
+export function groupWorker<P>(
+  queue: GroupQueue<P>,
+  handler: (job: { id: string; groupId: string; data: P }) => Promise<unknown>,
+  concurrency: number,
+): GroupWorker<P> {
+  return new GroupWorker<P>({ queue, handler, concurrency });
+}
+
+export { BullQueue, BullWorker, GroupQueue, GroupWorker };

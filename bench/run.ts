@@ -1,0 +1,118 @@
+/**
+ * The benchmarks of issue 6: each case for echomq and its anchor (BullMQ, or groupmq for grouped
+ * work) on one private Redis in one run. Prints one JSON line per case and implementation, then
+ * the goals table, and appends the lines to bench/results/<date>.jsonl.
+ *
+ *   npm run bench                      every case, full size (a few minutes)
+ *   npm run bench -- --quick           every case, small (under two minutes)
+ *   npm run bench -- --case wake-latency [--case ...]
+ *   npm run bench -- --redis-url redis://127.0.0.1:6379   a Redis of yours (only bench-* keys are touched)
+ *   npm run bench -- --no-record       do not append to bench/results/
+ */
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { startLocalRedis } from '../src/node/local-redis.js';
+import { CASES } from './cases/index.js';
+import type { BenchContext, Impl } from './lib/context.js';
+import { figuresTable, goalTable, type Line } from './lib/goals.js';
+import { cleanup, serverVersion } from './lib/redis-stats.js';
+import { ignoreSocketsOf, installSocketCounter } from './lib/round-trips.js';
+
+interface Args {
+  quick: boolean;
+  cases: string[];
+  impls: Impl[];
+  redisUrl: string | undefined;
+  record: boolean;
+}
+
+function parseArgs(argv: readonly string[]): Args {
+  const args: Args = { quick: false, cases: [], impls: [], redisUrl: undefined, record: true };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (): string => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--quick') args.quick = true;
+    else if (a === '--case') args.cases.push(...value().split(','));
+    else if (a === '--impl') args.impls.push(...(value().split(',') as Impl[]));
+    else if (a === '--redis-url') args.redisUrl = value();
+    else if (a === '--no-record') args.record = false;
+    else if (!a.startsWith('-')) args.cases.push(a);
+    else throw new Error(`unknown option ${a} (see bench/run.ts)`);
+  }
+  const known = new Set(CASES.map((c) => c.name));
+  for (const name of args.cases) {
+    if (!known.has(name)) throw new Error(`no case ${name}: one of ${[...known].join(', ')}`);
+  }
+  return args;
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  const benchDir = dirname(fileURLToPath(import.meta.url));
+  // REDIS_URL is ignored on purpose: the bench flushes its Redis between cases.
+  const server = args.redisUrl
+    ? { url: args.redisUrl, pid: undefined, stop: async () => {} }
+    : await startLocalRedis({ env: { PATH: process.env.PATH } });
+  const privateServer = !args.redisUrl;
+  const { hostname, port } = new URL(server.url);
+  installSocketCounter(Number(port));
+  const admin = new Redis(server.url);
+  await admin.ping();
+  ignoreSocketsOf(admin);
+  const redisVersion = await serverVersion(admin);
+  console.error(`# redis ${redisVersion} at ${server.url}${privateServer ? ' (private)' : ''}, node ${process.version}${args.quick ? ', quick' : ''}`);
+  const ctx: BenchContext = { url: server.url, host: hostname, port: Number(port), admin, quick: args.quick, benchDir };
+
+  const started = new Date();
+  const lines: Line[] = [];
+  const selected = CASES.filter((c) => args.cases.length === 0 || args.cases.includes(c.name));
+  try {
+    for (const benchCase of selected) {
+      const reason = benchCase.skip?.(ctx);
+      if (reason) {
+        console.error(`# ${benchCase.name}: skipped (${reason})`);
+        continue;
+      }
+      for (const impl of benchCase.impls) {
+        if (args.impls.length > 0 && !args.impls.includes(impl)) continue;
+        await cleanup(admin, privateServer);
+        const t = performance.now();
+        const figures = await benchCase.run(ctx, impl);
+        const line: Line = { case: benchCase.name, impl, ...figures };
+        lines.push(line);
+        console.log(JSON.stringify(line));
+        console.error(`# ${benchCase.name} ${impl}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      }
+    }
+    await cleanup(admin, privateServer);
+  } finally {
+    admin.disconnect();
+    await server.stop();
+  }
+
+  console.log('');
+  console.log(goalTable(lines));
+  console.log('');
+  console.log(figuresTable(lines));
+  console.error(`# ${selected.length} case(s) in ${((Date.now() - started.getTime()) / 1000).toFixed(1)} s`);
+
+  if (args.record && lines.length > 0) {
+    const dir = join(benchDir, 'results');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${started.toISOString().slice(0, 10)}.jsonl`);
+    const meta = { run: started.toISOString(), quick: args.quick, redis: redisVersion, node: process.version };
+    appendFileSync(file, lines.map((l) => JSON.stringify({ ...l, ...meta })).join('\n') + '\n');
+    console.error(`# appended ${lines.length} line(s) to ${file}`);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
