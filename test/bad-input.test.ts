@@ -6,22 +6,30 @@ import {
   PayloadTooLargeError,
   Queue,
 } from '../src/index.js';
-import { useRedis } from './helpers.js';
+import { queueName, useRedis } from './helpers.js';
 
 describe('bad input', () => {
   const redis = useRedis();
 
-  /** Runs `act`, expects it to throw `type`, and checks Redis holds exactly what it held before. */
+  /**
+   * Runs `act`, expects it to throw `type`, and checks it wrote nothing: no key of any queue this
+   * suite made changed and none was registered. (Other suites write to the same Redis at the same
+   * time, so a global DBSIZE would race; every queue here has its own name.)
+   */
   async function rejectsAndWritesNothing(act: () => Promise<unknown>, type: new (...args: never[]) => Error): Promise<void> {
-    const before = await redis.raw.dbsize();
-    const wake = await redis.raw.keys('*');
+    const snapshot = async (): Promise<string[]> => {
+      const keys = (await redis.raw.keys('emq:{bad-*')).sort();
+      const values = await Promise.all(keys.map(async (key) => `${key}=${JSON.stringify(await redis.raw.dump(key))}`));
+      const registered = (await redis.raw.smembers('emq:queues')).filter((name) => name.startsWith('bad-')).sort();
+      return [...values, ...registered];
+    };
+    const before = await snapshot();
     await expect(act()).rejects.toBeInstanceOf(type);
-    expect(await redis.raw.dbsize()).toBe(before);
-    expect((await redis.raw.keys('*')).sort()).toEqual(wake.sort());
+    expect(await snapshot()).toEqual(before);
   }
 
   it('refuses payloads JSON cannot carry', async () => {
-    const queue = redis.queue<unknown>();
+    const queue = redis.queue<unknown>({ name: queueName('bad') });
     const cycle: Record<string, unknown> = {};
     cycle.self = cycle;
     for (const payload of [undefined, () => 1, Symbol('s'), 10n, cycle]) {
@@ -30,10 +38,10 @@ describe('bad input', () => {
   });
 
   it('refuses payloads over the cap, 1 MiB by default and configurable', async () => {
-    const queue = redis.queue<string>();
+    const queue = redis.queue<string>({ name: queueName('bad') });
     await rejectsAndWritesNothing(() => queue.add('x'.repeat(1024 * 1024)), PayloadTooLargeError);
     // multi-byte text is measured in UTF-8 bytes, not characters
-    const small = redis.queue<string>({ maxPayloadBytes: 100 });
+    const small = redis.queue<string>({ maxPayloadBytes: 100, name: queueName('bad') });
     await rejectsAndWritesNothing(() => small.add('é'.repeat(60)), PayloadTooLargeError);
     expect((await small.add('é'.repeat(40))).state).toBe('pending');
   });
@@ -42,7 +50,7 @@ describe('bad input', () => {
     for (const name of ['', 'a b', 'a{b}', 'a:b', 'x'.repeat(129), 'é']) {
       expect(() => new Queue(redis.transport, name)).toThrow(InvalidNameError);
     }
-    const queue = redis.queue();
+    const queue = redis.queue({ name: queueName('bad') });
     for (const group of ['', '*', 'a b', 'x'.repeat(129), '{g}']) {
       await rejectsAndWritesNothing(() => queue.add(1, { group }), InvalidNameError);
       await expect(queue.pauseGroup(group)).rejects.toBeInstanceOf(InvalidNameError);
@@ -51,7 +59,7 @@ describe('bad input', () => {
   });
 
   it('refuses bad options with a typed error', async () => {
-    const queue = redis.queue();
+    const queue = redis.queue({ name: queueName('bad') });
     const bad = [
       { delayMs: -1 },
       { delayMs: 1.5 },
@@ -76,7 +84,7 @@ describe('bad input', () => {
   });
 
   it('writes nothing of a bulk enqueue when any one job is bad', async () => {
-    const queue = redis.queue();
+    const queue = redis.queue({ name: queueName('bad') });
     const jobs = [{ payload: 1 }, { payload: 2 }, { payload: 3, options: { delayMs: -5 } }];
     await rejectsAndWritesNothing(() => queue.addBulk(jobs), InvalidArgumentError);
     await expect(queue.addBulk(jobs)).rejects.toThrow(/^job 2: delayMs/);

@@ -13,7 +13,7 @@ interface Run {
 }
 
 /** Starts `emq ...args` as a child process. */
-function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Run> } {
+function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Run>; stdout: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -24,7 +24,7 @@ function start(args: string[], env: Record<string, string> = {}): { child: Child
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-  return { child, done };
+  return { child, done, stdout: () => stdout };
 }
 
 const emq = (args: string[], env?: Record<string, string>): Promise<Run> => start(args, env).done;
@@ -108,5 +108,30 @@ describe('the emq CLI', () => {
     expect((await queue.stats()).counts).toMatchObject({ completed: 2, active: 0, pending: 0 });
     expect(await queue.getJob('JOB:2')).toMatchObject({ state: 'dead', attempts: 2 });
     expect((await queue.getJob('JOB:2'))?.error).toMatch(/^Error: asked to fail \(attempt 2\)/);
+  });
+});
+
+describe('emq serve', () => {
+  const redis = useRedis();
+
+  it('serves the API on loopback without EMQ_TOKEN and requires it when set; SIGTERM stops it', async () => {
+    for (const token of [undefined, 'cli-token']) {
+      const { child, done, stdout } = start(['serve', '--port', '0'], { REDIS_URL: inject('redisUrl'), ...(token ? { EMQ_TOKEN: token } : {}) });
+      let url = '';
+      for (let i = 0; i < 400 && !url; i++) {
+        await sleep(25);
+        url = /^(http:\/\/\S+)$/m.exec(stdout())?.[1] ?? '';
+        if (child.exitCode !== null) throw new Error(`emq serve exited: ${(await done).stderr}`);
+      }
+      const queue = redis.queue();
+      const headers: Record<string, string> = { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}) };
+      const res = await fetch(`${url}/v1/queues/${queue.name}/jobs`, { method: 'POST', headers, body: JSON.stringify({ payload: { via: 'serve' } }) });
+      expect(res.status).toBe(201);
+      expect((await queue.stats()).counts.pending).toBe(1);
+      if (token) expect((await fetch(`${url}/v1/queues/${queue.name}`)).status).toBe(401);
+      else expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      child.kill('SIGTERM');
+      expect((await done).code).toBe(0);
+    }
   });
 });

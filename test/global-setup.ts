@@ -1,22 +1,69 @@
+import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { startLocalRedis } from '../src/node/local-redis.js';
+import { type RunningBridge, startBridge } from '../src/node/bridge.js';
+import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
+    /** The transport `useRedis()` gives the suites: the project's name. */
+    transport: 'ioredis' | 'upstash';
+    /** The REST bridge over the same Redis (the upstash project only). */
+    bridge: { url: string; token: string } | null;
   }
+}
+
+/**
+ * The run's one Redis, shared by the projects. Each project loads this file through its own
+ * module runner, so the memo lives on globalThis; the last project to tear down stops it.
+ */
+interface Shared {
+  redis: Promise<LocalRedis>;
+  users: number;
+}
+const SHARED = Symbol.for('echomq.test.redis');
+const registry = globalThis as { [SHARED]?: Shared };
+
+function acquireRedis(): Promise<LocalRedis> {
+  const shared = (registry[SHARED] ??= {
+    redis: startLocalRedis({
+      env: { REDIS_URL: process.env.EMQ_TEST_REDIS_URL, PATH: process.env.PATH },
+      log: (line) => console.log(`[test redis] ${line}`),
+    }),
+    users: 0,
+  });
+  shared.users += 1;
+  return shared.redis;
+}
+
+async function releaseRedis(): Promise<void> {
+  const shared = registry[SHARED];
+  if (!shared || --shared.users > 0) return;
+  delete registry[SHARED];
+  await (await shared.redis).stop();
 }
 
 /**
  * One private redis-server for the whole run, on a free port (installed with apt-get when missing
  * on Debian as root). EMQ_TEST_REDIS_URL points the suites at another Redis instead; REDIS_URL is
- * ignored so a developer's own Redis is never touched by accident.
+ * ignored so a developer's own Redis is never touched by accident. The upstash project also gets
+ * a REST bridge over it, on a free port with a random token.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const redis = await startLocalRedis({
-    env: { REDIS_URL: process.env.EMQ_TEST_REDIS_URL, PATH: process.env.PATH },
-    log: (line) => console.log(`[test redis] ${line}`),
-  });
+  const redis = await acquireRedis();
   project.provide('redisUrl', redis.url);
-  return () => redis.stop();
+  let bridge: RunningBridge | undefined;
+  if (project.name === 'upstash') {
+    const token = randomBytes(16).toString('hex');
+    bridge = await startBridge({ redisUrl: redis.url, token });
+    project.provide('transport', 'upstash');
+    project.provide('bridge', { url: bridge.url, token });
+  } else {
+    project.provide('transport', 'ioredis');
+    project.provide('bridge', null);
+  }
+  return async () => {
+    await bridge?.close();
+    await releaseRedis();
+  };
 }

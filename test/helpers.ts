@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, inject } from 'vitest';
+import { UpstashTransport } from '../src/edge/upstash-transport.js';
 import { Queue, type QueueOptions } from '../src/index.js';
 import { keyspace, type Keyspace } from '../src/keyspace.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
@@ -15,7 +16,10 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 export interface RedisFixture {
   /** A plain ioredis client for reading and poking Redis state directly. */
   readonly raw: Redis;
-  /** A transport for the code under test. */
+  /**
+   * A transport for the code under test: ioredis, or @upstash/redis through the REST bridge in
+   * the upstash project (see vitest.config.ts).
+   */
   readonly transport: Transport;
   /** A new queue on a random name (removed after the test). */
   queue<P = unknown>(options?: QueueOptions & { name?: string }): Queue<P>;
@@ -30,7 +34,7 @@ export interface RedisFixture {
 export function useRedis(): RedisFixture {
   const url = inject('redisUrl');
   const raw = new Redis(url, { protocol: 2, lazyConnect: false });
-  const transport = IoredisTransport.connect(url);
+  const transport = projectTransport();
   const made: string[] = [];
 
   afterEach(async () => {
@@ -57,6 +61,17 @@ export function useRedis(): RedisFixture {
       return Number(s) * 1000 + Math.floor(Number(us) / 1000);
     },
   };
+}
+
+/**
+ * A new transport of the kind this project tests: a connection of its own over ioredis, or an
+ * @upstash/redis client on the bridge the global setup started.
+ */
+export function projectTransport(): Transport {
+  if (inject('transport') === 'ioredis') return IoredisTransport.connect(inject('redisUrl'));
+  const bridge = inject('bridge');
+  if (!bridge) throw new Error('the upstash project has no bridge: see test/global-setup.ts');
+  return UpstashTransport.connect({ url: bridge.url, token: bridge.token });
 }
 
 /** The keyspace of a queue, for reading its keys in assertions. */

@@ -6,8 +6,10 @@ import { EmqError } from '../errors.js';
 import type { Handler } from '../handler.js';
 import type { EnqueueOptions } from '../job.js';
 import { Queue } from '../queue.js';
+import { startBridge } from './bridge.js';
 import { Consumer } from './consumer.js';
 import { IoredisTransport } from './ioredis-transport.js';
+import { serveApi } from './serve.js';
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -23,6 +25,14 @@ usage:
       Adds one job; prints {"id", "state"}.
   emq stats <queue>
       Prints {"queue", "paused", "counts"}.
+  emq serve [--port N] [--host H]
+      Serves the HTTP API (the same app as the Worker's) over REDIS_URL, default port 8787.
+      Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
+      and listens on 127.0.0.1 only. SIGTERM or SIGINT stops it.
+  emq bridge [--port N] [--host H]
+      Serves an Upstash-REST-compatible API over REDIS_URL (POST /, /pipeline, /multi-exec) for
+      local edge work; clients send UPSTASH_REDIS_REST_TOKEN (required in the environment) as
+      their bearer token. Prints its URL; SIGTERM or SIGINT stops it. Host default 127.0.0.1.
 
 exit codes: 0 done, 1 failed (Redis, a handler module), 2 usage`;
 
@@ -183,7 +193,58 @@ async function stats(args: string[]): Promise<number> {
   }
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { consume, enqueue, stats };
+async function serve(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { port: { type: 'string' }, host: { type: 'string' } },
+  });
+  if (positionals.length > 0) throw new UsageError('serve takes no positional arguments');
+  const port = intOption(values, 'port') ?? 8787;
+  if (port < 0 || port > 65_535) throw new UsageError(`--port takes 0 to 65535, got ${port}`);
+  const token = process.env.EMQ_TOKEN || undefined;
+  const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
+  const api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(values.host ? { host: values.host } : {}) });
+  process.stdout.write(`${api.url}\n`);
+  if (api.open) {
+    process.stderr.write(`[emq] no EMQ_TOKEN: the API is open, so it listens on 127.0.0.1 only (${api.url})\n`);
+  } else {
+    process.stderr.write(`[emq] serving the API on ${api.url}, bearer token required\n`);
+  }
+  const signal = await new Promise<NodeJS.Signals>((done) => {
+    process.once('SIGTERM', done);
+    process.once('SIGINT', done);
+  });
+  process.stderr.write(`[emq] ${signal}: stopping the API\n`);
+  await api.close();
+  await transport.close();
+  return EXIT.ok;
+}
+
+async function bridge(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { port: { type: 'string' }, host: { type: 'string' } },
+  });
+  if (positionals.length > 0) throw new UsageError('bridge takes no positional arguments');
+  const token = process.env.UPSTASH_REDIS_REST_TOKEN;
+  if (!token) throw new UsageError('bridge needs UPSTASH_REDIS_REST_TOKEN in the environment: the token clients must send');
+  const port = intOption(values, 'port');
+  if (port !== undefined && (port < 0 || port > 65_535)) throw new UsageError(`--port takes 0 to 65535, got ${port}`);
+  const running = await startBridge({ redisUrl: redisUrl(), token, port, host: values.host });
+  process.stdout.write(`${running.url}\n`);
+  process.stderr.write(`[emq] bridge on ${running.url} over ${redisUrl()}; SIGTERM or Ctrl-C stops\n`);
+  const signal = await new Promise<NodeJS.Signals>((done) => {
+    process.once('SIGTERM', done);
+    process.once('SIGINT', done);
+  });
+  process.stderr.write(`[emq] ${signal}: stopping the bridge (${JSON.stringify(running.stats())})\n`);
+  await running.close();
+  return EXIT.ok;
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { consume, enqueue, stats, serve, bridge };
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {

@@ -7,3 +7,7 @@ export { BatchConsumer } from './batch-consumer.js';
 export type { BatchConsumerOptions, BatchHandler } from './batch-consumer.js';
 export { LeaseLostError, ConsumerStoppedError } from './parked-loop.js';
 export type { ConsumerHooks, ParkedLoopOptions } from './parked-loop.js';
+export { serveApi } from './serve.js';
+export type { ApiServer, ServeApiOptions } from './serve.js';
+export { startBridge, createBridge } from './bridge.js';
+export type { RunningBridge, StartBridgeOptions, Bridge, BridgeStats } from './bridge.js';

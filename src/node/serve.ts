@@ -35,7 +35,8 @@ export async function serveApi(options: ServeApiOptions): Promise<ApiServer> {
   const app = createApp({ ...appOptions, transport: () => transport, token: () => (open ? undefined : token) });
   const hostname = open ? '127.0.0.1' : (host ?? '0.0.0.0');
   const { server, boundPort } = await new Promise<{ server: ServerType; boundPort: number }>((resolve, reject) => {
-    const server = serve({ fetch: app.fetch, port, hostname }, (info) => resolve({ server, boundPort: info.port }));
+    // overrideGlobalObjects: the API may run inside another program, whose globals stay its own
+    const server = serve({ fetch: app.fetch, port, hostname, overrideGlobalObjects: false }, (info) => resolve({ server, boundPort: info.port }));
     server.once('error', reject);
   });
   return {

@@ -1,0 +1,235 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono, type Context } from 'hono';
+import { Redis, ReplyError } from 'ioredis';
+import {
+  parseCommand,
+  parseCommands,
+  refusal,
+  RestRequestError,
+  toRestReply,
+  toRestValue,
+  type RestCommand,
+  type RestReply,
+} from './rest-protocol.js';
+
+/** What the bridge has served: tests read it to count an edge beat's Redis requests. */
+export interface BridgeStats {
+  /** HTTP requests received, whatever their answer (401s included). */
+  readonly requests: number;
+  /** Redis commands run for them: a pipeline or transaction of n commands counts n. */
+  readonly commands: number;
+  /** Requests refused for a missing or wrong token. */
+  readonly unauthorized: number;
+}
+
+/** The bridge as a hono app, for mounting or for `app.request()` in tests. */
+export interface Bridge {
+  readonly app: Hono;
+  /** A snapshot of the counters. */
+  stats(): BridgeStats;
+  /** Zeroes the counters. */
+  reset(): void;
+}
+
+/** Options for createBridge. */
+export interface BridgeOptions {
+  /** The connection commands run on: RESP2 (`protocol: 2`), as Upstash replies in RESP2 shapes. */
+  readonly redis: Redis;
+  /** The bearer token clients must send (UPSTASH_REDIS_REST_TOKEN). */
+  readonly token: string;
+}
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
+
+/**
+ * An Upstash-REST-compatible server over ioredis, so the edge code (@upstash/redis, the Worker)
+ * runs against a real local Redis: `POST /` one command, `POST /pipeline` several,
+ * `POST /multi-exec` a transaction. Commands go out by name upper-cased so that none of
+ * ioredis's reply transformers (HGETALL to an object, ...) reshape what Redis said.
+ *
+ * @example
+ * const bridge = createBridge({ redis: new Redis(url, { protocol: 2 }), token: 'secret' });
+ * const res = await bridge.app.request('/', {
+ *   method: 'POST',
+ *   headers: { authorization: 'Bearer secret' },
+ *   body: JSON.stringify(['PING']),
+ * }); // 200 {"result":"PONG"}
+ */
+export function createBridge({ redis, token }: BridgeOptions): Bridge {
+  if (!token) throw new Error('the bridge needs a non-empty token');
+  const expected = digest(token);
+  let counters = { requests: 0, commands: 0, unauthorized: 0 };
+
+  // Hashing both sides gives equal lengths, so the comparison's time says nothing about the token.
+  const authorized = (c: Context): boolean => {
+    const header = c.req.header('authorization') ?? '';
+    const given = /^Bearer\s+(.+)$/i.exec(header)?.[1] ?? c.req.query('_token');
+    return given !== undefined && timingSafeEqual(digest(given), expected);
+  };
+  const base64 = (c: Context): boolean => c.req.header('upstash-encoding')?.toLowerCase() === 'base64';
+  const body = async (c: Context): Promise<unknown> => {
+    try {
+      return JSON.parse(await c.req.text());
+    } catch {
+      throw new RestRequestError('ERR the request body is not JSON');
+    }
+  };
+
+  /** Runs commands as a pipeline; refused ones answer their error without reaching Redis. */
+  const runPipeline = async (commands: readonly RestCommand[], encode: boolean): Promise<RestReply[]> => {
+    const pipeline = redis.pipeline();
+    const sent = commands.filter((command) => refusal(command) === undefined);
+    for (const command of sent) pipeline.callBuffer(command.name, ...command.args);
+    counters.commands += sent.length;
+    const results = sent.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    let next = 0;
+    return commands.map((command) => {
+      const refused = refusal(command);
+      if (refused !== undefined) return { error: refused };
+      const [error, value] = results[next++] ?? [new Error('ERR no reply')];
+      return toRestReply(error ? { error } : { value }, encode);
+    });
+  };
+
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    counters.requests += 1;
+    if (!authorized(c)) {
+      counters.unauthorized += 1;
+      return c.json({ error: 'Unauthorized' }, 401);
+    }
+    await next();
+    return undefined;
+  });
+
+  app.post('/', async (c) => {
+    const command = parseCommand(await body(c));
+    const refused = refusal(command);
+    if (refused !== undefined) return c.json({ error: refused }, 400);
+    counters.commands += 1;
+    try {
+      const value: unknown = await redis.callBuffer(command.name, ...command.args);
+      return c.json({ result: toRestValue(value, base64(c)) });
+    } catch (error) {
+      // Redis refused the command: 400 as Upstash answers; anything else is the bridge's trouble
+      return c.json({ error: (error as Error).message }, error instanceof ReplyError ? 400 : 500);
+    }
+  });
+
+  app.post('/pipeline', async (c) => c.json(await runPipeline(parseCommands(await body(c)), base64(c))));
+
+  app.post('/multi-exec', async (c) => {
+    const commands = parseCommands(await body(c));
+    // Upstash discards a transaction holding a command it does not serve, as a whole
+    const refused = commands.map(refusal).find((r) => r !== undefined);
+    if (refused !== undefined) return c.json({ error: refused }, 400);
+    const multi = redis.multi();
+    for (const command of commands) multi.callBuffer(command.name, ...command.args);
+    counters.commands += commands.length;
+    try {
+      const results = (await multi.exec()) ?? [];
+      return c.json(results.map(([error, value]) => toRestReply(error ? { error } : { value }, base64(c))));
+    } catch (error) {
+      // EXECABORT: a command was malformed, so Redis ran none of them
+      return c.json({ error: (error as Error).message }, error instanceof ReplyError ? 400 : 500);
+    }
+  });
+
+  // Path-style commands (GET /set/k/v) and the streaming /subscribe and /monitor endpoints are
+  // not served: a refused command says so in Upstash's words, anything else is unknown.
+  app.all('*', (c) => {
+    const first = c.req.path.split('/')[1] ?? '';
+    const refused = first ? refusal({ name: first.toUpperCase(), args: [] }) : undefined;
+    if (refused !== undefined) return c.json({ error: refused }, 400);
+    return c.json({ error: `ERR ${c.req.method} ${c.req.path} is not served: POST a JSON command to /, /pipeline or /multi-exec` }, 404);
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof RestRequestError) return c.json({ error: error.message }, 400);
+    return c.json({ error: `ERR ${error.message}` }, 500);
+  });
+
+  return {
+    app,
+    stats: () => ({ ...counters }),
+    reset: () => {
+      counters = { requests: 0, commands: 0, unauthorized: 0 };
+    },
+  };
+}
+
+/** Options for startBridge. */
+export interface StartBridgeOptions {
+  readonly redisUrl: string;
+  readonly token: string;
+  /** Default: a free port. */
+  readonly port?: number;
+  /** Default 127.0.0.1: the bridge is for local work and tests, never exposed. */
+  readonly host?: string;
+}
+
+/** A bridge listening on a port. */
+export interface RunningBridge {
+  /** Its base URL, what UPSTASH_REDIS_REST_URL should say. */
+  readonly url: string;
+  readonly port: number;
+  stats(): BridgeStats;
+  /** Zeroes the counters. */
+  reset(): void;
+  /** Stops listening, drops open connections and closes the Redis connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * Connects to Redis (failing within seconds when it cannot) and serves the bridge on
+ * `host:port`.
+ *
+ * @example
+ * const bridge = await startBridge({ redisUrl: 'redis://127.0.0.1:6379', token: 'secret' });
+ * const redis = new Redis({ url: bridge.url, token: 'secret', automaticDeserialization: false });
+ * await redis.set('k', 'v');
+ * await bridge.close();
+ */
+export async function startBridge({ redisUrl, token, port = 0, host = '127.0.0.1' }: StartBridgeOptions): Promise<RunningBridge> {
+  const redis = new Redis(redisUrl, { protocol: 2, connectTimeout: 5_000 });
+  // connection errors surface as the failed command's reply; the event itself is noise
+  redis.on('error', () => {});
+  try {
+    await Promise.race([
+      redis.ping(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 5 s')), 5_000).unref()),
+    ]);
+  } catch (error) {
+    redis.disconnect();
+    throw new Error(`cannot reach Redis at ${redisUrl}: ${(error as Error).message}`);
+  }
+  const bridge = createBridge({ redis, token });
+  // overrideGlobalObjects: the bridge runs inside other programs (tests, npm start) and must
+  // not swap their global Request and Response
+  const server = serve({ fetch: bridge.app.fetch, port, hostname: host, overrideGlobalObjects: false }) as Server;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('listening', resolve);
+      server.once('error', reject);
+    });
+  } catch (error) {
+    redis.disconnect();
+    throw error;
+  }
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
+    port: bound,
+    stats: bridge.stats,
+    reset: bridge.reset,
+    close: async () => {
+      // keep-alive sockets would hold close() open until they idle out
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}
