@@ -1,32 +1,76 @@
 /**
- * `npm start`: the whole system on this machine. A Redis (REDIS_URL, else a private
- * redis-server), a parked Node consumer with an example handler, and a producer that enqueues a
- * visible mix: grouped jobs under a limit, delayed jobs, a job that fails once then succeeds, and
- * one that ends dead. Progress is printed as it happens; Ctrl-C ends everything cleanly.
- * `--once` exits when the mix is done (the smoke test uses it).
+ * `npm start`: the whole system on this machine, one queue (`demo`) served at the edge and by the
+ * sidecar at once:
+ *   - Redis: REDIS_URL, else a private redis-server (installed with apt-get on Debian as root);
+ *   - the Upstash-REST bridge over it (what the Worker's @upstash/redis talks to locally);
+ *   - the Worker under `wrangler dev` (offline), its scheduled beat fired every 10 s;
+ *   - a parked Node consumer.
+ * A mix of jobs goes in through both the Worker's HTTP API and Node: grouped jobs under a limit,
+ * delayed jobs, one that fails once then succeeds, one that ends dead. Each run is printed with
+ * the runtime that ran it; Ctrl-C ends everything cleanly. `--once` exits when the mix is done;
+ * `--no-edge` leaves the bridge and the Worker out.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Queue, UnrecoverableError, type Job } from '../src/index.js';
-import { Consumer, IoredisTransport, startLocalRedis } from '../src/node/index.js';
+import { fileURLToPath } from 'node:url';
+import { Queue, type Job } from '../src/index.js';
+import { type RunningBridge, startBridge } from '../src/node/bridge.js';
+import { Consumer, freePort, IoredisTransport, type LocalRedis, startLocalRedis } from '../src/node/index.js';
+import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
 
-type DemoJob = { kind: 'email' | 'report' | 'flaky' | 'doomed' | 'reminder'; to: string };
-
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const once = process.argv.includes('--once');
+const withEdge = !process.argv.includes('--no-edge');
 const t0 = performance.now();
 const say = (line: string): void => console.log(`${((performance.now() - t0) / 1000).toFixed(2).padStart(6)}s  ${line}`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const QUEUE = 'demo';
+const BEAT_EVERY_MS = 10_000;
 
-async function handle(job: Job<DemoJob>): Promise<void> {
-  await sleep(50 + Math.floor(Math.random() * 150));
-  if (job.payload.kind === 'flaky' && job.attempts === 1) throw new Error('the mail server hung up (first try only)');
-  if (job.payload.kind === 'doomed') {
-    if (job.attempts < job.maxAttempts) throw new Error(`no such mailbox (attempt ${job.attempts})`);
-    throw new UnrecoverableError('no such mailbox: giving up');
+/** The Worker under `wrangler dev`, kept offline, with its scheduled handler reachable locally. */
+async function startWorker(bridge: RunningBridge, token: string): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const vars = { UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token, EMQ_LOCAL_DEV: '1', EMQ_BEAT_DEADLINE_MS: '8000' };
+  const child = spawn(
+    process.execPath,
+    [join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'dev', '--port', String(port), '--ip', '127.0.0.1', '--test-scheduled', '--show-interactive-dev-session=false', ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`])],
+    {
+      cwd: root,
+      env: { ...process.env, WRANGLER_SEND_METRICS: 'false', WRANGLER_SEND_ERROR_REPORTS: 'false', CLOUDFLARE_CF_FETCH_ENABLED: 'false', WRANGLER_HIDE_BANNER: 'true', CI: 'true' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let ready = false;
+  const relay = (chunk: Buffer): void => {
+    for (const line of chunk.toString().split('\n')) {
+      if (/Ready on/.test(line)) ready = true;
+      if (/^\[edge\]/.test(line)) say(line); // the demo handler's lines: which runtime ran what
+      else if (/scheduled beat"/.test(line)) say(`[edge] beat ${line.slice(line.indexOf('"summaries"'), 200)}`);
+      else if (/ERROR|error/.test(line) && !/"level":"info"/.test(line)) say(`wrangler: ${line}`);
+    }
+  };
+  child.stdout!.on('data', relay);
+  child.stderr!.on('data', relay);
+  for (let i = 0; i < 600 && !ready; i++) {
+    if (child.exitCode !== null) throw new Error('wrangler dev exited at start (run with --no-edge to leave the Worker out)');
+    await sleep(50);
   }
+  if (!ready) throw new Error('wrangler dev did not get ready within 30 s (run with --no-edge to leave the Worker out)');
+  return { url: `http://127.0.0.1:${port}`, child };
 }
 
+const mix = (via: string): Array<{ payload: DemoPayload; group?: string; delayMs?: number; maxAttempts?: number }> => [
+  ...Array.from({ length: 4 }, (_, i) => ({ payload: { kind: 'email', to: `a${i}-${via}@tenant-a.test`, sleepMs: 300 } as DemoPayload, group: 'tenant-a' })),
+  ...Array.from({ length: 2 }, (_, i) => ({ payload: { kind: 'email', to: `b${i}-${via}@tenant-b.test`, sleepMs: 300 } as DemoPayload, group: 'tenant-b' })),
+  { payload: { kind: 'reminder', to: `later-${via}@example.test` }, delayMs: 2000 },
+  { payload: { kind: 'report', to: `ops-${via}@example.test` } },
+  { payload: { kind: via === 'node' ? 'flaky' : 'doomed', to: `${via}@example.test` }, maxAttempts: 3 },
+];
+
 async function main(): Promise<void> {
-  let redis;
+  let redis: LocalRedis;
   try {
     redis = await startLocalRedis({ log: say });
   } catch (error) {
@@ -34,43 +78,18 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const transport = IoredisTransport.connect(redis.url);
-  const queue = new Queue<DemoJob>(transport, 'demo', { defaults: { backoff: { type: 'fixed', delayMs: 300 } } });
+  const queue = new Queue<DemoPayload>(transport, QUEUE);
   if (redis.pid !== undefined) {
     // our private server: start from a clean queue (never on a Redis named by REDIS_URL)
-    for (const key of await transport.redis.keys('emq:{demo}:*')) await transport.redis.del(key);
+    for (const key of await transport.redis.keys(`emq:{${QUEUE}}:*`)) await transport.redis.del(key);
   }
-  await queue.pause(); // hold work until the whole mix is in, so the output shows the limits at work
 
-  const consumer = Consumer.connect<DemoJob>(redis.url, 'demo', handle, {
-    concurrency: 4,
-    queue: { defaults: { backoff: { type: 'fixed', delayMs: 300 } } },
-    hooks: {
-      onStarted: (job) => say(`start    ${job.id} ${job.payload.kind} ${job.group ?? '(no group)'} attempt ${job.attempts}`),
-      onCompleted: (job, { durationMs }) => say(`done     ${job.id} in ${durationMs.toFixed(0)} ms`),
-      onRetried: (job, { error }) => say(`retry    ${job.id}: ${error.split('\n')[0]}`),
-      onDead: (job, { error }) => say(`dead     ${job.id}: ${error.split('\n')[0]}`),
-      onError: (error) => say(`redis    ${(error as Error).message}`),
-    },
-  }).start();
-
-  const jobs = [
-    ...Array.from({ length: 8 }, (_, i) => ({ payload: { kind: 'email', to: `a${i}@tenant-a.test` } as DemoJob, options: { group: 'tenant-a' } })),
-    ...Array.from({ length: 4 }, (_, i) => ({ payload: { kind: 'email', to: `b${i}@tenant-b.test` } as DemoJob, options: { group: 'tenant-b' } })),
-    ...[1000, 2000, 3000].map((delayMs, i) => ({ payload: { kind: 'reminder', to: `r${i}@later.test` } as DemoJob, options: { delayMs } })),
-    { payload: { kind: 'report', to: 'ops@example.test' } as DemoJob, options: {} },
-    { payload: { kind: 'flaky', to: 'flaky@example.test' } as DemoJob, options: {} },
-    { payload: { kind: 'doomed', to: 'nobody@example.test' } as DemoJob, options: { maxAttempts: 3 } },
-  ];
-  await queue.setGroupLimit('tenant-a', 2);
-  await queue.addBulk(jobs);
-  await queue.resume();
-  say(`enqueued ${jobs.length} jobs on queue "demo": tenant-a (limit 2), tenant-b, 3 delayed, 1 flaky, 1 doomed`);
-
+  const cleanups: Array<() => Promise<unknown> | void> = [];
   let stopping = false;
   const stop = async (code: number): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    await consumer.stop(2_000);
+    for (const cleanup of cleanups.reverse()) await cleanup();
     await transport.close();
     await redis.stop();
     process.exit(code);
@@ -78,15 +97,59 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
+  let edgeUrl: string | undefined;
+  if (withEdge) {
+    try {
+      const token = randomBytes(16).toString('hex');
+      const bridge = await startBridge({ redisUrl: redis.url, token });
+      cleanups.push(() => bridge.close());
+      say(`bridge: Upstash REST over Redis on ${bridge.url}`);
+      const worker = await startWorker(bridge, token);
+      cleanups.push(() => {
+        worker.child.kill('SIGTERM');
+      });
+      edgeUrl = worker.url;
+      say(`worker: wrangler dev on ${edgeUrl} (scheduled beat every ${BEAT_EVERY_MS / 1000} s)`);
+      const beat = setInterval(() => void fetch(`${edgeUrl}/__scheduled?cron=*+*+*+*+*`).catch(() => {}), BEAT_EVERY_MS);
+      cleanups.push(() => clearInterval(beat));
+    } catch (error) {
+      say(`npm start: ${(error as Error).message}`);
+      return stop(1);
+    }
+  }
+
+  const consumer = Consumer.connect<DemoPayload>(redis.url, QUEUE, (job: Job<DemoPayload>) => demoHandler(job, 'node', say), {
+    concurrency: 2,
+    hooks: {
+      onRetried: (job, { error }) => say(`[node] retry ${job.id}: ${error.split('\n')[0]}`),
+      onDead: (job, { error }) => say(`[node] dead  ${job.id}: ${error.split('\n')[0]}`),
+      onError: (error) => say(`[node] redis: ${(error as Error).message}`),
+    },
+  }).start();
+  cleanups.push(() => consumer.stop(2_000));
+  say(`node: a parked consumer on "${QUEUE}" (concurrency 2)`);
+
+  await queue.setGroupLimit('tenant-a', 2);
+  const nodeJobs = mix('node');
+  await queue.addBulk(nodeJobs.map(({ payload, ...o }) => ({ payload, options: { ...o, backoff: 300 } })));
+  let total = nodeJobs.length;
+  if (edgeUrl) {
+    const edgeJobs = mix('edge').map((j) => ({ ...j, backoffMs: 300 }));
+    const res = await fetch(`${edgeUrl}/v1/queues/${QUEUE}/jobs/bulk`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jobs: edgeJobs }) });
+    if (res.status !== 201) say(`the Worker refused the bulk enqueue: ${res.status} ${await res.text()}`);
+    else total += edgeJobs.length;
+  }
+  say(`enqueued ${total} jobs on "${QUEUE}"${edgeUrl ? ' (half through the Worker, half from Node)' : ''}: tenant-a (limit 2), tenant-b, delayed, flaky, doomed`);
+
   for (;;) {
     await sleep(1000);
     const { counts } = await queue.stats();
-    say(`counts   ${JSON.stringify(counts)}`);
-    if (counts.pending + counts.scheduled + counts.active === 0 && counts.completed + counts.dead === jobs.length) break;
+    say(`counts  ${JSON.stringify(counts)}`);
+    if (counts.pending + counts.scheduled + counts.active === 0 && counts.completed + counts.dead === total) break;
   }
-  say('the mix is done: 17 completed, 1 dead (see above)');
+  say(`the mix is done (${edgeUrl ? 'the doomed job dies by design' : 'all completed'})`);
   if (once) return stop(0);
-  say(`still consuming "demo" on ${redis.url}; try: REDIS_URL=${redis.url} npx emq enqueue demo '{"kind":"email","to":"you@example.test"}'`);
+  say(`still serving "${QUEUE}"; try: REDIS_URL=${redis.url} npx emq enqueue ${QUEUE} '{"message":"hi"}'${edgeUrl ? `  or  curl -X POST ${edgeUrl}/v1/queues/${QUEUE}/jobs -H 'content-type: application/json' -d '{"payload":{"message":"hi"}}'` : ''}`);
   say('Ctrl-C stops everything');
 }
 

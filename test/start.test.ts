@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '..');
 
 describe('npm start', () => {
-  it('brings up a private Redis and a consumer, runs the whole demo mix, and cleans up', async () => {
+  it('brings up a private Redis, the bridge, the Worker under wrangler dev and a consumer, and runs the mix on both', async () => {
     // REDIS_URL unset: the stack must start its own redis-server
     const env = { ...process.env };
     delete env.REDIS_URL;
@@ -24,5 +24,8 @@ describe('npm start', () => {
     expect(() => process.kill(Number(pid), 0)).toThrow(); // its redis-server is gone
     const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
     expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 17 });
-  }, 30_000);
+    // the demo prints which runtime ran each attempt: both served the one queue
+    expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
+    expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
+  }, 90_000);
 });

@@ -1,0 +1,33 @@
+import { UnrecoverableError } from '../src/handler.js';
+
+/** The example queue's payload: a message, and knobs that make a job fail or take time. */
+export interface DemoPayload {
+  readonly kind?: 'email' | 'report' | 'reminder' | 'flaky' | 'doomed';
+  readonly to?: string;
+  readonly message?: string;
+  /** `retry`: always throw (retried, then dead); `dead`: fail for good at once. */
+  readonly fail?: 'retry' | 'dead';
+  readonly sleepMs?: number;
+}
+
+/**
+ * The `demo` queue's handler, the same at the edge and on Node: it logs the job, waits
+ * `sleepMs`, and fails when asked. A `flaky` job fails its first attempt; a `doomed` one fails
+ * every attempt and gives up for good on its last.
+ */
+export async function demoHandler(
+  job: { readonly id: string; readonly payload: DemoPayload; readonly attempts: number; readonly maxAttempts: number },
+  runtime: string,
+  log: (line: string) => void = (line) => console.log(line),
+): Promise<void> {
+  const p = job.payload;
+  log(`[${runtime}] ${job.id} attempt ${job.attempts}: ${JSON.stringify(p)}`);
+  if (p.sleepMs) await new Promise((resolve) => setTimeout(resolve, p.sleepMs));
+  if (p.fail === 'dead') throw new UnrecoverableError('asked to die');
+  if (p.fail === 'retry') throw new Error('asked to retry');
+  if (p.kind === 'flaky' && job.attempts === 1) throw new Error('the mail server hung up (first try only)');
+  if (p.kind === 'doomed') {
+    if (job.attempts < job.maxAttempts) throw new Error(`no such mailbox (attempt ${job.attempts})`);
+    throw new UnrecoverableError('no such mailbox: giving up');
+  }
+}
