@@ -5,15 +5,8 @@ import type { Job } from '../src/job.js';
 import { BatchConsumer, type BatchHandler } from '../src/node/batch-consumer.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import type { Queue } from '../src/queue.js';
-import { sleep, useRedis } from './helpers.js';
+import { until, useRedis } from './helpers.js';
 
-async function until(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await sleep(5);
-  }
-}
 
 describe('the batch consumer', () => {
   const redis = useRedis();

@@ -8,16 +8,8 @@ import type { Queue } from '../src/queue.js';
 import { Consumer, type ConsumerOptions } from '../src/node/consumer.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { LeaseLostError } from '../src/node/parked-loop.js';
-import { keysOf, sleep, useRedis } from './helpers.js';
+import { keysOf, sleep, until, useRedis } from './helpers.js';
 
-/** Resolves when `check` holds, polling every 5 ms; fails after `ms`. */
-async function until(check: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await sleep(5);
-  }
-}
 
 describe('the parked consumer', () => {
   const redis = useRedis();

@@ -76,3 +76,32 @@ export function projectTransport(): Transport {
 
 /** The keyspace of a queue, for reading its keys in assertions. */
 export const keysOf = (queue: Queue<unknown> | { name: string }): Keyspace => keyspace(queue.name);
+
+/**
+ * Every key matching `pattern` with its type, content and whether it has a TTL, for before/after
+ * equality ("nothing changed").
+ */
+export async function snapshotKeys(raw: Redis, pattern: string): Promise<Record<string, unknown>> {
+  const keys = (await raw.keys(pattern)).sort();
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
+    const type = await raw.type(key);
+    let value: unknown;
+    if (type === 'hash') value = await raw.hgetall(key);
+    else if (type === 'zset') value = await raw.zrange(key, 0, '-1', 'WITHSCORES');
+    else if (type === 'list') value = await raw.lrange(key, 0, '-1');
+    else if (type === 'set') value = (await raw.smembers(key)).sort();
+    else value = await raw.get(key);
+    out[key] = { type, value, ttl: (await raw.pttl(key)) > 0 };
+  }
+  return out;
+}
+
+/** Resolves when `check` holds, polling every 5 ms; fails after `ms`. */
+export async function until(check: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
+    await sleep(5);
+  }
+}

@@ -4,24 +4,8 @@ import { KindError, Queue, type ScriptOp } from '../src/index.js';
 import type { EncodedJob } from '../src/encode.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
-import { keysOf, queueName, useRedis } from './helpers.js';
+import { keysOf, queueName, snapshotKeys, useRedis } from './helpers.js';
 
-/** Every key matching `pattern` with its type, content and whether it has a TTL. */
-async function snapshot(raw: Redis, pattern = '*'): Promise<Record<string, unknown>> {
-  const keys = (await raw.keys(pattern)).sort();
-  const out: Record<string, unknown> = {};
-  for (const key of keys) {
-    const type = await raw.type(key);
-    let value: unknown;
-    if (type === 'hash') value = await raw.hgetall(key);
-    else if (type === 'zset') value = await raw.zrange(key, 0, '-1', 'WITHSCORES');
-    else if (type === 'list') value = await raw.lrange(key, 0, '-1');
-    else if (type === 'set') value = (await raw.smembers(key)).sort();
-    else value = await raw.get(key);
-    out[key] = { type, value, ttl: (await raw.pttl(key)) > 0 };
-  }
-  return out;
-}
 
 /** A job tuple as enqueue.lua takes it, built by hand (no toJobId on the way). */
 const encoded = (id: string, payload = '{}', group = ''): EncodedJob => [id, payload, group, -1, -1, 0, 3, 'f,0,0,0'];
@@ -67,7 +51,7 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
   /** Runs the op, expects a KindError (EMQKIND), and checks that Redis is exactly as before. */
   async function refusedAndUnchanged(op: ScriptOp<unknown>, what: string): Promise<void> {
     const size = await raw.dbsize();
-    const before = await snapshot(raw);
+    const before = await snapshotKeys(raw, '*');
     let error: unknown;
     try {
       await queue.scripts.run(op);
@@ -77,7 +61,7 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
     expect(error, what).toBeInstanceOf(KindError);
     expect(error, what).toMatchObject({ code: 'EMQKIND', status: 400 });
     expect(await raw.dbsize(), what).toBe(size);
-    expect(await snapshot(raw), what).toEqual(before);
+    expect(await snapshotKeys(raw, '*'), what).toEqual(before);
   }
 
   const BAD = ['FLOW:1', 'job:1', 'Job:1', '', 'x', 'JOB:', 'JOB', ' JOB:1', 'JOB:' + 'x'.repeat(253)];
@@ -160,7 +144,7 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
   /** Every key of the queue, the enqueue sequence left out (a duplicate may advance it). */
   async function state(q: Queue<unknown>): Promise<Record<string, unknown>> {
     const k = keysOf(q);
-    const snap = await snapshot(redis.raw, `${k.prefix}*`);
+    const snap = await snapshotKeys(redis.raw, `${k.prefix}*`);
     const meta = snap[k.key('meta')] as { value: Record<string, string> } | undefined;
     if (meta) delete meta.value.seq;
     return snap;

@@ -193,6 +193,13 @@ async function stats(args: string[]): Promise<number> {
   }
 }
 
+/** Resolves with the first SIGTERM or SIGINT: how a server command is told to stop. */
+const stopSignal = (): Promise<NodeJS.Signals> =>
+  new Promise((done) => {
+    process.once('SIGTERM', done);
+    process.once('SIGINT', done);
+  });
+
 async function serve(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -211,10 +218,7 @@ async function serve(args: string[]): Promise<number> {
   } else {
     process.stderr.write(`[emq] serving the API on ${api.url}, bearer token required\n`);
   }
-  const signal = await new Promise<NodeJS.Signals>((done) => {
-    process.once('SIGTERM', done);
-    process.once('SIGINT', done);
-  });
+  const signal = await stopSignal();
   process.stderr.write(`[emq] ${signal}: stopping the API\n`);
   await api.close();
   await transport.close();
@@ -235,10 +239,7 @@ async function bridge(args: string[]): Promise<number> {
   const running = await startBridge({ redisUrl: redisUrl(), token, port, host: values.host });
   process.stdout.write(`${running.url}\n`);
   process.stderr.write(`[emq] bridge on ${running.url} over ${redisUrl()}; SIGTERM or Ctrl-C stops\n`);
-  const signal = await new Promise<NodeJS.Signals>((done) => {
-    process.once('SIGTERM', done);
-    process.once('SIGINT', done);
-  });
+  const signal = await stopSignal();
   process.stderr.write(`[emq] ${signal}: stopping the bridge (${JSON.stringify(running.stats())})\n`);
   await running.close();
   return EXIT.ok;
