@@ -9,6 +9,9 @@
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>
+  Row      `m` and `b` only when they differ from the scripts' defaults (includes/job_defaults.lua);
+           the order `o` only on a scheduled row: a job in a lane has its order as its lane score
+           (claim writes it into the row)
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
@@ -21,6 +24,7 @@
 -- @include arg_int
 -- @include now_ms
 -- @include job_key
+-- @include job_defaults
 -- @include batch_push
 -- @include admit
 -- @include ring_doorbell
@@ -67,7 +71,20 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = job_key(id)
-    local row = { 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff, 'o', order, 'c', now }
+    local row = { 's', state, 'd', payload, 'a', 0, 'c', now }
+    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
+      row[#row + 1] = 'm'
+      row[#row + 1] = max_attempts
+    end
+    if backoff ~= DEFAULT_BACKOFF then
+      row[#row + 1] = 'b'
+      row[#row + 1] = backoff
+    end
+    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile
+    if state == 'scheduled' then
+      row[#row + 1] = 'o'
+      row[#row + 1] = order
+    end
     if group ~= '' then
       row[#row + 1] = 'g'
       row[#row + 1] = group

@@ -5,18 +5,21 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
   Derives  emq:{q}:job:<id>
-  Reply    the row as a flat field/value list, plus its lease deadline ("l") when active or its
+  Reply    the row as a flat field/value list (with the defaults of the fields enqueue leaves
+           out written in: `m`, `b`), plus its lease deadline ("l") when active or its
            due time ("r") when scheduled; {} when there is no such job
   Errors   EMQKIND
 ]]
 -- @include keyspace
 -- @include check_kind
 -- @include job_key
+-- @include with_defaults
 
 local id = ARGV[2]
 check_kind(id)
 local row = redis.call('HGETALL', job_key(id))
 if #row == 0 then return row end
+with_defaults(row)
 local state
 for i = 1, #row, 2 do
   if row[i] == 's' then state = row[i + 1] end

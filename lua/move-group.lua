@@ -27,6 +27,8 @@ local r = redis.call('HMGET', key, 's', 'g', 'o')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
 local from = r[2] or UNGROUPED
+-- the order is the lane score: a waiting row need not carry it (enqueue leaves `o` out)
+local order = redis.call('ZSCORE', lane_key(from), id) or r[3]
 redis.call('ZREM', lane_key(from), id)
 leave_ring(from)
 if to == '' then
@@ -35,6 +37,6 @@ else
   redis.call('HSET', key, 'g', to)
 end
 local batch = { order = {} }
-batch_push(batch, to, r[3], id)
+batch_push(batch, to, order, id)
 if admit(batch) then ring_doorbell() end
 return 1

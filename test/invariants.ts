@@ -212,6 +212,21 @@ const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead']);
 
 const isCount = (value: string | undefined): boolean => value !== undefined && /^\d+$/.test(value);
 
+/** An order score is `priority * 2^32 + (seq mod 2^32)`: its high part is the row's priority. */
+const ORDER_SPAN = 2 ** 32;
+
+/**
+ * Why `score` cannot be the order of a job whose row has priority `p` (absent: 0), or undefined
+ * when it can: an integer in [p * 2^32, (p + 1) * 2^32).
+ */
+function badOrder(score: number, p: string | undefined): string | undefined {
+  const priority = Number(p ?? '0');
+  if (!Number.isSafeInteger(score) || Math.floor(score / ORDER_SPAN) !== priority) {
+    return `order ${String(score)} does not belong to priority ${priority}`;
+  }
+  return undefined;
+}
+
 /**
  * Whether ring entry `entry` belongs on the ring in `snap`: its lane (or pending, for `*`) is
  * non-empty and, for a group, the group is not paused and is below its limit when it has one.
@@ -233,9 +248,8 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  * - (a) placement: every job id is in exactly one of pending / one lane / scheduled / active /
  *   dead, or in none and then its row says `completed` (or the row is gone). A job in a place
  *   has a row, and the row's `s` agrees: `pending` for pending and lanes, `scheduled`, `active`,
- *   `dead`. A job in lane g has `g` = g in its row; a job in pending has no `g`. A claimable job's
- *   score equals its row's order `o` (priority, then arrival). Ids are `JOB:` ids; rows carry a
- *   known state.
+ *   `dead`. A job in lane g has `g` = g in its row; a job in pending has no `g`. Ids are `JOB:`
+ *   ids; rows carry a known state.
  * - (b) group counts: `gactive[g]` equals the number of active jobs whose row has group g (absent
  *   means 0; a stored value is a non-negative integer). `glimit` values are non-negative integers.
  * - (c) the ring: each entry at most once, and an entry is on the ring iff it is serviceable
@@ -244,6 +258,12 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   most 64 tokens, each `1`.
  * - (e) bookkeeping: every key has the type the keyspace gives it, and every group with a lane is
  *   in `groups` (the counts read lanes through that set).
+ * - (f) order: a claimable job's lane score is an order of its row's priority (an integer in
+ *   [p * 2^32, (p + 1) * 2^32)) and equals its row's `o` when the row has one. A row may leave `o`
+ *   out only while its job waits in a lane never claimed (enqueue writes no `o` for a job that goes
+ *   straight to a lane; the first claim writes the lane score into the row): so a claimable row
+ *   without `o` has no lease token `t`, and every scheduled row and every row with a `t` (active,
+ *   dead, completed, or back in its lane) has an `o` of its priority.
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -292,12 +312,27 @@ export function findViolations(snap: QueueSnapshot): string[] {
     if (place.kind === 'pending' && row.g !== undefined) {
       out.push(`${id}: in pending (ungrouped) but its row has group ${JSON.stringify(row.g)}`);
     }
+    // (f) order
     if (place.kind === 'pending' || place.kind === 'lane') {
       const score = place.kind === 'pending' ? snap.pending.get(id) : snap.lanes.get(place.group)?.get(id);
-      if (score !== Number(row.o)) {
+      if (row.o !== undefined && score !== Number(row.o)) {
         out.push(`${id}: claimable with score ${String(score)} but its row's order is ${JSON.stringify(row.o)}`);
       }
+      if (row.o === undefined && row.t !== undefined) {
+        out.push(`${id}: claimable and claimed before (t ${row.t}) but its row has no order`);
+      }
+      const bad = badOrder(score ?? Number.NaN, row.p);
+      if (bad !== undefined) out.push(`${id}: claimable with score ${String(score)}: ${bad}`);
     }
+  }
+  for (const [id, row] of [...snap.rows].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (row.s !== 'scheduled' && row.t === undefined) continue;
+    if (row.o === undefined) {
+      out.push(`${id}: ${row.t === undefined ? 'scheduled' : `claimed (t ${row.t})`} but its row has no order`);
+      continue;
+    }
+    const bad = badOrder(Number(row.o), row.p);
+    if (bad !== undefined) out.push(`${id}: its row's ${bad}`);
   }
 
   // (b) group active counts

@@ -1,5 +1,6 @@
 -- @include job_key
 -- @include lane_key
+-- @include job_defaults
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -10,6 +11,9 @@
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's `t`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The claim also writes the job's lane score into the row's `o`: a waiting row does not carry its
+-- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
+-- reap, release, reprocess).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -89,17 +93,17 @@ local function claim_jobs(n, lease_ms, now)
       local got = #popped / 2
       if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
       for p = 1, #popped, 2 do
-        local id = popped[p]
+        local id, order = popped[p], popped[p + 1]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
   end

@@ -1,4 +1,5 @@
 -- @include job_key
+-- @include job_defaults
 -- @include tally
 -- @include free_slots
 -- @include bury
@@ -19,7 +20,7 @@ local function reap_expired(now, limit)
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
       tally(freed, r[2])
-      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
+      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
         buried = buried + 1
       else

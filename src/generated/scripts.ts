@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "14c9b2c23a9a260efbf88e85e185f0b25d5f3136",
+    sha1: "d4f3894c0a513fa5dc2acc768994390cca9a422d",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -55,6 +55,14 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -157,7 +165,7 @@ local function reap_expired(now, limit)
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
       tally(freed, r[2])
-      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
+      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
         buried = buried + 1
       else
@@ -206,6 +214,9 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The claim also writes the job's lane score into the row's \`o\`: a waiting row does not carry its
+-- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
+-- reap, release, reprocess).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -285,17 +296,17 @@ local function claim_jobs(n, lease_ms, now)
       local got = #popped / 2
       if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
       for p = 1, #popped, 2 do
-        local id = popped[p]
+        local id, order = popped[p], popped[p + 1]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
   end
@@ -360,7 +371,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "d245389a2ab3c54ea0b778778f3e502d42f6bf98",
+    sha1: "c33c73c3cea7f202d2cc0cc7252088ffaf183f9f",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -408,6 +419,14 @@ local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -418,6 +437,9 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The claim also writes the job's lane score into the row's \`o\`: a waiting row does not carry its
+-- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
+-- reap, release, reprocess).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -497,17 +519,17 @@ local function claim_jobs(n, lease_ms, now)
       local got = #popped / 2
       if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
       for p = 1, #popped, 2 do
-        local id = popped[p]
+        local id, order = popped[p], popped[p + 1]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
   end
@@ -553,7 +575,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "a61f74d759eb90aae74b2ee47239f60bfaa4c4a9",
+    sha1: "d6bc93f0868b7f189abe6eeaa62f4ff0979c986a",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -602,12 +624,21 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
+-- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
-  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -664,6 +695,9 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The claim also writes the job's lane score into the row's \`o\`: a waiting row does not carry its
+-- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
+-- reap, release, reprocess).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -743,17 +777,17 @@ local function claim_jobs(n, lease_ms, now)
       local got = #popped / 2
       if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
       for p = 1, #popped, 2 do
-        local id = popped[p]
+        local id, order = popped[p], popped[p + 1]
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]), tonumber(r[5]) }
+        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
   end
@@ -872,7 +906,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "92b4a9bf13e605d06784f0b457c15ce7dab51431",
+    sha1: "15278a84cc2c5ce790c9bc034a1fb235dbb9aa7a",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -884,6 +918,9 @@ return {
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>
+  Row      \`m\` and \`b\` only when they differ from the scripts' defaults (includes/job_defaults.lua);
+           the order \`o\` only on a scheduled row: a job in a lane has its order as its lane score
+           (claim writes it into the row)
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
@@ -923,6 +960,14 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
 -- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
 local function batch_push(batch, g, score, id)
@@ -1030,7 +1075,20 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = job_key(id)
-    local row = { 's', state, 'd', payload, 'a', 0, 'm', max_attempts, 'b', backoff, 'o', order, 'c', now }
+    local row = { 's', state, 'd', payload, 'a', 0, 'c', now }
+    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
+      row[#row + 1] = 'm'
+      row[#row + 1] = max_attempts
+    end
+    if backoff ~= DEFAULT_BACKOFF then
+      row[#row + 1] = 'b'
+      row[#row + 1] = backoff
+    end
+    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile
+    if state == 'scheduled' then
+      row[#row + 1] = 'o'
+      row[#row + 1] = order
+    end
     if group ~= '' then
       row[#row + 1] = 'g'
       row[#row + 1] = group
@@ -1062,7 +1120,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "43221645d2b0f8af50a40641b7846a6c5a11c660",
+    sha1: "13b0b34895f524a954e9c85dbb208655ad70683e",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1107,12 +1165,21 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
+-- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
-  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
@@ -1132,7 +1199,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "080803a0726462cd7aaa71a25104c6e33eff524e",
+    sha1: "e3eaa86e8478cd510e58d627775cbdeb167a8413",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1169,12 +1236,21 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
+-- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
-  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -1250,7 +1326,7 @@ return codes
   },
   getJob: {
     name: "getJob",
-    sha1: "7a82784b3c454dcc0da315f36c92167cbfde0502",
+    sha1: "60e413c7225ca4f206c650042f816e542c914a06",
     lua: `--[[
   get-job: one job's row.
 
@@ -1258,7 +1334,8 @@ return codes
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
   Derives  emq:{q}:job:<id>
-  Reply    the row as a flat field/value list, plus its lease deadline ("l") when active or its
+  Reply    the row as a flat field/value list (with the defaults of the fields enqueue leaves
+           out written in: \`m\`, \`b\`), plus its lease deadline ("l") when active or its
            due time ("r") when scheduled; {} when there is no such job
   Errors   EMQKIND
 ]]
@@ -1281,11 +1358,35 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A row as HGETALL returned it (a flat field/value list), with the defaults written out for the
+-- fields enqueue leaves out (\`m\`, \`b\`), so a reader of get-job or list-dead sees every field.
+local function with_defaults(row)
+  local has = {}
+  for i = 1, #row, 2 do has[row[i]] = true end
+  if not has['m'] then
+    row[#row + 1] = 'm'
+    row[#row + 1] = tostring(DEFAULT_MAX_ATTEMPTS)
+  end
+  if not has['b'] then
+    row[#row + 1] = 'b'
+    row[#row + 1] = DEFAULT_BACKOFF
+  end
+  return row
+end
 
 local id = ARGV[2]
 check_kind(id)
 local row = redis.call('HGETALL', job_key(id))
 if #row == 0 then return row end
+with_defaults(row)
 local state
 for i = 1, #row, 2 do
   if row[i] == 's' then state = row[i + 1] end
@@ -1379,7 +1480,7 @@ return 1
   },
   listDead: {
     name: "listDead",
-    sha1: "3c29c5ffe5434957357ca827ca8ab66cf76bf8ab",
+    sha1: "00cdb1dccd2fc59b04a5e7451db8c1610b1fb797",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -1388,7 +1489,7 @@ return 1
   ARGV[2]  offset (>= 0)
   ARGV[3]  limit (>= 1)
   Derives  emq:{q}:job:<id>
-  Reply    { {id, field, value, ...}, ... }
+  Reply    { {id, field, value, ...}, ... }, each row with its defaults written in (as get-job)
   Errors   EMQARG
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -1411,12 +1512,36 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A row as HGETALL returned it (a flat field/value list), with the defaults written out for the
+-- fields enqueue leaves out (\`m\`, \`b\`), so a reader of get-job or list-dead sees every field.
+local function with_defaults(row)
+  local has = {}
+  for i = 1, #row, 2 do has[row[i]] = true end
+  if not has['m'] then
+    row[#row + 1] = 'm'
+    row[#row + 1] = tostring(DEFAULT_MAX_ATTEMPTS)
+  end
+  if not has['b'] then
+    row[#row + 1] = 'b'
+    row[#row + 1] = DEFAULT_BACKOFF
+  end
+  return row
+end
 
 local offset = arg_int(ARGV[2], 'offset', 0)
 local limit = arg_int(ARGV[3], 'limit', 1)
 local reply = {}
 for _, id in ipairs(redis.call('ZREVRANGE', K_DEAD, offset, offset + limit - 1)) do
   local entry = redis.call('HGETALL', job_key(id))
+  if #entry > 0 then with_defaults(entry) end
   table.insert(entry, 1, id)
   reply[#reply + 1] = entry
 end
@@ -1440,7 +1565,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "abfea37c275e89ee41eea61c07c16d6550ad8f10",
+    sha1: "6ae2f5cd25934cf71758d1bb8b39a436f4f73731",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -1547,6 +1672,8 @@ local r = redis.call('HMGET', key, 's', 'g', 'o')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
 local from = r[2] or UNGROUPED
+-- the order is the lane score: a waiting row need not carry it (enqueue leaves \`o\` out)
+local order = redis.call('ZSCORE', lane_key(from), id) or r[3]
 redis.call('ZREM', lane_key(from), id)
 leave_ring(from)
 if to == '' then
@@ -1555,7 +1682,7 @@ else
   redis.call('HSET', key, 'g', to)
 end
 local batch = { order = {} }
-batch_push(batch, to, r[3], id)
+batch_push(batch, to, order, id)
 if admit(batch) then ring_doorbell() end
 return 1
 `,
@@ -1738,7 +1865,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "5d861b3827398f49d77cdd36330ea22594bf665c",
+    sha1: "18a40465342a5e1eed9325a12b76ff5336fc7f9a",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -1776,6 +1903,14 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -1878,7 +2013,7 @@ local function reap_expired(now, limit)
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
       tally(freed, r[2])
-      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= tonumber(r[3]) then
+      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
         buried = buried + 1
       else
@@ -1925,7 +2060,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "fce657ceba38861406ef931ed3ff021b4d233219",
+    sha1: "061c4aa2be0707f825350d2fe2c08c65dcae3df4",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -1958,12 +2093,21 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
+-- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
-  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -2378,7 +2522,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "db15e970c154fce8b7916644a6aa13483b3e44e5",
+    sha1: "20e400307bc4a75a2e82b8f07c383b659529b013",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -2426,12 +2570,21 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
+-- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
-  return { tonumber(r[3]), r[4], tonumber(r[5]), tonumber(r[6] or '0'), r[7], r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -2480,12 +2633,14 @@ end
 -- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
 -- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
 -- itself using \`rand\` in [0, 1) supplied by the caller (Lua's PRNG is not random on every host).
--- A spec it cannot read (a row edited by hand) backs off like the default spec, never "no delay":
--- raising an error here would leave the retry half done.
+-- An absent spec (a row on the defaults) is DEFAULT_BACKOFF. A spec it cannot read (a row edited
+-- by hand) backs off like the default spec too, never "no delay": raising an error here would
+-- leave the retry half done.
 local function backoff_delay(spec, attempts, rand)
-  local kind, base, cap, jitter = string.match(spec or '', '^([fe]),(%d+),(%d+),([%d.eE+-]+)$')
+  local pattern = '^([fe]),(%d+),(%d+),([%d.eE+-]+)$'
+  local kind, base, cap, jitter = string.match(spec or DEFAULT_BACKOFF, pattern)
   if not kind or not tonumber(jitter) then
-    kind, base, cap, jitter = 'e', '1000', '3600000', '0.2'
+    kind, base, cap, jitter = string.match(DEFAULT_BACKOFF, pattern)
   end
   local d = tonumber(base)
   if kind == 'e' then d = d * 2 ^ math.min(attempts - 1, 52) end
