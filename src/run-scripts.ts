@@ -17,27 +17,34 @@ const loaded = new WeakMap<Transport, Set<string>>();
  */
 export async function runScripts(transport: Transport, calls: readonly ScriptCall[]): Promise<Reply[]> {
   if (calls.length === 0) return [];
-  let seen = loaded.get(transport);
-  if (!seen) loaded.set(transport, (seen = new Set()));
-  const known = seen;
-  const bySha = calls.length === 1 || calls.every((c) => known.has(c.script.sha1));
+  let known = loaded.get(transport);
+  if (!known) loaded.set(transport, (known = new Set()));
+  const bySha = calls.length === 1 || allKnown(known, calls);
   const results = bySha ? await transport.evalsha(calls) : await transport.eval(calls);
-  const missing = results.flatMap((result, index) => (isNoScript(result) ? [index] : []));
-  if (missing.length > 0) {
+  // plain loops, no intermediate arrays: this is every request's path (enqueue one at a time)
+  let missing: number[] | undefined;
+  for (let i = 0; i < results.length; i++) if (isNoScript(results[i]!)) (missing ??= []).push(i);
+  if (missing) {
     const retried = await transport.eval(missing.map((index) => calls[index]!));
     missing.forEach((index, i) => {
       results[index] = retried[i]!;
     });
   }
-  return results.map((result, index) => {
-    const call = calls[index]!;
+  for (let i = 0; i < calls.length; i++) {
+    const result = results[i]!;
+    const call = calls[i]!;
     if (result instanceof Error) {
       if (isNoScript(result)) known.delete(call.script.sha1);
       throw fromReplyError(result, { script: call.script.name });
     }
     known.add(call.script.sha1);
-    return result;
-  });
+  }
+  return results as Reply[];
+}
+
+function allKnown(known: ReadonlySet<string>, calls: readonly ScriptCall[]): boolean {
+  for (const call of calls) if (!known.has(call.script.sha1)) return false;
+  return true;
 }
 
 /** Runs one call: see runScripts. */

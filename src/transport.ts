@@ -39,6 +39,20 @@ export interface BlockingTransport extends Transport {
    * default), so a caller that must act at an exact time keeps its own timer.
    */
   blpop(keys: readonly string[], timeoutMs: number): Promise<string | null>;
+  /**
+   * `blpop` with `call` (EVALSHA) queued right behind it on the same connection: Redis runs the
+   * call the moment the BLPOP returns (a token or the timeout), so a woken consumer has its claim
+   * without a second round trip. `reply` is the call's reply, an Error when Redis refused it
+   * (NOSCRIPT included: the caller falls back to runScripts), or undefined when it never came
+   * (interrupted, or the connection was lost). Optional: a consumer without it uses `blpop`.
+   */
+  blpopThen?(keys: readonly string[], timeoutMs: number, call: ScriptCall): Promise<ParkedReply>;
   /** Ends a pending blpop at once: it resolves null. */
   interrupt(): void;
+}
+
+/** What `blpopThen` saw: the key a token came from (null at the timeout) and the call's reply. */
+export interface ParkedReply {
+  readonly key: string | null;
+  readonly reply: Reply | Error | undefined;
 }

@@ -71,6 +71,14 @@ describe('the parked consumer', () => {
     expect(await wakeLatency(limited, () => limited.setGroupLimit('g', 1))).toBeLessThan(500);
   });
 
+  it('still wakes at once when Redis forgot its scripts (the claim sent behind the BLPOP gets NOSCRIPT)', async () => {
+    const queue = redis.queue();
+    expect(await wakeLatency(queue, async () => {
+      await redis.raw.script('FLUSH');
+      await queue.add('after a flush');
+    })).toBeLessThan(500);
+  });
+
   it('wakes for a reprocessed job', async () => {
     const queue = redis.queue();
     await queue.add(1, { maxAttempts: 1 });

@@ -1,10 +1,11 @@
 import { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
-import type { BlockingTransport, Reply, ScriptCall } from '../../src/transport.js';
+import type { BlockingTransport, ParkedReply, Reply, ScriptCall } from '../../src/transport.js';
 
 /**
  * echomq's client round trips: a BlockingTransport that counts each request it sends (one
- * EVALSHA or pipeline, the EVAL fallback, a PING, a BLPOP) and passes it on.
+ * EVALSHA or pipeline, the EVAL fallback, a PING, a BLPOP, a BLPOP with its claim behind it) and
+ * passes it on.
  *
  * @example
  * const counted = new CountingTransport(IoredisTransport.connect(url));
@@ -34,6 +35,12 @@ export class CountingTransport implements BlockingTransport {
   blpop(keys: readonly string[], timeoutMs: number): Promise<string | null> {
     this.requests++;
     return this.inner.blpop(keys, timeoutMs);
+  }
+
+  blpopThen(keys: readonly string[], timeoutMs: number, call: ScriptCall): Promise<ParkedReply> {
+    this.requests++;
+    if (this.inner.blpopThen) return this.inner.blpopThen(keys, timeoutMs, call);
+    return this.inner.blpop(keys, timeoutMs).then((key) => ({ key, reply: undefined }));
   }
 
   interrupt(): void {

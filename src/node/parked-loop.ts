@@ -78,6 +78,12 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 /** What ended a park. */
 type Wake = 'claim' | 'beat';
 
+/** Jobs claimed behind the park's BLPOP, and how many that claim asked for. */
+interface EarlyClaim<Payload> {
+  readonly claimed: Claimed<Payload>;
+  readonly asked: number;
+}
+
 /**
  * The parked consumer's loop, shared by Consumer and BatchConsumer: beat (reap, promote, claim),
  * claim while slots are free, and with free slots and nothing to claim, park on the doorbell
@@ -108,6 +114,8 @@ export abstract class ParkedLoop<Payload> {
   private dueTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   private leaseTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
   private renewTimer: ReturnType<typeof setInterval> | undefined;
+  /** A controller made before parking, for the job a wake brings (see freshController). */
+  private spare: AbortController | undefined;
 
   constructor(
     protected readonly transport: BlockingTransport,
@@ -177,11 +185,22 @@ export abstract class ParkedLoop<Payload> {
   }
 
   /** Takes a lease's job into hand. */
-  protected track(job: Job<Payload>, controller = new AbortController()): HeldJob<Payload> {
+  protected track(job: Job<Payload>, controller = this.freshController()): HeldJob<Payload> {
     const h: HeldJob<Payload> = { job, controller, startedAt: performance.now(), fenced: false, abandoned: false };
     this.held.set(job.id, h);
     this.hook('onStarted', job);
     return h;
+  }
+
+  /**
+   * An AbortController with its signal made: the one set aside while parked when there is one.
+   * Node makes a signal on first use, and that costs microseconds a woken job would otherwise
+   * wait for between the claim's reply and its handler.
+   */
+  protected freshController(): AbortController {
+    const controller = this.spare ?? withSignal();
+    this.spare = undefined;
+    return controller;
   }
 
   /** Keeps a running job's promise so stop() can wait for it. */
@@ -331,46 +350,57 @@ export abstract class ParkedLoop<Payload> {
 
   private async loop(): Promise<void> {
     let wake: Wake = 'beat';
+    /** Jobs the park claimed behind its BLPOP, and how many it asked for. */
+    let early: EarlyClaim<Payload> | undefined;
     for (let failures = 0; !this.stopping; ) {
-      const handoff = this.handoff.splice(0);
-      const want = Math.max(0, this.capacity() + (handoff.length > 0 ? this.freedBy(handoff) : 0));
-      if (want === 0) {
-        if (handoff.length > 0) {
-          void this.settleAlone(handoff);
+      let claimed: Claimed<Payload>;
+      let want: number;
+      const fromPark = early !== undefined;
+      if (early) {
+        ({ claimed, asked: want } = early);
+        early = undefined;
+      } else {
+        const handoff = this.handoff.splice(0);
+        want = Math.max(0, this.capacity() + (handoff.length > 0 ? this.freedBy(handoff) : 0));
+        if (want === 0) {
+          if (handoff.length > 0) {
+            void this.settleAlone(handoff);
+            continue;
+          }
+          await new Promise<void>((resolve) => (this.slotWaiter = resolve));
+          this.slotWaiter = undefined;
           continue;
         }
-        await new Promise<void>((resolve) => (this.slotWaiter = resolve));
-        this.slotWaiter = undefined;
-        continue;
-      }
-      let claimed: Claimed<Payload>;
-      try {
-        const t0 = performance.now();
-        if (handoff.length > 0) claimed = await this.settleAndClaim(handoff, want);
-        else if (wake === 'beat') claimed = await this.queue.beat({ n: want, leaseMs: this.leaseMs });
-        else claimed = await this.queue.claim(want, this.leaseMs);
-        this.serverOffset = claimed.now - (t0 + performance.now()) / 2;
-        if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = performance.now();
-        failures = 0;
-      } catch (error) {
-        // a failed settle-and-claim recorded nothing: its settles go on their own, with retries
-        if (handoff.length > 0) void this.settleAlone(handoff);
-        if (this.stopping) break;
-        this.hook('onError', error);
-        wake = 'beat';
-        await sleep(backoffMs(failures++));
-        continue;
+        try {
+          const t0 = performance.now();
+          if (handoff.length > 0) claimed = await this.settleAndClaim(handoff, want);
+          else if (wake === 'beat') claimed = await this.queue.beat({ n: want, leaseMs: this.leaseMs });
+          else claimed = await this.queue.claim(want, this.leaseMs);
+          this.serverOffset = claimed.now - (t0 + performance.now()) / 2;
+          if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = performance.now();
+          failures = 0;
+        } catch (error) {
+          // a failed settle-and-claim recorded nothing: its settles go on their own, with retries
+          if (handoff.length > 0) void this.settleAlone(handoff);
+          if (this.stopping) break;
+          this.hook('onError', error);
+          wake = 'beat';
+          await sleep(backoffMs(failures++));
+          continue;
+        }
       }
       // stopped while the claim was in flight: leave the jobs to their leases (reaped, run again)
       if (this.stopping) break;
       if (claimed.jobs.length > 0) this.dispatch(claimed.jobs);
+      // the park ended on the schedule bell or the beat's end: the beat (reap, promote) is due
+      if (fromPark && wake === 'beat') continue;
       if (claimed.jobs.length === want || this.stopping) {
         wake = 'claim';
         continue;
       }
       this.armTimers(claimed.nextDueAt, claimed.nextLeaseEnd);
       try {
-        wake = await this.park();
+        ({ wake, early } = await this.park());
       } catch (error) {
         if (this.stopping) break;
         this.hook('onError', error);
@@ -383,12 +413,29 @@ export abstract class ParkedLoop<Payload> {
     if (left.length > 0) void this.settleAlone(left);
   }
 
-  /** Waits on the doorbell for what is left of the beat: a wake token claims, anything else beats. */
-  private async park(): Promise<Wake> {
+  /**
+   * Waits on the doorbell for what is left of the beat: a wake token claims, anything else beats.
+   * When the transport can, the claim for the free slots rides behind the BLPOP, so Redis runs
+   * it the moment a token arrives and the handler starts one round trip sooner. A claim Redis
+   * refused (NOSCRIPT after a restart, say) is dropped: the loop then claims the ordinary way.
+   */
+  private async park(): Promise<{ wake: Wake; early?: EarlyClaim<Payload> }> {
     const left = this.beatMs - (performance.now() - this.lastBeatAt);
-    if (left <= 1) return 'beat';
-    const bell = await this.transport.blpop(this.bells, left);
-    return bell === this.bells[0] ? 'claim' : 'beat';
+    if (left <= 1) return { wake: 'beat' };
+    const n = this.capacity();
+    if (n <= 0 || !this.transport.blpopThen) {
+      const bell = await this.transport.blpop(this.bells, left);
+      return { wake: bell === this.bells[0] ? 'claim' : 'beat' };
+    }
+    const op = this.queue.scripts.claimOp(n, this.leaseMs);
+    this.spare ??= withSignal();
+    const { key, reply } = await this.transport.blpopThen(this.bells, left, op.call);
+    const wake: Wake = key === this.bells[0] ? 'claim' : 'beat';
+    if (reply === undefined || reply instanceof Error) return { wake };
+    const claimed = this.queue.decodeClaim(op.parse(reply));
+    // the claim ran as its reply left Redis: within a one-way trip of now
+    this.serverOffset = claimed.now - performance.now();
+    return { wake, early: { claimed, asked: n } };
   }
 
   private serverNow(): number {
@@ -468,6 +515,11 @@ export abstract class ParkedLoop<Payload> {
   }
 }
 
+const withSignal = (): AbortController => {
+  const controller = new AbortController();
+  void controller.signal;
+  return controller;
+};
 const liveEntries = <P>(batch: ReadonlyArray<SettleRequest<P>>): Array<SettleEntry<P>> =>
   batch.flatMap((r) => r.entries.filter((e) => !e.held.fenced && !e.held.abandoned));
 const held = <P>(h: HeldJob<P>): { id: string; token: number } => ({ id: h.job.id, token: h.job.token });
