@@ -22,6 +22,7 @@ const TRANSPORT_SUITES = [
   'bad-input',
   'scripts',
   'project-transport',
+  'row-format',
 ].map((name) => `test/${name}.test.ts`);
 
 export default defineConfig({
