@@ -335,7 +335,7 @@ describe('the Upstash REST bridge', () => {
 });
 
 describe('emq bridge', () => {
-  const cli = join(import.meta.dirname, '..', 'src', 'node', 'cli.ts');
+  const cli = join(import.meta.dirname, '..', 'src', 'node', 'bin.ts');
   const run = (args: string[], env: Record<string, string | undefined>) => {
     const child = spawn(process.execPath, ['--import', 'tsx', cli, 'bridge', ...args], {
       env: { ...process.env, REDIS_URL: inject('redisUrl'), UPSTASH_REDIS_REST_TOKEN: undefined, ...env },

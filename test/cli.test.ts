@@ -4,7 +4,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { sleep, useRedis } from './helpers.js';
 
 const root = join(import.meta.dirname, '..');
-const cli = join(root, 'src', 'node', 'cli.ts');
+const cli = join(root, 'src', 'node', 'bin.ts');
 
 interface Run {
   code: number | null;
@@ -133,5 +133,20 @@ describe('emq serve', () => {
       child.kill('SIGTERM');
       expect((await done).code).toBe(0);
     }
+  });
+});
+
+describe('the emq bin', () => {
+  it('runs when started through a symlink, as npm links bins', async () => {
+    const { mkdtempSync, symlinkSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const link = join(mkdtempSync(join(tmpdir(), 'emq-bin-')), 'emq');
+    symlinkSync(join(root, 'src', 'node', 'bin.ts'), link);
+    const child = spawn(process.execPath, ['--import', 'tsx', link, '--help'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(out).toMatch(/^emq: echomq's command line/);
   });
 });

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -273,15 +272,4 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`emq ${command}: ${(error as Error).message ?? String(error)}\n`);
     return EXIT.failed;
   }
-}
-
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
-if (invokedDirectly) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      process.stderr.write(`emq: ${(error as Error).message}\n`);
-      process.exit(EXIT.failed);
-    },
-  );
 }
