@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from '../errors.js';
 import { HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../handler.js';
 import type { Job } from '../job.js';
+import { performance } from 'node:perf_hooks';
 import { Queue } from '../queue.js';
 import type { BlockingTransport } from '../transport.js';
 import { type HeldJob, ParkedLoop, type ParkedLoopOptions, type SettleRequest } from './parked-loop.js';
@@ -35,7 +36,10 @@ export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload
 export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
   readonly batchSize: number;
   readonly concurrency: number;
+  /** Batches in hand until their settles are recorded. */
   private batches = 0;
+  /** Batches whose handler runs now (a finished one settling does not count). */
+  private runningBatches = 0;
 
   constructor(
     transport: BlockingTransport,
@@ -62,11 +66,20 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
     return requests.length * this.batchSize;
   }
 
-  protected dispatch(jobs: Array<Job<Payload>>): void {
+  protected startable(): number {
+    return (this.concurrency - this.runningBatches) * this.batchSize;
+  }
+
+  protected prefetchSize(): number {
+    return this.concurrency * this.batchSize;
+  }
+
+  protected dispatch(jobs: Array<HeldJob<Payload>>): void {
     for (let i = 0; i < jobs.length; i += this.batchSize) {
       const controller = new AbortController();
       const held = jobs.slice(i, i + this.batchSize).map((job) => this.track(job, controller));
       this.batches++;
+      this.runningBatches++;
       this.keep(
         this.runBatch(held, controller).finally(() => {
           this.batches--;
@@ -77,8 +90,12 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
   }
 
   private async runBatch(held: Array<HeldJob<Payload>>, controller: AbortController): Promise<void> {
+    const startedAt = performance.now();
     const outcomes = await this.outcomes(held, controller);
-    await this.settle(held.map((h, i) => ({ held: h, outcome: outcomes[i]! })));
+    const settled = this.settle(held.map((h, i) => ({ held: h, outcome: outcomes[i]! })));
+    this.runningBatches--;
+    this.handlerEnded(performance.now() - startedAt);
+    await settled;
   }
 
   private async outcomes(held: Array<HeldJob<Payload>>, controller: AbortController): Promise<Outcome[]> {

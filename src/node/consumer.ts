@@ -1,10 +1,10 @@
+import { performance } from 'node:perf_hooks';
 import { type Handler, HandlerTimeoutError, runHandler } from '../handler.js';
 import { InvalidArgumentError } from '../errors.js';
-import type { Job } from '../job.js';
 import { Queue, type QueueOptions } from '../queue.js';
 import type { BlockingTransport } from '../transport.js';
 import { IoredisTransport } from './ioredis-transport.js';
-import { ParkedLoop, type ParkedLoopOptions } from './parked-loop.js';
+import { type HeldJob, ParkedLoop, type ParkedLoopOptions } from './parked-loop.js';
 
 /** Options of a Consumer. */
 export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
@@ -16,7 +16,10 @@ export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
  * The parked consumer: up to `concurrency` jobs at once, each its own async task; a freed slot
  * claims again at once; with free slots and nothing to claim it parks on the doorbell and wakes
  * within a millisecond of new work. A handler's throw, rejection or timeout retries the job with
- * its backoff (UnrecoverableError: dead); nothing a handler does stops the loop.
+ * its backoff (UnrecoverableError: dead); nothing a handler does stops the loop. With short jobs
+ * it also holds up to `prefetch` claimed jobs waiting for a slot (see ParkedLoopOptions.prefetch),
+ * so a slot that frees starts its next job while the settle is in flight; never more than
+ * `concurrency` handlers run at once.
  *
  * @example
  * const consumer = Consumer.connect<{ to: string }>(process.env.REDIS_URL!, 'mail', async (job) => {
@@ -27,6 +30,8 @@ export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
 export class Consumer<Payload = unknown> extends ParkedLoop<Payload> {
   readonly concurrency: number;
   private readonly owned: boolean;
+  /** Handlers running now (a finished one settling does not count). */
+  private runningHandlers = 0;
 
   constructor(
     transport: BlockingTransport,
@@ -59,15 +64,29 @@ export class Consumer<Payload = unknown> extends ParkedLoop<Payload> {
     return this.concurrency - this.held.size;
   }
 
-  protected dispatch(jobs: Array<Job<Payload>>): void {
-    for (const job of jobs) {
-      const held = this.track(job);
+  protected startable(): number {
+    return this.concurrency - this.runningHandlers;
+  }
+
+  protected prefetchSize(): number {
+    return this.concurrency;
+  }
+
+  protected dispatch(jobs: Array<HeldJob<Payload>>): void {
+    for (const waiting of jobs) {
+      const held = this.track(waiting);
+      this.runningHandlers++;
       this.keep(
-        runHandler(this.handler, job, {
+        runHandler(this.handler, held.job, {
           signal: held.controller.signal,
           timeoutMs: this.timeoutMs,
           onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)),
-        }).then((outcome) => this.settle([{ held, outcome }])),
+        }).then((outcome) => {
+          const settled = this.settle([{ held, outcome }]);
+          this.runningHandlers--;
+          this.handlerEnded(performance.now() - held.startedAt);
+          return settled;
+        }),
       );
     }
   }

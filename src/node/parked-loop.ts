@@ -31,6 +31,18 @@ export interface ParkedLoopOptions<Payload> {
   readonly renewMs?: number;
   /** How long stop() waits for jobs in hand by default (ms; default 10,000). */
   readonly stopTimeoutMs?: number;
+  /**
+   * How many claimed jobs may wait in hand for a free slot, besides those running, so a slot that
+   * frees starts its next job at once while the settle (and the claim behind it) is in flight.
+   * Waiting jobs' leases are renewed like running ones'; stop() gives them back uncounted.
+   * `'auto'` (default) prefetches as many jobs as the slots hold while the recent handler
+   * durations (a moving average) stay under 20 ms, and none once they are longer, so a consumer
+   * with long jobs never hoards work another consumer could run. A number fixes it (0: never).
+   *
+   * @example
+   * new Consumer(transport, 'thumbs', handler, { concurrency: 10, prefetch: 0 }); // no hoarding
+   */
+  readonly prefetch?: number | 'auto';
   readonly hooks?: ConsumerHooks<Payload>;
 }
 
@@ -73,6 +85,9 @@ export class ConsumerStoppedError extends Error {
   }
 }
 
+/** 'auto' prefetch holds jobs back only while handlers take less than this on average (ms). */
+const AUTO_PREFETCH_BELOW_MS = 20;
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What ended a park. */
@@ -98,6 +113,13 @@ export abstract class ParkedLoop<Payload> {
   private readonly beatMs: number;
   private readonly renewMs: number;
   private readonly stopTimeoutMs: number;
+  private readonly prefetch: number | 'auto';
+  /** Claimed jobs waiting for a free slot (prefetched), oldest first. */
+  private readonly waiting: Array<HeldJob<Payload>> = [];
+  /** Moving average of handler durations in ms (undefined until one finished). */
+  private recentMs: number | undefined;
+  /** The loop has a claim (or settle and claim) in flight: settles wait for its next turn. */
+  private claiming = false;
   private readonly hooks: ConsumerHooks<Payload>;
   private readonly bells: readonly string[];
   private readonly runs = new Set<Promise<void>>();
@@ -127,24 +149,49 @@ export abstract class ParkedLoop<Payload> {
     this.timeoutMs = options.timeoutMs ?? 0;
     this.renewMs = positive('renewMs', options.renewMs ?? Math.max(1, Math.floor(this.leaseMs / 3)));
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+    const prefetch = options.prefetch ?? 'auto';
+    if (prefetch !== 'auto' && (!Number.isSafeInteger(prefetch) || prefetch < 0)) {
+      throw new InvalidArgumentError(`prefetch must be 'auto' or an integer >= 0, got ${String(prefetch)}`);
+    }
+    this.prefetch = prefetch;
     this.hooks = options.hooks ?? {};
     this.bells = [queue.scripts.keys.key('wake'), queue.scripts.keys.key('sched')];
   }
 
-  /** How many jobs to claim now (0 when every slot is taken). */
+  /**
+   * How many jobs to claim now for the slots, not counting prefetch: the slots less the jobs in
+   * hand until their settles are recorded (negative when prefetched jobs run while others settle).
+   */
   protected abstract capacity(): number;
 
-  /** Starts running claimed jobs; each must end in `settle`. */
-  protected abstract dispatch(jobs: Array<Job<Payload>>): void;
+  /** How many jobs could start now: the slots less the handlers running (settling ones not counted). */
+  protected abstract startable(): number;
+
+  /** How many jobs 'auto' prefetches while handlers are short (the jobs the slots hold). */
+  protected abstract prefetchSize(): number;
+
+  /** Starts running claimed jobs (never more than startable()); each must end in `settle`. */
+  protected abstract dispatch(jobs: Array<HeldJob<Payload>>): void;
 
   /** Whether the loop runs (started and not stopped). */
   get running(): boolean {
     return this.loopDone !== undefined && !this.stopping;
   }
 
-  /** How many jobs are in hand. */
+  /** How many jobs are in hand (running, settling, or prefetched and waiting for a slot). */
   get inFlight(): number {
-    return this.held.size;
+    return this.held.size + this.waiting.length;
+  }
+
+  /** How many claimed jobs may wait for a slot now (see ParkedLoopOptions.prefetch). */
+  protected prefetchNow(): number {
+    if (this.prefetch !== 'auto') return this.prefetch;
+    return this.recentMs !== undefined && this.recentMs < AUTO_PREFETCH_BELOW_MS ? this.prefetchSize() : 0;
+  }
+
+  /** How many jobs the loop may claim now: the free slots and the free prefetch room. */
+  private room(): number {
+    return this.capacity() + this.prefetchNow() - this.waiting.length;
   }
 
   /** Starts the loop; returns at once. */
@@ -167,6 +214,7 @@ export abstract class ParkedLoop<Payload> {
     this.clearTimers();
     this.transport.interrupt();
     this.slotWaiter?.();
+    await this.giveBack();
     // The loop may be waiting on a call to a Redis that is away: it ends when that call fails,
     // and stop() does not wait past its timeout for it, nor for the jobs in hand.
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -184,12 +232,56 @@ export abstract class ParkedLoop<Payload> {
     this.loopDone = undefined;
   }
 
-  /** Takes a lease's job into hand. */
-  protected track(job: Job<Payload>, controller = this.freshController()): HeldJob<Payload> {
-    const h: HeldJob<Payload> = { job, controller, startedAt: performance.now(), fenced: false, abandoned: false };
-    this.held.set(job.id, h);
-    this.hook('onStarted', job);
+  /** Takes a waiting job into hand as it starts. */
+  protected track(waiting: HeldJob<Payload>, controller = waiting.controller): HeldJob<Payload> {
+    const h: HeldJob<Payload> = { ...waiting, controller, startedAt: performance.now() };
+    this.held.set(h.job.id, h);
+    this.hook('onStarted', h.job);
     return h;
+  }
+
+  /**
+   * A handler ended after `ms` (its settle not yet recorded): the moving average that decides
+   * 'auto' prefetch learns it, and its slot takes the next waiting job at once.
+   */
+  protected handlerEnded(ms: number): void {
+    this.recentMs = this.recentMs === undefined ? ms : this.recentMs + (ms - this.recentMs) * 0.2;
+    this.startWaiting();
+  }
+
+  /** Claimed jobs join the wait; as many as there are free slots start now. */
+  private accept(jobs: ReadonlyArray<Job<Payload>>): void {
+    for (const job of jobs) {
+      this.waiting.push({ job, controller: this.freshController(), startedAt: 0, fenced: false, abandoned: false });
+    }
+    this.startWaiting();
+  }
+
+  /** Starts waiting jobs while slots are free; a waiting job whose lease was lost never runs. */
+  private startWaiting(): void {
+    if (this.stopping) return;
+    let dropped = false;
+    for (let i = 0; i < this.waiting.length; ) {
+      if (this.waiting[i]!.fenced) {
+        this.hook('onFenced', this.waiting.splice(i, 1)[0]!.job);
+        dropped = true;
+      } else i++;
+    }
+    const n = Math.min(this.startable(), this.waiting.length);
+    if (n > 0) this.dispatch(this.waiting.splice(0, n));
+    if (dropped) this.slotFreed();
+  }
+
+  /** stop(): jobs claimed but never started go back to their lanes, their attempt not counted. */
+  private async giveBack(): Promise<void> {
+    const left = this.waiting.splice(0).filter((h) => !h.fenced);
+    if (left.length === 0) return;
+    try {
+      await this.queue.release(left.map(held));
+    } catch (error) {
+      // their leases lapse and they are reaped: run again, one attempt counted
+      this.hook('onError', error);
+    }
   }
 
   /**
@@ -242,6 +334,11 @@ export abstract class ParkedLoop<Payload> {
     if (this.slotWaiter && !this.stopping) {
       this.handoff.push(...batch);
       this.slotWaiter();
+      return;
+    }
+    // a claim is in flight: these go out with the loop's next request, right after its reply
+    if (this.claiming && !this.stopping) {
+      this.handoff.push(...batch);
       return;
     }
     void this.settleAlone(batch);
@@ -361,7 +458,7 @@ export abstract class ParkedLoop<Payload> {
         early = undefined;
       } else {
         const handoff = this.handoff.splice(0);
-        want = Math.max(0, this.capacity() + (handoff.length > 0 ? this.freedBy(handoff) : 0));
+        want = Math.max(0, this.room() + (handoff.length > 0 ? this.freedBy(handoff) : 0));
         if (want === 0) {
           if (handoff.length > 0) {
             void this.settleAlone(handoff);
@@ -373,6 +470,7 @@ export abstract class ParkedLoop<Payload> {
         }
         try {
           const t0 = performance.now();
+          this.claiming = true;
           if (handoff.length > 0) claimed = await this.settleAndClaim(handoff, want);
           else if (wake === 'beat') claimed = await this.queue.beat({ n: want, leaseMs: this.leaseMs });
           else claimed = await this.queue.claim(want, this.leaseMs);
@@ -380,6 +478,7 @@ export abstract class ParkedLoop<Payload> {
           if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = performance.now();
           failures = 0;
         } catch (error) {
+          this.claiming = false;
           // a failed settle-and-claim recorded nothing: its settles go on their own, with retries
           if (handoff.length > 0) void this.settleAlone(handoff);
           if (this.stopping) break;
@@ -389,12 +488,14 @@ export abstract class ParkedLoop<Payload> {
           continue;
         }
       }
+      this.claiming = false;
       // stopped while the claim was in flight: leave the jobs to their leases (reaped, run again)
       if (this.stopping) break;
-      if (claimed.jobs.length > 0) this.dispatch(claimed.jobs);
+      if (claimed.jobs.length > 0) this.accept(claimed.jobs);
       // the park ended on the schedule bell or the beat's end: the beat (reap, promote) is due
       if (fromPark && wake === 'beat') continue;
-      if (claimed.jobs.length === want || this.stopping) {
+      // settles came in while the claim was in flight: they go out now, not after a park
+      if (claimed.jobs.length === want || this.stopping || this.handoff.length > 0) {
         wake = 'claim';
         continue;
       }
@@ -422,7 +523,7 @@ export abstract class ParkedLoop<Payload> {
   private async park(): Promise<{ wake: Wake; early?: EarlyClaim<Payload> }> {
     const left = this.beatMs - (performance.now() - this.lastBeatAt);
     if (left <= 1) return { wake: 'beat' };
-    const n = this.capacity();
+    const n = this.room();
     if (n <= 0 || !this.transport.blpopThen) {
       const bell = await this.transport.blpop(this.bells, left);
       return { wake: bell === this.bells[0] ? 'claim' : 'beat' };
@@ -482,16 +583,21 @@ export abstract class ParkedLoop<Payload> {
 
   /** Renews every held lease in one call; a job whose renewal is fenced off is aborted. */
   private async renew(): Promise<void> {
-    const live = [...this.held.values()].filter((h) => !h.fenced && !h.abandoned);
+    const live = [...this.held.values(), ...this.waiting].filter((h) => !h.fenced && !h.abandoned);
     if (live.length === 0) return;
     try {
       const deadlines = await this.queue.extend(live.map(held), this.leaseMs);
       live.forEach((h, i) => {
         if (deadlines[i] === null && !h.fenced) {
           h.fenced = true;
-          h.controller.abort(new LeaseLostError(h.job.id));
+          // a waiting job may have started while the call was out: fence the one in hand too
+          const started = this.held.get(h.job.id);
+          if (started && !started.fenced) started.fenced = true;
+          (started ?? h).controller.abort(new LeaseLostError(h.job.id));
         }
       });
+      // a waiting job whose lease was lost is dropped without running, and its room claims again
+      if (this.waiting.some((h) => h.fenced)) this.startWaiting();
     } catch (error) {
       this.hook('onError', error);
     }
