@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { UnrecoverableError } from '../src/handler.js';
 import type { Job } from '../src/job.js';

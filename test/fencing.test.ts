@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Queue } from '../src/index.js';
 import { keysOf, sleep, snapshotKeys, useRedis } from './helpers.js';

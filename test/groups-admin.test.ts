@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { JobNotFoundError, JobStateError, type Queue } from '../src/index.js';
+import { JobNotFoundError, JobStateError } from '../src/index.js';
 import { keysOf, snapshotKeys, useRedis } from './helpers.js';
 
 
