@@ -8,7 +8,7 @@
   ARGV[3]  promoteLimit (>= 0): the most due jobs to promote
   ARGV[4]  n (>= 0): the most jobs to claim
   ARGV[5]  leaseMs (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    as claim's, with promoted, requeued and buried counts in the head:
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
   Errors   EMQARG (a malformed number)

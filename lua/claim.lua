@@ -8,7 +8,7 @@
   ARGV[3]  leaseMs (>= 1): the lease deadline is the server's TIME plus this
   Empties  the doorbell and the schedule bell when fewer than n jobs were claimed (see
            includes/claim_reply.lua): a consumer about to park must not wake for stale tokens
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
            {id, token, payload, group or "", attempt of this run, max attempts, created at};
            the token (unique in the queue, kept in the row's `t`) fences every later call about

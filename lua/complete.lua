@@ -8,7 +8,7 @@
   ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
   ARGV[4]  leaseMs (>= 1) for those claims
   ARGV[5..] pairs: id, token
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
            active under that token: the lease was reaped or the job removed; nothing changed)
   Errors   EMQKIND, EMQARG, raised before anything is written

@@ -3,16 +3,20 @@
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  Derives  emq:{q}:lane:<group> for every group that ever had a lane
+  Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
+           and emq:{q}:fifo
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead)}
 ]]
 -- @include keyspace
--- @include lane_key
+-- @include lane_size
 
-local pending = redis.call('ZCARD', K_PENDING)
-for _, g in ipairs(redis.call('SMEMBERS', K_GROUPS)) do
-  pending = pending + redis.call('ZCARD', lane_key(g))
+local pending = 0
+local entries = redis.call('SMEMBERS', K_GROUPS)
+entries[#entries + 1] = UNGROUPED
+for _, g in ipairs(entries) do
+  local z, f = lane_size(g)
+  pending = pending + z + f
 end
 return {
   pending,

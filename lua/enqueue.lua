@@ -8,10 +8,11 @@
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
-  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Row      `m` and `b` only when they differ from the scripts' defaults (includes/job_defaults.lua);
-           the order `o` only on a scheduled row: a job in a lane has its order as its lane score
-           (claim writes it into the row)
+           the order `o` on a scheduled row and on a job in an arrivals list; a job with a
+           priority waits in its lane's zset with its order as its score (claim writes it into
+           the row)
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
@@ -26,6 +27,7 @@
 -- @include job_key
 -- @include job_defaults
 -- @include batch_push
+-- @include batch_append
 -- @include admit
 -- @include ring_doorbell
 -- @include ring_sched_bell
@@ -80,8 +82,10 @@ for i = 0, n - 1 do
       row[#row + 1] = 'b'
       row[#row + 1] = backoff
     end
-    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile
-    if state == 'scheduled' then
+    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at
+    -- the default priority goes to its arrivals list, whose order is its members' rows' `o`
+    local fresh = state == 'pending' and priority == 0
+    if state == 'scheduled' or fresh then
       row[#row + 1] = 'o'
       row[#row + 1] = order
     end
@@ -98,6 +102,8 @@ for i = 0, n - 1 do
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
       new_scheduled[id] = true
+    elseif fresh then
+      batch_append(batch, group, id)
     else
       batch_push(batch, group, order, id)
     end

@@ -5,7 +5,7 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed)
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable

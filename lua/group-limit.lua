@@ -6,7 +6,7 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  group
   ARGV[3]  limit (>= 0), or -1 to lift it
-  Derives  emq:{q}:lane:<group>
+  Derives  emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1
   Errors   EMQARG
   Rings    the doorbell when the change put the lane back on the ring

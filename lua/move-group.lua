@@ -6,7 +6,7 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
   ARGV[3]  the new group ("" = ungrouped)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 moved, 0 no such job, -1 the job is not pending
   Errors   EMQKIND
   Rings    the doorbell when it is claimable in its new place
@@ -15,6 +15,7 @@
 -- @include check_kind
 -- @include job_key
 -- @include lane_key
+-- @include fifo_key
 -- @include leave_ring
 -- @include batch_push
 -- @include admit
@@ -27,9 +28,15 @@ local r = redis.call('HMGET', key, 's', 'g', 'o')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
 local from = r[2] or UNGROUPED
--- the order is the lane score: a waiting row need not carry it (enqueue leaves `o` out)
-local order = redis.call('ZSCORE', lane_key(from), id) or r[3]
-redis.call('ZREM', lane_key(from), id)
+-- the order is the zset score, or the row's `o` for a job in an arrivals list; in its new lane
+-- the job goes in the zset at that order (a list takes only newer orders than its own)
+local order = redis.call('ZSCORE', lane_key(from), id)
+if order then
+  redis.call('ZREM', lane_key(from), id)
+else
+  order = r[3]
+  redis.call('LREM', fifo_key(from), 1, id)
+end
 leave_ring(from)
 if to == '' then
   redis.call('HDEL', key, 'g')

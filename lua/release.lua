@@ -6,7 +6,7 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] pairs: id, token
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 released, 0 fenced off (nothing changed)
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when released work is claimable

@@ -5,7 +5,7 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 removed, 0 no such job
   Errors   EMQKIND
   Rings    the doorbell when the freed slot made work claimable
@@ -14,6 +14,7 @@
 -- @include check_kind
 -- @include job_key
 -- @include lane_key
+-- @include fifo_key
 -- @include free_slot
 -- @include leave_ring
 -- @include ring_doorbell
@@ -26,7 +27,8 @@ local state, group = r[1], r[2]
 if not state then return 0 end
 if state == 'pending' then
   local entry = group or UNGROUPED
-  redis.call('ZREM', lane_key(entry), id)
+  -- a job in an arrivals list is found by LREM, linear in the list's length
+  if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
   leave_ring(entry)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)

@@ -5,7 +5,7 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 reprocessed, 0 no such job, -1 the job is not dead
   Errors   EMQKIND
   Rings    the doorbell when it is claimable now

@@ -4,7 +4,7 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  group
-  Derives  emq:{q}:lane:<group>
+  Derives  emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 resumed now, 0 was not paused
   Rings    the doorbell when its lane went back on the ring
 ]]

@@ -6,7 +6,7 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
            for the backoff's jitter
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
            0 fenced off (nothing changed)
   Errors   EMQKIND, EMQARG, raised before anything is written

@@ -46,6 +46,8 @@ export interface Keyspace {
   key(name: FixedKey): string;
   job(id: string): string;
   lane(group: string): string;
+  /** The arrivals list of group `group`, or of ungrouped work when `group` is undefined. */
+  fifo(group?: string): string;
 }
 
 /**
@@ -64,5 +66,6 @@ export function keyspace(queue: string): Keyspace {
     key: (name) => prefix + name,
     job: (id) => `${prefix}job:${id}`,
     lane: (group) => `${prefix}lane:${group}`,
+    fifo: (group) => (group === undefined ? `${prefix}fifo` : `${prefix}fifo:${group}`),
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Queue } from '../src/index.js';
-import { keysOf, sleep, useRedis } from './helpers.js';
+import { keysOf, laneSize, sleep, useRedis } from './helpers.js';
 
 /**
  * Invariant 5, the doorbell: every transition that makes work claimable pushes exactly one token
@@ -40,7 +40,7 @@ describe('the doorbell', () => {
       const jobs = Array.from({ length: 50 }, (_, n) => ({ payload: n }));
       expect(await rings(queue, () => queue.addBulk(jobs))).toBe(1);
       expect(await redis.raw.lrange(keysOf(queue).key('wake'), 0, '-1')).toEqual(['1']);
-      expect(await redis.raw.zcard(keysOf(queue).key('pending'))).toBe(50);
+      expect(await laneSize(redis.raw, keysOf(queue))).toBe(50);
     });
 
     it('rings once for a bulk enqueue of 50 jobs across groups in one call', async () => {
@@ -61,7 +61,7 @@ describe('the doorbell', () => {
       await queue.add(1, { group: 'g' });
       await claimOne(queue);
       expect(await rings(queue, () => queue.add(2, { group: 'g' }))).toBe(0);
-      expect(await redis.raw.zcard(keysOf(queue).lane('g'))).toBe(1);
+      expect(await laneSize(redis.raw, keysOf(queue), 'g')).toBe(1);
     });
 
     it('does not ring for a job in a group whose limit is 0', async () => {
@@ -74,7 +74,7 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.pauseGroup('g');
       expect(await rings(queue, () => queue.add(1, { group: 'g' }))).toBe(0);
-      expect(await redis.raw.zcard(keysOf(queue).lane('g'))).toBe(1);
+      expect(await laneSize(redis.raw, keysOf(queue), 'g')).toBe(1);
     });
 
     it('does not ring for a delayed job', async () => {
@@ -216,7 +216,7 @@ describe('the doorbell', () => {
       await queue.add(1, { delayMs: 30, group: 'g' });
       await sleep(150);
       expect(await rings(queue, () => queue.promote())).toBe(0);
-      expect(await redis.raw.zcard(keysOf(queue).lane('g'))).toBe(1);
+      expect(await laneSize(redis.raw, keysOf(queue), 'g')).toBe(1);
     });
 
     it('rings once when a beat promotes', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Queue } from '../src/index.js';
-import { keysOf, sleep, snapshotKeys, useRedis } from './helpers.js';
+import { keysOf, laneIds, sleep, snapshotKeys, useRedis } from './helpers.js';
 
 
 describe('fencing (invariant 4)', () => {
@@ -18,7 +18,7 @@ describe('fencing (invariant 4)', () => {
     expect(await queue.reap()).toEqual({ requeued: 1, buried: 0 });
     // back to pending, its attempts (the token) untouched by the reap
     expect(await redis.raw.hmget(k.job(stale.id), 's', 'a')).toEqual(['pending', '1']);
-    expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual([stale.id]);
+    expect(await laneIds(redis.raw, k)).toEqual([stale.id]);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
 
     const second = await queue.claim(1, 30_000);

@@ -445,7 +445,12 @@ describe('checkInvariants itself', () => {
     await expectFlag(
       () => redis.raw.hset(k.job('JOB:4'), 's', 'scheduled'),
       () => redis.raw.hset(k.job('JOB:4'), 's', 'pending'),
-      /JOB:4: in lane:h but its row says "scheduled"/,
+      /JOB:4: in fifo:h but its row says "scheduled"/,
+    );
+    await expectFlag(
+      () => redis.raw.hset(k.job('JOB:4'), 'g', 'x'),
+      () => redis.raw.hset(k.job('JOB:4'), 'g', 'h'),
+      /JOB:4: in fifo:h but its row has group "x"/,
     );
     await expectFlag(
       () => redis.raw.hset(k.job('JOB:99'), 's', 'pending'),

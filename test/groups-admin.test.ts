@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobStateError } from '../src/index.js';
-import { keysOf, snapshotKeys, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneOrder, laneSize, snapshotKeys, useRedis } from './helpers.js';
 
 
 describe('group administration', () => {
@@ -12,21 +12,23 @@ describe('group administration', () => {
       const k = keysOf(queue);
       const { id } = await queue.add('x', { group: 'A' });
       await queue.add('u'); // ungrouped work on the ring too
-      // a waiting row carries no order: its lane score is the order (claim writes it into the row)
-      const order = await redis.raw.zscore(k.lane('A'), id);
+      // a fresh job waits in A's arrivals list, its order in its row
+      const order = await laneOrder(redis.raw, k, id, 'A');
       expect(order).not.toBeNull();
-      expect(await redis.raw.hget(k.job(id), 'o')).toBeNull();
+      expect(await redis.raw.lrange(k.fifo('A'), 0, '-1')).toEqual([id]);
+      expect(await redis.raw.hget(k.job(id), 'o')).toBe(order);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['A', '*']);
       await redis.raw.del(k.key('wake'));
 
       await queue.moveToGroup(id, 'B');
-      expect(await redis.raw.exists(k.lane('A'))).toBe(0);
+      expect(await laneSize(redis.raw, k, 'A')).toBe(0);
       expect(await redis.raw.zrange(k.lane('B'), 0, '-1', 'WITHSCORES')).toEqual([id, order]);
       const ring = await redis.raw.lrange(k.key('ring'), 0, '-1');
       expect(ring).not.toContain('A');
       expect(ring.filter((e) => e === 'B')).toHaveLength(1);
       expect(ring.sort()).toEqual(['*', 'B']);
-      expect(await redis.raw.hmget(k.job(id), 's', 'g', 'o')).toEqual(['pending', 'B', null]);
+      // in B's zset at its order: a list takes only orders newer than its own
+      expect(await redis.raw.hmget(k.job(id), 's', 'g', 'o')).toEqual(['pending', 'B', order]);
       expect(await redis.raw.sismember(k.key('groups'), 'B')).toBe(1);
       expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
       expect((await queue.getJob(id))?.group).toBe('B');
@@ -47,9 +49,9 @@ describe('group administration', () => {
 
       await queue.moveToGroup(early.id, 'B');
       // B: the earlier arrival goes ahead of the later one
-      expect(await redis.raw.zrange(k.lane('B'), 0, '-1')).toEqual([early.id, late.id]);
+      expect(await laneIds(redis.raw, k, 'B')).toEqual([early.id, late.id]);
       // A still has work, so it stays on the ring; B is on it exactly once
-      expect(await redis.raw.zrange(k.lane('A'), 0, '-1')).toEqual([stay.id]);
+      expect(await laneIds(redis.raw, k, 'A')).toEqual([stay.id]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['A', 'B']);
       expect(await redis.raw.llen(k.key('wake'))).toBe(1);
     });
@@ -58,14 +60,14 @@ describe('group administration', () => {
       const queue = redis.queue<string>();
       const k = keysOf(queue);
       const { id } = await queue.add('x', { group: 'A', priority: 3 });
-      const order = await redis.raw.zscore(k.lane('A'), id);
+      const order = await laneOrder(redis.raw, k, id, 'A');
       expect(order).not.toBeNull();
       await redis.raw.del(k.key('wake'));
       await queue.moveToGroup(id, null);
       expect(await redis.raw.hget(k.job(id), 'g')).toBeNull();
       expect(await redis.raw.hget(k.job(id), 'p')).toBe('3');
       expect(await redis.raw.zrange(k.key('pending'), 0, '-1', 'WITHSCORES')).toEqual([id, order]);
-      expect(await redis.raw.exists(k.lane('A'))).toBe(0);
+      expect(await laneSize(redis.raw, k, 'A')).toBe(0);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
       expect(await redis.raw.llen(k.key('wake'))).toBe(1);
       const [job] = (await queue.claim(1, 30_000)).jobs;
@@ -75,8 +77,8 @@ describe('group administration', () => {
       // and back from ungrouped into a group
       const other = await queue.add('y');
       await queue.moveToGroup(other.id, 'C');
-      expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
-      expect(await redis.raw.zrange(k.lane('C'), 0, '-1')).toEqual([other.id]);
+      expect(await laneSize(redis.raw, k)).toBe(0);
+      expect(await laneIds(redis.raw, k, 'C')).toEqual([other.id]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['C']);
     });
 
@@ -92,10 +94,10 @@ describe('group administration', () => {
       await redis.raw.del(k.key('wake'));
 
       await queue.moveToGroup(a.id, 'P');
-      expect(await redis.raw.zrange(k.lane('P'), 0, '-1')).toEqual([a.id]);
+      expect(await laneIds(redis.raw, k, 'P')).toEqual([a.id]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
       await queue.moveToGroup(b.id, 'L');
-      expect(await redis.raw.zrange(k.lane('L'), 0, '-1')).toEqual([b.id]);
+      expect(await laneIds(redis.raw, k, 'L')).toEqual([b.id]);
       // pending emptied: its entry left the ring too
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
       expect(await redis.raw.llen(k.key('wake'))).toBe(0);
@@ -244,7 +246,7 @@ describe('group administration', () => {
       expect(claimed.filter((j) => j.group === 'g')).toHaveLength(2);
       expect(claimed.filter((j) => j.group === undefined)).toHaveLength(3);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('2');
-      expect(await redis.raw.zcard(k.lane('g'))).toBe(3);
+      expect(await laneSize(redis.raw, k, 'g')).toBe(3);
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
     });
   });

@@ -78,6 +78,32 @@ export function projectTransport(): Transport {
 export const keysOf = (queue: Queue<unknown> | { name: string }): Keyspace => keyspace(queue.name);
 
 /**
+ * The claimable jobs of one lane in the order a claim takes them, each with its order: the lane's
+ * zset (`pending` for ungrouped work, else `lane:<group>`) and its arrivals list (`fifo`,
+ * `fifo:<group>`, whose members' orders are their rows' `o`) merged by order. Orders are the
+ * strings Redis stores.
+ */
+export async function laneEntries(raw: Redis, k: Keyspace, group?: string): Promise<Array<[string, string]>> {
+  const flat = await raw.zrange(group === undefined ? k.key('pending') : k.lane(group), 0, '-1', 'WITHSCORES');
+  const out: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  for (const id of await raw.lrange(k.fifo(group), 0, '-1')) out.push([id, (await raw.hget(k.job(id), 'o')) ?? 'NaN']);
+  return out.sort(([, a], [, b]) => Number(a) - Number(b));
+}
+
+/** The ids of {@link laneEntries}, in claim order. */
+export const laneIds = async (raw: Redis, k: Keyspace, group?: string): Promise<string[]> =>
+  (await laneEntries(raw, k, group)).map(([id]) => id);
+
+/** How many claimable jobs one lane holds (zset and arrivals list). */
+export const laneSize = async (raw: Redis, k: Keyspace, group?: string): Promise<number> =>
+  (await laneEntries(raw, k, group)).length;
+
+/** The order of claimable job `id` in its lane, or null when the lane does not hold it. */
+export const laneOrder = async (raw: Redis, k: Keyspace, id: string, group?: string): Promise<string | null> =>
+  (await laneEntries(raw, k, group)).find(([member]) => member === id)?.[1] ?? null;
+
+/**
  * Every key matching `pattern` with its type, content and whether it has a TTL, for before/after
  * equality ("nothing changed").
  */

@@ -67,6 +67,12 @@ export interface QueueSnapshot {
   readonly pending: ReadonlyMap<string, number>;
   /** Each group's claimable jobs (`emq:{q}:lane:<g>`): group -> (id -> order score). */
   readonly lanes: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /**
+   * The arrivals lists, claimable jobs at the default priority in arrival order (their order is
+   * their row's `o`): ring entry (`*` for `emq:{q}:fifo`, g for `emq:{q}:fifo:<g>`) -> ids, head
+   * first.
+   */
+  readonly fifos: ReadonlyMap<string, readonly string[]>;
   /** Leased jobs: id -> lease deadline (ms). */
   readonly active: ReadonlyMap<string, number>;
   /** Delayed or backing-off jobs: id -> due time (ms). */
@@ -148,6 +154,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
 
   const rows = new Map<string, Record<string, string>>();
   const lanes = new Map<string, Map<string, number>>();
+  const fifos = new Map<string, string[]>();
   const fixed = new Map<string, { type: string; values: string[] }>();
   const wrongTypes = new Map<string, string>();
 
@@ -165,6 +172,9 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     } else if (rest.startsWith('lane:')) {
       if (type !== 'zset') wrongTypes.set(key, type);
       else lanes.set(rest.slice(5), new Map(pairs(values).map(([m, s]) => [m, Number(s)])));
+    } else if (rest === 'fifo' || rest.startsWith('fifo:')) {
+      if (type !== 'list') wrongTypes.set(key, type);
+      else fifos.set(rest === 'fifo' ? UNGROUPED : rest.slice(5), values);
     }
     // anything else (the events stream, keys of later features) is not this checker's business
   }
@@ -179,6 +189,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     rows,
     pending: zset('pending'),
     lanes,
+    fifos,
     active: zset('active'),
     scheduled: zset('scheduled'),
     dead: zset('dead'),
@@ -195,14 +206,20 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
 }
 
 /** Where a job id was found: one of the claimable/leased/waiting/dead structures. */
-type Place = { kind: 'pending' } | { kind: 'lane'; group: string } | { kind: 'scheduled' | 'active' | 'dead' };
+type Place =
+  | { kind: 'pending' }
+  | { kind: 'lane'; group: string }
+  | { kind: 'fifo'; entry: string }
+  | { kind: 'scheduled' | 'active' | 'dead' };
 
-const placeName = (p: Place): string => (p.kind === 'lane' ? `lane:${p.group}` : p.kind);
+const placeName = (p: Place): string =>
+  p.kind === 'lane' ? `lane:${p.group}` : p.kind === 'fifo' ? (p.entry === UNGROUPED ? 'fifo' : `fifo:${p.entry}`) : p.kind;
 
 /** The row state each place requires. */
 const STATE_OF: Record<Place['kind'], string> = {
   pending: 'pending',
   lane: 'pending',
+  fifo: 'pending',
   scheduled: 'scheduled',
   active: 'active',
   dead: 'dead',
@@ -227,14 +244,18 @@ function badOrder(score: number, p: string | undefined): string | undefined {
   return undefined;
 }
 
+/** How many claimable jobs ring entry `entry` holds: its zset's (pending for `*`) and its list's. */
+const claimable = (snap: QueueSnapshot, entry: string): number =>
+  (entry === UNGROUPED ? snap.pending.size : (snap.lanes.get(entry)?.size ?? 0)) + (snap.fifos.get(entry)?.length ?? 0);
+
 /**
- * Whether ring entry `entry` belongs on the ring in `snap`: its lane (or pending, for `*`) is
- * non-empty and, for a group, the group is not paused and is below its limit when it has one.
+ * Whether ring entry `entry` belongs on the ring in `snap`: its lane (or pending, for `*`) with
+ * its arrivals list is non-empty and, for a group, the group is not paused and is below its limit when it has one.
  * The queue's own paused flag does not matter: the ring describes the lanes, claim checks pause.
  */
 export function serviceable(snap: QueueSnapshot, entry: string): boolean {
-  if (entry === UNGROUPED) return snap.pending.size > 0;
-  if ((snap.lanes.get(entry)?.size ?? 0) === 0) return false;
+  if (claimable(snap, entry) === 0) return false;
+  if (entry === UNGROUPED) return true;
   if (snap.gpaused.has(entry)) return false;
   const limit = snap.glimit[entry];
   if (limit === undefined) return true;
@@ -245,25 +266,27 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  * Every violation of the keyspace invariants in `snap`, as readable sentences naming the job,
  * group or key. Empty when the state is consistent. The checks:
  *
- * - (a) placement: every job id is in exactly one of pending / one lane / scheduled / active /
- *   dead, or in none and then its row says `completed` (or the row is gone). A job in a place
- *   has a row, and the row's `s` agrees: `pending` for pending and lanes, `scheduled`, `active`,
- *   `dead`. A job in lane g has `g` = g in its row; a job in pending has no `g`. Ids are `JOB:`
- *   ids; rows carry a known state.
+ * - (a) placement: every job id is in exactly one of pending / one lane / one arrivals list /
+ *   scheduled / active / dead, or in none and then its row says `completed` (or the row is gone).
+ *   A job in a place has a row, and the row's `s` agrees: `pending` for pending, lanes and lists,
+ *   `scheduled`, `active`, `dead`. A job in lane g or list `fifo:g` has `g` = g in its row; a job
+ *   in pending or `fifo` has no `g`. Ids are `JOB:` ids; rows carry a known state.
  * - (b) group counts: `gactive[g]` equals the number of active jobs whose row has group g (absent
  *   means 0; a stored value is a non-negative integer). `glimit` values are non-negative integers.
  * - (c) the ring: each entry at most once, and an entry is on the ring iff it is serviceable
  *   (see {@link serviceable}).
  * - (d) the bells: `wake` (and `sched`, the schedule bell, where the keyspace has one) hold at
  *   most 64 tokens, each `1`.
- * - (e) bookkeeping: every key has the type the keyspace gives it, and every group with a lane is
- *   in `groups` (the counts read lanes through that set).
+ * - (e) bookkeeping: every key has the type the keyspace gives it, and every group with a lane or
+ *   an arrivals list is in `groups` (the counts read lanes through that set).
  * - (f) order: a claimable job's lane score is an order of its row's priority (an integer in
  *   [p * 2^32, (p + 1) * 2^32)) and equals its row's `o` when the row has one. A row may leave `o`
  *   out only while its job waits in a lane never claimed (enqueue writes no `o` for a job that goes
  *   straight to a lane; the first claim writes the lane score into the row): so a claimable row
  *   without `o` has no lease token `t`, and every scheduled row and every row with a `t` (active,
- *   dead, completed, or back in its lane) has an `o` of its priority.
+ *   dead, completed, or back in its lane) has an `o` of its priority. An arrivals list holds only
+ *   jobs never claimed, at priority 0, each row with its `o`, strictly rising from head to tail
+ *   (enqueue appends a fresh seq; anything going back in its place goes to the zset).
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -280,6 +303,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
   };
   for (const id of snap.pending.keys()) at(id, { kind: 'pending' });
   for (const [group, lane] of snap.lanes) for (const id of lane.keys()) at(id, { kind: 'lane', group });
+  for (const [entry, list] of snap.fifos) for (const id of list) at(id, { kind: 'fifo', entry });
   for (const id of snap.scheduled.keys()) at(id, { kind: 'scheduled' });
   for (const id of snap.active.keys()) at(id, { kind: 'active' });
   for (const id of snap.dead.keys()) at(id, { kind: 'dead' });
@@ -312,6 +336,16 @@ export function findViolations(snap: QueueSnapshot): string[] {
     if (place.kind === 'pending' && row.g !== undefined) {
       out.push(`${id}: in pending (ungrouped) but its row has group ${JSON.stringify(row.g)}`);
     }
+    if (place.kind === 'fifo' && (row.g ?? UNGROUPED) !== place.entry) {
+      out.push(`${id}: in ${placeName(place)} but its row has group ${JSON.stringify(row.g)}`);
+    }
+    if (place.kind === 'fifo') {
+      if (row.o === undefined) out.push(`${id}: in ${placeName(place)} but its row has no order`);
+      if (row.t !== undefined) out.push(`${id}: in ${placeName(place)} but claimed before (t ${row.t})`);
+      if (row.p !== undefined) out.push(`${id}: in ${placeName(place)} but has priority ${row.p}`);
+      const bad = row.o === undefined ? undefined : badOrder(Number(row.o), row.p);
+      if (bad !== undefined) out.push(`${id}: in ${placeName(place)}: its row's ${bad}`);
+    }
     // (f) order
     if (place.kind === 'pending' || place.kind === 'lane') {
       const score = place.kind === 'pending' ? snap.pending.get(id) : snap.lanes.get(place.group)?.get(id);
@@ -323,6 +357,13 @@ export function findViolations(snap: QueueSnapshot): string[] {
       }
       const bad = badOrder(score ?? Number.NaN, row.p);
       if (bad !== undefined) out.push(`${id}: claimable with score ${String(score)}: ${bad}`);
+    }
+  }
+  for (const [entry, list] of snap.fifos) {
+    for (let i = 1; i < list.length; i++) {
+      const before = Number(snap.rows.get(list[i - 1]!)?.o);
+      const after = Number(snap.rows.get(list[i]!)?.o);
+      if (!(before < after)) out.push(`fifo ${entry}: ${list[i - 1]} (order ${before}) before ${list[i]} (order ${after})`);
     }
   }
   for (const [id, row] of [...snap.rows].sort(([a], [b]) => (a < b ? -1 : 1))) {
@@ -363,7 +404,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
     if (times > 1) out.push(`ring: ${entry} is on the ring ${times} times`);
     if (!serviceable(snap, entry)) out.push(`ring: ${entry} is on the ring but not serviceable (${why(snap, entry)})`);
   }
-  for (const entry of [UNGROUPED, ...snap.lanes.keys()]) {
+  for (const entry of new Set([UNGROUPED, ...snap.lanes.keys(), ...snap.fifos.keys()])) {
     if (!onRing.has(entry) && serviceable(snap, entry)) out.push(`ring: ${entry} is serviceable but not on the ring`);
   }
 
@@ -375,7 +416,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
   }
 
   // (e) every lane's group is known
-  for (const g of snap.lanes.keys()) {
+  for (const g of new Set([...snap.lanes.keys(), ...[...snap.fifos.keys()].filter((e) => e !== UNGROUPED)])) {
     if (!snap.groups.has(g)) out.push(`group ${g}: has a lane but is not in groups`);
   }
 
@@ -384,8 +425,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
 
 /** Why `entry` is not serviceable, for a violation's message. */
 function why(snap: QueueSnapshot, entry: string): string {
-  if (entry === UNGROUPED) return 'pending is empty';
-  if ((snap.lanes.get(entry)?.size ?? 0) === 0) return 'its lane is empty';
+  if (claimable(snap, entry) === 0) return entry === UNGROUPED ? 'pending is empty' : 'its lane is empty';
   if (snap.gpaused.has(entry)) return 'the group is paused';
   return `gactive ${snap.gactive[entry] ?? '0'} >= limit ${snap.glimit[entry] ?? '?'}`;
 }

@@ -4,7 +4,7 @@ import { KindError, Queue, type ScriptOp } from '../src/index.js';
 import type { EncodedJob } from '../src/encode.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
-import { keysOf, queueName, snapshotKeys, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, queueName, snapshotKeys, useRedis } from './helpers.js';
 
 
 /** A job tuple as enqueue.lua takes it, built by hand (no toJobId on the way). */
@@ -166,9 +166,9 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
     expect(await queue.add({ v: 4 }, { id: 'same', delayMs: 10_000 })).toEqual({ id: 'JOB:same', state: 'duplicate' });
 
     expect(await redis.raw.hget(k.job('JOB:same'), 'd')).toBe('{"v":1}');
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(1);
+    expect(await laneSize(redis.raw, k)).toBe(1);
     expect(await redis.raw.llen(k.key('wake'))).toBe(1);
-    expect(await redis.raw.exists(k.lane('g'))).toBe(0);
+    expect(await laneSize(redis.raw, k, 'g')).toBe(0);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
     expect(await state(queue)).toEqual(before);
   });
@@ -207,8 +207,8 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
     ]);
     expect(await redis.raw.hget(k.job('JOB:twice'), 'd')).toBe('1');
     expect(await redis.raw.hget(k.job('JOB:twice'), 'g')).toBeNull();
-    expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual(['JOB:twice', results[1]!.id]);
-    expect(await redis.raw.exists(k.lane('g'))).toBe(0);
+    expect(await laneIds(redis.raw, k)).toEqual(['JOB:twice', results[1]!.id]);
+    expect(await laneSize(redis.raw, k, 'g')).toBe(0);
     // one enqueue, one token
     expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
     const claimed = await queue.claim(10, 30_000);
@@ -227,7 +227,7 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
     // and the reverse order of spelling
     expect(await queue.add('a', { id: 'JOB:7' })).toEqual({ id: 'JOB:7', state: 'pending' });
     expect(await queue.add('b', { id: '7' })).toEqual({ id: 'JOB:7', state: 'duplicate' });
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(2);
+    expect(await laneSize(redis.raw, k)).toBe(2);
   });
 
   it('a generated id never collides with a given one', async () => {

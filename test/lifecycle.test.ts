@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keysOf, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, useRedis } from './helpers.js';
 
 describe('the job lifecycle', () => {
   const redis = useRedis();
@@ -9,7 +9,7 @@ describe('the job lifecycle', () => {
     const k = keysOf(queue);
     const added = await queue.add({ n: 1 });
     expect(added).toEqual({ id: 'JOB:1', state: 'pending' });
-    expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual(['JOB:1']);
+    expect(await laneIds(redis.raw, k)).toEqual(['JOB:1']);
     expect(await redis.raw.lrange(k.key('ring'), 0, -1)).toEqual(['*']);
 
     const claimed = await queue.claim(5, 30_000);
@@ -19,7 +19,7 @@ describe('the job lifecycle', () => {
     expect(job.leaseUntil).toBe(claimed.now + 30_000);
     expect(await redis.raw.zscore(k.key('active'), 'JOB:1')).toBe(String(claimed.now + 30_000));
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
+    expect(await laneSize(redis.raw, k)).toBe(0);
 
     const done = await queue.complete([{ id: job.id, token: job.token }]);
     expect(done.completed).toEqual([true]);

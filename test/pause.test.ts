@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keysOf, sleep, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, sleep, useRedis } from './helpers.js';
 
 /** Invariant 7: a paused queue or group hands out nothing; what is active finishes normally. */
 describe('pause', () => {
@@ -122,7 +122,7 @@ describe('pause', () => {
       expect(claimed.jobs.map((j) => j.payload).sort()).toEqual(['b1', 'b2', 'u1', 'u2']);
       expect(claimed.jobs.every((j) => j.group !== 'a')).toBe(true);
       expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
-      expect(await redis.raw.zrange(k.lane('a'), 0, '-1')).toHaveLength(2);
+      expect(await laneIds(redis.raw, k, 'a')).toHaveLength(2);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);
     });
 
@@ -133,7 +133,7 @@ describe('pause', () => {
       const added = await queue.add('a1', { group: 'a' });
       expect(added.state).toBe('pending');
       await queue.add('u1');
-      expect(await redis.raw.zrange(k.lane('a'), 0, '-1')).toEqual([added.id]);
+      expect(await laneIds(redis.raw, k, 'a')).toEqual([added.id]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
       expect((await queue.claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['u1']);
       expect((await queue.stats()).counts.pending).toBe(1);
@@ -157,7 +157,7 @@ describe('pause', () => {
       expect((await queue.reap()).requeued).toBe(1);
       expect((await queue.promote()).promoted).toBe(1);
       await queue.reprocess(dead.id);
-      expect(await redis.raw.zcard(k.lane('a'))).toBe(3);
+      expect(await laneSize(redis.raw, k, 'a')).toBe(3);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);
       expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
     });
@@ -234,7 +234,7 @@ describe('pause', () => {
       const claimed = await queue.claim(10, 30_000);
       expect(claimed.jobs.map((j) => j.payload).sort()).toEqual(['b1', 'u1']);
       expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
-      expect(await redis.raw.zcard(k.lane('z'))).toBe(1);
+      expect(await laneSize(redis.raw, k, 'z')).toBe(1);
       expect(await redis.raw.hget(k.key('gactive'), 'z')).toBeNull();
     });
 

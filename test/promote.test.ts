@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keysOf, sleep, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneOrder, laneSize, sleep, useRedis } from './helpers.js';
 
 describe('promotion of scheduled jobs', () => {
   const redis = useRedis();
@@ -17,7 +17,7 @@ describe('promotion of scheduled jobs', () => {
     expect(added.every((a) => a.state === 'scheduled')).toBe(true);
     const ids = added.map((a) => a.id);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(10);
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
+    expect(await laneSize(redis.raw, k)).toBe(0);
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
     // nothing claimable yet: no doorbell
     expect(await redis.raw.llen(k.key('wake'))).toBe(0);
@@ -44,7 +44,7 @@ describe('promotion of scheduled jobs', () => {
       expect(result.nextDueAt).toBe(due.get(byDue[call * 3 + 3]!));
       moved.push(...now);
       // every promoted job is pending, in order of arrival (the score is priority, then arrival)
-      expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual(
+      expect(await laneIds(redis.raw, k)).toEqual(
         [...moved].sort((a, b) => arrival(a) - arrival(b)),
       );
       for (const id of now) expect(await redis.raw.hget(k.job(id), 's')).toBe('pending');
@@ -124,17 +124,17 @@ describe('promotion of scheduled jobs', () => {
     expect(record).toMatchObject({ state: 'scheduled', group: 'tenant-a', priority: 7 });
     expect(record!.runAt).toBe(Number(await redis.raw.zscore(k.key('scheduled'), id)));
     // a scheduled job is in no lane yet
-    expect(await redis.raw.exists(k.lane('tenant-a'))).toBe(0);
+    expect(await laneSize(redis.raw, k, 'tenant-a')).toBe(0);
 
     // wait for the later of the two due times: the second job was added after the first
     const plainDue = Number(await redis.raw.zscore(k.key('scheduled'), plain.id));
     await untilServerTime(Math.max(record!.runAt!, plainDue));
     expect((await queue.promote()).promoted).toBe(2);
-    expect(await redis.raw.zrange(k.lane('tenant-a'), 0, '-1')).toEqual([id]);
-    expect(await redis.raw.zscore(k.lane('tenant-a'), id)).toBe(order);
+    expect(await laneIds(redis.raw, k, 'tenant-a')).toEqual([id]);
+    expect(await laneOrder(redis.raw, k, id, 'tenant-a')).toBe(order);
     // priority 7 sits above 2^32 * 7 in the order score
     expect(Number(order)).toBeGreaterThanOrEqual(7 * 2 ** 32);
-    expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual([plain.id]);
+    expect(await laneIds(redis.raw, k)).toEqual([plain.id]);
     expect(await redis.raw.sismember(k.key('groups'), 'tenant-a')).toBe(1);
     expect((await redis.raw.lrange(k.key('ring'), 0, '-1')).sort()).toEqual(['*', 'tenant-a']);
     expect(await redis.raw.hmget(k.job(id), 's', 'g', 'p')).toEqual(['pending', 'tenant-a', '7']);
@@ -152,7 +152,7 @@ describe('promotion of scheduled jobs', () => {
     const { id } = await queue.add('x', { delayMs: 30, group: 'g' });
     await untilServerTime((await queue.getJob(id))!.runAt!);
     expect((await queue.promote()).promoted).toBe(1);
-    expect(await redis.raw.zrange(k.lane('g'), 0, '-1')).toEqual([id]);
+    expect(await laneIds(redis.raw, k, 'g')).toEqual([id]);
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
     expect(await redis.raw.llen(k.key('wake'))).toBe(0);
     expect((await queue.beat({ n: 1, leaseMs: 30_000 })).jobs).toEqual([]);

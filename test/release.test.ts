@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkInvariants } from './invariants.js';
-import { keysOf, useRedis } from './helpers.js';
+import { keysOf, laneIds, useRedis } from './helpers.js';
 
 describe('release: giving back jobs never started', () => {
   const redis = useRedis();
@@ -19,7 +19,7 @@ describe('release: giving back jobs never started', () => {
     expect(await redis.raw.llen(k.key('wake'))).toBe(wake + 1);
     expect(await queue.getJob(held!.id)).toMatchObject({ state: 'pending', attempts: 0 });
     expect(await redis.raw.hget(k.key('gactive'), 'g')).toBeNull();
-    expect(await redis.raw.zrange(k.lane('g'), 0, '-1')).toEqual(['JOB:1', 'JOB:2']);
+    expect(await laneIds(redis.raw, k, 'g')).toEqual(['JOB:1', 'JOB:2']);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     // the old token is dead: a second release or a complete changes nothing

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError } from '../src/errors.js';
-import { keysOf, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, useRedis } from './helpers.js';
 
 /**
  * remove: a job in any state leaves every set it was in and its row is deleted; an active job's
@@ -21,7 +21,7 @@ describe('remove', () => {
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);
     // the other one waits in the lane and is not claimable
     expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
-    expect(await redis.raw.zcard(k.lane('g'))).toBe(1);
+    expect(await laneSize(redis.raw, k, 'g')).toBe(1);
 
     const wakeBefore = await redis.raw.llen(k.key('wake'));
     await queue.remove(held.id);
@@ -76,10 +76,10 @@ describe('remove', () => {
     await queue.remove(a1!.id);
     // still work in the lane: it stays
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['a', 'b']);
-    expect(await redis.raw.zrange(k.lane('a'), 0, '-1')).toEqual([a2!.id]);
+    expect(await laneIds(redis.raw, k, 'a')).toEqual([a2!.id]);
     await queue.remove(a2!.id);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['b']);
-    expect(await redis.raw.zcard(k.lane('a'))).toBe(0);
+    expect(await laneSize(redis.raw, k, 'a')).toBe(0);
     for (const id of [a1!.id, a2!.id]) expect(await redis.raw.exists(k.job(id))).toBe(0);
     expect((await queue.claim(10, 30_000)).jobs.map((j) => j.id)).toEqual([b1!.id]);
   });
@@ -93,7 +93,7 @@ describe('remove', () => {
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*', 'g']);
     await queue.remove(u1!.id);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['g']);
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
+    expect(await laneSize(redis.raw, k)).toBe(0);
     for (const id of [u1!.id, u2!.id]) expect(await redis.raw.exists(k.job(id))).toBe(0);
     expect((await queue.claim(10, 30_000)).jobs.map((j) => j.id)).toEqual([g1!.id]);
   });
@@ -104,7 +104,7 @@ describe('remove', () => {
     const [g1] = await queue.addBulk([{ payload: 'g1', options: { group: 'g' } }, { payload: 'u1' }]);
     await queue.pauseGroup('g');
     await queue.remove(g1!.id);
-    expect(await redis.raw.zcard(k.lane('g'))).toBe(0);
+    expect(await laneSize(redis.raw, k, 'g')).toBe(0);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
     expect(await redis.raw.exists(k.job(g1!.id))).toBe(0);
     // resuming the emptied group does not put it back

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobStateError, type Queue } from '../src/index.js';
-import { keysOf, sleep, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, sleep, useRedis } from './helpers.js';
 
 describe('retry, backoff and dead jobs', () => {
   const redis = useRedis();
@@ -31,7 +31,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(due - 500).toBeLessThanOrEqual(t1);
     expect(await redis.raw.hmget(k.job(job.id), 's', 'e', 'a')).toEqual(['scheduled', 'boom', '1']);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
+    expect(await laneSize(redis.raw, k)).toBe(0);
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
     expect((await queue.getJob(job.id))?.runAt).toBe(due);
 
@@ -131,7 +131,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(await queue.retry([{ id: job.id, token: job.token, error: 'e' }])).toEqual(['scheduled']);
     const due = Number(await redis.raw.zscore(k.key('scheduled'), job.id));
     expect(due - t0).toBeGreaterThanOrEqual(4_999);
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
+    expect(await laneSize(redis.raw, k)).toBe(0);
   });
 
   it('delayMs overrides the backoff: 0 puts the job straight back to pending and rings once', async () => {
@@ -142,7 +142,7 @@ describe('retry, backoff and dead jobs', () => {
     await redis.raw.del(k.key('wake'));
     expect(await queue.retry([{ id: job.id, token: job.token, error: 'again', delayMs: 0 }])).toEqual(['pending']);
     expect(await redis.raw.hmget(k.job(job.id), 's', 'e', 'a')).toEqual(['pending', 'again', '1']);
-    expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual([job.id]);
+    expect(await laneIds(redis.raw, k)).toEqual([job.id]);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
@@ -200,7 +200,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(await redis.raw.zrange(k.key('dead'), 0, '-1')).toEqual([job.id]);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
+    expect(await laneSize(redis.raw, k)).toBe(0);
     expect((await queue.stats()).counts.dead).toBe(1);
     expect(await queue.fail([{ id: job.id, token: job.token, error: 'again' }])).toEqual(['fenced']);
     expect(await redis.raw.hget(k.job(job.id), 'e')).toBe('unrecoverable');
@@ -220,7 +220,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(row).toMatchObject({ s: 'pending', a: '2', z: '2' });
     expect(row.f).toBeUndefined();
     expect(await redis.raw.zcard(k.key('dead'))).toBe(0);
-    expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual([id]);
+    expect(await laneIds(redis.raw, k)).toEqual([id]);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
     expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
     expect(await queue.getJob(id)).toMatchObject({ state: 'pending', attempts: 2, attemptsBase: 2 });
@@ -269,7 +269,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(Number(row.f)).toBeGreaterThanOrEqual(t0);
     expect(await redis.raw.zrange(k.key('dead'), 0, '-1')).toEqual([id]);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
-    expect(await redis.raw.zcard(k.key('pending'))).toBe(0);
+    expect(await laneSize(redis.raw, k)).toBe(0);
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
     expect((await queue.stats()).counts.dead).toBe(1);
   });

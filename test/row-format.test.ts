@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_JOB_DEFAULTS, encodeBackoff } from '../src/encode.js';
 import { checkInvariants } from './invariants.js';
-import { keysOf, sleep, useRedis } from './helpers.js';
+import { keysOf, laneOrder, sleep, useRedis } from './helpers.js';
 
 /**
  * The compact row (docs/design.md, "The row"): a job waiting in a lane carries only what the
@@ -13,13 +13,15 @@ describe('the row format', () => {
   const redis = useRedis();
   const ORDER_SPAN = 2 ** 32;
 
-  it('a job on the defaults writes no m, b or o, and reads back with the defaults', async () => {
+  it('a job on the defaults writes no m or b, and reads back with the defaults', async () => {
     const queue = redis.queue<string>();
     const k = keysOf(queue);
     const { id } = await queue.add('x');
     const row = await redis.raw.hgetall(k.job(id));
-    expect(Object.keys(row).sort()).toEqual(['a', 'c', 'd', 's']);
-    expect(await redis.raw.zscore(k.key('pending'), id)).toBe('1');
+    // `o` because it waits in the arrivals list, where the row holds the order
+    expect(Object.keys(row).sort()).toEqual(['a', 'c', 'd', 'o', 's']);
+    expect(await redis.raw.lrange(k.fifo(), 0, '-1')).toEqual([id]);
+    expect(await laneOrder(redis.raw, k, id)).toBe('1');
 
     const record = await queue.getJob(id);
     expect(record).toMatchObject({ state: 'pending', attempts: 0, maxAttempts: DEFAULT_JOB_DEFAULTS.maxAttempts });
@@ -105,7 +107,7 @@ describe('the row format', () => {
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
     await sleep(40);
     expect((await queue.promote()).promoted).toBe(1);
-    expect(await redis.raw.zscore(k.lane('g'), id)).toBe(order);
+    expect(await laneOrder(redis.raw, k, id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 
@@ -114,7 +116,7 @@ describe('the row format', () => {
     const k = keysOf(queue);
     const first = await queue.add('first', { group: 'g' });
     await queue.addBulk([{ payload: 'second', options: { group: 'g' } }, { payload: 'third', options: { group: 'g' } }]);
-    const order = await redis.raw.zscore(k.lane('g'), first.id);
+    const order = await laneOrder(redis.raw, k, first.id, 'g');
     const head = async (): Promise<string[]> => redis.raw.zrange(k.lane('g'), 0, '0');
     const claimFirst = async (leaseMs = 30_000): Promise<number> => {
       const [job] = (await queue.claim(1, leaseMs)).jobs;
@@ -126,7 +128,7 @@ describe('the row format', () => {
     let token = await claimFirst();
     expect(await queue.retry([{ id: first.id, token, error: 'once', delayMs: 0 }])).toEqual(['pending']);
     expect(await head()).toEqual([first.id]);
-    expect(await redis.raw.zscore(k.lane('g'), first.id)).toBe(order);
+    expect(await laneOrder(redis.raw, k, first.id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     token = await claimFirst();
@@ -138,21 +140,21 @@ describe('the row format', () => {
     await sleep(30);
     expect(await queue.reap()).toEqual({ requeued: 1, buried: 0 });
     expect(await head()).toEqual([first.id]);
-    expect(await redis.raw.zscore(k.lane('g'), first.id)).toBe(order);
+    expect(await laneOrder(redis.raw, k, first.id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     token = await claimFirst();
     expect(await queue.fail([{ id: first.id, token, error: 'for good' }])).toEqual(['dead']);
     await queue.reprocess(first.id);
     expect(await head()).toEqual([first.id]);
-    expect(await redis.raw.zscore(k.lane('g'), first.id)).toBe(order);
+    expect(await laneOrder(redis.raw, k, first.id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     const second = (await queue.claim(1, 30_000)).jobs[0]!;
     expect(second.id).toBe(first.id);
     await queue.release([{ id: second.id, token: second.token }]);
     await queue.moveToGroup(first.id, null);
-    expect(await redis.raw.zscore(k.key('pending'), first.id)).toBe(order);
+    expect(await laneOrder(redis.raw, k, first.id)).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 
@@ -178,6 +180,8 @@ describe('the row format', () => {
     const a = await queue.add('a', { group: 'g' });
     const b = await queue.add('b', { group: 'g' });
     const later = await queue.add('later', { delayMs: 60_000 });
+    const urgent = await queue.add('urgent', { group: 'g', priority: 1 });
+    const d = await queue.add('d', { group: 'g' });
     const [held] = (await queue.claim(1, 30_000)).jobs;
     await queue.release([{ id: held!.id, token: held!.token }]);
     expect(held!.id).toBe(a.id);
@@ -202,11 +206,36 @@ describe('the row format', () => {
       () => redis.raw.hset(k.job(a.id), 'o', '1'),
       new RegExp(`${a.id}: claimable with score 1 but its row's order is "7"`),
     );
-    // a lane score of another priority than the row's (a row without `o` is checked too)
+    // a lane score of another priority than the row's (a zset member without `o` is checked too)
+    const urgentOrder = ORDER_SPAN + 4;
+    expect(await redis.raw.zscore(k.lane('g'), urgent.id)).toBe(String(urgentOrder));
+    expect(await redis.raw.hget(k.job(urgent.id), 'o')).toBeNull();
+    await expectFlag(
+      () => redis.raw.hset(k.job(urgent.id), 'p', '3'),
+      () => redis.raw.hset(k.job(urgent.id), 'p', '1'),
+      new RegExp(`${urgent.id}: claimable with score ${urgentOrder}: order ${urgentOrder} does not belong to priority 3`),
+    );
+    // an arrivals list holds only fresh jobs at priority 0, each with its order, in rising order
+    expect(await redis.raw.lrange(k.fifo('g'), 0, '-1')).toEqual([b.id, d.id]);
     await expectFlag(
       () => redis.raw.hset(k.job(b.id), 'p', '3'),
       () => redis.raw.hdel(k.job(b.id), 'p'),
-      new RegExp(`${b.id}: claimable with score 2: order 2 does not belong to priority 3`),
+      new RegExp(`${b.id}: in fifo:g but has priority 3`),
+    );
+    await expectFlag(
+      () => redis.raw.hdel(k.job(b.id), 'o'),
+      () => redis.raw.hset(k.job(b.id), 'o', '2'),
+      new RegExp(`${b.id}: in fifo:g but its row has no order`),
+    );
+    await expectFlag(
+      () => redis.raw.hset(k.job(b.id), 't', '9'),
+      () => redis.raw.hdel(k.job(b.id), 't'),
+      new RegExp(`${b.id}: in fifo:g but claimed before`),
+    );
+    await expectFlag(
+      () => redis.raw.hset(k.job(b.id), 'o', '6'),
+      () => redis.raw.hset(k.job(b.id), 'o', '2'),
+      new RegExp(`fifo g: ${b.id} \\(order 6\\) before ${d.id} \\(order 5\\)`),
     );
     // a scheduled row without its order
     await expectFlag(

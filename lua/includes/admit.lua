@@ -1,17 +1,30 @@
 -- @include lane_key
+-- @include fifo_key
 -- @include group_open
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then

@@ -1,13 +1,8 @@
--- Collect job `id` with `score` for admission into ring entry g's lane (see admit). `batch` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
+-- @include batch_entry
+-- Collect job `id` for admission (see admit) into ring entry g's ordered zset with `score`: a job
+-- with a priority, or one going back in its place.
 local function batch_push(batch, g, score, id)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
-    batch.order[#batch.order + 1] = g
-  end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end

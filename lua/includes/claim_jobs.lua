@@ -1,5 +1,6 @@
 -- @include job_key
--- @include lane_key
+-- @include lane_size
+-- @include pop_lane
 -- @include job_defaults
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
@@ -11,9 +12,9 @@
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's `t`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
--- The claim also writes the job's lane score into the row's `o`: a waiting row does not carry its
--- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
--- reap, release, reprocess).
+-- The claim also writes the job's order into the row's `o` (a job waiting in a zset has it only as
+-- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
+-- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -40,9 +41,10 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
-  local avail, take, queue = {}, {}, {}
+  local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    local c = redis.call('ZCARD', lane_key(g))
+    zsize[i], fsize[i] = lane_size(g)
+    local c = zsize[i] + fsize[i]
     if limits[g] then c = math.min(c, limits[g] - actives[g]) end
     avail[i], take[i], queue[i] = c, 0, i
   end
@@ -89,16 +91,14 @@ local function claim_jobs(n, lease_ms, now)
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
-      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
-      local got = #popped / 2
-      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
-      for p = 1, #popped, 2 do
-        local id, order = popped[p], popped[p + 1]
+      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g

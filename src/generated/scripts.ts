@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "d4f3894c0a513fa5dc2acc768994390cca9a422d",
+    sha1: "661ce3932efcf08972c18bba56d3bdeccefe381f",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -23,7 +23,7 @@ export const scripts = {
   ARGV[3]  promoteLimit (>= 0): the most due jobs to promote
   ARGV[4]  n (>= 0): the most jobs to claim
   ARGV[5]  leaseMs (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    as claim's, with promoted, requeued and buried counts in the head:
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
   Errors   EMQARG (a malformed number)
@@ -73,10 +73,23 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -87,7 +100,8 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -107,18 +121,25 @@ local function bury(id, err, now)
   redis.call('HINCRBY', K_META, 'buried', 1)
   redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
 end
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -128,18 +149,30 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -204,6 +237,45 @@ local function promote_due(now, limit)
   if #nxt > 0 then next_due = tonumber(nxt[2]) end
   return #due, next_due, woke
 end
+-- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
+-- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
+-- each list member's order is its row's \`o\`, each zset member's its score; the lower goes first.
+-- Returns the ids in that order and their orders; an order is nil where it is the row's \`o\`
+-- (a list member), so only a mix of both parts reads rows here.
+local function pop_lane(g, count, zn, fn)
+  local ids, orders = {}, {}
+  if fn == 0 then
+    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    for p = 1, #popped, 2 do
+      ids[#ids + 1] = popped[p]
+      orders[#ids] = popped[p + 1]
+    end
+    return ids, orders
+  end
+  if zn == 0 then
+    return redis.call('LPOP', fifo_key(g), count), orders
+  end
+  local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
+  local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
+  local zi, fi = 1, 1
+  local f_order = nil
+  while #ids < count do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  local zk, fk = (zi - 1) / 2, fi - 1
+  if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
+  if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
+  return ids, orders
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -214,9 +286,9 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
--- The claim also writes the job's lane score into the row's \`o\`: a waiting row does not carry its
--- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
--- reap, release, reprocess).
+-- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
+-- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
+-- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -243,9 +315,10 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
-  local avail, take, queue = {}, {}, {}
+  local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    local c = redis.call('ZCARD', lane_key(g))
+    zsize[i], fsize[i] = lane_size(g)
+    local c = zsize[i] + fsize[i]
     if limits[g] then c = math.min(c, limits[g] - actives[g]) end
     avail[i], take[i], queue[i] = c, 0, i
   end
@@ -292,16 +365,14 @@ local function claim_jobs(n, lease_ms, now)
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
-      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
-      local got = #popped / 2
-      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
-      for p = 1, #popped, 2 do
-        local id, order = popped[p], popped[p + 1]
+      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
@@ -371,7 +442,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "c33c73c3cea7f202d2cc0cc7252088ffaf183f9f",
+    sha1: "dd93a93e616e90bb744547a8210f662e6ddec072",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -382,7 +453,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   ARGV[3]  leaseMs (>= 1): the lease deadline is the server's TIME plus this
   Empties  the doorbell and the schedule bell when fewer than n jobs were claimed (see
            includes/claim_reply.lua): a consumer about to park must not wake for stale tokens
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
            {id, token, payload, group or "", attempt of this run, max attempts, created at};
            the token (unique in the queue, kept in the row's \`t\`) fences every later call about
@@ -414,10 +485,62 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+end
+-- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
+-- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
+-- each list member's order is its row's \`o\`, each zset member's its score; the lower goes first.
+-- Returns the ids in that order and their orders; an order is nil where it is the row's \`o\`
+-- (a list member), so only a mix of both parts reads rows here.
+local function pop_lane(g, count, zn, fn)
+  local ids, orders = {}, {}
+  if fn == 0 then
+    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    for p = 1, #popped, 2 do
+      ids[#ids + 1] = popped[p]
+      orders[#ids] = popped[p + 1]
+    end
+    return ids, orders
+  end
+  if zn == 0 then
+    return redis.call('LPOP', fifo_key(g), count), orders
+  end
+  local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
+  local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
+  local zi, fi = 1, 1
+  local f_order = nil
+  while #ids < count do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  local zk, fk = (zi - 1) / 2, fi - 1
+  if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
+  if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
+  return ids, orders
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
 -- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
@@ -437,9 +560,9 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
--- The claim also writes the job's lane score into the row's \`o\`: a waiting row does not carry its
--- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
--- reap, release, reprocess).
+-- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
+-- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
+-- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -466,9 +589,10 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
-  local avail, take, queue = {}, {}, {}
+  local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    local c = redis.call('ZCARD', lane_key(g))
+    zsize[i], fsize[i] = lane_size(g)
+    local c = zsize[i] + fsize[i]
     if limits[g] then c = math.min(c, limits[g] - actives[g]) end
     avail[i], take[i], queue[i] = c, 0, i
   end
@@ -515,16 +639,14 @@ local function claim_jobs(n, lease_ms, now)
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
-      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
-      local got = #popped / 2
-      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
-      for p = 1, #popped, 2 do
-        local id, order = popped[p], popped[p + 1]
+      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
@@ -575,7 +697,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "d6bc93f0868b7f189abe6eeaa62f4ff0979c986a",
+    sha1: "be111dd5e7b50379701214fc67ef07c6d57df96d",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -586,7 +708,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
   ARGV[4]  leaseMs (>= 1) for those claims
   ARGV[5..] pairs: id, token
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
            active under that token: the lease was reaped or the job removed; nothing changed)
   Errors   EMQKIND, EMQARG, raised before anything is written
@@ -650,10 +772,23 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -664,7 +799,8 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -685,6 +821,45 @@ local function ring_doorbell()
     redis.call('LTRIM', K_WAKE, 0, 63)
   end
 end
+-- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
+-- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
+-- each list member's order is its row's \`o\`, each zset member's its score; the lower goes first.
+-- Returns the ids in that order and their orders; an order is nil where it is the row's \`o\`
+-- (a list member), so only a mix of both parts reads rows here.
+local function pop_lane(g, count, zn, fn)
+  local ids, orders = {}, {}
+  if fn == 0 then
+    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    for p = 1, #popped, 2 do
+      ids[#ids + 1] = popped[p]
+      orders[#ids] = popped[p + 1]
+    end
+    return ids, orders
+  end
+  if zn == 0 then
+    return redis.call('LPOP', fifo_key(g), count), orders
+  end
+  local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
+  local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
+  local zi, fi = 1, 1
+  local f_order = nil
+  while #ids < count do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  local zk, fk = (zi - 1) / 2, fi - 1
+  if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
+  if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
+  return ids, orders
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -695,9 +870,9 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
--- The claim also writes the job's lane score into the row's \`o\`: a waiting row does not carry its
--- order (the lane has it), but a job out of its lane needs it to go back in its place (retry,
--- reap, release, reprocess).
+-- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
+-- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
+-- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created}, and whether the queue is paused.
 local function claim_jobs(n, lease_ms, now)
@@ -724,9 +899,10 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
-  local avail, take, queue = {}, {}, {}
+  local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    local c = redis.call('ZCARD', lane_key(g))
+    zsize[i], fsize[i] = lane_size(g)
+    local c = zsize[i] + fsize[i]
     if limits[g] then c = math.min(c, limits[g] - actives[g]) end
     avail[i], take[i], queue[i] = c, 0, i
   end
@@ -773,16 +949,14 @@ local function claim_jobs(n, lease_ms, now)
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   for i, g in ipairs(entries) do
     if take[i] > 0 then
-      local popped = redis.call('ZPOPMIN', lane_key(g), take[i])
-      local got = #popped / 2
-      if g ~= UNGROUPED and got > 0 then redis.call('HINCRBY', K_GACTIVE, g, got) end
-      for p = 1, #popped, 2 do
-        local id, order = popped[p], popped[p + 1]
+      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', order)
+        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
@@ -865,13 +1039,14 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "e1a143d0c9015c964aca2e2d6117b96d3a8296d7",
+    sha1: "c0a08dc5f2765b487a4230642af2536f5f6cf5ad",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  Derives  emq:{q}:lane:<group> for every group that ever had a lane
+  Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
+           and emq:{q}:fifo
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead)}
 ]]
@@ -883,15 +1058,31 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
 end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+end
 
-local pending = redis.call('ZCARD', K_PENDING)
-for _, g in ipairs(redis.call('SMEMBERS', K_GROUPS)) do
-  pending = pending + redis.call('ZCARD', lane_key(g))
+local pending = 0
+local entries = redis.call('SMEMBERS', K_GROUPS)
+entries[#entries + 1] = UNGROUPED
+for _, g in ipairs(entries) do
+  local z, f = lane_size(g)
+  pending = pending + z + f
 end
 return {
   pending,
@@ -906,7 +1097,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "15278a84cc2c5ce790c9bc034a1fb235dbb9aa7a",
+    sha1: "ff367482feb0a571b395b00def2be8429d51ada7",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -917,10 +1108,11 @@ return {
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
-  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Row      \`m\` and \`b\` only when they differ from the scripts' defaults (includes/job_defaults.lua);
-           the order \`o\` only on a scheduled row: a job in a lane has its order as its lane score
-           (claim writes it into the row)
+           the order \`o\` on a scheduled row and on a job in an arrivals list; a job with a
+           priority waits in its lane's zset with its order as its score (claim writes it into
+           the row)
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
@@ -968,23 +1160,46 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Collect job \`id\` for admission (see admit) at the tail of ring entry g's arrivals list: only a
+-- job just enqueued at the default priority, whose order (its seq, kept in the row's \`o\`) is
+-- above every order in any list, so each list stays in order with RPUSH alone.
+local function batch_append(batch, g, id)
+  local e = batch_entry(batch, g)
+  e.f[#e.f + 1] = id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -994,18 +1209,30 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -1084,8 +1311,10 @@ for i = 0, n - 1 do
       row[#row + 1] = 'b'
       row[#row + 1] = backoff
     end
-    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile
-    if state == 'scheduled' then
+    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at
+    -- the default priority goes to its arrivals list, whose order is its members' rows' \`o\`
+    local fresh = state == 'pending' and priority == 0
+    if state == 'scheduled' or fresh then
       row[#row + 1] = 'o'
       row[#row + 1] = order
     end
@@ -1102,6 +1331,8 @@ for i = 0, n - 1 do
       scheduled[#scheduled + 1] = due
       scheduled[#scheduled + 1] = id
       new_scheduled[id] = true
+    elseif fresh then
+      batch_append(batch, group, id)
     else
       batch_push(batch, group, order, id)
     end
@@ -1199,7 +1430,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "e3eaa86e8478cd510e58d627775cbdeb167a8413",
+    sha1: "e534161812e0819631deae59edbefe55cacd26bd",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1207,7 +1438,7 @@ return reply
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed)
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
@@ -1262,10 +1493,23 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -1276,7 +1520,8 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -1403,7 +1648,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "8a7cd0b77719ed7d5eefa4e832f1c9d5c960dac1",
+    sha1: "c6264d29ddb987de21bfc29cf6f4adc9126f3520",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -1412,7 +1657,7 @@ return row
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  group
   ARGV[3]  limit (>= 0), or -1 to lift it
-  Derives  emq:{q}:lane:<group>
+  Derives  emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1
   Errors   EMQARG
   Rings    the doorbell when the change put the lane back on the ring
@@ -1433,10 +1678,23 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -1448,7 +1706,8 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   return group_open(g)
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
@@ -1565,7 +1824,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "6ae2f5cd25934cf71758d1bb8b39a436f4f73731",
+    sha1: "aae7ee5acf3d857cf5f9fb214344322103b431c5",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -1574,7 +1833,7 @@ return names
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
   ARGV[3]  the new group ("" = ungrouped)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 moved, 0 no such job, -1 the job is not pending
   Errors   EMQKIND
   Rings    the doorbell when it is claimable in its new place
@@ -1598,10 +1857,23 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -1613,7 +1885,8 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   return group_open(g)
 end
 -- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
@@ -1621,31 +1894,50 @@ end
 local function leave_ring(g)
   if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
 end
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -1672,9 +1964,15 @@ local r = redis.call('HMGET', key, 's', 'g', 'o')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
 local from = r[2] or UNGROUPED
--- the order is the lane score: a waiting row need not carry it (enqueue leaves \`o\` out)
-local order = redis.call('ZSCORE', lane_key(from), id) or r[3]
-redis.call('ZREM', lane_key(from), id)
+-- the order is the zset score, or the row's \`o\` for a job in an arrivals list; in its new lane
+-- the job goes in the zset at that order (a list takes only newer orders than its own)
+local order = redis.call('ZSCORE', lane_key(from), id)
+if order then
+  redis.call('ZREM', lane_key(from), id)
+else
+  order = r[3]
+  redis.call('LREM', fifo_key(from), 1, id)
+end
 leave_ring(from)
 if to == '' then
   redis.call('HDEL', key, 'g')
@@ -1738,7 +2036,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "87e50a83180a17c4e4c58df798416038b050e551",
+    sha1: "dca77e1a21816fd745cee92ffc3576a9a30b77ce",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -1746,7 +2044,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  limit (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {promoted, next due time still scheduled or -1}
   Errors   EMQARG
   Rings    the doorbell when promoted work is claimable
@@ -1776,23 +2074,39 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -1802,18 +2116,30 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -1865,7 +2191,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "18a40465342a5e1eed9325a12b76ff5336fc7f9a",
+    sha1: "c6cebb03000da3c2ea1376c5cf6bff5466495752",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -1873,7 +2199,7 @@ return { moved, next_due }
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  limit (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {requeued, buried}
   Errors   EMQARG
   Rings    the doorbell when work became claimable
@@ -1921,10 +2247,23 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -1935,7 +2274,8 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -1955,18 +2295,25 @@ local function bury(id, err, now)
   redis.call('HINCRBY', K_META, 'buried', 1)
   redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
 end
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -1976,18 +2323,30 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -2060,7 +2419,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "061c4aa2be0707f825350d2fe2c08c65dcae3df4",
+    sha1: "3404d323e215b63df3d4aef6bd8561e00d4a17e0",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2069,7 +2428,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] pairs: id, token
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 released, 0 fenced off (nothing changed)
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when released work is claimable
@@ -2119,10 +2478,23 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -2133,7 +2505,8 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -2146,18 +2519,25 @@ local function free_slots(t)
   end
   return woke
 end
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2167,18 +2547,30 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -2224,7 +2616,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "dcf42f4ac05e5251013392015e94f9306ee144a1",
+    sha1: "a7f6ea29562fbf951c592003edf5fd1b91604a0d",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -2232,7 +2624,7 @@ return codes
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 removed, 0 no such job
   Errors   EMQKIND
   Rings    the doorbell when the freed slot made work claimable
@@ -2256,10 +2648,23 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -2270,7 +2675,8 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -2285,7 +2691,8 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   return group_open(g)
 end
 -- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
@@ -2310,7 +2717,8 @@ local state, group = r[1], r[2]
 if not state then return 0 end
 if state == 'pending' then
   local entry = group or UNGROUPED
-  redis.call('ZREM', lane_key(entry), id)
+  -- a job in an arrivals list is found by LREM, linear in the list's length
+  if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
   leave_ring(entry)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
@@ -2326,7 +2734,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "84875a1d7b5f934ce99d79d57f7d62930efee2b8",
+    sha1: "556a43ff6c734ca1263a66c51bfee3fa8ab6a859",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here.
@@ -2334,7 +2742,7 @@ return 1
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 reprocessed, 0 no such job, -1 the job is not dead
   Errors   EMQKIND
   Rings    the doorbell when it is claimable now
@@ -2358,23 +2766,39 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2384,18 +2808,30 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -2432,14 +2868,14 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "fd3640386b93d02a58dd78ebaca77b29d42458a9",
+    sha1: "2e8da7517328f347f9f00921d399b8ba8411a406",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  group
-  Derives  emq:{q}:lane:<group>
+  Derives  emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 resumed now, 0 was not paused
   Rings    the doorbell when its lane went back on the ring
 ]]
@@ -2451,10 +2887,23 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2466,7 +2915,8 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   return group_open(g)
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
@@ -2522,7 +2972,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "20e400307bc4a75a2e82b8f07c383b659529b013",
+    sha1: "b8bbbc040040b34f418c2ac2a6254e249db9cde5",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -2531,7 +2981,7 @@ return resumed
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
            for the backoff's jitter
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
            0 fenced off (nothing changed)
   Errors   EMQKIND, EMQARG, raised before anything is written
@@ -2596,10 +3046,23 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -2610,7 +3073,8 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -2647,18 +3111,25 @@ local function backoff_delay(spec, attempts, rand)
   d = math.min(d, tonumber(cap))
   return math.floor(d - d * tonumber(jitter) * rand)
 end
--- Collect job \`id\` with \`score\` for admission into ring entry g's lane (see admit). \`batch\` is
--- {order = {entries in first-seen order}, [entry] = {score, id, score, id, ...}}.
-local function batch_push(batch, g, score, id)
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
   if g == nil or g == false or g == '' then g = UNGROUPED end
-  local members = batch[g]
-  if not members then
-    members = {}
-    batch[g] = members
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
     batch.order[#batch.order + 1] = g
   end
-  members[#members + 1] = score
-  members[#members + 1] = id
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2668,18 +3139,30 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Make the jobs collected by batch_push claimable: add them to their lanes (or pending), record
--- new groups, and put each entry whose lane just became serviceable on the ring (each at most
--- once). Returns true when any admitted job can be claimed now (its group is open); the caller
--- then rings the doorbell once.
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
   for _, g in ipairs(batch.order) do
-    local lane = lane_key(g)
-    local was_empty = redis.call('ZCARD', lane) == 0
-    local members = batch[g]
-    for i = 1, #members, 1000 do
-      redis.call('ZADD', lane, unpack(members, i, math.min(i + 999, #members)))
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset's size matter
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f
+    else
+      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+    end
+    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
+    for i = 1, #e.z, 1000 do
+      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
     end
     local open = group_open(g)
     if was_empty then
@@ -2755,7 +3238,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "5c143790cd918c474215a8ded2ae85eec8f778ea",
+    sha1: "ce25da63bc550157fd6a482aacda74e7b861690d",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -2763,7 +3246,7 @@ return codes
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  group
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {stored count before, true count}
   Rings    the doorbell when the lane went back on the ring
 ]]
@@ -2779,10 +3262,23 @@ local UNGROUPED = '*'
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The claimable zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
 local function lane_key(g)
   if g == UNGROUPED then return K_PENDING end
   return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2794,7 +3290,8 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  if redis.call('ZCARD', lane_key(g)) == 0 then return false end
+  local z, f = lane_size(g)
+  if z + f == 0 then return false end
   return group_open(g)
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is

@@ -1,0 +1,42 @@
+-- @include lane_key
+-- @include fifo_key
+-- @include job_key
+-- Take the `count` first jobs of ring entry g, whose zset holds `zn` and arrivals list `fn` (the
+-- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
+-- each list member's order is its row's `o`, each zset member's its score; the lower goes first.
+-- Returns the ids in that order and their orders; an order is nil where it is the row's `o`
+-- (a list member), so only a mix of both parts reads rows here.
+local function pop_lane(g, count, zn, fn)
+  local ids, orders = {}, {}
+  if fn == 0 then
+    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    for p = 1, #popped, 2 do
+      ids[#ids + 1] = popped[p]
+      orders[#ids] = popped[p + 1]
+    end
+    return ids, orders
+  end
+  if zn == 0 then
+    return redis.call('LPOP', fifo_key(g), count), orders
+  end
+  local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
+  local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
+  local zi, fi = 1, 1
+  local f_order = nil
+  while #ids < count do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  local zk, fk = (zi - 1) / 2, fi - 1
+  if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
+  if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
+  return ids, orders
+end
