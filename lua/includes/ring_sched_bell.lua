@@ -1,9 +1,8 @@
+-- @include push_token
 -- The schedule bell: when one of `ids` (a set: id -> true) just became the earliest scheduled job,
 -- push a token onto `sched` (at most 64) so a parked consumer re-reads the next due time and sets
 -- its timer. Nothing is claimable yet, so the doorbell stays quiet.
 local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
-  if head and ids[head] then
-    if redis.call('LPUSH', K_SCHED, '1') > 64 then redis.call('LTRIM', K_SCHED, 0, 63) end
-  end
+  if head and ids[head] then push_token(K_SCHED) end
 end

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "661ce3932efcf08972c18bba56d3bdeccefe381f",
+    sha1: "37315bfa23efb31a779d713800332ef600d0dcd3",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -415,13 +415,17 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local reap_limit = arg_int(ARGV[2], 'reapLimit', 0)
@@ -697,7 +701,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "be111dd5e7b50379701214fc67ef07c6d57df96d",
+    sha1: "300576610981a057835e333e75e7b5e0938b1eec",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -813,13 +817,17 @@ local function free_slots(t)
   end
   return woke
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
 -- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
@@ -1097,7 +1105,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "ff367482feb0a571b395b00def2be8429d51ada7",
+    sha1: "5af1a7ff08160345157b3d358a82e6945713d25f",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1243,22 +1251,24 @@ local function admit(batch)
   end
   return claimable
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 -- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
 -- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
 -- its timer. Nothing is claimable yet, so the doorbell stays quiet.
 local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
-  if head and ids[head] then
-    if redis.call('LPUSH', K_SCHED, '1') > 64 then redis.call('LTRIM', K_SCHED, 0, 63) end
-  end
+  if head and ids[head] then push_token(K_SCHED) end
 end
 
 local n = arg_int(ARGV[2], 'n', 1)
@@ -1430,7 +1440,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "e534161812e0819631deae59edbefe55cacd26bd",
+    sha1: "e74b7c83fa7c1757f1c97c41a10535475076faa8",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1541,13 +1551,17 @@ local function bury(id, err, now)
   redis.call('HINCRBY', K_META, 'buried', 1)
   redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
@@ -1648,7 +1662,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "c6264d29ddb987de21bfc29cf6f4adc9126f3520",
+    sha1: "4f014ef319b417f7a01caa49603bf822caa67c68",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -1710,13 +1724,17 @@ local function lane_serviceable(g)
   if z + f == 0 then return false end
   return group_open(g)
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local g = ARGV[2]
@@ -1824,7 +1842,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "aae7ee5acf3d857cf5f9fb214344322103b431c5",
+    sha1: "a856f09fc6a3b85897ba8538155fcc7bf496e971",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -1948,13 +1966,17 @@ local function admit(batch)
   end
   return claimable
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local id, to = ARGV[2], ARGV[3]
@@ -2036,7 +2058,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "dca77e1a21816fd745cee92ffc3576a9a30b77ce",
+    sha1: "7f73b7f7912c6d4e7041b9330c7f802ce9157afd",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2174,13 +2196,17 @@ local function promote_due(now, limit)
   if #nxt > 0 then next_due = tonumber(nxt[2]) end
   return #due, next_due, woke
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local limit = arg_int(ARGV[2], 'limit', 1)
@@ -2191,7 +2217,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "c6cebb03000da3c2ea1376c5cf6bff5466495752",
+    sha1: "b050835291d013f578fd6e30010a8f0a722e3493",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2387,13 +2413,17 @@ local function reap_expired(now, limit)
   if admit(batch) then woke = true end
   return requeued, buried, woke
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local limit = arg_int(ARGV[2], 'limit', 1)
@@ -2419,7 +2449,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "3404d323e215b63df3d4aef6bd8561e00d4a17e0",
+    sha1: "c2ce21a2cee56eb9fc7d68e9920f1419b8fb5a57",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2581,13 +2611,17 @@ local function admit(batch)
   end
   return claimable
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
@@ -2616,7 +2650,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "a7f6ea29562fbf951c592003edf5fd1b91604a0d",
+    sha1: "0adcb26965c36b41054e3b2909a38946a167f181",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -2700,13 +2734,17 @@ end
 local function leave_ring(g)
   if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local id = ARGV[2]
@@ -2734,7 +2772,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "556a43ff6c734ca1263a66c51bfee3fa8ab6a859",
+    sha1: "06645ac478ef1de90dcdeacd90e6a1ed527a9c2f",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here.
@@ -2842,13 +2880,17 @@ local function admit(batch)
   end
   return claimable
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local id = ARGV[2]
@@ -2868,7 +2910,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "2e8da7517328f347f9f00921d399b8ba8411a406",
+    sha1: "4adb0b6888856c65fb57c5d23bf474d3af845736",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -2919,13 +2961,17 @@ local function lane_serviceable(g)
   if z + f == 0 then return false end
   return group_open(g)
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local g = ARGV[2]
@@ -2939,7 +2985,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "2c732efe34b42628630d77ce3fa6995eb99bdcc3",
+    sha1: "ea17dbeaac976c735656ba5379d772346861100b",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -2956,13 +3002,17 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local resumed = redis.call('HDEL', K_META, 'paused')
@@ -2972,7 +3022,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "b8bbbc040040b34f418c2ac2a6254e249db9cde5",
+    sha1: "f9153c2ee75e0b6f173409b4172d4cb0f3ca908c",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3173,22 +3223,24 @@ local function admit(batch)
   end
   return claimable
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 -- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
 -- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
 -- its timer. Nothing is claimable yet, so the doorbell stays quiet.
 local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
-  if head and ids[head] then
-    if redis.call('LPUSH', K_SCHED, '1') > 64 then redis.call('LTRIM', K_SCHED, 0, 63) end
-  end
+  if head and ids[head] then push_token(K_SCHED) end
 end
 
 for i = 2, #ARGV, 5 do
@@ -3238,7 +3290,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "ce25da63bc550157fd6a482aacda74e7b861690d",
+    sha1: "cd7139ca2797fa96680c2368239c239b1a31ee22",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -3294,13 +3346,17 @@ local function lane_serviceable(g)
   if z + f == 0 then return false end
   return group_open(g)
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
-  if redis.call('LPUSH', K_WAKE, '1') > 64 then
-    redis.call('LTRIM', K_WAKE, 0, 63)
-  end
+  push_token(K_WAKE)
 end
 
 local g = ARGV[2]
