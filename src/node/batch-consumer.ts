@@ -4,7 +4,9 @@ import type { Job } from '../job.js';
 import { performance } from 'node:perf_hooks';
 import { Queue } from '../queue.js';
 import type { BlockingTransport } from '../transport.js';
-import { type HeldJob, ParkedLoop, type ParkedLoopOptions, type SettleRequest } from './parked-loop.js';
+import type { ParkedLoopOptions } from './consumer-types.js';
+import type { HeldJob, SettleRequest } from './held-job.js';
+import { ParkedLoop } from './parked-loop.js';
 
 /**
  * A handler for several jobs at once. Resolve with nothing to complete them all, or with one

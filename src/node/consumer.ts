@@ -4,7 +4,9 @@ import { InvalidArgumentError } from '../errors.js';
 import { Queue, type QueueOptions } from '../queue.js';
 import type { BlockingTransport } from '../transport.js';
 import { IoredisTransport } from './ioredis-transport.js';
-import { type HeldJob, ParkedLoop, type ParkedLoopOptions } from './parked-loop.js';
+import type { ParkedLoopOptions } from './consumer-types.js';
+import type { HeldJob } from './held-job.js';
+import { ParkedLoop } from './parked-loop.js';
 
 /** Options of a Consumer. */
 export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {

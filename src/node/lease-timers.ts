@@ -1,0 +1,138 @@
+import { performance } from 'node:perf_hooks';
+import type { Queue } from '../queue.js';
+import { type ConsumerHooks, fireHook, LeaseLostError } from './consumer-types.js';
+import { type HeldJob, leaseOf } from './held-job.js';
+
+/**
+ * What LeaseTimers reads of the loop it serves, and how it tells it a waiting job was fenced. The
+ * loop hands in a view of itself: a getter over its stopping flag, its held map and prefetch buffer.
+ *
+ * @example
+ * const view: LeaseLoop<P> = { get stopping() { return loop.stopping; }, held, waiting, startWaiting: () => loop.startWaiting() };
+ */
+export interface LeaseLoop<Payload> {
+  /** stop() has begun: no timer is armed or runs any more. */
+  readonly stopping: boolean;
+  /** Jobs running or settling. */
+  readonly held: ReadonlyMap<string, HeldJob<Payload>>;
+  /** Claimed jobs waiting for a slot (prefetched): their leases are renewed too. */
+  readonly waiting: ReadonlyArray<HeldJob<Payload>>;
+  /** A waiting job's lease was lost: drop it, and let its room claim again. */
+  startWaiting(): void;
+}
+
+/**
+ * A parked consumer's own clocks, against an estimate of the server's: a timer for the next due
+ * job and one for the next lease deadline, and the interval that renews every held lease. Redis
+ * wakes a blocked BLPOP on timeout only at its hz tick, so promotion and reaping run on these
+ * timers instead: their tick (reap and promote, no claim) rings the doorbell for whoever is
+ * parked. Renewal keeps the leases of running and waiting jobs alive in one call, and aborts a
+ * job whose lease was lost.
+ *
+ * @example
+ * const timers = new LeaseTimers(queue, leaseMs, renewMs, hooks, loopView);
+ * timers.startRenewing();
+ * timers.setClock(claimed.now, (sentAt + performance.now()) / 2);
+ * timers.arm(claimed.nextDueAt, claimed.nextLeaseEnd);
+ */
+export class LeaseTimers<Payload> {
+  /** Server ms minus performance.now(), from the last reply that carried the server time. */
+  private serverOffset = 0;
+  private dueTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  private leaseTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  private renewTimer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly queue: Queue<Payload>,
+    private readonly leaseMs: number,
+    private readonly renewMs: number,
+    private readonly hooks: ConsumerHooks<Payload>,
+    private readonly loop: LeaseLoop<Payload>,
+  ) {}
+
+  /** Redis read `serverNow` (ms) at `localAt` (performance.now() time, e.g. a round trip's middle). */
+  setClock(serverNow: number, localAt: number): void {
+    this.serverOffset = serverNow - localAt;
+  }
+
+  /** Renews every held lease each renewMs until stopRenewing(). */
+  startRenewing(): void {
+    this.renewTimer = setInterval(() => void this.renew(), this.renewMs);
+  }
+
+  stopRenewing(): void {
+    clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+  }
+
+  /**
+   * Local timers for the next due job and the next lease deadline (server ms, null for none): an
+   * earlier time replaces the armed one, a later one leaves it.
+   */
+  arm(nextDueAt: number | null, nextLeaseEnd: number | null): void {
+    if (this.loop.stopping) return;
+    if (nextDueAt !== null && (!this.dueTimer || nextDueAt < this.dueTimer.at)) {
+      if (this.dueTimer) clearTimeout(this.dueTimer.timer);
+      const timer = setTimeout(() => {
+        this.dueTimer = undefined;
+        void this.tick();
+      }, Math.max(0, nextDueAt - this.serverNow() + 1));
+      this.dueTimer = { at: nextDueAt, timer };
+    }
+    if (nextLeaseEnd !== null && (!this.leaseTimer || nextLeaseEnd < this.leaseTimer.at)) {
+      if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
+      const timer = setTimeout(() => {
+        this.leaseTimer = undefined;
+        void this.tick();
+      }, Math.max(0, nextLeaseEnd - this.serverNow() + 1));
+      this.leaseTimer = { at: nextLeaseEnd, timer };
+    }
+  }
+
+  /** Disarms the due and lease timers (renewal goes on until stopRenewing()). */
+  clear(): void {
+    if (this.dueTimer) clearTimeout(this.dueTimer.timer);
+    if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
+    this.dueTimer = this.leaseTimer = undefined;
+  }
+
+  private serverNow(): number {
+    return performance.now() + this.serverOffset;
+  }
+
+  /** Reap and promote without claiming; re-arm the timers from what it saw. */
+  private async tick(): Promise<void> {
+    if (this.loop.stopping) return;
+    try {
+      const t0 = performance.now();
+      const seen = await this.queue.beat({ n: 0, leaseMs: this.leaseMs });
+      this.setClock(seen.now, (t0 + performance.now()) / 2);
+      this.arm(seen.nextDueAt, seen.nextLeaseEnd);
+    } catch (error) {
+      fireHook(this.hooks, 'onError', error);
+    }
+  }
+
+  /** Renews every held lease in one call; a job whose renewal is fenced off is aborted. */
+  private async renew(): Promise<void> {
+    const { held, waiting } = this.loop;
+    const live = [...held.values(), ...waiting].filter((h) => !h.fenced && !h.abandoned);
+    if (live.length === 0) return;
+    try {
+      const deadlines = await this.queue.extend(live.map(leaseOf), this.leaseMs);
+      live.forEach((h, i) => {
+        if (deadlines[i] === null && !h.fenced) {
+          h.fenced = true;
+          // a waiting job may have started while the call was out: fence the one in hand too
+          const started = held.get(h.job.id);
+          if (started && !started.fenced) started.fenced = true;
+          (started ?? h).controller.abort(new LeaseLostError(h.job.id));
+        }
+      });
+      // a waiting job whose lease was lost is dropped without running, and its room claims again
+      if (waiting.some((h) => h.fenced)) this.loop.startWaiting();
+    } catch (error) {
+      fireHook(this.hooks, 'onError', error);
+    }
+  }
+}
