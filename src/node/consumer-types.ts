@@ -48,9 +48,11 @@ export interface ParkedLoopOptions<Payload> {
    * How many claimed jobs may wait in hand for a free slot, besides those running, so a slot that
    * frees starts its next job at once while the settle (and the claim behind it) is in flight.
    * Waiting jobs' leases are renewed like running ones'; stop() gives them back uncounted.
-   * `'auto'` (default) prefetches as many jobs as the slots hold while the recent handler
-   * durations (a moving average) stay under 20 ms, and none once they are longer, so a consumer
-   * with long jobs never hoards work another consumer could run. A number fixes it (0: never).
+   * `'auto'` (default) prefetches while the recent handler durations (a moving average) stay
+   * under 20 ms: as many jobs as the slots hold, or, when the slots run more than that during one
+   * claim round trip (also a moving average), enough to cover it, at most 64. Once handlers take
+   * longer it prefetches none, so a consumer with long jobs never hoards work another consumer
+   * could run. A number fixes it (0: never).
    *
    * @example
    * new Consumer(transport, 'thumbs', handler, { concurrency: 10, prefetch: 0 }); // no hoarding

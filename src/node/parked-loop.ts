@@ -274,7 +274,9 @@ export abstract class ParkedLoop<Payload> {
           if (handoff.length > 0) claimed = await this.settles.sendWithClaim(handoff, want);
           else if (wake === 'beat') claimed = await this.queue.beat({ n: want, leaseMs: this.leaseMs });
           else claimed = await this.queue.claim(want, this.leaseMs);
-          this.timers.setClock(claimed.now, (t0 + performance.now()) / 2);
+          const t1 = performance.now();
+          this.timers.setClock(claimed.now, (t0 + t1) / 2);
+          this.prefetch.learnRoundTrip(t1 - t0);
           if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = performance.now();
           failures = 0;
         } catch (error) {
