@@ -92,7 +92,14 @@ export async function runHandler<Payload>(
   const timeoutMs = options.timeoutMs ?? 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const run = Promise.resolve().then(() => handler(job, { signal: options.signal }));
+    // called now, not a microtask later: a caller that goes on to send its next claim would
+    // otherwise hold the handler's start back by that whole send (a socket write)
+    let run: Promise<void> | void;
+    try {
+      run = handler(job, { signal: options.signal });
+    } catch (error) {
+      run = Promise.reject(error);
+    }
     if (timeoutMs > 0) {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {

@@ -115,6 +115,26 @@ describe('the parked consumer', () => {
     await until(async () => (await queue.stats()).counts.completed === 1);
   });
 
+  it('retries a handler that throws synchronously (a plain function), and the loop goes on', async () => {
+    const queue = redis.queue<number>();
+    const calls: number[] = [];
+    const consumer = new Consumer<number>(
+      IoredisTransport.connect(url),
+      queue.name,
+      (job) => {
+        calls.push(job.attempts);
+        if (job.attempts === 1) throw new Error('thrown before any await');
+      },
+      { beatMs: 10_000, ownsTransport: true },
+    ).start();
+    running.push(consumer as unknown as Consumer<never>);
+    await queue.add(1, { backoff: 0 });
+    await queue.add(2, { backoff: 0 });
+    await until(async () => (await queue.stats()).counts.completed === 2, 5_000);
+    expect(calls.sort()).toEqual([1, 1, 2, 2]);
+    expect((await queue.getJob('JOB:1'))?.error).toMatch(/thrown before any await/);
+  });
+
   it('never runs more jobs at once than its concurrency, and keeps the loop alive through throws', async () => {
     const queue = redis.queue();
     let now = 0;

@@ -103,7 +103,8 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
   private async outcomes(held: Array<HeldJob<Payload>>, controller: AbortController): Promise<Outcome[]> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const run = Promise.resolve().then(() => this.handler(held.map((h) => h.job), { signal: controller.signal }));
+      // called now (a throw lands in the catch below), not a microtask later: see runHandler
+      const run = Promise.resolve(this.handler(held.map((h) => h.job), { signal: controller.signal }));
       const results = await (this.timeoutMs > 0
         ? Promise.race([
             run,
