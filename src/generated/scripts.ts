@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "37315bfa23efb31a779d713800332ef600d0dcd3",
+    sha1: "2a1d61d5dd1cecd5dfb2bf21543507d3c4f653a4",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -87,9 +87,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -100,8 +102,7 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -236,6 +237,10 @@ local function promote_due(now, limit)
   local next_due = -1
   if #nxt > 0 then next_due = tonumber(nxt[2]) end
   return #due, next_due, woke
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
 -- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
@@ -701,7 +706,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "300576610981a057835e333e75e7b5e0938b1eec",
+    sha1: "4fecc55046fa1a2d54a4fd65bb165c2e052eec56",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -790,9 +795,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -803,8 +810,7 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -828,6 +834,10 @@ end
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
 -- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
@@ -1440,7 +1450,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "e74b7c83fa7c1757f1c97c41a10535475076faa8",
+    sha1: "943e9071c85f1eed9984e53a8cfe11cddc674f84",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1517,9 +1527,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -1530,8 +1542,7 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -1662,7 +1673,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "4f014ef319b417f7a01caa49603bf822caa67c68",
+    sha1: "b69e5f7b10d34aad72baca9912fcd5b8703e2650",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -1706,9 +1717,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -1720,8 +1733,7 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   return group_open(g)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
@@ -1842,7 +1854,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "a856f09fc6a3b85897ba8538155fcc7bf496e971",
+    sha1: "172fb8eb6d2530a59db46e1b332ed01d149fcfc7",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -1889,9 +1901,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -1903,8 +1917,7 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   return group_open(g)
 end
 -- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
@@ -2217,7 +2230,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "b050835291d013f578fd6e30010a8f0a722e3493",
+    sha1: "319a65209adfe8e233f7f86519c0e15d0e9dcdef",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2287,9 +2300,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -2300,8 +2315,7 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -2449,7 +2463,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "c2ce21a2cee56eb9fc7d68e9920f1419b8fb5a57",
+    sha1: "73f91ee97c96d47b55a7973967615e75e52cc8d9",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2522,9 +2536,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -2535,8 +2551,7 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -2650,7 +2665,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "0adcb26965c36b41054e3b2909a38946a167f181",
+    sha1: "12d5c48b644f9a4d971864a394973b56688dc6cc",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -2696,9 +2711,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -2709,8 +2726,7 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -2725,8 +2741,7 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   return group_open(g)
 end
 -- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
@@ -2910,7 +2925,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "4adb0b6888856c65fb57c5d23bf474d3af845736",
+    sha1: "2e92de600bd071c504a4e67e8df91e6cb7236730",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -2943,9 +2958,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2957,8 +2974,7 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   return group_open(g)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
@@ -3022,7 +3038,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "f9153c2ee75e0b6f173409b4172d4cb0f3ca908c",
+    sha1: "f0825a54ab9e74598bc765120034c3230d7d07ce",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3110,9 +3126,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
 -- the group from at or over its limit to below it, and its lane has work and it is not paused,
@@ -3123,8 +3141,7 @@ local function free_slot(g, count)
   if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
   local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
   if not limit or n >= limit or n + count < limit then return false end
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   redis.call('RPUSH', K_RING, g)
   return true
@@ -3290,7 +3307,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "cd7139ca2797fa96680c2368239c239b1a31ee22",
+    sha1: "217502ebc8820f85f1d63f206738cd2478991b50",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -3328,9 +3345,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+-- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
+-- list first (where most jobs wait), the zset only when the list is empty.
+local function lane_nonempty(g)
+  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
+  return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -3342,8 +3361,7 @@ local function group_open(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
-  local z, f = lane_size(g)
-  if z + f == 0 then return false end
+  if not lane_nonempty(g) then return false end
   return group_open(g)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
