@@ -1,10 +1,11 @@
 /**
  * The benchmarks of issue 6: each case for echomq and its anchor (BullMQ, or groupmq for grouped
- * work) on one private Redis in one run. Prints one JSON line per case and implementation, then
- * the goals table, and appends the lines to bench/results/<date>.jsonl.
+ * work) on one private Redis in one run. Prints one JSON line per case, implementation and round,
+ * then the goals table, and appends the lines to bench/results/<date>.jsonl.
  *
- *   npm run bench                      every case, full size (a few minutes)
- *   npm run bench -- --quick           every case, small (under two minutes)
+ *   npm run bench                      every case, full size, 3 rounds (about 15 minutes)
+ *   npm run bench -- --quick           every case, small, 1 round (under two minutes)
+ *   npm run bench -- --rounds 5        each case 5 times, its implementations back to back
  *   npm run bench -- --case wake-latency [--case ...]
  *   npm run bench -- --redis-url redis://127.0.0.1:6379   a Redis of yours (only bench-* keys are touched)
  *   npm run bench -- --no-record       do not append to bench/results/
@@ -26,10 +27,12 @@ interface Args {
   impls: Impl[];
   redisUrl: string | undefined;
   record: boolean;
+  /** How many times each case runs, its implementations back to back each time (undefined: 3, or 1 with --quick). */
+  rounds: number | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { quick: false, cases: [], impls: [], redisUrl: undefined, record: true };
+  const args: Args = { quick: false, cases: [], impls: [], redisUrl: undefined, record: true, rounds: undefined };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -42,6 +45,10 @@ function parseArgs(argv: readonly string[]): Args {
     else if (a === '--impl') args.impls.push(...(value().split(',') as Impl[]));
     else if (a === '--redis-url') args.redisUrl = value();
     else if (a === '--no-record') args.record = false;
+    else if (a === '--rounds') {
+      args.rounds = Number(value());
+      if (!Number.isInteger(args.rounds) || args.rounds < 1) throw new Error('--rounds takes an integer >= 1');
+    }
     else if (!a.startsWith('-')) args.cases.push(a);
     else throw new Error(`unknown option ${a} (see bench/run.ts)`);
   }
@@ -72,6 +79,7 @@ async function main(): Promise<void> {
   const started = new Date();
   const lines: Line[] = [];
   const selected = CASES.filter((c) => args.cases.length === 0 || args.cases.includes(c.name));
+  const rounds = args.rounds ?? (args.quick ? 1 : 3);
   try {
     for (const benchCase of selected) {
       const reason = benchCase.skip?.(ctx);
@@ -79,15 +87,19 @@ async function main(): Promise<void> {
         console.error(`# ${benchCase.name}: skipped (${reason})`);
         continue;
       }
-      for (const impl of benchCase.impls) {
-        if (args.impls.length > 0 && !args.impls.includes(impl)) continue;
-        await cleanup(admin, privateServer);
-        const t = performance.now();
-        const figures = await benchCase.run(ctx, impl);
-        const line: Line = { case: benchCase.name, impl, ...figures };
-        lines.push(line);
-        console.log(JSON.stringify(line));
-        console.error(`# ${benchCase.name} ${impl}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+      // each round runs every implementation back to back, so a round's ratio compares them in
+      // one state of the machine; the goal table takes the median round
+      for (let round = 1; round <= rounds; round++) {
+        for (const impl of benchCase.impls) {
+          if (args.impls.length > 0 && !args.impls.includes(impl)) continue;
+          await cleanup(admin, privateServer);
+          const t = performance.now();
+          const figures = await benchCase.run(ctx, impl);
+          const line: Line = { case: benchCase.name, impl, ...(rounds > 1 ? { round } : {}), ...figures };
+          lines.push(line);
+          console.log(JSON.stringify(line));
+          console.error(`# ${benchCase.name} ${impl}${rounds > 1 ? ` round ${round}/${rounds}` : ''}: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+        }
       }
     }
     await cleanup(admin, privateServer);

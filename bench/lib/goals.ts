@@ -42,40 +42,65 @@ export const GOALS: readonly Goal[] = [
   { case: 'idle-slots', figure: 'commands_per_s', better: 'lower', anchor: 'groupmq', bound: 5, text: '~0 (<= 5/s: one beat per 5 s, one renewal per lease/3)' },
 ];
 
-/** One JSON line of a run. */
+/** One JSON line of a run. `round` (1, 2, ...) is there when the run repeated its cases. */
 export interface Line {
   readonly case: string;
   readonly impl: Impl;
-  readonly [figure: string]: number | null | string;
+  readonly round?: number;
+  readonly [figure: string]: number | null | string | undefined;
 }
 
-/** How a goal came out: echomq's figure, the anchor's, the ratio (> 1 = echomq better) and whether it holds. */
+/**
+ * How a goal came out: echomq's figure, the anchor's, the ratio (> 1 = echomq better) and whether
+ * it holds. With several rounds, each figure is the median over the rounds and the ratio the
+ * median of the rounds' own ratios (each round runs both sides back to back, so a round's ratio
+ * sees one state of a noisy machine); `range` is the lowest and highest round ratio.
+ */
 export interface Verdict {
   readonly goal: Goal;
   readonly echomq: number | null;
   readonly anchor: number | null;
   readonly ratio: number | null;
+  readonly range: readonly [number, number] | null;
   readonly holds: boolean | null;
 }
 
+const median = (values: readonly number[]): number | null => {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const ratioOf = (goal: Goal, echomq: number | null, anchor: number | null): number | null => {
+  if (echomq === null || anchor === null) return null;
+  if (goal.better === 'higher') return anchor === 0 ? null : echomq / anchor;
+  return echomq === 0 ? (anchor === 0 ? 1 : Infinity) : anchor / echomq;
+};
+
 export function judge(goal: Goal, lines: readonly Line[]): Verdict {
-  const figure = (impl: Impl): number | null => {
-    const v = lines.find((l) => l.case === goal.case && l.impl === impl)?.[goal.figure];
-    return typeof v === 'number' ? v : null;
+  const ofCase = lines.filter((l) => l.case === goal.case);
+  const figure = (impl: Impl, round?: number): number | null => {
+    const values = ofCase
+      .filter((l) => l.impl === impl && (round === undefined || l.round === round))
+      .map((l) => l[goal.figure])
+      .filter((v): v is number => typeof v === 'number');
+    return median(values);
   };
   const echomq = figure('echomq');
   const anchor = goal.anchor === 'echomq' ? null : figure(goal.anchor);
-  let ratio: number | null = null;
-  if (echomq !== null && anchor !== null) {
-    if (goal.better === 'higher') ratio = anchor === 0 ? null : echomq / anchor;
-    else ratio = echomq === 0 ? (anchor === 0 ? 1 : Infinity) : anchor / echomq;
-  }
+  const rounds = [...new Set(ofCase.map((l) => l.round).filter((r): r is number => r !== undefined))];
+  const perRound = rounds
+    .map((r) => ratioOf(goal, figure('echomq', r), goal.anchor === 'echomq' ? null : figure(goal.anchor, r)))
+    .filter((r): r is number => r !== null);
+  const ratio = perRound.length > 0 ? median(perRound) : ratioOf(goal, echomq, anchor);
+  const range: readonly [number, number] | null = perRound.length > 1 ? [Math.min(...perRound), Math.max(...perRound)] : null;
   let holds: boolean | null = null;
   if (goal.minRatio !== undefined) holds = ratio === null ? null : ratio >= goal.minRatio;
   if (goal.bound !== undefined && echomq !== null) {
     holds = goal.better === 'higher' ? echomq >= goal.bound : echomq <= goal.bound;
   }
-  return { goal, echomq, anchor, ratio, holds };
+  return { goal, echomq, anchor, ratio, range, holds };
 }
 
 const fmt = (v: number | null): string => {
@@ -86,7 +111,10 @@ const fmt = (v: number | null): string => {
   return String(Number(v.toPrecision(2)));
 };
 
-/** The markdown table: one row per goal whose case ran. Ratio > 1 means echomq is better. */
+/**
+ * The markdown table: one row per goal whose case ran. Ratio > 1 means echomq is better; with
+ * several rounds it is the median round's, followed by the range over the rounds.
+ */
 export function goalTable(lines: readonly Line[]): string {
   const rows = GOALS.filter((g) => lines.some((l) => l.case === g.case)).map((g) => judge(g, lines));
   const out = [
@@ -96,17 +124,18 @@ export function goalTable(lines: readonly Line[]): string {
   for (const v of rows) {
     const anchor = v.goal.anchor === 'echomq' ? '-' : `${fmt(v.anchor)} (${v.goal.anchor})`;
     const holds = v.holds === null ? '-' : v.holds ? 'yes' : 'no';
-    out.push(`| ${v.goal.case} | ${v.goal.figure} | ${fmt(v.echomq)} | ${anchor} | ${v.ratio === null ? '-' : fmt(v.ratio) + 'x'} | ${v.goal.text} | ${holds} |`);
+    const ratio = v.ratio === null ? '-' : `${fmt(v.ratio)}x${v.range ? ` (${fmt(v.range[0])}-${fmt(v.range[1])})` : ''}`;
+    out.push(`| ${v.goal.case} | ${v.goal.figure} | ${fmt(v.echomq)} | ${anchor} | ${ratio} | ${v.goal.text} | ${holds} |`);
   }
   return out.join('\n');
 }
 
 /** Every figure of every line, one row per case and implementation. */
 export function figuresTable(lines: readonly Line[]): string {
-  const names = [...new Set(lines.flatMap((l) => Object.keys(l).filter((k) => k !== 'case' && k !== 'impl')))];
-  const out = [`| case | impl | ${names.join(' | ')} |`, `|---|---|${names.map(() => '---:').join('|')}|`];
+  const names = [...new Set(lines.flatMap((l) => Object.keys(l).filter((k) => k !== 'case' && k !== 'impl' && k !== 'round')))];
+  const out = [`| case | impl | round | ${names.join(' | ')} |`, `|---|---|---:|${names.map(() => '---:').join('|')}|`];
   for (const l of lines) {
-    out.push(`| ${l.case} | ${l.impl} | ${names.map((k) => (typeof l[k] === 'number' ? fmt(l[k] as number) : '')).join(' | ')} |`);
+    out.push(`| ${l.case} | ${l.impl} | ${l.round ?? ''} | ${names.map((k) => (typeof l[k] === 'number' ? fmt(l[k] as number) : '')).join(' | ')} |`);
   }
   return out.join('\n');
 }
