@@ -16,7 +16,8 @@
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created}, and whether the queue is paused.
+-- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -51,12 +52,14 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
   local head, tail, total = 1, k, 0
+  local turns = {} -- the entry of each turn, in turn order: the order the jobs are handed out
   while total < n and head <= tail and (whole or head <= k) do
     local i = queue[head]
     head = head + 1
     if avail[i] > take[i] then
       take[i] = take[i] + 1
       total = total + 1
+      turns[total] = i
       if avail[i] > take[i] then
         tail = tail + 1
         queue[tail] = i
@@ -89,7 +92,9 @@ local function claim_jobs(n, lease_ms, now)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
+  local made = {}
   for i, g in ipairs(entries) do
+    made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
@@ -103,9 +108,17 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
+  end
+  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
+  -- one entry's jobs listed together would run ahead of the other entries' turns
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local c = (next_of[i] or 0) + 1
+    next_of[i] = c
+    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
   for i = 1, #leases, 1000 do
     redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "2a1d61d5dd1cecd5dfb2bf21543507d3c4f653a4",
+    sha1: "2f4a911fa4dcdc2146b7b3607000fa714d83efba",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -295,7 +295,8 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created}, and whether the queue is paused.
+-- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -330,12 +331,14 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
   local head, tail, total = 1, k, 0
+  local turns = {} -- the entry of each turn, in turn order: the order the jobs are handed out
   while total < n and head <= tail and (whole or head <= k) do
     local i = queue[head]
     head = head + 1
     if avail[i] > take[i] then
       take[i] = take[i] + 1
       total = total + 1
+      turns[total] = i
       if avail[i] > take[i] then
         tail = tail + 1
         queue[tail] = i
@@ -368,7 +371,9 @@ local function claim_jobs(n, lease_ms, now)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
+  local made = {}
   for i, g in ipairs(entries) do
+    made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
@@ -382,9 +387,17 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
+  end
+  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
+  -- one entry's jobs listed together would run ahead of the other entries' turns
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local c = (next_of[i] or 0) + 1
+    next_of[i] = c
+    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
   for i = 1, #leases, 1000 do
     redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
@@ -451,7 +464,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "dd93a93e616e90bb744547a8210f662e6ddec072",
+    sha1: "d95b80a2c13a52d5d5de66c1cbb843c1c8e9fe52",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -573,7 +586,8 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created}, and whether the queue is paused.
+-- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -608,12 +622,14 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
   local head, tail, total = 1, k, 0
+  local turns = {} -- the entry of each turn, in turn order: the order the jobs are handed out
   while total < n and head <= tail and (whole or head <= k) do
     local i = queue[head]
     head = head + 1
     if avail[i] > take[i] then
       take[i] = take[i] + 1
       total = total + 1
+      turns[total] = i
       if avail[i] > take[i] then
         tail = tail + 1
         queue[tail] = i
@@ -646,7 +662,9 @@ local function claim_jobs(n, lease_ms, now)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
+  local made = {}
   for i, g in ipairs(entries) do
+    made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
@@ -660,9 +678,17 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
+  end
+  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
+  -- one entry's jobs listed together would run ahead of the other entries' turns
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local c = (next_of[i] or 0) + 1
+    next_of[i] = c
+    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
   for i = 1, #leases, 1000 do
     redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
@@ -706,7 +732,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "4fecc55046fa1a2d54a4fd65bb165c2e052eec56",
+    sha1: "031879f7f233adde5df64d44d7dcaa39aa10cc23",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -892,7 +918,8 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created}, and whether the queue is paused.
+-- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -927,12 +954,14 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the turns: a whole ring (fewer entries than n) goes round again; a longer one gets one pass
   local head, tail, total = 1, k, 0
+  local turns = {} -- the entry of each turn, in turn order: the order the jobs are handed out
   while total < n and head <= tail and (whole or head <= k) do
     local i = queue[head]
     head = head + 1
     if avail[i] > take[i] then
       take[i] = take[i] + 1
       total = total + 1
+      turns[total] = i
       if avail[i] > take[i] then
         tail = tail + 1
         queue[tail] = i
@@ -965,7 +994,9 @@ local function claim_jobs(n, lease_ms, now)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
+  local made = {}
   for i, g in ipairs(entries) do
+    made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
@@ -979,9 +1010,17 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        jobs[#jobs + 1] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
       end
     end
+  end
+  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
+  -- one entry's jobs listed together would run ahead of the other entries' turns
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local c = (next_of[i] or 0) + 1
+    next_of[i] = c
+    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
   for i = 1, #leases, 1000 do
     redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
