@@ -3,6 +3,12 @@ import type { Queue } from '../queue.js';
 import { type ConsumerHooks, fireHook, LeaseLostError } from './consumer-types.js';
 import { type HeldJob, leaseOf } from './held-job.js';
 
+/** A local timer and the server time (ms) it fires for. */
+interface ArmedTimer {
+  readonly at: number;
+  readonly timer: ReturnType<typeof setTimeout>;
+}
+
 /**
  * What LeaseTimers reads of the loop it serves, and how it tells it a waiting job was fenced. The
  * loop hands in a view of itself: a getter over its stopping flag, its held map and prefetch buffer.
@@ -38,8 +44,8 @@ export interface LeaseLoop<Payload> {
 export class LeaseTimers<Payload> {
   /** Server ms minus performance.now(), from the last reply that carried the server time. */
   private serverOffset = 0;
-  private dueTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
-  private leaseTimer: { at: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  private dueTimer: ArmedTimer | undefined;
+  private leaseTimer: ArmedTimer | undefined;
   private renewTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -71,22 +77,23 @@ export class LeaseTimers<Payload> {
    */
   arm(nextDueAt: number | null, nextLeaseEnd: number | null): void {
     if (this.loop.stopping) return;
-    if (nextDueAt !== null && (!this.dueTimer || nextDueAt < this.dueTimer.at)) {
-      if (this.dueTimer) clearTimeout(this.dueTimer.timer);
-      const timer = setTimeout(() => {
-        this.dueTimer = undefined;
+    this.dueTimer = this.armOne(this.dueTimer, nextDueAt);
+    this.leaseTimer = this.armOne(this.leaseTimer, nextLeaseEnd);
+  }
+
+  /** One of the two timers: `current`, or a timer for `at` when that is earlier (then `current` is cleared). */
+  private armOne(current: ArmedTimer | undefined, at: number | null): ArmedTimer | undefined {
+    if (at === null || (current && at >= current.at)) return current;
+    if (current) clearTimeout(current.timer);
+    const armed: ArmedTimer = {
+      at,
+      timer: setTimeout(() => {
+        if (this.dueTimer === armed) this.dueTimer = undefined;
+        if (this.leaseTimer === armed) this.leaseTimer = undefined;
         void this.tick();
-      }, Math.max(0, nextDueAt - this.serverNow() + 1));
-      this.dueTimer = { at: nextDueAt, timer };
-    }
-    if (nextLeaseEnd !== null && (!this.leaseTimer || nextLeaseEnd < this.leaseTimer.at)) {
-      if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
-      const timer = setTimeout(() => {
-        this.leaseTimer = undefined;
-        void this.tick();
-      }, Math.max(0, nextLeaseEnd - this.serverNow() + 1));
-      this.leaseTimer = { at: nextLeaseEnd, timer };
-    }
+      }, Math.max(0, at - this.serverNow() + 1)),
+    };
+    return armed;
   }
 
   /** Disarms the due and lease timers (renewal goes on until stopRenewing()). */
