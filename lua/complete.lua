@@ -19,7 +19,7 @@
 -- @include arg_int
 -- @include now_ms
 -- @include job_key
--- @include hold
+-- @include held_group
 -- @include tally
 -- @include free_slots
 -- @include ring_doorbell
@@ -34,10 +34,10 @@ local now = now_ms()
 local codes, done, freed = {}, {}, { order = {} }
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
+  local group = held_group(id, ARGV[i + 1])
+  if group then
     done[#done + 1] = id
-    tally(freed, row[2])
+    tally(freed, group)
     local key = job_key(id)
     if keep_ms == 0 then
       redis.call('DEL', key)

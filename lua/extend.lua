@@ -14,14 +14,14 @@
 -- @include check_kind
 -- @include arg_int
 -- @include now_ms
--- @include hold
+-- @include held_group
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
 local reply = {}
 for i = 3, #ARGV, 2 do
-  if hold(ARGV[i], ARGV[i + 1]) then
+  if held_group(ARGV[i], ARGV[i + 1]) then
     redis.call('ZADD', K_ACTIVE, 'XX', deadline, ARGV[i])
     reply[#reply + 1] = deadline
   else

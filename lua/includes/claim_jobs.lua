@@ -100,10 +100,15 @@ local function claim_jobs(n, lease_ms, now)
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
+        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        if orders[p] then
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+        else
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g

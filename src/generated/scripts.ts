@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "2f4a911fa4dcdc2146b7b3607000fa714d83efba",
+    sha1: "a7d8586984b366171324835d5e1abedd56136d0d",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -379,10 +379,15 @@ local function claim_jobs(n, lease_ms, now)
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
+        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        if orders[p] then
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+        else
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
@@ -464,7 +469,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "d95b80a2c13a52d5d5de66c1cbb843c1c8e9fe52",
+    sha1: "5d9ca8b997e2f4735081ba643cf41fcc031d24a7",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -670,10 +675,15 @@ local function claim_jobs(n, lease_ms, now)
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
+        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        if orders[p] then
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+        else
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
@@ -732,7 +742,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "031879f7f233adde5df64d44d7dcaa39aa10cc23",
+    sha1: "60c1618c2d64dabb9ac4b1f507cd50b40da95a3f",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -781,21 +791,13 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
--- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
--- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
--- of the scripts, never a setting stored in Redis: changing a stored default would silently
--- change every row that relies on it.
-local DEFAULT_MAX_ATTEMPTS = 3
-local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
--- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
-local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+-- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
+-- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil.
+-- Reads three fields where hold reads eight: a completing batch pays per job for every one.
+local function held_group(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+  return r[3] or ''
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -904,6 +906,14 @@ local function pop_lane(g, count, zn, fn)
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1002,10 +1012,15 @@ local function claim_jobs(n, lease_ms, now)
       if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'o')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p] or r[6])
+        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        if orders[p] then
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+        else
+          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+        end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
         local group = g
@@ -1066,10 +1081,10 @@ local now = now_ms()
 local codes, done, freed = {}, {}, { order = {} }
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
+  local group = held_group(id, ARGV[i + 1])
+  if group then
     done[#done + 1] = id
-    tally(freed, row[2])
+    tally(freed, group)
     local key = job_key(id)
     if keep_ms == 0 then
       redis.call('DEL', key)
@@ -1410,7 +1425,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "13b0b34895f524a954e9c85dbb208655ad70683e",
+    sha1: "8b5e4da382cb7a3e26773261aab39c1eed4660ba",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1455,21 +1470,13 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
--- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
--- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
--- of the scripts, never a setting stored in Redis: changing a stored default would silently
--- change every row that relies on it.
-local DEFAULT_MAX_ATTEMPTS = 3
-local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
--- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
-local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+-- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
+-- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil.
+-- Reads three fields where hold reads eight: a completing batch pays per job for every one.
+local function held_group(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+  return r[3] or ''
 end
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
@@ -1477,7 +1484,7 @@ for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
 local reply = {}
 for i = 3, #ARGV, 2 do
-  if hold(ARGV[i], ARGV[i + 1]) then
+  if held_group(ARGV[i], ARGV[i + 1]) then
     redis.call('ZADD', K_ACTIVE, 'XX', deadline, ARGV[i])
     reply[#reply + 1] = deadline
   else
