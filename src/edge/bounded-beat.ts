@@ -152,7 +152,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   const start = (job: Job<P>): void => {
     const controller = new AbortController();
     const run = runHandler(handler, job, {
-      signal: controller.signal,
+      controller,
       timeoutMs: Math.min(jobTimeoutMs, Math.max(1, timeLeft())),
       onTimeout: () => controller.abort(new Error(`handler timeout (${jobTimeoutMs} ms)`)),
     }).then((outcome) => {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors.js';
-import { HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../handler.js';
+import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../handler.js';
 import type { Job } from '../job.js';
 import { performance } from 'node:perf_hooks';
 import { Queue } from '../queue.js';
@@ -104,7 +104,7 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
       // called now (a throw lands in the catch below), not a microtask later: see runHandler
-      const run = Promise.resolve(this.handler(held.map((h) => h.job), { signal: controller.signal }));
+      const run = Promise.resolve(this.handler(held.map((h) => h.job), contextOf(controller)));
       const results = await (this.timeoutMs > 0
         ? Promise.race([
             run,

@@ -80,7 +80,7 @@ export class Consumer<Payload = unknown> extends ParkedLoop<Payload> {
       this.runningHandlers++;
       this.keep(
         runHandler(this.handler, held.job, {
-          signal: held.controller.signal,
+          controller: held.controller,
           timeoutMs: this.timeoutMs,
           onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)),
         }).then((outcome) => {

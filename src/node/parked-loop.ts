@@ -52,8 +52,6 @@ export abstract class ParkedLoop<Payload> {
   private stopping = false;
   private slotWaiter: (() => void) | undefined;
   private lastBeatAt = 0;
-  /** A controller made before parking, for the job a wake brings (see freshController). */
-  private spare: AbortController | undefined;
 
   constructor(
     protected readonly transport: BlockingTransport,
@@ -181,7 +179,8 @@ export abstract class ParkedLoop<Payload> {
 
   /** Claimed jobs join the wait; as many as there are free slots start now. */
   private accept(jobs: ReadonlyArray<Job<Payload>>): void {
-    for (const job of jobs) this.prefetch.add(job, this.freshController());
+    // a handler's signal is made only if it reads it (see contextOf)
+    for (const job of jobs) this.prefetch.add(job, new AbortController());
     this.startWaiting();
   }
 
@@ -204,17 +203,6 @@ export abstract class ParkedLoop<Payload> {
       // their leases lapse and they are reaped: run again, one attempt counted
       fireHook(this.hooks, 'onError', error);
     }
-  }
-
-  /**
-   * An AbortController with its signal made: the one set aside while parked when there is one.
-   * Node makes a signal on first use, and that costs microseconds a woken job would otherwise
-   * wait for between the claim's reply and its handler.
-   */
-  protected freshController(): AbortController {
-    const controller = this.spare ?? withSignal();
-    this.spare = undefined;
-    return controller;
   }
 
   /** Keeps a running job's promise so stop() can wait for it. */
@@ -331,7 +319,6 @@ export abstract class ParkedLoop<Payload> {
       return { wake: bell === this.bells[0] ? 'claim' : 'beat' };
     }
     const op = this.queue.scripts.claimOp(n, this.leaseMs);
-    this.spare ??= withSignal();
     const { key, reply } = await this.transport.blpopThen(this.bells, left, op.call);
     const wake: Wake = key === this.bells[0] ? 'claim' : 'beat';
     if (reply === undefined || reply instanceof Error) return { wake };
@@ -341,12 +328,6 @@ export abstract class ParkedLoop<Payload> {
     return { wake, early: { claimed, asked: n } };
   }
 }
-
-const withSignal = (): AbortController => {
-  const controller = new AbortController();
-  void controller.signal;
-  return controller;
-};
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value < 1) throw new InvalidArgumentError(`${name} must be a number >= 1, got ${value}`);
