@@ -82,7 +82,7 @@ export class Consumer<Payload = unknown> extends ParkedLoop<Payload> {
         runHandler(this.handler, held.job, {
           controller: held.controller,
           timeoutMs: this.timeoutMs,
-          onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)),
+          ...(this.timeoutMs > 0 ? { onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)) } : {}),
         }).then((outcome) => {
           const settled = this.settle([{ held, outcome }]);
           this.runningHandlers--;

@@ -47,7 +47,9 @@ export abstract class ParkedLoop<Payload> {
   private readonly timers: LeaseTimers<Payload>;
   /** The loop has a claim (or settle and claim) in flight: settles wait for its next turn. */
   private claiming = false;
-  private readonly runs = new Set<Promise<void>>();
+  /** Runs kept (see keep) that have not ended, and who waits for them all to end (stop). */
+  private runsLeft = 0;
+  private allEnded: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
   private stopping = false;
   private slotWaiter: (() => void) | undefined;
@@ -148,7 +150,9 @@ export abstract class ParkedLoop<Payload> {
     // and stop() does not wait past its timeout for it, nor for the jobs in hand.
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.allSettled([this.loopDone, ...this.runs]), timeout]);
+    const ended = this.runsLeft === 0 ? undefined : new Promise<void>((resolve) => (this.allEnded = resolve));
+    await Promise.race([Promise.allSettled([this.loopDone, ended]), timeout]);
+    this.allEnded = undefined;
     clearTimeout(timer);
     for (const h of this.held.values()) {
       h.abandoned = true;
@@ -207,10 +211,19 @@ export abstract class ParkedLoop<Payload> {
 
   /** Keeps a running job's promise so stop() can wait for it. */
   protected keep(run: Promise<void>): void {
-    const kept = run.catch((error: unknown) => fireHook(this.hooks, 'onError', error));
-    this.runs.add(kept);
-    void kept.finally(() => this.runs.delete(kept));
+    // a count, not a set of promises: two promises and a closure less per job
+    this.runsLeft++;
+    run.then(this.runEnded, this.runFailed);
   }
+
+  private readonly runEnded = (): void => {
+    if (--this.runsLeft === 0) this.allEnded?.();
+  };
+
+  private readonly runFailed = (error: unknown): void => {
+    fireHook(this.hooks, 'onError', error);
+    this.runEnded();
+  };
 
   /**
    * Records how held jobs ended and frees their slots; resolves once recorded. Settles that come
