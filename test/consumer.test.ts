@@ -7,7 +7,7 @@ import type { Job } from '../src/job.js';
 import type { Queue } from '../src/queue.js';
 import { Consumer, type ConsumerOptions } from '../src/node/consumer.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import { LeaseLostError } from '../src/node/parked-loop.js';
+import { LeaseLostError } from '../src/node/consumer-types.js';
 import { keysOf, sleep, until, useRedis } from './helpers.js';
 
 

@@ -10,15 +10,18 @@ import { keysOf, laneSize, sleep, useRedis } from './helpers.js';
 describe('the doorbell', () => {
   const redis = useRedis();
 
-  /** How many tokens `action` pushed onto the queue's doorbell (LLEN after minus before). */
-  async function rings(queue: Queue<unknown>, action: () => Promise<unknown>): Promise<number> {
+  /** How many tokens `action` pushed onto the queue's doorbell (LLEN after minus before), and what it returned. */
+  async function ringsAnd<T>(queue: Queue<unknown>, action: () => Promise<T>): Promise<[number, T]> {
     const wake = keysOf(queue).key('wake');
     const before = await redis.raw.llen(wake);
     // the list is capped at 64: a delta is only meaningful below the cap
     expect(before).toBeLessThan(60);
-    await action();
-    return (await redis.raw.llen(wake)) - before;
+    const result = await action();
+    return [(await redis.raw.llen(wake)) - before, result];
   }
+
+  /** How many tokens `action` pushed onto the queue's doorbell. */
+  const rings = async (queue: Queue<unknown>, action: () => Promise<unknown>): Promise<number> => (await ringsAnd(queue, action))[0];
 
   /** Claims one job and returns what settle calls need. */
   async function claimOne(queue: Queue<unknown>, leaseMs = 30_000): Promise<{ id: string; token: number }> {
@@ -188,12 +191,8 @@ describe('the doorbell', () => {
         { payload: 3, options: { delayMs: 30, group: 'h' } },
       ]);
       await sleep(150);
-      let promoted = 0;
-      expect(
-        await rings(queue, async () => {
-          promoted = (await queue.promote()).promoted;
-        }),
-      ).toBe(1);
+      const [tokens, { promoted }] = await ringsAnd(queue, () => queue.promote());
+      expect(tokens).toBe(1);
       expect(promoted).toBe(3);
     });
 
@@ -201,12 +200,8 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       expect(await rings(queue, () => queue.promote())).toBe(0);
       await queue.add(1, { delayMs: 60_000 });
-      let promoted = -1;
-      expect(
-        await rings(queue, async () => {
-          promoted = (await queue.promote()).promoted;
-        }),
-      ).toBe(0);
+      const [tokens, { promoted }] = await ringsAnd(queue, () => queue.promote());
+      expect(tokens).toBe(0);
       expect(promoted).toBe(0);
     });
 
@@ -223,12 +218,8 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.addBulk([{ payload: 1, options: { delayMs: 30 } }, { payload: 2, options: { delayMs: 30 } }]);
       await sleep(150);
-      let promoted = 0;
-      expect(
-        await rings(queue, async () => {
-          promoted = (await queue.beat({ n: 0, leaseMs: 30_000 })).promoted;
-        }),
-      ).toBe(1);
+      const [tokens, { promoted }] = await ringsAnd(queue, () => queue.beat({ n: 0, leaseMs: 30_000 }));
+      expect(tokens).toBe(1);
       expect(promoted).toBe(2);
     });
 
@@ -245,12 +236,8 @@ describe('the doorbell', () => {
       await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
       await queue.claim(2, 1);
       await sleep(50);
-      let requeued = 0;
-      expect(
-        await rings(queue, async () => {
-          requeued = (await queue.reap()).requeued;
-        }),
-      ).toBe(1);
+      const [tokens, { requeued }] = await ringsAnd(queue, () => queue.reap());
+      expect(tokens).toBe(1);
       expect(requeued).toBe(2);
     });
 
@@ -259,12 +246,8 @@ describe('the doorbell', () => {
       await queue.add(1);
       await queue.claim(1, 1);
       await sleep(50);
-      let requeued = 0;
-      expect(
-        await rings(queue, async () => {
-          requeued = (await queue.beat({ n: 0, leaseMs: 30_000 })).requeued;
-        }),
-      ).toBe(1);
+      const [tokens, { requeued }] = await ringsAnd(queue, () => queue.beat({ n: 0, leaseMs: 30_000 }));
+      expect(tokens).toBe(1);
       expect(requeued).toBe(1);
     });
 
@@ -273,12 +256,8 @@ describe('the doorbell', () => {
       await queue.add(1, { maxAttempts: 1 });
       await queue.claim(1, 1);
       await sleep(50);
-      let buried = 0;
-      expect(
-        await rings(queue, async () => {
-          buried = (await queue.reap()).buried;
-        }),
-      ).toBe(0);
+      const [tokens, { buried }] = await ringsAnd(queue, () => queue.reap());
+      expect(tokens).toBe(0);
       expect(buried).toBe(1);
     });
 
@@ -308,12 +287,8 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.add(1);
       const held = await claimOne(queue);
-      let outcome: string[] = [];
-      expect(
-        await rings(queue, async () => {
-          outcome = await queue.retry([{ ...held, error: 'boom', delayMs: 0 }]);
-        }),
-      ).toBe(1);
+      const [tokens, outcome] = await ringsAnd(queue, () => queue.retry([{ ...held, error: 'boom', delayMs: 0 }]));
+      expect(tokens).toBe(1);
       expect(outcome).toEqual(['pending']);
     });
 
@@ -332,12 +307,8 @@ describe('the doorbell', () => {
       await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
       const { jobs } = await queue.claim(2, 30_000);
       expect(jobs).toHaveLength(2);
-      let outcome: string[] = [];
-      expect(
-        await rings(queue, async () => {
-          outcome = await queue.retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'x', delayMs: 60_000 })));
-        }),
-      ).toBe(0);
+      const [tokens, outcome] = await ringsAnd(queue, () => queue.retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'x', delayMs: 60_000 }))));
+      expect(tokens).toBe(0);
       expect(outcome).toEqual(['scheduled', 'scheduled']);
     });
 
@@ -353,12 +324,8 @@ describe('the doorbell', () => {
       await queue.setGroupLimit('g', 1);
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
       const held = await claimOne(queue);
-      let outcome: string[] = [];
-      expect(
-        await rings(queue, async () => {
-          outcome = await queue.retry([{ ...held, error: 'x', delayMs: 60_000 }]);
-        }),
-      ).toBe(1);
+      const [tokens, outcome] = await ringsAnd(queue, () => queue.retry([{ ...held, error: 'x', delayMs: 60_000 }]));
+      expect(tokens).toBe(1);
       expect(outcome).toEqual(['scheduled']);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual(['g']);
     });
@@ -387,12 +354,8 @@ describe('the doorbell', () => {
       await queue.setGroupLimit('g', 1);
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
       const held = await claimOne(queue);
-      let outcome: string[] = [];
-      expect(
-        await rings(queue, async () => {
-          outcome = await queue.fail([{ ...held, error: 'bad' }]);
-        }),
-      ).toBe(1);
+      const [tokens, outcome] = await ringsAnd(queue, () => queue.fail([{ ...held, error: 'bad' }]));
+      expect(tokens).toBe(1);
       expect(outcome).toEqual(['dead']);
     });
 
@@ -427,12 +390,8 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.add(1);
       const held = await claimOne(queue);
-      let completed: boolean[] = [];
-      expect(
-        await rings(queue, async () => {
-          completed = (await queue.complete([held])).completed;
-        }),
-      ).toBe(0);
+      const [tokens, { completed }] = await ringsAnd(queue, () => queue.complete([held]));
+      expect(tokens).toBe(0);
       expect(completed).toEqual([true]);
     });
 
@@ -479,12 +438,9 @@ describe('the doorbell', () => {
     const queue = redis.queue();
     expect(await rings(queue, () => queue.claim(5, 30_000))).toBe(0);
     await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }, { payload: 3 }]);
-    let claimed = 0;
-    expect(
-      await rings(queue, async () => {
-        claimed = (await queue.claim(2, 30_000)).jobs.length;
-      }),
-    ).toBe(0);
+    const [tokens, result] = await ringsAnd(queue, () => queue.claim(2, 30_000));
+    expect(tokens).toBe(0);
+    const claimed = result.jobs.length;
     expect(claimed).toBe(2);
   });
 

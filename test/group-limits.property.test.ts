@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { JobNotFoundError, Queue, type Job } from '../src/index.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { keysOf, queueName, sleep, useRedis } from './helpers.js';
-import { checkInvariants, findViolations, snapshotQueue } from './invariants.js';
+import { checkInvariants, findViolations, flagChecker, snapshotQueue } from './invariants.js';
 
 const GROUPS = ['a', 'b', 'c'] as const;
 type Group = (typeof GROUPS)[number];
@@ -428,13 +428,7 @@ describe('checkInvariants itself', () => {
     await queue.claim(2, 60_000); // JOB:1 (ungrouped) and JOB:2 (g, now at its limit)
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
-    const expectFlag = async (corrupt: () => Promise<unknown>, repair: () => Promise<unknown>, pattern: RegExp): Promise<void> => {
-      await corrupt();
-      const found = await checkInvariants(redis.raw, queue.name);
-      expect(found.some((v) => pattern.test(v)), `wanted ${String(pattern)} in ${JSON.stringify(found)}`).toBe(true);
-      await repair();
-      expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
-    };
+    const expectFlag = flagChecker(redis.raw, queue.name);
 
     // (a) a job in two places; a state that disagrees; a row without a place; group mismatch
     await expectFlag(

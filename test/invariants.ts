@@ -20,6 +20,7 @@
  * ```
  */
 import type { Redis } from 'ioredis';
+import { expect } from 'vitest';
 import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
@@ -444,4 +445,25 @@ function why(snap: QueueSnapshot, entry: string): string {
  */
 export async function checkInvariants(raw: Redis, queueName: string): Promise<string[]> {
   return findViolations(await snapshotQueue(raw, queueName));
+}
+
+/**
+ * A check of the checker: `expectFlag(corrupt, repair, pattern)` corrupts queue `queueName`,
+ * expects a violation matching `pattern`, repairs it, and expects the queue clean again.
+ *
+ * @example
+ * const expectFlag = flagChecker(redis.raw, queue.name);
+ * await expectFlag(() => raw.hdel(row, 'o'), () => raw.hset(row, 'o', '1'), /has no order/);
+ */
+export function flagChecker(
+  raw: Redis,
+  queueName: string,
+): (corrupt: () => Promise<unknown>, repair: () => Promise<unknown>, pattern: RegExp) => Promise<void> {
+  return async (corrupt, repair, pattern) => {
+    await corrupt();
+    const found = await checkInvariants(raw, queueName);
+    expect(found.some((v) => pattern.test(v)), `wanted ${String(pattern)} in ${JSON.stringify(found)}`).toBe(true);
+    await repair();
+    expect(await checkInvariants(raw, queueName)).toEqual([]);
+  };
 }

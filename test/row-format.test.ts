@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_JOB_DEFAULTS, encodeBackoff } from '../src/encode.js';
-import { checkInvariants } from './invariants.js';
+import { checkInvariants, flagChecker } from './invariants.js';
 import { keysOf, laneOrder, sleep, useRedis } from './helpers.js';
 
 /**
@@ -187,13 +187,7 @@ describe('the row format', () => {
     expect(held!.id).toBe(a.id);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
-    const expectFlag = async (corrupt: () => Promise<unknown>, repair: () => Promise<unknown>, pattern: RegExp): Promise<void> => {
-      await corrupt();
-      const found = await checkInvariants(redis.raw, queue.name);
-      expect(found.some((v) => pattern.test(v)), `wanted ${String(pattern)} in ${JSON.stringify(found)}`).toBe(true);
-      await repair();
-      expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
-    };
+    const expectFlag = flagChecker(redis.raw, queue.name);
     // a job claimed before must carry its order
     await expectFlag(
       () => redis.raw.hdel(k.job(a.id), 'o'),

@@ -199,18 +199,24 @@ const stopSignal = (): Promise<NodeJS.Signals> =>
     process.once('SIGINT', done);
   });
 
-async function serve(args: string[]): Promise<number> {
+/** The options of a command that listens (serve, bridge): `--port` (0 to 65535) and `--host`, nothing else. */
+function listenOptions(command: string, args: string[]): { port: number | undefined; host: string | undefined } {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
     options: { port: { type: 'string' }, host: { type: 'string' } },
   });
-  if (positionals.length > 0) throw new UsageError('serve takes no positional arguments');
-  const port = intOption(values, 'port') ?? 8787;
-  if (port < 0 || port > 65_535) throw new UsageError(`--port takes 0 to 65535, got ${port}`);
+  if (positionals.length > 0) throw new UsageError(`${command} takes no positional arguments`);
+  const port = intOption(values, 'port');
+  if (port !== undefined && (port < 0 || port > 65_535)) throw new UsageError(`--port takes 0 to 65535, got ${port}`);
+  return { port, host: values.host };
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { port = 8787, host } = listenOptions('serve', args);
   const token = process.env.EMQ_TOKEN || undefined;
   const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
-  const api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(values.host ? { host: values.host } : {}) });
+  const api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(host ? { host } : {}) });
   process.stdout.write(`${api.url}\n`);
   if (api.open) {
     process.stderr.write(`[emq] no EMQ_TOKEN: the API is open, so it listens on 127.0.0.1 only (${api.url})\n`);
@@ -225,17 +231,10 @@ async function serve(args: string[]): Promise<number> {
 }
 
 async function bridge(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { port: { type: 'string' }, host: { type: 'string' } },
-  });
-  if (positionals.length > 0) throw new UsageError('bridge takes no positional arguments');
+  const { port, host } = listenOptions('bridge', args);
   const token = process.env.UPSTASH_REDIS_REST_TOKEN;
   if (!token) throw new UsageError('bridge needs UPSTASH_REDIS_REST_TOKEN in the environment: the token clients must send');
-  const port = intOption(values, 'port');
-  if (port !== undefined && (port < 0 || port > 65_535)) throw new UsageError(`--port takes 0 to 65535, got ${port}`);
-  const running = await startBridge({ redisUrl: redisUrl(), token, port, host: values.host });
+  const running = await startBridge({ redisUrl: redisUrl(), token, port, host });
   process.stdout.write(`${running.url}\n`);
   process.stderr.write(`[emq] bridge on ${running.url} over ${redisUrl()}; SIGTERM or Ctrl-C stops\n`);
   const signal = await stopSignal();

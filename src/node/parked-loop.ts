@@ -10,10 +10,6 @@ import { LeaseTimers } from './lease-timers.js';
 import { Prefetch } from './prefetch.js';
 import { SettleBatcher } from './settle-batcher.js';
 
-// These names were first defined here; they stay importable from here for code that does.
-export { ConsumerStoppedError, LeaseLostError } from './consumer-types.js';
-export type { ConsumerHooks, ParkedLoopOptions } from './consumer-types.js';
-export type { HeldJob, SettleEntry, SettleRequest } from './held-job.js';
 
 /** What ended a park. */
 type Wake = 'claim' | 'beat';
@@ -115,14 +111,9 @@ export abstract class ParkedLoop<Payload> {
     return this.held.size + this.prefetch.size;
   }
 
-  /** How many claimed jobs may wait for a slot now (see ParkedLoopOptions.prefetch). */
-  protected prefetchNow(): number {
-    return this.prefetch.allowance();
-  }
-
   /** How many jobs the loop may claim now: the free slots and the free prefetch room. */
   private room(): number {
-    return this.capacity() + this.prefetchNow() - this.prefetch.size;
+    return this.capacity() + this.prefetch.allowance() - this.prefetch.size;
   }
 
   /** Starts the loop; returns at once. */
