@@ -72,6 +72,10 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
     return (this.concurrency - this.runningBatches) * this.batchSize;
   }
 
+  protected override claimUnit(): number {
+    return this.batchSize;
+  }
+
   protected prefetchSize(): number {
     return this.concurrency * this.batchSize;
   }

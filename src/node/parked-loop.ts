@@ -11,6 +11,18 @@ import { Prefetch } from './prefetch.js';
 import { SettleBatcher } from './settle-batcher.js';
 
 
+/** Loop requests (claims, or settles with a claim) in flight at once. */
+const MAX_REQUESTS_IN_FLIGHT = 2;
+
+/** A loop request in flight: its reply (an Error when it failed; never rejects), what it asked for, the settles it carries. */
+interface InFlight<Payload> {
+  readonly reply: Promise<Claimed<Payload> | Error>;
+  readonly asked: number;
+  /** Slots its settles free once recorded (they are in `held` until then). */
+  readonly freed: number;
+  readonly handoff: ReadonlyArray<SettleRequest<Payload>>;
+}
+
 /** What ended a park. */
 type Wake = 'claim' | 'beat';
 
@@ -25,7 +37,9 @@ interface EarlyClaim<Payload> {
  * claim while slots are free, and with free slots and nothing to claim, park on the doorbell
  * (`BLPOP wake sched`) until a token, the beat, or a local timer for the next due job or lease
  * deadline. It never busy-waits, and nothing a handler or Redis does ends it: errors back off.
- * Subclasses say how many jobs they can take and how they run them. The loop composes three
+ * Subclasses say how many jobs they can take and how they run them. While busy it keeps two
+ * requests in flight, each claiming at most half of what it may hold, so Redis runs one while
+ * this process runs the other's jobs (see `requests`). The loop composes three
  * parts: the SettleBatcher (settles of one turn in one request, riding with the loop's claim when
  * it has one), the Prefetch (claimed jobs waiting for a slot) and the LeaseTimers (due and lease
  * timers, lease renewal).
@@ -43,6 +57,8 @@ export abstract class ParkedLoop<Payload> {
   private readonly timers: LeaseTimers<Payload>;
   /** The loop has a claim (or settle and claim) in flight: settles wait for its next turn. */
   private claiming = false;
+  /** The loop's requests in flight, oldest first. */
+  private readonly requests: Array<InFlight<Payload>> = [];
   /** Runs kept (see keep) that have not ended, and who waits for them all to end (stop). */
   private runsLeft = 0;
   private allEnded: (() => void) | undefined;
@@ -97,6 +113,11 @@ export abstract class ParkedLoop<Payload> {
 
   /** How many jobs 'auto' prefetches while handlers are short (the jobs the slots hold). */
   protected abstract prefetchSize(): number;
+
+  /** The jobs one run takes: a request claims whole runs' worth, so none starts short for being split. */
+  protected claimUnit(): number {
+    return 1;
+  }
 
   /** Starts running claimed jobs (never more than startable()); each must end in `settle`. */
   protected abstract dispatch(jobs: Array<HeldJob<Payload>>): void;
@@ -241,71 +262,145 @@ export abstract class ParkedLoop<Payload> {
     let wake: Wake = 'beat';
     /** Jobs the park claimed behind its BLPOP, and how many it asked for. */
     let early: EarlyClaim<Payload> | undefined;
+    /** A reply came back short (the queue ran dry): nothing more goes out until those in flight are back. */
+    let drained = false;
     for (let failures = 0; !this.stopping; ) {
-      let claimed: Claimed<Payload>;
-      let want: number;
-      const fromPark = early !== undefined;
       if (early) {
-        ({ claimed, asked: want } = early);
+        const { claimed, asked } = early;
         early = undefined;
-      } else {
-        const handoff = this.settles.takeHandoff();
-        want = Math.max(0, this.room() + (handoff.length > 0 ? this.freedBy(handoff) : 0));
-        if (want === 0) {
-          if (handoff.length > 0) {
-            void this.settles.sendAlone(handoff);
-            continue;
-          }
-          await new Promise<void>((resolve) => (this.slotWaiter = resolve));
-          this.slotWaiter = undefined;
+        this.claiming = false;
+        if (claimed.jobs.length > 0) this.accept(claimed.jobs);
+        // the park ended on the schedule bell or the beat's end: the beat (reap, promote) is due
+        if (wake === 'beat') continue;
+        if (claimed.jobs.length === asked || this.settles.handingOff) {
+          wake = 'claim';
           continue;
         }
-        try {
-          const t0 = performance.now();
+        ({ wake, early, failures } = await this.parkOrBackOff(claimed, failures));
+        continue;
+      }
+      // send a request when there is room for one: the first at once, a second behind it (it runs
+      // in Redis while this process runs the first one's jobs) only when it fills its half
+      if (this.requests.length < MAX_REQUESTS_IN_FLIGHT && !(wake === 'beat' && this.requests.length > 0)) {
+        const handoff = this.settles.takeHandoff();
+        const freed = handoff.length > 0 ? this.freedBy(handoff) : 0;
+        // a request in flight takes what it asked for, less the slots its own settles free
+        const taken = this.requests.reduce((n, r) => n + r.asked - r.freed, 0);
+        const room = this.room() - taken + freed;
+        const half = this.requestSize();
+        const want = Math.max(0, Math.min(room, half));
+        if (this.requests.length > 0 && (want < half || drained)) {
+          this.settles.giveBackHandoff(handoff);
+        } else if (want > 0) {
+          this.requests.push(this.request(handoff, freed, want, wake));
+          if (wake === 'beat') wake = 'claim';
           this.claiming = true;
-          if (handoff.length > 0) claimed = await this.settles.sendWithClaim(handoff, want);
-          else if (wake === 'beat') claimed = await this.queue.beat({ n: want, leaseMs: this.leaseMs });
-          else claimed = await this.queue.claim(want, this.leaseMs);
-          const t1 = performance.now();
-          this.timers.setClock(claimed.now, (t0 + t1) / 2);
-          this.prefetch.learnRoundTrip(t1 - t0);
-          if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = performance.now();
-          failures = 0;
-        } catch (error) {
-          this.claiming = false;
-          // a failed settle-and-claim recorded nothing: its settles go on their own, with retries
-          if (handoff.length > 0) void this.settles.sendAlone(handoff);
-          if (this.stopping) break;
-          fireHook(this.hooks, 'onError', error);
-          wake = 'beat';
-          await sleep(backoffMs(failures++));
+          continue;
+        } else if (handoff.length > 0) {
+          void this.settles.sendAlone(handoff);
           continue;
         }
       }
-      this.claiming = false;
+      const oldest = this.requests[0];
+      if (!oldest) {
+        await new Promise<void>((resolve) => (this.slotWaiter = resolve));
+        this.slotWaiter = undefined;
+        continue;
+      }
+      // with room for a second request, a freed slot may send it before the oldest reply is back
+      const reply =
+        this.requests.length < MAX_REQUESTS_IN_FLIGHT
+          ? await Promise.race([oldest.reply, new Promise<undefined>((resolve) => (this.slotWaiter = () => resolve(undefined)))])
+          : await oldest.reply;
+      this.slotWaiter = undefined;
+      if (reply === undefined) continue;
+      this.requests.shift();
+      this.claiming = this.requests.length > 0;
+      if (reply instanceof Error) {
+        // a failed settle-and-claim recorded nothing: its settles go on their own, with retries
+        if (oldest.handoff.length > 0) void this.settles.sendAlone(oldest.handoff);
+        if (this.stopping) break;
+        fireHook(this.hooks, 'onError', reply);
+        wake = 'beat';
+        await sleep(backoffMs(failures++));
+        continue;
+      }
+      failures = 0;
+      // its settles leave our hands as its jobs come in: the slots they free are the ones it filled
+      this.settles.release(oldest.handoff);
       // stopped while the claim was in flight: leave the jobs to their leases (reaped, run again)
       if (this.stopping) break;
-      if (claimed.jobs.length > 0) this.accept(claimed.jobs);
-      // the park ended on the schedule bell or the beat's end: the beat (reap, promote) is due
-      if (fromPark && wake === 'beat') continue;
+      if (reply.jobs.length > 0) this.accept(reply.jobs);
+      if (reply.jobs.length < oldest.asked) drained = true;
+      // the others in flight come back before anything else goes out
+      if (this.requests.length > 0) continue;
       // settles came in while the claim was in flight: they go out now, not after a park
-      if (claimed.jobs.length === want || this.stopping || this.settles.handingOff) {
+      if (!drained || this.settles.handingOff) {
+        drained = false;
         wake = 'claim';
         continue;
       }
-      this.timers.arm(claimed.nextDueAt, claimed.nextLeaseEnd);
-      try {
-        ({ wake, early } = await this.park());
-      } catch (error) {
-        if (this.stopping) break;
-        fireHook(this.hooks, 'onError', error);
-        wake = 'beat';
-        await sleep(backoffMs(failures++));
-      }
+      drained = false;
+      ({ wake, early, failures } = await this.parkOrBackOff(reply, failures));
     }
-    // settles handed over as the loop stopped still go out
+    // settles handed over as the loop stopped still go out; those riding with a request still in
+    // flight are recorded by it (or, if it fails, go on their own), its jobs left to their leases
     const left = this.settles.takeHandoff();
     if (left.length > 0) void this.settles.sendAlone(left);
+    for (const request of this.requests.splice(0)) {
+      const reply = await request.reply;
+      if (!(reply instanceof Error)) this.settles.release(request.handoff);
+      else if (request.handoff.length > 0) void this.settles.sendAlone(request.handoff);
+    }
+    this.claiming = false;
+  }
+
+  /**
+   * How many jobs one request claims at most: a share of what the consumer may hold (its slots
+   * and prefetch) so that MAX_REQUESTS_IN_FLIGHT requests can be in flight, in whole claim units.
+   */
+  private requestSize(): number {
+    const unit = this.claimUnit();
+    const share = (this.prefetchSize() + this.prefetch.allowance()) / MAX_REQUESTS_IN_FLIGHT;
+    return Math.max(unit, Math.ceil(share / unit) * unit);
+  }
+
+  /** Sends a claim (a beat, or settles with a claim) for `want` jobs; its reply never rejects. */
+  private request(handoff: Array<SettleRequest<Payload>>, freed: number, want: number, wake: Wake): InFlight<Payload> {
+    const t0 = performance.now();
+    const sent =
+      handoff.length > 0
+        ? this.settles.sendWithClaim(handoff, want)
+        : wake === 'beat'
+          ? this.queue.beat({ n: want, leaseMs: this.leaseMs })
+          : this.queue.claim(want, this.leaseMs);
+    const reply = sent.then(
+      (claimed) => {
+        const t1 = performance.now();
+        this.timers.setClock(claimed.now, (t0 + t1) / 2);
+        this.prefetch.learnRoundTrip(t1 - t0);
+        if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = t1;
+        return claimed;
+      },
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    );
+    return { reply, asked: want, freed, handoff };
+  }
+
+  /** Nothing more to claim now: arm the timers and park; a failed park backs off and beats next. */
+  private async parkOrBackOff(
+    claimed: Claimed<Payload>,
+    failures: number,
+  ): Promise<{ wake: Wake; early?: EarlyClaim<Payload>; failures: number }> {
+    this.timers.arm(claimed.nextDueAt, claimed.nextLeaseEnd);
+    try {
+      return { ...(await this.park()), failures };
+    } catch (error) {
+      if (this.stopping) return { wake: 'beat', failures };
+      fireHook(this.hooks, 'onError', error);
+      await sleep(backoffMs(failures));
+      return { wake: 'beat', failures: failures + 1 };
+    }
   }
 
   /**

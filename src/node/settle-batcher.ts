@@ -70,6 +70,11 @@ export class SettleBatcher<Payload> {
     return this.handoff.splice(0);
   }
 
+  /** Puts settles taken out by takeHandoff back, ahead of any handed over since. */
+  giveBackHandoff(batch: ReadonlyArray<SettleRequest<Payload>>): void {
+    this.handoff.unshift(...batch);
+  }
+
   /** Sends what settled this turn: handed to the loop when it waits for a slot, else on its own. */
   private flush(): void {
     this.flushTimer = undefined;
@@ -111,16 +116,20 @@ export class SettleBatcher<Payload> {
     }
   }
 
-  /** Records `batch` and claims up to `n` next jobs in one round trip; throws, recording nothing, when the call fails. */
+  /**
+   * Records `batch` and claims up to `n` next jobs in one round trip; throws, recording nothing,
+   * when the call fails. The batch stays in hand until the caller, taking the claimed jobs into
+   * hand in the same step, calls release(batch): in between, neither the freed slots nor the
+   * claimed jobs could be counted twice.
+   */
   async sendWithClaim(batch: ReadonlyArray<SettleRequest<Payload>>, n: number): Promise<Claimed<Payload>> {
     const { ops, apply } = this.settleOps(liveEntries(batch), n);
     const claimed = apply(await this.queue.scripts.runOps(ops));
-    this.release(batch);
     return this.queue.decodeClaim(claimed!);
   }
 
   /** Settled jobs leave our hands: their slots are free and their settle calls resolve. */
-  private release(batch: ReadonlyArray<SettleRequest<Payload>>): void {
+  release(batch: ReadonlyArray<SettleRequest<Payload>>): void {
     const inHand = this.loop.held;
     for (const { entries, resolve } of batch) {
       for (const { held } of entries) {
