@@ -27,9 +27,10 @@ describe('Redis commands per job', () => {
     await server.stop();
   });
 
-  async function commandsPerJob(jobs: number, groups: number, batch: number): Promise<number> {
+  async function commandsPerJob(jobs: number, groups: number, batch: number, limit?: number): Promise<number> {
     const queue = new Queue(transport, queueName('cmds'));
     await queue.scripts.run(queue.scripts.countsOp()); // scripts cached before counting
+    if (limit !== undefined) for (let g = 0; g < groups; g++) await queue.setGroupLimit(`g${g}`, limit);
     await raw.config('RESETSTAT');
     await queue.addBulk(
       Array.from({ length: jobs }, (_, i) => ({ payload: { i }, options: groups > 0 ? { group: `g${i % groups}` } : {} })),
@@ -57,5 +58,12 @@ describe('Redis commands per job', () => {
 
   it('10 groups, in batches of 100: at most 8', async () => {
     expect(await commandsPerJob(1000, 10, 100)).toBeLessThanOrEqual(8);
+  });
+
+  it('100 groups limited to one job each, in batches of 100: at most 13 (every job reopens its group)', async () => {
+    // per job beyond the ungrouped path: the group's count at claim and at complete, its lane's
+    // size at claim (a headroom of one pops one job) and at complete, its pop; the limits, paused
+    // flags, zero counts and ring pushes of a batch go in one command each (was 17.6)
+    expect(await commandsPerJob(2000, 100, 100, 1)).toBeLessThanOrEqual(13);
   });
 });

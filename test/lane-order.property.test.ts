@@ -39,12 +39,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 describe('one order over a lane’s zset and arrivals list', () => {
   const redis = useRedis();
 
-  it('a claim takes the lowest orders of the lane, whichever key holds them', async () => {
+  /** The property, with group g unlimited or limited to `limit` (a limit of one hands out one job per claim, its lane's sizes read only as the pop needs them). */
+  const lowestOrdersFirst = (limit: number | null) => async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 40 }), async (ops) => {
         // one group only, so the ring alternates between `*` and g: claim one job at a time
         // through a queue whose only entry is the one being checked
         const queue = redis.queue<number>({ name: queueName('order') });
+        if (limit !== null) await queue.setGroupLimit('g', limit);
         const k = keysOf(queue);
         const held: Job<number>[] = [];
         let seq = 0;
@@ -67,20 +69,29 @@ describe('one order over a lane’s zset and arrivals list', () => {
             // the ring decides which entry a claim of n serves; predict from both lanes' heads
             const ungrouped = (await laneEntries(redis.raw, k)).map(([id]) => id);
             const grouped = (await laneEntries(redis.raw, k, 'g')).map(([id]) => id);
+            const activeInG = held.filter((j) => j.group === 'g').length;
             const claimed = await queue.claim(step.n, 60_000);
             held.push(...claimed.jobs);
             const fromUngrouped = claimed.jobs.filter((j) => j.group === null).map((j) => j.id);
             const fromGroup = claimed.jobs.filter((j) => j.group === 'g').map((j) => j.id);
             expect(fromUngrouped).toEqual(ungrouped.slice(0, fromUngrouped.length));
             expect(fromGroup).toEqual(grouped.slice(0, fromGroup.length));
-            // a claim leaves nothing it could have taken
-            expect(claimed.jobs.length).toBe(Math.min(step.n, ungrouped.length + grouped.length));
+            // a claim leaves nothing it could have taken (within g's limit)
+            const fromG = limit === null ? grouped.length : Math.min(grouped.length, Math.max(0, limit - activeInG));
+            expect(claimed.jobs.length).toBe(Math.min(step.n, ungrouped.length + fromG));
           }
           expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
         }
       }),
       { numRuns: 40 },
     );
+  };
+
+  it('a claim takes the lowest orders of the lane, whichever key holds them', lowestOrdersFirst(null));
+
+  it('so does a claim of a group limited to one job or two at a time', async () => {
+    await lowestOrdersFirst(1)();
+    await lowestOrdersFirst(2)();
   });
 
   it('a job released, a delayed job promoted and a priority job each take their place among fresh arrivals', async () => {

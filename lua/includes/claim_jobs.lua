@@ -42,11 +42,20 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
+  -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
+  -- job, and its lane's sizes are left for pop_lane to read as it needs them
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    zsize[i], fsize[i] = lane_size(g)
-    local c = zsize[i] + fsize[i]
-    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    local room = limits[g] and limits[g] - actives[g]
+    local c
+    if room and room <= 1 then
+      c = math.max(room, 0)
+    else
+      zsize[i], fsize[i] = lane_size(g)
+      c = zsize[i] + fsize[i]
+      if room then c = math.min(c, room) end
+    end
     avail[i], take[i], queue[i] = c, 0, i
   end
 

@@ -1,9 +1,33 @@
--- @include free_slot
--- Free the group slots counted by tally. Returns true when any lane went back on the ring.
+-- @include lane_nonempty
+-- @include chunked
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
 local function free_slots(t)
-  local woke = false
-  for _, g in ipairs(t.order) do
-    if free_slot(g, t[g]) then woke = true end
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
   end
-  return woke
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
 end

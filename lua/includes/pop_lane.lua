@@ -1,13 +1,20 @@
 -- @include lane_key
 -- @include fifo_key
 -- @include job_key
--- Take the `count` first jobs of ring entry g, whose zset holds `zn` and arrivals list `fn` (the
--- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
--- each list member's order is its row's `o`, each zset member's its score; the lower goes first.
--- Returns the ids in that order and their orders; an order is nil where it is the row's `o`
--- (a list member), so only a mix of both parts reads rows here.
+-- Take the `count` first jobs of ring entry g, whose zset holds `zn` and arrivals list `fn`
+-- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
+-- and the list's only if the zset holds any, and fewer than count may come back). The lane's
+-- order is one order over both: each list member's order is its row's `o`, each zset member's its
+-- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- where it is the row's `o` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
+  if not zn then
+    zn = redis.call('ZCARD', lane_key(g))
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    fn = redis.call('LLEN', fifo_key(g))
+    count = math.min(count, zn + fn)
+  end
   if fn == 0 then
     local popped = redis.call('ZPOPMIN', lane_key(g), count)
     for p = 1, #popped, 2 do

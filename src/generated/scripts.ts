@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "a7d8586984b366171324835d5e1abedd56136d0d",
+    sha1: "b4a4c76b3f7eb18f8188d508a5b74fec5395c1b3",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -93,27 +93,48 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
--- the group from at or over its limit to below it, and its lane has work and it is not paused,
--- the lane goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g, count)
-  if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
-  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
-  if not limit or n >= limit or n + count < limit then return false end
-  if not lane_nonempty(g) then return false end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  redis.call('RPUSH', K_RING, g)
-  return true
-end
--- Free the group slots counted by tally. Returns true when any lane went back on the ring.
-local function free_slots(t)
-  local woke = false
-  for _, g in ipairs(t.order) do
-    if free_slot(g, t[g]) then woke = true end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit), and returns the replies of a command that answers one value per member, concatenated.
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
   end
-  return woke
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
+  end
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
@@ -242,13 +263,20 @@ end
 local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
--- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
--- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
--- each list member's order is its row's \`o\`, each zset member's its score; the lower goes first.
--- Returns the ids in that order and their orders; an order is nil where it is the row's \`o\`
--- (a list member), so only a mix of both parts reads rows here.
+-- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
+-- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
+-- and the list's only if the zset holds any, and fewer than count may come back). The lane's
+-- order is one order over both: each list member's order is its row's \`o\`, each zset member's its
+-- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
+  if not zn then
+    zn = redis.call('ZCARD', lane_key(g))
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    fn = redis.call('LLEN', fifo_key(g))
+    count = math.min(count, zn + fn)
+  end
   if fn == 0 then
     local popped = redis.call('ZPOPMIN', lane_key(g), count)
     for p = 1, #popped, 2 do
@@ -321,11 +349,20 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
+  -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
+  -- job, and its lane's sizes are left for pop_lane to read as it needs them
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    zsize[i], fsize[i] = lane_size(g)
-    local c = zsize[i] + fsize[i]
-    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    local room = limits[g] and limits[g] - actives[g]
+    local c
+    if room and room <= 1 then
+      c = math.max(room, 0)
+    else
+      zsize[i], fsize[i] = lane_size(g)
+      c = zsize[i] + fsize[i]
+      if room then c = math.min(c, room) end
+    end
     avail[i], take[i], queue[i] = c, 0, i
   end
 
@@ -469,7 +506,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "5d9ca8b997e2f4735081ba643cf41fcc031d24a7",
+    sha1: "8b4bf6d1f16f4fba0a12597ca12e956986abdbff",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -530,13 +567,20 @@ end
 local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
--- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
--- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
--- each list member's order is its row's \`o\`, each zset member's its score; the lower goes first.
--- Returns the ids in that order and their orders; an order is nil where it is the row's \`o\`
--- (a list member), so only a mix of both parts reads rows here.
+-- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
+-- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
+-- and the list's only if the zset holds any, and fewer than count may come back). The lane's
+-- order is one order over both: each list member's order is its row's \`o\`, each zset member's its
+-- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
+  if not zn then
+    zn = redis.call('ZCARD', lane_key(g))
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    fn = redis.call('LLEN', fifo_key(g))
+    count = math.min(count, zn + fn)
+  end
   if fn == 0 then
     local popped = redis.call('ZPOPMIN', lane_key(g), count)
     for p = 1, #popped, 2 do
@@ -617,11 +661,20 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
+  -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
+  -- job, and its lane's sizes are left for pop_lane to read as it needs them
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    zsize[i], fsize[i] = lane_size(g)
-    local c = zsize[i] + fsize[i]
-    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    local room = limits[g] and limits[g] - actives[g]
+    local c
+    if room and room <= 1 then
+      c = math.max(room, 0)
+    else
+      zsize[i], fsize[i] = lane_size(g)
+      c = zsize[i] + fsize[i]
+      if room then c = math.min(c, room) end
+    end
     avail[i], take[i], queue[i] = c, 0, i
   end
 
@@ -742,7 +795,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "60c1618c2d64dabb9ac4b1f507cd50b40da95a3f",
+    sha1: "29c1c0bd580d417b66aeaf5cee6c96789c91e6d3",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -829,27 +882,48 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
--- the group from at or over its limit to below it, and its lane has work and it is not paused,
--- the lane goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g, count)
-  if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
-  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
-  if not limit or n >= limit or n + count < limit then return false end
-  if not lane_nonempty(g) then return false end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  redis.call('RPUSH', K_RING, g)
-  return true
-end
--- Free the group slots counted by tally. Returns true when any lane went back on the ring.
-local function free_slots(t)
-  local woke = false
-  for _, g in ipairs(t.order) do
-    if free_slot(g, t[g]) then woke = true end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit), and returns the replies of a command that answers one value per member, concatenated.
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
   end
-  return woke
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
+  end
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -867,13 +941,20 @@ end
 local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
--- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\` (the
--- caller has read both sizes, and count <= zn + fn). The lane's order is one order over both:
--- each list member's order is its row's \`o\`, each zset member's its score; the lower goes first.
--- Returns the ids in that order and their orders; an order is nil where it is the row's \`o\`
--- (a list member), so only a mix of both parts reads rows here.
+-- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
+-- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
+-- and the list's only if the zset holds any, and fewer than count may come back). The lane's
+-- order is one order over both: each list member's order is its row's \`o\`, each zset member's its
+-- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
+  if not zn then
+    zn = redis.call('ZCARD', lane_key(g))
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    fn = redis.call('LLEN', fifo_key(g))
+    count = math.min(count, zn + fn)
+  end
   if fn == 0 then
     local popped = redis.call('ZPOPMIN', lane_key(g), count)
     for p = 1, #popped, 2 do
@@ -954,11 +1035,20 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
+  -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
+  -- job, and its lane's sizes are left for pop_lane to read as it needs them
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
-    zsize[i], fsize[i] = lane_size(g)
-    local c = zsize[i] + fsize[i]
-    if limits[g] then c = math.min(c, limits[g] - actives[g]) end
+    local room = limits[g] and limits[g] - actives[g]
+    local c
+    if room and room <= 1 then
+      c = math.max(room, 0)
+    else
+      zsize[i], fsize[i] = lane_size(g)
+      c = zsize[i] + fsize[i]
+      if room then c = math.min(c, room) end
+    end
     avail[i], take[i], queue[i] = c, 0, i
   end
 
@@ -1496,7 +1586,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "943e9071c85f1eed9984e53a8cfe11cddc674f84",
+    sha1: "0226cfdf9c9bc96f098031b5f0aee965a3fa09e2",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1579,27 +1669,48 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
--- the group from at or over its limit to below it, and its lane has work and it is not paused,
--- the lane goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g, count)
-  if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
-  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
-  if not limit or n >= limit or n + count < limit then return false end
-  if not lane_nonempty(g) then return false end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  redis.call('RPUSH', K_RING, g)
-  return true
-end
--- Free the group slots counted by tally. Returns true when any lane went back on the ring.
-local function free_slots(t)
-  local woke = false
-  for _, g in ipairs(t.order) do
-    if free_slot(g, t[g]) then woke = true end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit), and returns the replies of a command that answers one value per member, concatenated.
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
   end
-  return woke
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
+  end
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
@@ -2276,7 +2387,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "319a65209adfe8e233f7f86519c0e15d0e9dcdef",
+    sha1: "4382783b7695cce159bc09a40c8fb115b642b08a",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2352,27 +2463,48 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
--- the group from at or over its limit to below it, and its lane has work and it is not paused,
--- the lane goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g, count)
-  if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
-  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
-  if not limit or n >= limit or n + count < limit then return false end
-  if not lane_nonempty(g) then return false end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  redis.call('RPUSH', K_RING, g)
-  return true
-end
--- Free the group slots counted by tally. Returns true when any lane went back on the ring.
-local function free_slots(t)
-  local woke = false
-  for _, g in ipairs(t.order) do
-    if free_slot(g, t[g]) then woke = true end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit), and returns the replies of a command that answers one value per member, concatenated.
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
   end
-  return woke
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
+  end
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
@@ -2509,7 +2641,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "73f91ee97c96d47b55a7973967615e75e52cc8d9",
+    sha1: "ecec0d0de688e420a81f0d71a901ee46b2012d4e",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2588,27 +2720,48 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
--- the group from at or over its limit to below it, and its lane has work and it is not paused,
--- the lane goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g, count)
-  if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
-  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
-  if not limit or n >= limit or n + count < limit then return false end
-  if not lane_nonempty(g) then return false end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  redis.call('RPUSH', K_RING, g)
-  return true
-end
--- Free the group slots counted by tally. Returns true when any lane went back on the ring.
-local function free_slots(t)
-  local woke = false
-  for _, g in ipairs(t.order) do
-    if free_slot(g, t[g]) then woke = true end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit), and returns the replies of a command that answers one value per member, concatenated.
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
   end
-  return woke
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
+  end
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -2711,7 +2864,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "12d5c48b644f9a4d971864a394973b56688dc6cc",
+    sha1: "f8cea9d26dee4abcdc75fb847aa5bcbd73989bbb",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -2763,19 +2916,56 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
--- the group from at or over its limit to below it, and its lane has work and it is not paused,
--- the lane goes back on the ring. Returns true when it did (work became claimable).
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit), and returns the replies of a command that answers one value per member, concatenated.
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
+  end
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
+end
+-- \`count\` jobs of group g left the active set: free_slots for one group. Returns true when the
+-- group went back on the ring (work became claimable).
 local function free_slot(g, count)
   if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
-  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
-  if not limit or n >= limit or n + count < limit then return false end
-  if not lane_nonempty(g) then return false end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  redis.call('RPUSH', K_RING, g)
-  return true
+  local t = { order = { g } }
+  t[g] = count
+  return free_slots(t)
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -3084,7 +3274,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "f0825a54ab9e74598bc765120034c3230d7d07ce",
+    sha1: "bf146b55dd57a803b421fb03fd261709818e6f1e",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3178,27 +3368,48 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- \`count\` jobs of group g left the active set: lower the group's active count. If that brought
--- the group from at or over its limit to below it, and its lane has work and it is not paused,
--- the lane goes back on the ring. Returns true when it did (work became claimable).
-local function free_slot(g, count)
-  if not g or g == '' then return false end
-  local n = redis.call('HINCRBY', K_GACTIVE, g, -count)
-  if n <= 0 then redis.call('HDEL', K_GACTIVE, g) end
-  local limit = tonumber(redis.call('HGET', K_GLIMIT, g))
-  if not limit or n >= limit or n + count < limit then return false end
-  if not lane_nonempty(g) then return false end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  redis.call('RPUSH', K_RING, g)
-  return true
-end
--- Free the group slots counted by tally. Returns true when any lane went back on the ring.
-local function free_slots(t)
-  local woke = false
-  for _, g in ipairs(t.order) do
-    if free_slot(g, t[g]) then woke = true end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit), and returns the replies of a command that answers one value per member, concatenated.
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
   end
-  return woke
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
+-- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
+-- deletions and the ring push are one command each for the whole batch. Returns true when any
+-- group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local reopened, zero = {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local limit = tonumber(limits[i])
+    if left <= 0 then zero[#zero + 1] = g end
+    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
+      reopened[#reopened + 1] = g
+    end
+  end
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
