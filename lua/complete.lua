@@ -31,6 +31,8 @@ local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
 for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
 
 local now = now_ms()
+-- as text once: a Lua number passed to Redis is formatted on every call
+local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local codes, done, freed = {}, {}, { order = {} }
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
@@ -42,8 +44,8 @@ for i = 5, #ARGV, 2 do
     if keep_ms == 0 then
       redis.call('DEL', key)
     else
-      redis.call('HSET', key, 's', 'completed', 'f', now)
-      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_ms) end
+      redis.call('HSET', key, 's', 'completed', 'f', now_text)
+      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
     end
     codes[#codes + 1] = 1
   else

@@ -1,5 +1,6 @@
 -- Runs `command key member...` over `list` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do

@@ -2,6 +2,7 @@
 -- @include lane_size
 -- @include pop_lane
 -- @include job_defaults
+-- @include chunked
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -97,16 +98,22 @@ local function claim_jobs(n, lease_ms, now)
     if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
   end
 
-  local deadline = now + lease_ms
+  -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
+  local deadline = string.format('%d', now + lease_ms)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}
+  -- the groups' new active counts, written in one HSET (their old ones were read above)
+  local counts = {}
   for i, g in ipairs(entries) do
     made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      if g ~= UNGROUPED and #ids > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = actives[g] + #ids
+      end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
@@ -134,8 +141,7 @@ local function claim_jobs(n, lease_ms, now)
     next_of[i] = c
     if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
-  for i = 1, #leases, 1000 do
-    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
-  end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end

@@ -3,18 +3,24 @@
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -27,7 +33,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "b4a4c76b3f7eb18f8188d508a5b74fec5395c1b3",
+    sha1: "4be827d2dc988ce0cd4ac355f778a3af84f1899c",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -94,7 +94,8 @@ local function lane_nonempty(g)
   return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do
@@ -108,18 +109,24 @@ end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -132,7 +139,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end
@@ -404,16 +412,22 @@ local function claim_jobs(n, lease_ms, now)
     if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
   end
 
-  local deadline = now + lease_ms
+  -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
+  local deadline = string.format('%d', now + lease_ms)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}
+  -- the groups' new active counts, written in one HSET (their old ones were read above)
+  local counts = {}
   for i, g in ipairs(entries) do
     made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      if g ~= UNGROUPED and #ids > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = actives[g] + #ids
+      end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
@@ -441,9 +455,8 @@ local function claim_jobs(n, lease_ms, now)
     next_of[i] = c
     if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
-  for i = 1, #leases, 1000 do
-    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
-  end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
@@ -506,7 +519,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried)
   },
   claim: {
     name: "claim",
-    sha1: "8b4bf6d1f16f4fba0a12597ca12e956986abdbff",
+    sha1: "24028f5e1f203470c85e72b5f20b59b306814c4f",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -621,6 +634,19 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -716,16 +742,22 @@ local function claim_jobs(n, lease_ms, now)
     if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
   end
 
-  local deadline = now + lease_ms
+  -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
+  local deadline = string.format('%d', now + lease_ms)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}
+  -- the groups' new active counts, written in one HSET (their old ones were read above)
+  local counts = {}
   for i, g in ipairs(entries) do
     made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      if g ~= UNGROUPED and #ids > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = actives[g] + #ids
+      end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
@@ -753,9 +785,8 @@ local function claim_jobs(n, lease_ms, now)
     next_of[i] = c
     if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
-  for i = 1, #leases, 1000 do
-    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
-  end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
@@ -795,7 +826,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "29c1c0bd580d417b66aeaf5cee6c96789c91e6d3",
+    sha1: "07c2ed7bc238540e9a6b90dba70706284a19ebe2",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -883,7 +914,8 @@ local function lane_nonempty(g)
   return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do
@@ -897,18 +929,24 @@ end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -921,7 +959,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end
@@ -1090,16 +1129,22 @@ local function claim_jobs(n, lease_ms, now)
     if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
   end
 
-  local deadline = now + lease_ms
+  -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
+  local deadline = string.format('%d', now + lease_ms)
   local leases = {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}
+  -- the groups' new active counts, written in one HSET (their old ones were read above)
+  local counts = {}
   for i, g in ipairs(entries) do
     made[i] = {}
     if take[i] > 0 then
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      if g ~= UNGROUPED then redis.call('HINCRBY', K_GACTIVE, g, #ids) end
+      if g ~= UNGROUPED and #ids > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = actives[g] + #ids
+      end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
@@ -1127,9 +1172,8 @@ local function claim_jobs(n, lease_ms, now)
     next_of[i] = c
     if made[i][c] then jobs[#jobs + 1] = made[i][c] end
   end
-  for i = 1, #leases, 1000 do
-    redis.call('ZADD', K_ACTIVE, unpack(leases, i, math.min(i + 999, #leases)))
-  end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
@@ -1168,6 +1212,8 @@ local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
 for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
 
 local now = now_ms()
+-- as text once: a Lua number passed to Redis is formatted on every call
+local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local codes, done, freed = {}, {}, { order = {} }
 for i = 5, #ARGV, 2 do
   local id = ARGV[i]
@@ -1179,8 +1225,8 @@ for i = 5, #ARGV, 2 do
     if keep_ms == 0 then
       redis.call('DEL', key)
     else
-      redis.call('HSET', key, 's', 'completed', 'f', now)
-      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_ms) end
+      redis.call('HSET', key, 's', 'completed', 'f', now_text)
+      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
     end
     codes[#codes + 1] = 1
   else
@@ -1586,7 +1632,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "0226cfdf9c9bc96f098031b5f0aee965a3fa09e2",
+    sha1: "b9e6e710b1eb52bc173785e4b586c6f17aed8c2c",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1670,7 +1716,8 @@ local function lane_nonempty(g)
   return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do
@@ -1684,18 +1731,24 @@ end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -1708,7 +1761,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end
@@ -2387,7 +2441,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "4382783b7695cce159bc09a40c8fb115b642b08a",
+    sha1: "a8399d07f341b1e2e7de33ab79bf61694481cb2e",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2464,7 +2518,8 @@ local function lane_nonempty(g)
   return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do
@@ -2478,18 +2533,24 @@ end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -2502,7 +2563,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end
@@ -2641,7 +2703,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "ecec0d0de688e420a81f0d71a901ee46b2012d4e",
+    sha1: "b9720f4ee3a41bdcc45d0955b8ace895e73d8a22",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2721,7 +2783,8 @@ local function lane_nonempty(g)
   return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do
@@ -2735,18 +2798,24 @@ end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -2759,7 +2828,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end
@@ -2864,7 +2934,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "f8cea9d26dee4abcdc75fb847aa5bcbd73989bbb",
+    sha1: "aedc7975ced449a0c9c11535cfe4be768cac0d61",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -2917,7 +2987,8 @@ local function lane_nonempty(g)
   return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do
@@ -2931,18 +3002,24 @@ end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -2955,7 +3032,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end
@@ -3274,7 +3352,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "bf146b55dd57a803b421fb03fd261709818e6f1e",
+    sha1: "6e5d3b2126807681ebcbd4183982aa6e31963aa8",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3369,7 +3447,8 @@ local function lane_nonempty(g)
   return redis.call('ZCARD', lane_key(g)) > 0
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit), and returns the replies of a command that answers one value per member, concatenated.
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
 local function chunked(command, key, list)
   local out = {}
   for i = 1, #list, 1000 do
@@ -3383,18 +3462,24 @@ end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs its count and, when it reopens, its lane's length; the limits, the paused flags, the
--- deletions and the ring push are one command each for the whole batch. Returns true when any
--- group went back on the ring (in tally order).
+-- costs only its lane's length when it reopens; the limits and counts read, the counts written
+-- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local reopened, zero = {}, {}
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local reopened, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
-    local left = redis.call('HINCRBY', K_GACTIVE, g, -count)
+    local left = (tonumber(actives[i]) or 0) - count
     local limit = tonumber(limits[i])
-    if left <= 0 then zero[#zero + 1] = g end
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = left
+    end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
     end
@@ -3407,7 +3492,8 @@ local function free_slots(t)
       if paused[i] ~= 1 then back[#back + 1] = g end
     end
   end
-  if #zero > 0 then chunked('HDEL', K_GACTIVE, zero) end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
   if #back > 0 then chunked('RPUSH', K_RING, back) end
   return #back > 0
 end
