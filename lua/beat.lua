@@ -10,7 +10,9 @@
   ARGV[5]  leaseMs (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    as claim's, with promoted, requeued and buried counts in the head:
-           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
+           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
+           unlike claim's, the next due time and lease deadline are there even when n jobs were
+           claimed (-1 for none), so a busy consumer can arm its timers
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
@@ -36,4 +38,4 @@ if promote_limit > 0 then
   promoted, promoted_woke = moved, woke
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
-return claim_reply(n, lease_ms, now, promoted, requeued, buried)
+return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)

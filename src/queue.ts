@@ -43,6 +43,14 @@ export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
   readonly jobs: Array<Job<Payload>>;
 }
 
+/** One beat: claim up to `n` under `leaseMs`, after reaping and promoting at most the limits (1000 each). */
+export interface BeatOptions {
+  readonly n: number;
+  readonly leaseMs: number;
+  readonly reapLimit?: number;
+  readonly promoteLimit?: number;
+}
+
 /** A queue's state at a glance. */
 export interface QueueStats {
   readonly queue: string;
@@ -220,12 +228,19 @@ export class Queue<Payload = unknown> {
     return this.decodeClaim(await this.scripts.run(this.scripts.claimOp(n, leaseMs)));
   }
 
-  /** One consumer step in one call: reap, promote, then claim up to `n`. */
-  async beat(options: { n: number; leaseMs: number; reapLimit?: number; promoteLimit?: number }): Promise<Claimed<Payload>> {
+  /**
+   * One consumer step in one call: reap, promote, then claim up to `n`. Its reply carries the
+   * next due time and lease deadline even when it claimed `n`.
+   */
+  async beat(options: BeatOptions): Promise<Claimed<Payload>> {
+    return this.decodeClaim(await this.scripts.run(this.beatOp(options)));
+  }
+
+  /** The op of beat(), with its limits' defaults (1000 each), to run beside other ops. */
+  beatOp(options: BeatOptions): ScriptOp<ClaimResult> {
     assertCount('n', options.n, 0);
     assertCount('leaseMs', options.leaseMs, 1);
-    const op = this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options });
-    return this.decodeClaim(await this.scripts.run(op));
+    return this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options });
   }
 
   /**

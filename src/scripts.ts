@@ -28,9 +28,12 @@ export interface ClaimResult {
   /** The server's time when it ran (epoch ms). */
   readonly now: number;
   readonly paused: boolean;
-  /** The next scheduled job's due time, when fewer jobs were claimed than asked; else null. */
+  /**
+   * The next scheduled job's due time (null for none) when fewer jobs were claimed than asked, or
+   * the schedule bell had news, or it was a beat; else null.
+   */
   readonly nextDueAt: number | null;
-  /** The earliest lease deadline, when fewer jobs were claimed than asked; else null. */
+  /** The earliest lease deadline, on the same occasions as nextDueAt; else null. */
   readonly nextLeaseEnd: number | null;
   readonly promoted: number;
   readonly requeued: number;

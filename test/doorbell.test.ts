@@ -475,4 +475,35 @@ describe('the doorbell', () => {
     expect(new Set(tokens)).toEqual(new Set(['1']));
     expect((await queue.stats()).counts.pending).toBe(200);
   });
+  describe('the schedule bell', () => {
+    it("a full claim takes the bell's news: the next times in its reply, the bell emptied; a later full claim has none", async () => {
+      const queue = redis.queue();
+      const sched = keysOf(queue).key('sched');
+      await queue.addBulk([1, 2, 3, 4].map((n) => ({ payload: { n } })));
+      const later = await queue.add({ later: true }, { delayMs: 60_000 });
+      expect(await redis.raw.llen(sched)).toBe(1); // nobody parked heard it
+      const first = await queue.claim(2, 30_000);
+      expect(first.jobs).toHaveLength(2);
+      expect(first.nextDueAt).toBe(Number(await redis.raw.zscore(keysOf(queue).key('scheduled'), later.id)));
+      expect(first.nextLeaseEnd).toBe(first.now + 30_000);
+      expect(await redis.raw.llen(sched)).toBe(0);
+      const second = await queue.claim(2, 30_000);
+      expect(second.jobs).toHaveLength(2);
+      expect(second.nextDueAt).toBeNull();
+      expect(second.nextLeaseEnd).toBeNull();
+    });
+
+    it('a beat reports the next times even when it claims all it asked for', async () => {
+      const queue = redis.queue();
+      await queue.addBulk([1, 2, 3].map((n) => ({ payload: { n } })));
+      const later = await queue.add({ later: true }, { delayMs: 60_000 });
+      await redis.raw.del(keysOf(queue).key('sched'));
+      const beat = await queue.beat({ n: 2, leaseMs: 30_000 });
+      expect(beat.jobs).toHaveLength(2);
+      expect(beat.nextDueAt).toBe(Number(await redis.raw.zscore(keysOf(queue).key('scheduled'), later.id)));
+      expect(beat.nextLeaseEnd).toBe(beat.now + 30_000);
+      // the doorbell is left alone: work is still claimable
+      expect(await redis.raw.llen(keysOf(queue).key('wake'))).toBeGreaterThan(0);
+    });
+  });
 });

@@ -7,7 +7,10 @@
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
 -- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
+-- A claim that got all n carries the next times too when the schedule bell holds a token (a job
+-- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
+-- timer from the reply), taking the token, or always with `times` (a beat); -1 otherwise.
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
@@ -17,6 +20,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
     else
       redis.call('DEL', K_SCHED)
     end
+  elseif redis.call('DEL', K_SCHED) == 1 or times then
+    next_due, next_lease = next_times()
   end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end

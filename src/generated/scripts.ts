@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "4be827d2dc988ce0cd4ac355f778a3af84f1899c",
+    sha1: "21a472b05130df69d0fabc56db9aa5b02f2c7d28",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -25,7 +25,9 @@ export const scripts = {
   ARGV[5]  leaseMs (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    as claim's, with promoted, requeued and buried counts in the head:
-           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... }
+           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
+           unlike claim's, the next due time and lease deadline are there even when n jobs were
+           claimed (-1 for none), so a busy consumer can arm its timers
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
@@ -473,7 +475,10 @@ end
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
 -- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
+-- A claim that got all n carries the next times too when the schedule bell holds a token (a job
+-- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
+-- timer from the reply), taking the token, or always with \`times\` (a beat); -1 otherwise.
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
@@ -483,6 +488,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
     else
       redis.call('DEL', K_SCHED)
     end
+  elseif redis.call('DEL', K_SCHED) == 1 or times then
+    next_due, next_lease = next_times()
   end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
@@ -514,12 +521,12 @@ if promote_limit > 0 then
   promoted, promoted_woke = moved, woke
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
-return claim_reply(n, lease_ms, now, promoted, requeued, buried)
+return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
 `,
   },
   claim: {
     name: "claim",
-    sha1: "24028f5e1f203470c85e72b5f20b59b306814c4f",
+    sha1: "1e91e791d34ac04e52760e25bf11e15af4642de0",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -803,7 +810,10 @@ end
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
 -- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
+-- A claim that got all n carries the next times too when the schedule bell holds a token (a job
+-- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
+-- timer from the reply), taking the token, or always with \`times\` (a beat); -1 otherwise.
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
@@ -813,6 +823,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
     else
       redis.call('DEL', K_SCHED)
     end
+  elseif redis.call('DEL', K_SCHED) == 1 or times then
+    next_due, next_lease = next_times()
   end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
@@ -826,7 +838,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "07c2ed7bc238540e9a6b90dba70706284a19ebe2",
+    sha1: "9106051ce21a27589c606f20f84b1332b3d45a2d",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1190,7 +1202,10 @@ end
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
 -- stale. Whatever is pushed after this atomic step is news, so no wake-up is ever lost.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
+-- A claim that got all n carries the next times too when the schedule bell holds a token (a job
+-- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
+-- timer from the reply), taking the token, or always with \`times\` (a beat); -1 otherwise.
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
   local jobs, paused = claim_jobs(n, lease_ms, now)
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
@@ -1200,6 +1215,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried)
     else
       redis.call('DEL', K_SCHED)
     end
+  elseif redis.call('DEL', K_SCHED) == 1 or times then
+    next_due, next_lease = next_times()
   end
   local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end

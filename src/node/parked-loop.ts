@@ -21,6 +21,8 @@ interface InFlight<Payload> {
   /** Slots its settles free once recorded (they are in `held` until then). */
   readonly freed: number;
   readonly handoff: ReadonlyArray<SettleRequest<Payload>>;
+  /** It is a beat: it reaps and promotes before it claims, and reports the next times. */
+  readonly beat: boolean;
 }
 
 /** What ended a park. */
@@ -279,9 +281,13 @@ export abstract class ParkedLoop<Payload> {
         ({ wake, early, failures } = await this.parkOrBackOff(claimed, failures));
         continue;
       }
+      // a busy loop never parks, so its beat (reap, promote, and arm the timers) comes due here
+      if (wake === 'claim' && performance.now() - this.lastBeatAt >= this.beatMs && !this.requests.some((r) => r.beat)) {
+        wake = 'beat';
+      }
       // send a request when there is room for one: the first at once, a second behind it (it runs
       // in Redis while this process runs the first one's jobs) only when it fills its half
-      if (this.requests.length < MAX_REQUESTS_IN_FLIGHT && !(wake === 'beat' && this.requests.length > 0)) {
+      if (this.requests.length < MAX_REQUESTS_IN_FLIGHT && !(wake === 'beat' && this.requests.some((r) => r.beat))) {
         const handoff = this.settles.takeHandoff();
         const freed = handoff.length > 0 ? this.freedBy(handoff) : 0;
         // a request in flight takes what it asked for, less the slots its own settles free
@@ -331,6 +337,10 @@ export abstract class ParkedLoop<Payload> {
       // stopped while the claim was in flight: leave the jobs to their leases (reaped, run again)
       if (this.stopping) break;
       if (reply.jobs.length > 0) this.accept(reply.jobs);
+      // a beat, or a claim that took the schedule bell's news, reports the next due time and lease
+      // deadline even when full: the timers promote and reap on time while the loop has no reason
+      // to park
+      if (reply.nextDueAt !== null || reply.nextLeaseEnd !== null) this.timers.arm(reply.nextDueAt, reply.nextLeaseEnd);
       if (reply.jobs.length < oldest.asked) drained = true;
       // the others in flight come back before anything else goes out
       if (this.requests.length > 0) continue;
@@ -368,10 +378,11 @@ export abstract class ParkedLoop<Payload> {
   /** Sends a claim (a beat, or settles with a claim) for `want` jobs; its reply never rejects. */
   private request(handoff: Array<SettleRequest<Payload>>, freed: number, want: number, wake: Wake): InFlight<Payload> {
     const t0 = performance.now();
+    const beat = wake === 'beat';
     const sent =
       handoff.length > 0
-        ? this.settles.sendWithClaim(handoff, want)
-        : wake === 'beat'
+        ? this.settles.sendWithClaim(handoff, want, beat)
+        : beat
           ? this.queue.beat({ n: want, leaseMs: this.leaseMs })
           : this.queue.claim(want, this.leaseMs);
     const reply = sent.then(
@@ -379,12 +390,12 @@ export abstract class ParkedLoop<Payload> {
         const t1 = performance.now();
         this.timers.setClock(claimed.now, (t0 + t1) / 2);
         this.prefetch.learnRoundTrip(t1 - t0);
-        if (wake === 'beat' && handoff.length === 0) this.lastBeatAt = t1;
+        if (beat) this.lastBeatAt = t1;
         return claimed;
       },
       (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
     );
-    return { reply, asked: want, freed, handoff };
+    return { reply, asked: want, freed, handoff, beat };
   }
 
   /** Nothing more to claim now: arm the timers and park; a failed park backs off and beats next. */

@@ -117,15 +117,18 @@ export class SettleBatcher<Payload> {
   }
 
   /**
-   * Records `batch` and claims up to `n` next jobs in one round trip; throws, recording nothing,
-   * when the call fails. The batch stays in hand until the caller, taking the claimed jobs into
-   * hand in the same step, calls release(batch): in between, neither the freed slots nor the
-   * claimed jobs could be counted twice.
+   * Records `batch` and claims up to `n` next jobs in one round trip (with `beat`, a beat claims
+   * them: reap, promote, claim); throws, recording nothing, when the call fails. The batch stays
+   * in hand until the caller, taking the claimed jobs into hand in the same step, calls
+   * release(batch): in between, neither the freed slots nor the claimed jobs are counted twice.
    */
-  async sendWithClaim(batch: ReadonlyArray<SettleRequest<Payload>>, n: number): Promise<Claimed<Payload>> {
-    const { ops, apply } = this.settleOps(liveEntries(batch), n);
-    const claimed = apply(await this.queue.scripts.runOps(ops));
-    return this.queue.decodeClaim(claimed!);
+  async sendWithClaim(batch: ReadonlyArray<SettleRequest<Payload>>, n: number, beat = false): Promise<Claimed<Payload>> {
+    // a beat (reap, promote, claim) rides as its own op behind the settles, which then claim nothing
+    const { ops, apply } = this.settleOps(liveEntries(batch), beat ? 0 : n);
+    if (beat) ops.push(this.queue.beatOp({ n, leaseMs: this.leaseMs }));
+    const replies = await this.queue.scripts.runOps(ops);
+    const claimed = apply(replies);
+    return this.queue.decodeClaim(beat ? (replies[replies.length - 1] as ClaimResult) : claimed!);
   }
 
   /** Settled jobs leave our hands: their slots are free and their settle calls resolve. */
