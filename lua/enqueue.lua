@@ -44,6 +44,8 @@ for i = 0, n - 1 do
 end
 
 local now = now_ms()
+-- as text once: a Lua number passed to Redis is formatted on every call
+local now_text = string.format('%d', now)
 local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 local batch = { order = {} }
 local reply = {}
@@ -73,7 +75,7 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = job_key(id)
-    local row = { 's', state, 'd', payload, 'a', 0, 'c', now }
+    local row = { 's', state, 'd', payload, 'a', '0', 'c', now_text }
     if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
       row[#row + 1] = 'm'
       row[#row + 1] = max_attempts
@@ -87,7 +89,7 @@ for i = 0, n - 1 do
     local fresh = state == 'pending' and priority == 0
     if state == 'scheduled' or fresh then
       row[#row + 1] = 'o'
-      row[#row + 1] = order
+      row[#row + 1] = string.format('%d', order)
     end
     if group ~= '' then
       row[#row + 1] = 'g'

@@ -1322,7 +1322,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "5af1a7ff08160345157b3d358a82e6945713d25f",
+    sha1: "334b6353c08f1ad30243f77a99b1f2ea2c1c7255",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1500,6 +1500,8 @@ for i = 0, n - 1 do
 end
 
 local now = now_ms()
+-- as text once: a Lua number passed to Redis is formatted on every call
+local now_text = string.format('%d', now)
 local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 local batch = { order = {} }
 local reply = {}
@@ -1529,7 +1531,7 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = job_key(id)
-    local row = { 's', state, 'd', payload, 'a', 0, 'c', now }
+    local row = { 's', state, 'd', payload, 'a', '0', 'c', now_text }
     if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
       row[#row + 1] = 'm'
       row[#row + 1] = max_attempts
@@ -1543,7 +1545,7 @@ for i = 0, n - 1 do
     local fresh = state == 'pending' and priority == 0
     if state == 'scheduled' or fresh then
       row[#row + 1] = 'o'
-      row[#row + 1] = order
+      row[#row + 1] = string.format('%d', order)
     end
     if group ~= '' then
       row[#row + 1] = 'g'
