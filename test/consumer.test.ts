@@ -100,25 +100,33 @@ describe('the parked consumer', () => {
     expect(startedServer - due).toBeGreaterThan(-50);
   });
 
-  it('busy with a backlog, starts a delayed job of another group when it is due, not after the backlog', async () => {
-    // the backlog: 3000 jobs at 10 slots x 5 ms is over a second of work; the loop never parks
-    const queue = redis.queue<string>();
+  /**
+   * A consumer busy with a backlog of 3000 'bulk' jobs (10 slots x 5 ms: over a second of work, so
+   * its loop never parks). `backlogAt.special` becomes how many bulk jobs had finished when the
+   * job whose payload is `special` started.
+   */
+  async function busyWithBacklog(queue: Queue<string>, special: string, options: ConsumerOptions<string> = {}) {
     await queue.addBulk(Array.from({ length: 3000 }, () => ({ payload: 'bulk' })));
-    let bulkDone = 0;
-    let bulkDoneAtDelayed = -1;
+    const backlogAt = { done: 0, special: -1 };
     consume(queue, async (job) => {
-      if (job.payload === 'delayed') bulkDoneAtDelayed = bulkDone;
+      if (job.payload === special) backlogAt.special = backlogAt.done;
       else {
         await sleep(5);
-        bulkDone++;
+        backlogAt.done++;
       }
-    }, { concurrency: 10 });
-    await until(() => bulkDone > 100, 5_000);
+    }, { concurrency: 10, ...options });
+    return backlogAt;
+  }
+
+  it('busy with a backlog, starts a delayed job of another group when it is due, not after the backlog', async () => {
+    const queue = redis.queue<string>();
+    const backlogAt = await busyWithBacklog(queue, 'delayed');
+    await until(() => backlogAt.done > 100, 5_000);
     // scheduled while no consumer is parked to hear the schedule bell: the busy loop's next claim
     // takes its news and arms the due timer
     await queue.add('delayed', { delayMs: 200, group: 'tenant-b' });
-    await until(() => bulkDoneAtDelayed >= 0, 10_000);
-    expect(bulkDoneAtDelayed).toBeLessThan(2000);
+    await until(() => backlogAt.special >= 0, 10_000);
+    expect(backlogAt.special).toBeLessThan(2000);
   });
 
   it('busy with a backlog, still beats: a lapsed lease of another holder is reaped and its job runs', async () => {
@@ -127,18 +135,9 @@ describe('the parked consumer', () => {
     await queue.add('orphan');
     const { jobs } = await queue.claim(1, 200);
     expect(jobs).toHaveLength(1);
-    await queue.addBulk(Array.from({ length: 3000 }, () => ({ payload: 'bulk' })));
-    let bulkDone = 0;
-    let bulkDoneAtOrphan = -1;
-    consume(queue, async (job) => {
-      if (job.payload === 'orphan') bulkDoneAtOrphan = bulkDone;
-      else {
-        await sleep(5);
-        bulkDone++;
-      }
-    }, { concurrency: 10, beatMs: 300 });
-    await until(() => bulkDoneAtOrphan >= 0, 10_000);
-    expect(bulkDoneAtOrphan).toBeLessThan(2000);
+    const backlogAt = await busyWithBacklog(queue, 'orphan', { beatMs: 300 });
+    await until(() => backlogAt.special >= 0, 10_000);
+    expect(backlogAt.special).toBeLessThan(2000);
     expect(await queue.getJob(jobs[0]!.id)).toMatchObject({ attempts: 2 });
   });
 
