@@ -36,7 +36,10 @@ export interface ConsumerHooks<Payload> {
 export interface ParkedLoopOptions<Payload> {
   /** Lease per claim in ms, renewed while a job runs (default 30,000). */
   readonly leaseMs?: number;
-  /** The longest park between beats (reap, promote, claim) in ms (default 5,000). */
+  /**
+   * The longest time between beats (reap, promote, claim) in ms (default 5,000): a parked
+   * consumer's longest park, and a busy one's period (one of its requests is a beat).
+   */
   readonly beatMs?: number;
   /** A handler running longer than this is aborted and retried (ms; default 0 = no timeout). */
   readonly timeoutMs?: number;
