@@ -195,6 +195,30 @@ describe('the Worker', () => {
     }
   });
 
+  it('promotes while it drains: a job of another group due mid-backlog runs before the backlog ends', async () => {
+    await reset();
+    const { mf } = await startWorker(bridge.url, {
+      EMQ_TOKEN,
+      EMQ_BEAT_DEADLINE_MS: '10000',
+      EMQ_CONCURRENCY: '2',
+      EMQ_BATCH_SIZE: '4',
+      EMQ_REAP_EVERY_MS: '100',
+      EMQ_JOB_TIMEOUT_MS: '1000',
+    });
+    try {
+      // the backlog: 40 jobs of 30 ms on 2 handlers, over half a second of work
+      const backlog = await demo.addBulk(Array.from({ length: 40 }, () => ({ payload: { sleepMs: 30 } })));
+      const delayed = await demo.add({ message: 'due mid-backlog' }, { delayMs: 200, group: 'tenant-b' });
+      await scheduled(mf);
+      expect((await demo.stats()).counts).toMatchObject({ completed: 41, scheduled: 0, pending: 0, active: 0 });
+      const finished = async (id: string): Promise<number> => (await demo.getJob(id))!.finishedAt!;
+      const lastOfBacklog = Math.max(...(await Promise.all(backlog.map((b) => finished(b.id)))));
+      expect(await finished(delayed.id)).toBeLessThan(lastOfBacklog);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
   it('loses nothing when a beat is cut off mid-drain: its leases lapse and the next beat runs them', async () => {
     await reset();
     const cut = await startWorker(bridge.url, {

@@ -17,6 +17,11 @@ export interface BoundedBeatOptions {
   readonly maxRequests?: number;
   /** How far a lease outlives the beat's deadline (ms, default 15,000): a beat cut off is reaped after it. */
   readonly leaseMarginMs?: number;
+  /**
+   * While it drains, how often a claim is a beat that also reaps and promotes (ms, default 5,000):
+   * due jobs and lapsed leases do not wait for the next scheduled event.
+   */
+  readonly reapEveryMs?: number;
   /** Where a handler's outcome is reported, for logs. */
   readonly onOutcome?: (job: Job<unknown>, outcome: Outcome | { kind: 'fenced' }) => void;
 }
@@ -65,6 +70,9 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   const jobTimeoutMs = options.jobTimeoutMs ?? 10_000;
   const maxRequests = options.maxRequests ?? 900;
   const leaseMarginMs = options.leaseMarginMs ?? 15_000;
+  const reapEveryMs = options.reapEveryMs ?? 5_000;
+  /** When the last request that reaped and promoted went out. */
+  let reapedAt = started;
   const summary: BeatSummary = {
     queue: queue.name,
     claimed: 0,
@@ -121,8 +129,20 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     if (fails.length > 0) ops.push(scripts.failOp(fails.map(({ job, outcome }) => ({ id: job.id, token: job.token, error: outcome.error }))));
     if (release.length > 0) ops.push(scripts.releaseOp(release.map((job) => ({ id: job.id, token: job.token }))));
     const lease = leaseMs();
-    if (completes.length > 0 || claimN > 0) {
-      ops.push(scripts.completeOp(completes.map((f) => ({ id: f.job.id, token: f.job.token })), { keepMs: queue.keepCompletedMs, claimN, leaseMs: lease }));
+    // every reapEveryMs the claim is a beat's, behind the acknowledgements: reap, promote, claim
+    const beat = claimN > 0 && Date.now() - reapedAt >= reapEveryMs;
+    if (completes.length > 0 || (claimN > 0 && !beat)) {
+      ops.push(
+        scripts.completeOp(completes.map((f) => ({ id: f.job.id, token: f.job.token })), {
+          keepMs: queue.keepCompletedMs,
+          claimN: beat ? 0 : claimN,
+          leaseMs: lease,
+        }),
+      );
+    }
+    if (beat) {
+      ops.push(queue.beatOp({ n: claimN, leaseMs: lease }));
+      reapedAt = Date.now();
     }
     if (ops.length === 0) return;
     summary.requests++;
@@ -137,11 +157,12 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     if (release.length > 0) {
       summary.released += (replies[next++] as string[]).filter((r) => r === 'released').length;
     }
-    if (completes.length > 0 || claimN > 0) {
+    if (completes.length > 0 || (claimN > 0 && !beat)) {
       const { completed, claimed } = replies[next++] as { completed: boolean[]; claimed: Parameters<Queue<P>['decodeClaim']>[0] | null };
       completed.forEach((ok, i) => count(completes[i]!.job, ok ? 'completed' : 'fenced', completes[i]!.outcome));
-      took(claimed && queue.decodeClaim(claimed), claimN);
+      if (!beat) took(claimed && queue.decodeClaim(claimed), claimN);
     }
+    if (beat) took(queue.decodeClaim(replies[next++] as Parameters<Queue<P>['decodeClaim']>[0]), claimN);
   };
 
   const count = (job: Job<P>, what: 'completed' | 'retried' | 'dead' | 'fenced', outcome: Outcome): void => {

@@ -29,6 +29,7 @@ export interface WorkerEnv {
   readonly EMQ_JOB_TIMEOUT_MS?: string;
   readonly EMQ_MAX_REQUESTS?: string;
   readonly EMQ_LEASE_MARGIN_MS?: string;
+  readonly EMQ_REAP_EVERY_MS?: string;
 }
 
 /** The little of Cloudflare's ExecutionContext the Worker uses. */
@@ -83,6 +84,7 @@ function beatOptions(base: WorkerOptions['beat'], env: WorkerEnv): NonNullable<W
     jobTimeoutMs: pick(env.EMQ_JOB_TIMEOUT_MS, base?.jobTimeoutMs),
     maxRequests: pick(env.EMQ_MAX_REQUESTS, base?.maxRequests),
     leaseMarginMs: pick(env.EMQ_LEASE_MARGIN_MS, base?.leaseMarginMs),
+    reapEveryMs: pick(env.EMQ_REAP_EVERY_MS, base?.reapEveryMs),
   };
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
 }
