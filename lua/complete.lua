@@ -19,6 +19,7 @@
 -- @include arg_int
 -- @include now_ms
 -- @include job_key
+-- @include chunked
 -- @include held_group
 -- @include tally
 -- @include free_slots
@@ -53,9 +54,7 @@ for i = 5, #ARGV, 2 do
   end
 end
 if #done > 0 then
-  for i = 1, #done, 1000 do
-    redis.call('ZREM', K_ACTIVE, unpack(done, i, math.min(i + 999, #done)))
-  end
+  chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
 if free_slots(freed) then ring_doorbell() end

@@ -25,6 +25,7 @@
 -- @include arg_int
 -- @include now_ms
 -- @include job_key
+-- @include chunked
 -- @include job_defaults
 -- @include batch_push
 -- @include batch_append
@@ -114,9 +115,7 @@ for i = 0, n - 1 do
   end
 end
 
-for i = 1, #scheduled, 1000 do
-  redis.call('ZADD', K_SCHEDULED, unpack(scheduled, i, math.min(i + 999, #scheduled)))
-end
+chunked('ZADD', K_SCHEDULED, scheduled)
 if #scheduled > 0 then ring_sched_bell(new_scheduled) end
 if admit(batch) then ring_doorbell() end
 return reply

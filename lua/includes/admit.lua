@@ -1,6 +1,7 @@
 -- @include lane_key
 -- @include fifo_key
 -- @include group_open
+-- @include chunked
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
@@ -23,9 +24,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end

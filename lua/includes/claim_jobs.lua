@@ -36,8 +36,8 @@ local function claim_jobs(n, lease_ms, now)
     if g ~= UNGROUPED then named[#named + 1] = g end
   end
   if #named > 0 then
-    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
-    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    local l = chunked('HMGET', K_GLIMIT, named)
+    local a = chunked('HMGET', K_GACTIVE, named)
     for i, g in ipairs(named) do
       limits[g] = tonumber(l[i])
       actives[g] = tonumber(a[i]) or 0
@@ -95,7 +95,7 @@ local function claim_jobs(n, lease_ms, now)
   end
   if changed then
     redis.call('LTRIM', K_RING, k, -1)
-    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+    chunked('RPUSH', K_RING, rest)
   end
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
@@ -107,8 +107,8 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   for i, g in ipairs(entries) do
-    made[i] = {}
     if take[i] > 0 then
+      made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g

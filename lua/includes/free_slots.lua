@@ -35,6 +35,6 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end

@@ -1,4 +1,5 @@
 -- @include job_key
+-- @include chunked
 -- @include batch_push
 -- @include admit
 -- Up to `limit` scheduled jobs due by `now` move to their lane (or pending), earliest first.
@@ -8,9 +9,7 @@ local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
   if #due > 0 then
-    for i = 1, #due, 1000 do
-      redis.call('ZREM', K_SCHEDULED, unpack(due, i, math.min(i + 999, #due)))
-    end
+    chunked('ZREM', K_SCHEDULED, due)
     local batch = { order = {} }
     for _, id in ipairs(due) do
       local key = job_key(id)

@@ -1,4 +1,5 @@
 -- @include job_key
+-- @include chunked
 -- @include job_defaults
 -- @include tally
 -- @include free_slots
@@ -11,9 +12,7 @@
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
-  for i = 1, #ids, 1000 do
-    redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
-  end
+  chunked('ZREM', K_ACTIVE, ids)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "21a472b05130df69d0fabc56db9aa5b02f2c7d28",
+    sha1: "5f12ff88f9ebc689e8b524c7cc2fcdcfaefb1f9a",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -57,6 +57,19 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
 -- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
@@ -95,19 +108,6 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
--- of a command that answers one value per member, concatenated (nothing for other commands).
-local function chunked(command, key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
-    if type(reply) == 'table' then
-      for _, v in ipairs(reply) do out[#out + 1] = v end
-    end
-  end
-  return out
-end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
@@ -143,7 +143,7 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
@@ -203,9 +203,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
@@ -221,9 +219,7 @@ end
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
-  for i = 1, #ids, 1000 do
-    redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
-  end
+  chunked('ZREM', K_ACTIVE, ids)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
@@ -252,9 +248,7 @@ local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
   if #due > 0 then
-    for i = 1, #due, 1000 do
-      redis.call('ZREM', K_SCHEDULED, unpack(due, i, math.min(i + 999, #due)))
-    end
+    chunked('ZREM', K_SCHEDULED, due)
     local batch = { order = {} }
     for _, id in ipairs(due) do
       local key = job_key(id)
@@ -352,8 +346,8 @@ local function claim_jobs(n, lease_ms, now)
     if g ~= UNGROUPED then named[#named + 1] = g end
   end
   if #named > 0 then
-    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
-    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    local l = chunked('HMGET', K_GLIMIT, named)
+    local a = chunked('HMGET', K_GACTIVE, named)
     for i, g in ipairs(named) do
       limits[g] = tonumber(l[i])
       actives[g] = tonumber(a[i]) or 0
@@ -411,7 +405,7 @@ local function claim_jobs(n, lease_ms, now)
   end
   if changed then
     redis.call('LTRIM', K_RING, k, -1)
-    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+    chunked('RPUSH', K_RING, rest)
   end
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
@@ -423,8 +417,8 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   for i, g in ipairs(entries) do
-    made[i] = {}
     if take[i] > 0 then
+      made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
@@ -526,7 +520,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "1e91e791d34ac04e52760e25bf11e15af4642de0",
+    sha1: "7ba4dc23c98aa8488f83c094fcb8c226065e876a",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -687,8 +681,8 @@ local function claim_jobs(n, lease_ms, now)
     if g ~= UNGROUPED then named[#named + 1] = g end
   end
   if #named > 0 then
-    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
-    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    local l = chunked('HMGET', K_GLIMIT, named)
+    local a = chunked('HMGET', K_GACTIVE, named)
     for i, g in ipairs(named) do
       limits[g] = tonumber(l[i])
       actives[g] = tonumber(a[i]) or 0
@@ -746,7 +740,7 @@ local function claim_jobs(n, lease_ms, now)
   end
   if changed then
     redis.call('LTRIM', K_RING, k, -1)
-    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+    chunked('RPUSH', K_RING, rest)
   end
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
@@ -758,8 +752,8 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   for i, g in ipairs(entries) do
-    made[i] = {}
     if take[i] > 0 then
+      made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
@@ -838,7 +832,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "9106051ce21a27589c606f20f84b1332b3d45a2d",
+    sha1: "d270f50306889f5bd509df0a983292218be76886",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -887,6 +881,19 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
 -- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
 -- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil.
 -- Reads three fields where hold reads eight: a completing batch pays per job for every one.
@@ -925,19 +932,6 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
--- of a command that answers one value per member, concatenated (nothing for other commands).
-local function chunked(command, key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
-    if type(reply) == 'table' then
-      for _, v in ipairs(reply) do out[#out + 1] = v end
-    end
-  end
-  return out
-end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
@@ -973,7 +967,7 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
@@ -1079,8 +1073,8 @@ local function claim_jobs(n, lease_ms, now)
     if g ~= UNGROUPED then named[#named + 1] = g end
   end
   if #named > 0 then
-    local l = redis.call('HMGET', K_GLIMIT, unpack(named))
-    local a = redis.call('HMGET', K_GACTIVE, unpack(named))
+    local l = chunked('HMGET', K_GLIMIT, named)
+    local a = chunked('HMGET', K_GACTIVE, named)
     for i, g in ipairs(named) do
       limits[g] = tonumber(l[i])
       actives[g] = tonumber(a[i]) or 0
@@ -1138,7 +1132,7 @@ local function claim_jobs(n, lease_ms, now)
   end
   if changed then
     redis.call('LTRIM', K_RING, k, -1)
-    if #rest > 0 then redis.call('RPUSH', K_RING, unpack(rest)) end
+    chunked('RPUSH', K_RING, rest)
   end
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
@@ -1150,8 +1144,8 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   for i, g in ipairs(entries) do
-    made[i] = {}
     if take[i] > 0 then
+      made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
@@ -1251,9 +1245,7 @@ for i = 5, #ARGV, 2 do
   end
 end
 if #done > 0 then
-  for i = 1, #done, 1000 do
-    redis.call('ZREM', K_ACTIVE, unpack(done, i, math.min(i + 999, #done)))
-  end
+  chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
 if free_slots(freed) then ring_doorbell() end
@@ -1322,7 +1314,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "334b6353c08f1ad30243f77a99b1f2ea2c1c7255",
+    sha1: "482b71a7fa2ebe3cec32bd6a8309b68cc0670a74",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1376,6 +1368,19 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
 -- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
@@ -1456,9 +1461,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
@@ -1570,9 +1573,7 @@ for i = 0, n - 1 do
   end
 end
 
-for i = 1, #scheduled, 1000 do
-  redis.call('ZADD', K_SCHEDULED, unpack(scheduled, i, math.min(i + 999, #scheduled)))
-end
+chunked('ZADD', K_SCHEDULED, scheduled)
 if #scheduled > 0 then ring_sched_bell(new_scheduled) end
 if admit(batch) then ring_doorbell() end
 return reply
@@ -1651,7 +1652,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "b9e6e710b1eb52bc173785e4b586c6f17aed8c2c",
+    sha1: "d1477987e6373fce822a06ebe45e27f403c71058",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1782,7 +1783,7 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
@@ -2084,7 +2085,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "172fb8eb6d2530a59db46e1b332ed01d149fcfc7",
+    sha1: "bb520d198534641dca97ced61477fdabfbcbd568",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -2175,6 +2176,19 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
@@ -2197,9 +2211,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
@@ -2301,7 +2313,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "7f73b7f7912c6d4e7041b9330c7f802ce9157afd",
+    sha1: "369527610576b5775c7c8a62f633a2e3e786f0ff",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2338,6 +2350,19 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -2403,9 +2428,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
@@ -2422,9 +2445,7 @@ local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
   if #due > 0 then
-    for i = 1, #due, 1000 do
-      redis.call('ZREM', K_SCHEDULED, unpack(due, i, math.min(i + 999, #due)))
-    end
+    chunked('ZREM', K_SCHEDULED, due)
     local batch = { order = {} }
     for _, id in ipairs(due) do
       local key = job_key(id)
@@ -2460,7 +2481,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "a8399d07f341b1e2e7de33ab79bf61694481cb2e",
+    sha1: "0e55b2fdfcd308592b7f534c61d05cd9eceebeaf",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2497,6 +2518,19 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
 -- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
@@ -2536,19 +2570,6 @@ local function lane_nonempty(g)
   if redis.call('LLEN', fifo_key(g)) > 0 then return true end
   return redis.call('ZCARD', lane_key(g)) > 0
 end
--- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
--- of a command that answers one value per member, concatenated (nothing for other commands).
-local function chunked(command, key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
-    if type(reply) == 'table' then
-      for _, v in ipairs(reply) do out[#out + 1] = v end
-    end
-  end
-  return out
-end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
@@ -2584,7 +2605,7 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
@@ -2644,9 +2665,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
@@ -2662,9 +2681,7 @@ end
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
-  for i = 1, #ids, 1000 do
-    redis.call('ZREM', K_ACTIVE, unpack(ids, i, math.min(i + 999, #ids)))
-  end
+  chunked('ZREM', K_ACTIVE, ids)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
@@ -2722,7 +2739,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "b9720f4ee3a41bdcc45d0955b8ace895e73d8a22",
+    sha1: "89944b776ad5bf18d3e8fdaf508e7615ee851954",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2849,7 +2866,7 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
@@ -2902,9 +2919,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
@@ -2953,7 +2968,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "aedc7975ced449a0c9c11535cfe4be768cac0d61",
+    sha1: "3321b57e1b6261d3d02edb47f946f89584840a2f",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -3053,7 +3068,7 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end
 -- \`count\` jobs of group g left the active set: free_slots for one group. Returns true when the
@@ -3120,7 +3135,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "06645ac478ef1de90dcdeacd90e6a1ed527a9c2f",
+    sha1: "842b9bb15f71a7e784fa526d3e0713541bee90b5",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here.
@@ -3194,6 +3209,19 @@ local function group_open(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
@@ -3216,9 +3244,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
@@ -3371,7 +3397,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "6e5d3b2126807681ebcbd4183982aa6e31963aa8",
+    sha1: "9ee6a232bde4e434c23abea2e091c398ceef2c2b",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3513,7 +3539,7 @@ local function free_slots(t)
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('HDEL', K_GACTIVE, zero)
-  if #back > 0 then chunked('RPUSH', K_RING, back) end
+  chunked('RPUSH', K_RING, back)
   return #back > 0
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
@@ -3590,9 +3616,7 @@ local function admit(batch)
       was_empty = redis.call('LLEN', fifo_key(g)) == 0
     end
     if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
-    for i = 1, #e.z, 1000 do
-      redis.call('ZADD', zset, unpack(e.z, i, math.min(i + 999, #e.z)))
-    end
+    chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end

@@ -288,22 +288,22 @@ export abstract class ParkedLoop<Payload> {
       // send a request when there is room for one: the first at once, a second behind it (it runs
       // in Redis while this process runs the first one's jobs) only when it fills its half
       if (this.requests.length < MAX_REQUESTS_IN_FLIGHT && !(wake === 'beat' && this.requests.some((r) => r.beat))) {
-        const handoff = this.settles.takeHandoff();
-        const freed = handoff.length > 0 ? this.freedBy(handoff) : 0;
+        const handedOff = this.settles.handedOff;
+        const freed = handedOff.length > 0 ? this.freedBy(handedOff) : 0;
         // a request in flight takes what it asked for, less the slots its own settles free
         const taken = this.requests.reduce((n, r) => n + r.asked - r.freed, 0);
-        const room = this.room() - taken + freed;
         const half = this.requestSize();
-        const want = Math.max(0, Math.min(room, half));
-        if (this.requests.length > 0 && (want < half || drained)) {
-          this.settles.giveBackHandoff(handoff);
-        } else if (want > 0) {
-          this.requests.push(this.request(handoff, freed, want, wake));
+        const want = Math.max(0, Math.min(this.room() - taken + freed, half));
+        // a second request waits until it fills its half, and none follows a reply that came back short
+        const sendNow = this.requests.length === 0 || (want >= half && !drained);
+        if (sendNow && want > 0) {
+          this.requests.push(this.request(this.settles.takeHandoff(), freed, want, wake));
           if (wake === 'beat') wake = 'claim';
           this.claiming = true;
           continue;
-        } else if (handoff.length > 0) {
-          void this.settles.sendAlone(handoff);
+        }
+        if (sendNow && handedOff.length > 0) {
+          void this.settles.sendAlone(this.settles.takeHandoff());
           continue;
         }
       }

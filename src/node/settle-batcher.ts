@@ -65,14 +65,14 @@ export class SettleBatcher<Payload> {
     return this.handoff.length > 0;
   }
 
+  /** The settles waiting for the loop's next claim, to count (takeHandoff takes them out). */
+  get handedOff(): ReadonlyArray<SettleRequest<Payload>> {
+    return this.handoff;
+  }
+
   /** Takes out the settles waiting for the loop's next claim (for sendWithClaim, or sendAlone). */
   takeHandoff(): Array<SettleRequest<Payload>> {
     return this.handoff.splice(0);
-  }
-
-  /** Puts settles taken out by takeHandoff back, ahead of any handed over since. */
-  giveBackHandoff(batch: ReadonlyArray<SettleRequest<Payload>>): void {
-    this.handoff.unshift(...batch);
   }
 
   /** Sends what settled this turn: handed to the loop when it waits for a slot, else on its own. */
