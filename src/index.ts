@@ -1,5 +1,5 @@
 export { Queue } from './queue.js';
-export type { QueueOptions, BulkJob, Claimed, QueueStats } from './queue.js';
+export type { QueueOptions, BulkJob, Claimed, QueueStats, BeatOptions, SettlePlan, SettleReplies } from './queue.js';
 export type {
   BackoffOptions,
   EnqueueOptions,

@@ -51,6 +51,33 @@ export interface BeatOptions {
   readonly promoteLimit?: number;
 }
 
+/**
+ * What one consumer request records and claims, in the order its ops run: retries and fails
+ * first (a job retried now is claimable by the claim that follows), given-back jobs, then
+ * completes with the claim of `claimN` jobs, or, with `beat`, completes and then a beat (reap,
+ * promote, claim) for them.
+ */
+export interface SettlePlan {
+  readonly retries?: readonly RetryItem[];
+  readonly fails?: readonly FailItem[];
+  readonly releases?: readonly Held[];
+  readonly completes?: readonly Held[];
+  readonly claimN?: number;
+  readonly beat?: boolean;
+  /** The lease of the jobs claimed. */
+  readonly leaseMs: number;
+}
+
+/** What a SettlePlan's request answered, item by item in the plan's order. */
+export interface SettleReplies {
+  readonly retried: readonly RetryOutcome[];
+  readonly failed: ReadonlyArray<'dead' | 'fenced'>;
+  readonly released: ReadonlyArray<'released' | 'fenced'>;
+  readonly completed: readonly boolean[];
+  /** The claim's (or the beat's) jobs and times, when the plan claimed. */
+  readonly claimed: ClaimResult | null;
+}
+
 /** A queue's state at a glance. */
 export interface QueueStats {
   readonly queue: string;
@@ -255,6 +282,38 @@ export class Queue<Payload = unknown> {
       this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options }),
     );
     return { completed, claimed: claimed && this.decodeClaim(claimed) };
+  }
+
+  /**
+   * The ops of one consumer request (see SettlePlan), to send in one round trip with
+   * `scripts.runOps`, and how to read their replies. The Node consumer and the edge beat both
+   * record and claim through it.
+   */
+  settleOps(plan: SettlePlan): { ops: Array<ScriptOp<unknown>>; read: (replies: readonly unknown[]) => SettleReplies } {
+    const { retries = [], fails = [], releases = [], completes = [], claimN = 0, beat = false, leaseMs } = plan;
+    const ops: Array<ScriptOp<unknown>> = [];
+    if (retries.length > 0) ops.push(this.scripts.retryOp(retries));
+    if (fails.length > 0) ops.push(this.scripts.failOp(fails));
+    if (releases.length > 0) ops.push(this.scripts.releaseOp(releases));
+    const completeClaims = beat ? 0 : claimN;
+    if (completes.length > 0 || completeClaims > 0) {
+      ops.push(this.scripts.completeOp(completes, { keepMs: this.keepCompletedMs, claimN: completeClaims, leaseMs }));
+    }
+    if (beat && claimN > 0) ops.push(this.beatOp({ n: claimN, leaseMs }));
+    const read = (replies: readonly unknown[]): SettleReplies => {
+      let next = 0;
+      const retried = retries.length > 0 ? (replies[next++] as RetryOutcome[]) : [];
+      const failed = fails.length > 0 ? (replies[next++] as Array<'dead' | 'fenced'>) : [];
+      const released = releases.length > 0 ? (replies[next++] as Array<'released' | 'fenced'>) : [];
+      let completed: boolean[] = [];
+      let claimed: ClaimResult | null = null;
+      if (completes.length > 0 || completeClaims > 0) {
+        ({ completed, claimed } = replies[next++] as { completed: boolean[]; claimed: ClaimResult | null });
+      }
+      if (beat && claimN > 0) claimed = replies[next++] as ClaimResult;
+      return { retried, failed, released, completed, claimed };
+    };
+    return { ops, read };
   }
 
   /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */

@@ -1,7 +1,6 @@
 import { type Handler, type Outcome, runHandler } from '../handler.js';
 import type { Job } from '../job.js';
 import type { Claimed, Queue } from '../queue.js';
-import type { ScriptOp } from '../scripts.js';
 
 /** Options of one bounded beat. */
 export interface BoundedBeatOptions {
@@ -118,51 +117,29 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   const flush = async (claimN: number, release: Array<Job<P>> = []): Promise<void> => {
     const done = finished;
     finished = [];
-    const scripts = queue.scripts;
     const completes = done.filter((f) => f.outcome.kind === 'complete');
     const retries = done.flatMap((f) => (f.outcome.kind === 'retry' ? [{ job: f.job, outcome: f.outcome }] : []));
     const fails = done.flatMap((f) => (f.outcome.kind === 'fail' ? [{ job: f.job, outcome: f.outcome }] : []));
-    const ops: Array<ScriptOp<unknown>> = [];
-    if (retries.length > 0) {
-      ops.push(scripts.retryOp(retries.map(({ job, outcome }) => ({ id: job.id, token: job.token, error: outcome.error, ...(outcome.delayMs === undefined ? {} : { delayMs: outcome.delayMs }) }))));
-    }
-    if (fails.length > 0) ops.push(scripts.failOp(fails.map(({ job, outcome }) => ({ id: job.id, token: job.token, error: outcome.error }))));
-    if (release.length > 0) ops.push(scripts.releaseOp(release.map((job) => ({ id: job.id, token: job.token }))));
-    const lease = leaseMs();
     // every reapEveryMs the claim is a beat's, behind the acknowledgements: reap, promote, claim
     const beat = claimN > 0 && Date.now() - reapedAt >= reapEveryMs;
-    if (completes.length > 0 || (claimN > 0 && !beat)) {
-      ops.push(
-        scripts.completeOp(completes.map((f) => ({ id: f.job.id, token: f.job.token })), {
-          keepMs: queue.keepCompletedMs,
-          claimN: beat ? 0 : claimN,
-          leaseMs: lease,
-        }),
-      );
-    }
-    if (beat) {
-      ops.push(queue.beatOp({ n: claimN, leaseMs: lease }));
-      reapedAt = Date.now();
-    }
+    const { ops, read } = queue.settleOps({
+      retries: retries.map(({ job, outcome }) => ({ id: job.id, token: job.token, error: outcome.error, ...(outcome.delayMs === undefined ? {} : { delayMs: outcome.delayMs }) })),
+      fails: fails.map(({ job, outcome }) => ({ id: job.id, token: job.token, error: outcome.error })),
+      releases: release.map((job) => ({ id: job.id, token: job.token })),
+      completes: completes.map((f) => ({ id: f.job.id, token: f.job.token })),
+      claimN,
+      beat,
+      leaseMs: leaseMs(),
+    });
     if (ops.length === 0) return;
+    if (beat) reapedAt = Date.now();
     summary.requests++;
-    const replies = (await scripts.runOps(ops)) as unknown[];
-    let next = 0;
-    if (retries.length > 0) {
-      (replies[next++] as string[]).forEach((r, i) => count(retries[i]!.job, r === 'dead' ? 'dead' : r === 'fenced' ? 'fenced' : 'retried', retries[i]!.outcome));
-    }
-    if (fails.length > 0) {
-      (replies[next++] as string[]).forEach((r, i) => count(fails[i]!.job, r === 'fenced' ? 'fenced' : 'dead', fails[i]!.outcome));
-    }
-    if (release.length > 0) {
-      summary.released += (replies[next++] as string[]).filter((r) => r === 'released').length;
-    }
-    if (completes.length > 0 || (claimN > 0 && !beat)) {
-      const { completed, claimed } = replies[next++] as { completed: boolean[]; claimed: Parameters<Queue<P>['decodeClaim']>[0] | null };
-      completed.forEach((ok, i) => count(completes[i]!.job, ok ? 'completed' : 'fenced', completes[i]!.outcome));
-      if (!beat) took(claimed && queue.decodeClaim(claimed), claimN);
-    }
-    if (beat) took(queue.decodeClaim(replies[next++] as Parameters<Queue<P>['decodeClaim']>[0]), claimN);
+    const { retried, failed, released, completed, claimed } = read(await queue.scripts.runOps(ops));
+    retried.forEach((r, i) => count(retries[i]!.job, r === 'dead' ? 'dead' : r === 'fenced' ? 'fenced' : 'retried', retries[i]!.outcome));
+    failed.forEach((r, i) => count(fails[i]!.job, r === 'fenced' ? 'fenced' : 'dead', fails[i]!.outcome));
+    summary.released += released.filter((r) => r === 'released').length;
+    completed.forEach((ok, i) => count(completes[i]!.job, ok ? 'completed' : 'fenced', completes[i]!.outcome));
+    if (claimN > 0) took(claimed && queue.decodeClaim(claimed), claimN);
   };
 
   const count = (job: Job<P>, what: 'completed' | 'retried' | 'dead' | 'fenced', outcome: Outcome): void => {

@@ -123,12 +123,8 @@ export class SettleBatcher<Payload> {
    * release(batch): in between, neither the freed slots nor the claimed jobs are counted twice.
    */
   async sendWithClaim(batch: ReadonlyArray<SettleRequest<Payload>>, n: number, beat = false): Promise<Claimed<Payload>> {
-    // a beat (reap, promote, claim) rides as its own op behind the settles, which then claim nothing
-    const { ops, apply } = this.settleOps(liveEntries(batch), beat ? 0 : n);
-    if (beat) ops.push(this.queue.beatOp({ n, leaseMs: this.leaseMs }));
-    const replies = await this.queue.scripts.runOps(ops);
-    const claimed = apply(replies);
-    return this.queue.decodeClaim(beat ? (replies[replies.length - 1] as ClaimResult) : claimed!);
+    const { ops, apply } = this.settleOps(liveEntries(batch), n, beat);
+    return this.queue.decodeClaim(apply(await this.queue.scripts.runOps(ops))!);
   }
 
   /** Settled jobs leave our hands: their slots are free and their settle calls resolve. */
@@ -145,48 +141,30 @@ export class SettleBatcher<Payload> {
   }
 
   /**
-   * The ops that record `entries` (retries and fails first, so a retried job is claimable by the
-   * claim that follows; completes last, with the claim of `claimN` jobs) and how to read their
-   * replies: hooks fire, lost leases are marked fenced, and the claim (if any) is returned.
+   * The ops that record `entries` and claim `claimN` jobs (Queue.settleOps: retries and fails
+   * first, completes last) and how to read their replies: hooks fire, lost leases are marked
+   * fenced, and the claim (if any) is returned.
    */
   private settleOps(
     entries: ReadonlyArray<SettleEntry<Payload>>,
     claimN: number,
+    beat = false,
   ): { ops: Array<ScriptOp<unknown>>; apply: (replies: readonly unknown[]) => ClaimResult | null } {
-    const scripts = this.queue.scripts;
     const completes = entries.filter((e) => e.outcome.kind === 'complete');
     const retries = entries.flatMap((e) => (e.outcome.kind === 'retry' ? [{ ...e, outcome: e.outcome }] : []));
     const fails = entries.flatMap((e) => (e.outcome.kind === 'fail' ? [{ ...e, outcome: e.outcome }] : []));
-    const ops: Array<ScriptOp<unknown>> = [];
-    if (retries.length > 0) {
-      ops.push(
-        scripts.retryOp(
-          retries.map((e) => ({ ...leaseOf(e.held), error: e.outcome.error, ...(e.outcome.delayMs === undefined ? {} : { delayMs: e.outcome.delayMs }) })),
-        ),
-      );
-    }
-    if (fails.length > 0) ops.push(scripts.failOp(fails.map((e) => ({ ...leaseOf(e.held), error: e.outcome.error }))));
-    if (completes.length > 0 || claimN > 0) {
-      ops.push(
-        scripts.completeOp(completes.map((e) => leaseOf(e.held)), {
-          keepMs: this.queue.keepCompletedMs,
-          claimN,
-          leaseMs: this.leaseMs,
-        }),
-      );
-    }
+    const { ops, read } = this.queue.settleOps({
+      retries: retries.map((e) => ({ ...leaseOf(e.held), error: e.outcome.error, ...(e.outcome.delayMs === undefined ? {} : { delayMs: e.outcome.delayMs }) })),
+      fails: fails.map((e) => ({ ...leaseOf(e.held), error: e.outcome.error })),
+      completes: completes.map((e) => leaseOf(e.held)),
+      claimN,
+      beat,
+      leaseMs: this.leaseMs,
+    });
     const apply = (replies: readonly unknown[]): ClaimResult | null => {
-      let next = 0;
-      if (retries.length > 0) {
-        const outcomes = replies[next++] as RetryOutcome[];
-        retries.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
-      }
-      if (fails.length > 0) {
-        const outcomes = replies[next++] as Array<'dead' | 'fenced'>;
-        fails.forEach((e, i) => this.afterRetry(e.held, outcomes[i] ?? 'fenced', e.outcome.error));
-      }
-      if (completes.length === 0 && claimN === 0) return null;
-      const { completed, claimed } = replies[next++] as { completed: boolean[]; claimed: ClaimResult | null };
+      const { retried, failed, completed, claimed } = read(replies);
+      retries.forEach((e, i) => this.afterRetry(e.held, retried[i] ?? 'fenced', e.outcome.error));
+      fails.forEach((e, i) => this.afterRetry(e.held, failed[i] ?? 'fenced', e.outcome.error));
       completes.forEach((e, i) => {
         if (completed[i]) fireHook(this.hooks, 'onCompleted', e.held.job, { durationMs: durationOf(e.held) });
         else e.held.fenced = true;
