@@ -112,18 +112,20 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
-        counts[#counts + 1] = actives[g] + #ids
+        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
         if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
         else
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id

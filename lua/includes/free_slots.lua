@@ -19,7 +19,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g

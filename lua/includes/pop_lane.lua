@@ -11,12 +11,13 @@ local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then
     zn = redis.call('ZCARD', lane_key(g))
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
   if fn == 0 then
-    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    local popped = redis.call('ZPOPMIN', lane_key(g), string.format('%d', count))
     for p = 1, #popped, 2 do
       ids[#ids + 1] = popped[p]
       orders[#ids] = popped[p + 1]
@@ -24,7 +25,7 @@ local function pop_lane(g, count, zn, fn)
     return ids, orders
   end
   if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), count), orders
+    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)

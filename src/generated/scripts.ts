@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "5f12ff88f9ebc689e8b524c7cc2fcdcfaefb1f9a",
+    sha1: "07e5fd8a77fa77791a2bf96aa6bf9988a58d32fc",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -127,7 +127,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
@@ -277,12 +277,13 @@ local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then
     zn = redis.call('ZCARD', lane_key(g))
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
   if fn == 0 then
-    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    local popped = redis.call('ZPOPMIN', lane_key(g), string.format('%d', count))
     for p = 1, #popped, 2 do
       ids[#ids + 1] = popped[p]
       orders[#ids] = popped[p + 1]
@@ -290,7 +291,7 @@ local function pop_lane(g, count, zn, fn)
     return ids, orders
   end
   if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), count), orders
+    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
@@ -422,18 +423,20 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
-        counts[#counts + 1] = actives[g] + #ids
+        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
         if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
         else
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
@@ -520,7 +523,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "7ba4dc23c98aa8488f83c094fcb8c226065e876a",
+    sha1: "7b7ead28efea282fc2507cc24042d187f58889eb",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -591,12 +594,13 @@ local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then
     zn = redis.call('ZCARD', lane_key(g))
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
   if fn == 0 then
-    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    local popped = redis.call('ZPOPMIN', lane_key(g), string.format('%d', count))
     for p = 1, #popped, 2 do
       ids[#ids + 1] = popped[p]
       orders[#ids] = popped[p + 1]
@@ -604,7 +608,7 @@ local function pop_lane(g, count, zn, fn)
     return ids, orders
   end
   if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), count), orders
+    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
@@ -757,18 +761,20 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
-        counts[#counts + 1] = actives[g] + #ids
+        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
         if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
         else
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
@@ -832,7 +838,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "d270f50306889f5bd509df0a983292218be76886",
+    sha1: "9d0a9ea51a2eba658c1875788c12a2eb85d0f415",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -951,7 +957,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
@@ -996,12 +1002,13 @@ local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then
     zn = redis.call('ZCARD', lane_key(g))
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), count) or ids, orders end
+    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
   if fn == 0 then
-    local popped = redis.call('ZPOPMIN', lane_key(g), count)
+    local popped = redis.call('ZPOPMIN', lane_key(g), string.format('%d', count))
     for p = 1, #popped, 2 do
       ids[#ids + 1] = popped[p]
       orders[#ids] = popped[p + 1]
@@ -1009,7 +1016,7 @@ local function pop_lane(g, count, zn, fn)
     return ids, orders
   end
   if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), count), orders
+    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
@@ -1149,18 +1156,20 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
-        counts[#counts + 1] = actives[g] + #ids
+        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        -- a job from the arrivals list has its order in its row already (orders[p] is nil)
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
         if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token, 'o', orders[p])
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
         else
-          redis.call('HSET', key, 's', 'active', 'a', attempts, 't', token)
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
@@ -1652,7 +1661,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "d1477987e6373fce822a06ebe45e27f403c71058",
+    sha1: "57dacaf07cce9c6671930723f3f0110454d7ebdc",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1767,7 +1776,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
@@ -2481,7 +2490,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "0e55b2fdfcd308592b7f534c61d05cd9eceebeaf",
+    sha1: "f4c8ff7170f821e3d4a6a05c81dc2165f84b09e7",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2589,7 +2598,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
@@ -2739,7 +2748,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "89944b776ad5bf18d3e8fdaf508e7615ee851954",
+    sha1: "016ea98730a517017ba553fbb1b5e75e38c09e66",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2850,7 +2859,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
@@ -2968,7 +2977,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "3321b57e1b6261d3d02edb47f946f89584840a2f",
+    sha1: "6eb8ce56a7b6c082671a9cf8212c5760b4a94f67",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -3052,7 +3061,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
@@ -3397,7 +3406,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "9ee6a232bde4e434c23abea2e091c398ceef2c2b",
+    sha1: "f4f4d6ce1d04f26e508837b463c39cfc5c677f1e",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3523,7 +3532,7 @@ local function free_slots(t)
       zero[#zero + 1] = g
     else
       counts[#counts + 1] = g
-      counts[#counts + 1] = left
+      counts[#counts + 1] = string.format('%d', left)
     end
     if limit and left < limit and left + count >= limit and lane_nonempty(g) then
       reopened[#reopened + 1] = g
