@@ -25,6 +25,7 @@
 -- @include arg_int
 -- @include now_ms
 -- @include job_key
+-- @include all_new
 -- @include chunked
 -- @include job_defaults
 -- @include batch_push
@@ -48,6 +49,15 @@ local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text = string.format('%d', now)
 local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
+-- the common case, every id new (a generated one is "JOB:" and its job's sequence number), is
+-- known with one EXISTS for the batch; otherwise each id is checked as it comes
+local wanted = {}
+for i = 0, n - 1 do
+  local id = ARGV[2 + i * FIELDS + 1]
+  if id == '' then id = 'JOB:' .. string.format('%d', seq + i + 1) end
+  wanted[i + 1] = id
+end
+local all_ids_new, new_keys = all_new(wanted)
 local batch = { order = {} }
 local reply = {}
 local scheduled, new_scheduled = {}, {}
@@ -59,7 +69,9 @@ for i = 0, n - 1 do
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
   seq = seq + 1
   local order = priority * 4294967296 + (seq % 4294967296)
-  if id == '' then
+  if all_ids_new then
+    id = wanted[i + 1]
+  elseif id == '' then
     id = 'JOB:' .. string.format('%d', seq)
     while redis.call('EXISTS', job_key(id)) == 1 do
       id = 'JOB:' .. string.format('%d', redis.call('HINCRBY', K_META, 'seq', 1))
@@ -75,7 +87,7 @@ for i = 0, n - 1 do
     if delay > 0 then due = now + delay end
     local state = 'pending'
     if due > now then state = 'scheduled' end
-    local key = job_key(id)
+    local key = all_ids_new and new_keys[i + 1] or job_key(id)
     local row = { 's', state, 'd', payload, 'a', '0', 'c', now_text }
     if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
       row[#row + 1] = 'm'

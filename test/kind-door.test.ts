@@ -230,6 +230,26 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
     expect(await laneSize(redis.raw, k)).toBe(2);
   });
 
+  it('within one bulk, a given id and the id the sequence makes for another job are told apart', async () => {
+    // a fresh queue's sequence hands out JOB:1, JOB:2, ... to the jobs of its first bulk
+    const queue = redis.queue<string>();
+    expect(await queue.addBulk([{ payload: 'made' }, { payload: 'given', options: { id: '1' } }])).toEqual([
+      { id: 'JOB:1', state: 'pending' },
+      { id: 'JOB:1', state: 'duplicate' },
+    ]);
+    expect((await queue.getJob('1'))?.payload).toBe('made');
+
+    // the other way round: a given id takes the one the sequence would make for a later job
+    const other = redis.queue<string>();
+    const results = await other.addBulk([{ payload: 'given', options: { id: '2' } }, { payload: 'made' }]);
+    expect(results[0]).toEqual({ id: 'JOB:2', state: 'pending' });
+    expect(results[1]!.state).toBe('pending');
+    expect(results[1]!.id).not.toBe('JOB:2');
+    expect((await other.getJob('2'))?.payload).toBe('given');
+    expect((await other.getJob(results[1]!.id))?.payload).toBe('made');
+    expect((await other.stats()).counts.pending).toBe(2);
+  });
+
   it('a generated id never collides with a given one', async () => {
     const queue = redis.queue<string>();
     // take the ids the sequence would hand out next

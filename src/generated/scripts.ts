@@ -1323,7 +1323,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "482b71a7fa2ebe3cec32bd6a8309b68cc0670a74",
+    sha1: "f5d73faaf41a34f75a172687b1747a6ea7bcffb4",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1377,6 +1377,22 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- Whether every id of a batch names a new job: no id repeats within the batch and none of their
+-- rows exists, asked with one EXISTS per 1000 ids (Lua's unpack has a limit) instead of one per
+-- id. \`ids\` holds each id to be written, a generated one included. Returns true and the ids' row
+-- keys in order, or false: that says nothing about any one id, and the caller checks each.
+local function all_new(ids)
+  local keys, seen = {}, {}
+  for i, id in ipairs(ids) do
+    if seen[id] then return false end
+    seen[id] = true
+    keys[i] = job_key(id)
+  end
+  for i = 1, #keys, 1000 do
+    if redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys))) > 0 then return false end
+  end
+  return true, keys
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -1515,6 +1531,15 @@ local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text = string.format('%d', now)
 local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
+-- the common case, every id new (a generated one is "JOB:" and its job's sequence number), is
+-- known with one EXISTS for the batch; otherwise each id is checked as it comes
+local wanted = {}
+for i = 0, n - 1 do
+  local id = ARGV[2 + i * FIELDS + 1]
+  if id == '' then id = 'JOB:' .. string.format('%d', seq + i + 1) end
+  wanted[i + 1] = id
+end
+local all_ids_new, new_keys = all_new(wanted)
 local batch = { order = {} }
 local reply = {}
 local scheduled, new_scheduled = {}, {}
@@ -1526,7 +1551,9 @@ for i = 0, n - 1 do
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
   seq = seq + 1
   local order = priority * 4294967296 + (seq % 4294967296)
-  if id == '' then
+  if all_ids_new then
+    id = wanted[i + 1]
+  elseif id == '' then
     id = 'JOB:' .. string.format('%d', seq)
     while redis.call('EXISTS', job_key(id)) == 1 do
       id = 'JOB:' .. string.format('%d', redis.call('HINCRBY', K_META, 'seq', 1))
@@ -1542,7 +1569,7 @@ for i = 0, n - 1 do
     if delay > 0 then due = now + delay end
     local state = 'pending'
     if due > now then state = 'scheduled' end
-    local key = job_key(id)
+    local key = all_ids_new and new_keys[i + 1] or job_key(id)
     local row = { 's', state, 'd', payload, 'a', '0', 'c', now_text }
     if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
       row[#row + 1] = 'm'
