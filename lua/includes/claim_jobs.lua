@@ -1,5 +1,8 @@
 -- @include job_key
+-- @include lane_key
+-- @include fifo_key
 -- @include lane_size
+-- @include count_existing
 -- @include pop_lane
 -- @include job_defaults
 -- @include chunked
@@ -43,17 +46,27 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
+  -- (a zset with no member does not exist) spares each entry its zset's size
+  local zsets = {}
+  for i, g in ipairs(entries) do zsets[i] = lane_key(g) end
+  local no_zsets = count_existing(zsets) == 0
   -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
   -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
-  -- job, and its lane's sizes are left for pop_lane to read as it needs them
+  -- job, and its arrivals list's length is left for pop_lane to read as it needs it
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
     local c
+    if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      zsize[i], fsize[i] = lane_size(g)
+      if no_zsets then
+        fsize[i] = redis.call('LLEN', fifo_key(g))
+      else
+        zsize[i], fsize[i] = lane_size(g)
+      end
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end

@@ -1,16 +1,17 @@
--- @include lane_nonempty
+-- @include lanes_nonempty
 -- @include chunked
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -21,10 +22,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)

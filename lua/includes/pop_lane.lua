@@ -2,17 +2,17 @@
 -- @include fifo_key
 -- @include job_key
 -- Take the `count` first jobs of ring entry g, whose zset holds `zn` and arrivals list `fn`
--- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
--- and the list's only if the zset holds any, and fewer than count may come back). The lane's
--- order is one order over both: each list member's order is its row's `o`, each zset member's its
--- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
+-- if need be, and the list's only if the zset holds any, and fewer than count may come back).
+-- The lane's order is one order over both: each list member's order is its row's `o`, each zset
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
 -- where it is the row's `o` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
-  if not zn then
-    zn = redis.call('ZCARD', lane_key(g))
-    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not zn then zn = redis.call('ZCARD', lane_key(g)) end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
@@ -23,9 +23,6 @@ local function pop_lane(g, count, zn, fn)
       orders[#ids] = popped[p + 1]
     end
     return ids, orders
-  end
-  if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "07e5fd8a77fa77791a2bf96aa6bf9988a58d32fc",
+    sha1: "774e315082ba3aff9b14627936363ca8fbdf5e6f",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -88,13 +88,6 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -102,23 +95,54 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -129,10 +153,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
@@ -268,17 +293,17 @@ local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
--- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
--- and the list's only if the zset holds any, and fewer than count may come back). The lane's
--- order is one order over both: each list member's order is its row's \`o\`, each zset member's its
--- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
+-- if need be, and the list's only if the zset holds any, and fewer than count may come back).
+-- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
 -- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
-  if not zn then
-    zn = redis.call('ZCARD', lane_key(g))
-    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not zn then zn = redis.call('ZCARD', lane_key(g)) end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
@@ -289,9 +314,6 @@ local function pop_lane(g, count, zn, fn)
       orders[#ids] = popped[p + 1]
     end
     return ids, orders
-  end
-  if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
@@ -354,17 +376,27 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
+  -- (a zset with no member does not exist) spares each entry its zset's size
+  local zsets = {}
+  for i, g in ipairs(entries) do zsets[i] = lane_key(g) end
+  local no_zsets = count_existing(zsets) == 0
   -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
   -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
-  -- job, and its lane's sizes are left for pop_lane to read as it needs them
+  -- job, and its arrivals list's length is left for pop_lane to read as it needs it
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
     local c
+    if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      zsize[i], fsize[i] = lane_size(g)
+      if no_zsets then
+        fsize[i] = redis.call('LLEN', fifo_key(g))
+      else
+        zsize[i], fsize[i] = lane_size(g)
+      end
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end
@@ -523,7 +555,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "7b7ead28efea282fc2507cc24042d187f58889eb",
+    sha1: "87b80be5c758d981e78ae5b2d81a89dcbde3bfbb",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -584,18 +616,28 @@ end
 local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
--- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
--- and the list's only if the zset holds any, and fewer than count may come back). The lane's
--- order is one order over both: each list member's order is its row's \`o\`, each zset member's its
--- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
+-- if need be, and the list's only if the zset holds any, and fewer than count may come back).
+-- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
 -- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
-  if not zn then
-    zn = redis.call('ZCARD', lane_key(g))
-    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not zn then zn = redis.call('ZCARD', lane_key(g)) end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
@@ -606,9 +648,6 @@ local function pop_lane(g, count, zn, fn)
       orders[#ids] = popped[p + 1]
     end
     return ids, orders
-  end
-  if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
@@ -692,17 +731,27 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
+  -- (a zset with no member does not exist) spares each entry its zset's size
+  local zsets = {}
+  for i, g in ipairs(entries) do zsets[i] = lane_key(g) end
+  local no_zsets = count_existing(zsets) == 0
   -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
   -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
-  -- job, and its lane's sizes are left for pop_lane to read as it needs them
+  -- job, and its arrivals list's length is left for pop_lane to read as it needs it
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
     local c
+    if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      zsize[i], fsize[i] = lane_size(g)
+      if no_zsets then
+        fsize[i] = redis.call('LLEN', fifo_key(g))
+      else
+        zsize[i], fsize[i] = lane_size(g)
+      end
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end
@@ -838,7 +887,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "9d0a9ea51a2eba658c1875788c12a2eb85d0f415",
+    sha1: "e978b3a99f13fe6e02b58f3b1e1300c7c3e2c0e9",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -918,13 +967,6 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -932,23 +974,54 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -959,10 +1032,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
@@ -993,17 +1067,17 @@ local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
--- (count <= zn + fn; both nil when the caller has not read them: then the zset's size is read,
--- and the list's only if the zset holds any, and fewer than count may come back). The lane's
--- order is one order over both: each list member's order is its row's \`o\`, each zset member's its
--- score; the lower goes first. Returns the ids in that order and their orders; an order is nil
+-- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
+-- if need be, and the list's only if the zset holds any, and fewer than count may come back).
+-- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
 -- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
-  if not zn then
-    zn = redis.call('ZCARD', lane_key(g))
-    -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-    if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not zn then zn = redis.call('ZCARD', lane_key(g)) end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
   end
@@ -1014,9 +1088,6 @@ local function pop_lane(g, count, zn, fn)
       orders[#ids] = popped[p + 1]
     end
     return ids, orders
-  end
-  if zn == 0 then
-    return redis.call('LPOP', fifo_key(g), string.format('%d', count)), orders
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
@@ -1087,17 +1158,27 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
+  -- (a zset with no member does not exist) spares each entry its zset's size
+  local zsets = {}
+  for i, g in ipairs(entries) do zsets[i] = lane_key(g) end
+  local no_zsets = count_existing(zsets) == 0
   -- what each entry can hand out: its lane's size, within its group's headroom. An entry on the
   -- ring has work and is open (the ring's invariant), so with a headroom of one it hands out one
-  -- job, and its lane's sizes are left for pop_lane to read as it needs them
+  -- job, and its arrivals list's length is left for pop_lane to read as it needs it
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
     local c
+    if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      zsize[i], fsize[i] = lane_size(g)
+      if no_zsets then
+        fsize[i] = redis.call('LLEN', fifo_key(g))
+      else
+        zsize[i], fsize[i] = lane_size(g)
+      end
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end
@@ -1323,7 +1404,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "f5d73faaf41a34f75a172687b1747a6ea7bcffb4",
+    sha1: "4884a0c34c7b450dbeda228fa7e1f2729c8efeab",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1378,10 +1459,20 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
 -- Whether every id of a batch names a new job: no id repeats within the batch and none of their
--- rows exists, asked with one EXISTS per 1000 ids (Lua's unpack has a limit) instead of one per
--- id. \`ids\` holds each id to be written, a generated one included. Returns true and the ids' row
--- keys in order, or false: that says nothing about any one id, and the caller checks each.
+-- rows exists, asked with one EXISTS for the batch instead of one per id. \`ids\` holds each id to
+-- be written, a generated one included. Returns true and the ids' row keys in order, or false:
+-- that says nothing about any one id, and the caller checks each.
 local function all_new(ids)
   local keys, seen = {}, {}
   for i, id in ipairs(ids) do
@@ -1389,9 +1480,7 @@ local function all_new(ids)
     seen[id] = true
     keys[i] = job_key(id)
   end
-  for i = 1, #keys, 1000 do
-    if redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys))) > 0 then return false end
-  end
+  if count_existing(keys) > 0 then return false end
   return true, keys
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
@@ -1688,7 +1777,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "57dacaf07cce9c6671930723f3f0110454d7ebdc",
+    sha1: "2d55cf8b5c56615c75b72d0305ea5a03a73642d1",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1751,13 +1840,6 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -1765,11 +1847,41 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -1786,15 +1898,16 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -1805,10 +1918,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
@@ -1940,7 +2054,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "b69e5f7b10d34aad72baca9912fcd5b8703e2650",
+    sha1: "6d48c239f2fe3dcc8713c4b1b3c618c36c4357bd",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -1984,11 +2098,10 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2121,7 +2234,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "bb520d198534641dca97ced61477fdabfbcbd568",
+    sha1: "739369d7ed3d85f7ca478ee3a03068b7ef37e757",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -2168,11 +2281,10 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -2517,7 +2629,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "f4c8ff7170f821e3d4a6a05c81dc2165f84b09e7",
+    sha1: "df6ea3fea9146b3d1f27159bb42f58596fdae8d0",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2586,13 +2698,6 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -2600,23 +2705,54 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -2627,10 +2763,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
@@ -2775,7 +2912,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "016ea98730a517017ba553fbb1b5e75e38c09e66",
+    sha1: "1cd78c19098941173ec06ace7429cd2099c77a8a",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2834,13 +2971,6 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -2848,11 +2978,41 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -2869,15 +3029,16 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -2888,10 +3049,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
@@ -3004,7 +3166,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "6eb8ce56a7b6c082671a9cf8212c5760b4a94f67",
+    sha1: "da1fcd2ae8b1769887672a13e51f0b931e3aabb1",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -3050,11 +3212,34 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -3071,15 +3256,16 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -3090,10 +3276,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
@@ -3320,7 +3507,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "2e92de600bd071c504a4e67e8df91e6cb7236730",
+    sha1: "5a77bd25b2f4b64dffc0c93ee2c9c38e24bd2ed0",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -3353,11 +3540,10 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
@@ -3433,7 +3619,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "f4f4d6ce1d04f26e508837b463c39cfc5c677f1e",
+    sha1: "c9374fcfd4ea2345c5a66f7ad284576fd3b638b0",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3507,13 +3693,6 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -3521,11 +3700,41 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -3542,15 +3751,16 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. Per group it
--- costs only its lane's length when it reopens; the limits and counts read, the counts written
--- and deleted, the paused flags and the ring push are one command each for the whole batch.
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
 -- Returns true when any group went back on the ring (in tally order).
 local function free_slots(t)
   if #t.order == 0 then return false end
   local limits = chunked('HMGET', K_GLIMIT, t.order)
   local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local reopened, counts, zero = {}, {}, {}
+  local below, counts, zero = {}, {}, {}
   for i, g in ipairs(t.order) do
     local count = t[g]
     local left = (tonumber(actives[i]) or 0) - count
@@ -3561,10 +3771,11 @@ local function free_slots(t)
       counts[#counts + 1] = g
       counts[#counts + 1] = string.format('%d', left)
     end
-    if limit and left < limit and left + count >= limit and lane_nonempty(g) then
-      reopened[#reopened + 1] = g
-    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
   end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
@@ -3729,7 +3940,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "217502ebc8820f85f1d63f206738cd2478991b50",
+    sha1: "5b9f66edfb40f02fa21ee481351693aa39f3af33",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -3767,11 +3978,10 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- Whether ring entry g holds any claimable job, asking Redis as little as it can: the arrivals
--- list first (where most jobs wait), the zset only when the list is empty.
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
-  if redis.call('LLEN', fifo_key(g)) > 0 then return true end
-  return redis.call('ZCARD', lane_key(g)) > 0
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
