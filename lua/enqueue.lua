@@ -26,6 +26,7 @@
 -- @include now_ms
 -- @include job_key
 -- @include all_new
+-- @include write_row
 -- @include chunked
 -- @include job_defaults
 -- @include batch_push
@@ -88,33 +89,26 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    local row = { 's', state, 'd', payload, 'a', '0', 'c', now_text }
-    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
-      row[#row + 1] = 'm'
-      row[#row + 1] = max_attempts
-    end
-    if backoff ~= DEFAULT_BACKOFF then
-      row[#row + 1] = 'b'
-      row[#row + 1] = backoff
-    end
     -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at
     -- the default priority goes to its arrivals list, whose order is its members' rows' `o`
     local fresh = state == 'pending' and priority == 0
-    if state == 'scheduled' or fresh then
-      row[#row + 1] = 'o'
-      row[#row + 1] = string.format('%d', order)
-    end
-    if group ~= '' then
-      row[#row + 1] = 'g'
-      row[#row + 1] = group
+    local order_text = nil
+    if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
+    local rare = nil
+    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
+    if backoff ~= DEFAULT_BACKOFF then
+      rare = rare or {}
+      rare[#rare + 1] = 'b'
+      rare[#rare + 1] = backoff
     end
     if priority > 0 then
-      row[#row + 1] = 'p'
-      row[#row + 1] = priority
+      rare = rare or {}
+      rare[#rare + 1] = 'p'
+      rare[#rare + 1] = string.format('%d', priority)
     end
-    redis.call('HSET', key, unpack(row))
+    write_row(key, state, payload, now_text, order_text, group, rare)
     if state == 'scheduled' then
-      scheduled[#scheduled + 1] = due
+      scheduled[#scheduled + 1] = string.format('%d', due)
       scheduled[#scheduled + 1] = id
       new_scheduled[id] = true
     elseif fresh then

@@ -1404,7 +1404,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "4884a0c34c7b450dbeda228fa7e1f2729c8efeab",
+    sha1: "e8c8045a6c7f27a8669c63c7a74755aeeb3ef713",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1482,6 +1482,30 @@ local function all_new(ids)
   end
   if count_existing(keys) > 0 then return false end
   return true, keys
+end
+-- Write a new job's row: its state, payload, attempts ('0') and created time, then its order \`o\`
+-- and group \`g\` when it has them (order nil, group ''), then \`rare\`: nil, or a list of the
+-- field-value pairs a row has only when they differ from the defaults (a priority among them).
+-- The usual shape, a row with its order and no rare field, goes to HSET as arguments: a table
+-- made for each row and unpacked costs about as much again as the HSET (~0.7 us a row, Redis 7).
+local function write_row(key, state, payload, created, order, group, rare)
+  if order and not rare then
+    if group == '' then
+      return redis.call('HSET', key, 's', state, 'd', payload, 'a', '0', 'c', created, 'o', order)
+    end
+    return redis.call('HSET', key, 's', state, 'd', payload, 'a', '0', 'c', created, 'o', order, 'g', group)
+  end
+  local row = { 's', state, 'd', payload, 'a', '0', 'c', created }
+  if order then
+    row[#row + 1] = 'o'
+    row[#row + 1] = order
+  end
+  if group ~= '' then
+    row[#row + 1] = 'g'
+    row[#row + 1] = group
+  end
+  for _, v in ipairs(rare or {}) do row[#row + 1] = v end
+  return redis.call('HSET', key, unpack(row))
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -1659,33 +1683,26 @@ for i = 0, n - 1 do
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    local row = { 's', state, 'd', payload, 'a', '0', 'c', now_text }
-    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
-      row[#row + 1] = 'm'
-      row[#row + 1] = max_attempts
-    end
-    if backoff ~= DEFAULT_BACKOFF then
-      row[#row + 1] = 'b'
-      row[#row + 1] = backoff
-    end
     -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at
     -- the default priority goes to its arrivals list, whose order is its members' rows' \`o\`
     local fresh = state == 'pending' and priority == 0
-    if state == 'scheduled' or fresh then
-      row[#row + 1] = 'o'
-      row[#row + 1] = string.format('%d', order)
-    end
-    if group ~= '' then
-      row[#row + 1] = 'g'
-      row[#row + 1] = group
+    local order_text = nil
+    if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
+    local rare = nil
+    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
+    if backoff ~= DEFAULT_BACKOFF then
+      rare = rare or {}
+      rare[#rare + 1] = 'b'
+      rare[#rare + 1] = backoff
     end
     if priority > 0 then
-      row[#row + 1] = 'p'
-      row[#row + 1] = priority
+      rare = rare or {}
+      rare[#rare + 1] = 'p'
+      rare[#rare + 1] = string.format('%d', priority)
     end
-    redis.call('HSET', key, unpack(row))
+    write_row(key, state, payload, now_text, order_text, group, rare)
     if state == 'scheduled' then
-      scheduled[#scheduled + 1] = due
+      scheduled[#scheduled + 1] = string.format('%d', due)
       scheduled[#scheduled + 1] = id
       new_scheduled[id] = true
     elseif fresh then
