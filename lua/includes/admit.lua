@@ -1,5 +1,6 @@
 -- @include lane_key
 -- @include fifo_key
+-- @include lane_nonempty
 -- @include group_open
 -- @include chunked
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
@@ -12,18 +13,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then

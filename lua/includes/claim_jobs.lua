@@ -1,7 +1,6 @@
 -- @include job_key
 -- @include lane_key
 -- @include fifo_key
--- @include lane_size
 -- @include count_existing
 -- @include pop_lane
 -- @include job_defaults
@@ -62,11 +61,8 @@ local function claim_jobs(n, lease_ms, now)
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      if no_zsets then
-        fsize[i] = redis.call('LLEN', fifo_key(g))
-      else
-        zsize[i], fsize[i] = lane_size(g)
-      end
+      zsize[i] = zsize[i] or redis.call('ZCARD', lane_key(g))
+      fsize[i] = redis.call('LLEN', fifo_key(g))
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end

@@ -5,8 +5,9 @@
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
 -- The lane's order is one order over both: each list member's order is its row's `o`, each zset
--- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
--- where it is the row's `o` (a list member), so only a mix of both parts reads rows here.
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an
+-- order is nil where it is the row's `o` (a list member), so only a mix of both parts reads rows
+-- here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end

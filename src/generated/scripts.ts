@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "774e315082ba3aff9b14627936363ca8fbdf5e6f",
+    sha1: "24fa428c06cc5abf066c5b16a76af98e6977435f",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -216,18 +216,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
@@ -288,16 +287,13 @@ local function promote_due(now, limit)
   if #nxt > 0 then next_due = tonumber(nxt[2]) end
   return #due, next_due, woke
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
-end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
 -- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
--- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
--- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an
+-- order is nil where it is the row's \`o\` (a list member), so only a mix of both parts reads rows
+-- here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end
@@ -392,11 +388,8 @@ local function claim_jobs(n, lease_ms, now)
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      if no_zsets then
-        fsize[i] = redis.call('LLEN', fifo_key(g))
-      else
-        zsize[i], fsize[i] = lane_size(g)
-      end
+      zsize[i] = zsize[i] or redis.call('ZCARD', lane_key(g))
+      fsize[i] = redis.call('LLEN', fifo_key(g))
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end
@@ -555,7 +548,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "87b80be5c758d981e78ae5b2d81a89dcbde3bfbb",
+    sha1: "aee4b0737b3ce4994c258ac884017b489d55f84c",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -612,10 +605,6 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
-end
 -- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
 -- instead of one call per key. A list, zset or set with no member does not exist, so for those
 -- the count says how many hold something.
@@ -630,8 +619,9 @@ end
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
 -- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
--- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
--- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an
+-- order is nil where it is the row's \`o\` (a list member), so only a mix of both parts reads rows
+-- here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end
@@ -747,11 +737,8 @@ local function claim_jobs(n, lease_ms, now)
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      if no_zsets then
-        fsize[i] = redis.call('LLEN', fifo_key(g))
-      else
-        zsize[i], fsize[i] = lane_size(g)
-      end
+      zsize[i] = zsize[i] or redis.call('ZCARD', lane_key(g))
+      fsize[i] = redis.call('LLEN', fifo_key(g))
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end
@@ -887,7 +874,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "e978b3a99f13fe6e02b58f3b1e1300c7c3e2c0e9",
+    sha1: "f4262bc84ff964bedc7f0575f1f089d6ae4ef92c",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1062,16 +1049,13 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
--- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
-local function lane_size(g)
-  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
-end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
 -- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
--- member's its score; the lower goes first. Returns the ids in that order and their orders; an order is nil
--- where it is the row's \`o\` (a list member), so only a mix of both parts reads rows here.
+-- member's its score; the lower goes first. Returns the ids in that order and their orders; an
+-- order is nil where it is the row's \`o\` (a list member), so only a mix of both parts reads rows
+-- here.
 local function pop_lane(g, count, zn, fn)
   local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end
@@ -1174,11 +1158,8 @@ local function claim_jobs(n, lease_ms, now)
     if room and room <= 1 then
       c = math.max(room, 0)
     else
-      if no_zsets then
-        fsize[i] = redis.call('LLEN', fifo_key(g))
-      else
-        zsize[i], fsize[i] = lane_size(g)
-      end
+      zsize[i] = zsize[i] or redis.call('ZCARD', lane_key(g))
+      fsize[i] = redis.call('LLEN', fifo_key(g))
       c = zsize[i] + fsize[i]
       if room then c = math.min(c, room) end
     end
@@ -1404,7 +1385,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "e8c8045a6c7f27a8669c63c7a74755aeeb3ef713",
+    sha1: "8c933e38300dc37eb094b74c3db1bebd43779506",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1569,6 +1550,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -1587,18 +1573,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
@@ -2251,7 +2236,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "739369d7ed3d85f7ca478ee3a03068b7ef37e757",
+    sha1: "6df5ad4cac62c9e1b41ad281c89d375288a1883a",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -2364,18 +2349,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
@@ -2478,7 +2462,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "369527610576b5775c7c8a62f633a2e3e786f0ff",
+    sha1: "b771756ad591afe2b71b45b46da2d9ea650db741",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2563,6 +2547,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -2581,18 +2570,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
@@ -2646,7 +2634,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "df6ea3fea9146b3d1f27159bb42f58596fdae8d0",
+    sha1: "1f00c065d683274f00ffffbcb9397506cf0a230c",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2843,18 +2831,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
@@ -2929,7 +2916,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "1cd78c19098941173ec06ace7429cd2099c77a8a",
+    sha1: "516982a2bef181d63c0cb41819f833779561ce85",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3122,18 +3109,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
@@ -3375,7 +3361,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "842b9bb15f71a7e784fa526d3e0713541bee90b5",
+    sha1: "7fbafd803ce87b1924d1d42dcb8b00ad812ece31",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here.
@@ -3441,6 +3427,11 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -3472,18 +3463,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
@@ -3636,7 +3626,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "c9374fcfd4ea2345c5a66f7ad284576fd3b638b0",
+    sha1: "b84125896abca69edce64fcffedcb0b244a7bbde",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3868,18 +3858,17 @@ local function admit(batch)
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
-    -- length, and only an empty list makes the zset's size matter
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
     local was_empty
     if #e.f > 0 then
       local len
       for i = 1, #e.f, 1000 do
         len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
       end
-      was_empty = len == #e.f
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
     else
-      was_empty = redis.call('LLEN', fifo_key(g)) == 0
+      was_empty = not lane_nonempty(g)
     end
-    if was_empty then was_empty = redis.call('ZCARD', zset) == 0 end
     chunked('ZADD', zset, e.z)
     local open = group_open(g)
     if was_empty then
