@@ -1,5 +1,16 @@
+/**
+ * The public API of `echomq`: produce, inspect and control jobs (Queue), the lease protocol a
+ * consumer runs on (Leases), the registry of queues, the types a transport adapter implements,
+ * and the error table. The runtimes live in `echomq/node`, `echomq/edge` and `echomq/http`.
+ * test/public-api.test.ts pins this list: a name added or removed here is a decision.
+ */
 export { Queue } from './queue.js';
-export type { QueueOptions, BulkJob, Claimed, QueueStats, BeatOptions, SettlePlan, SettleReplies } from './queue.js';
+export type { QueueOptions, BulkJob, QueueStats } from './queue.js';
+export { Leases } from './lease.js';
+export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
+export type { FailItem, Held, RetryItem, RetryOutcome } from './scripts.js';
+export { listQueues, queueOverviews } from './registry.js';
+export type { QueueOverview } from './registry.js';
 export type {
   BackoffOptions,
   EnqueueOptions,
@@ -9,12 +20,10 @@ export type {
   JobState,
   QueueCounts,
 } from './job.js';
-export type { Transport, BlockingTransport, ScriptCall, Reply } from './transport.js';
-export type { ClaimResult, Held, RetryItem, FailItem, RetryOutcome, ScriptOp } from './scripts.js';
-export { Scripts, listQueues, QUEUE_REGISTRY } from './scripts.js';
-export { keyspace, assertName, FIXED_KEYS } from './keyspace.js';
-export type { Keyspace, FixedKey } from './keyspace.js';
-export { toJobId, MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';
+export type { Transport, BlockingTransport, ParkedReply, ScriptCall, Reply } from './transport.js';
+export type { ScriptSource } from './generated/scripts.js';
+export { MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';
+export type { JobDefaults } from './encode.js';
 export {
   EmqError,
   KindError,
@@ -27,8 +36,6 @@ export {
   RedisError,
   errorCodes,
 } from './errors.js';
-export type { EmqErrorCode } from './errors.js';
-export { UnrecoverableError, RetryAfterError, HandlerTimeoutError, runHandler, outcomeOf, errorText } from './handler.js';
+export type { EmqErrorCode, EmqErrorContext } from './errors.js';
+export { UnrecoverableError, RetryAfterError, HandlerTimeoutError } from './handler.js';
 export type { Handler, HandlerContext, Outcome } from './handler.js';
-export { scripts } from './generated/scripts.js';
-export type { ScriptName, ScriptSource } from './generated/scripts.js';

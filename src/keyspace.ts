@@ -14,6 +14,9 @@ export function assertName(kind: 'queue' | 'group', name: unknown): asserts name
   }
 }
 
+/** The registry of queue names: the one key outside every queue's slot. */
+export const QUEUE_REGISTRY = 'emq:queues';
+
 /**
  * The fixed keys of a queue, in the order every script takes them (lua/includes/keyspace.lua
  * names them in the same order).

@@ -8,18 +8,9 @@ import {
   toJobId,
 } from './encode.js';
 import { InvalidArgumentError, JobNotFoundError, JobStateError } from './errors.js';
-import type { EnqueueOptions, EnqueueResult, Job, JobRecord, JobState, QueueCounts } from './job.js';
+import type { EnqueueOptions, EnqueueResult, JobRecord, JobState, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
-import {
-  type ClaimResult,
-  type ClaimedRow,
-  type FailItem,
-  type Held,
-  type RetryItem,
-  type RetryOutcome,
-  type ScriptOp,
-  Scripts,
-} from './scripts.js';
+import { type ScriptOp, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
 
 /** Options of a Queue. */
@@ -38,46 +29,6 @@ export interface BulkJob<Payload> {
   readonly options?: EnqueueOptions;
 }
 
-/** What claim and beat hand back, payloads decoded. */
-export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
-  readonly jobs: Array<Job<Payload>>;
-}
-
-/** One beat: claim up to `n` under `leaseMs`, after reaping and promoting at most the limits (1000 each). */
-export interface BeatOptions {
-  readonly n: number;
-  readonly leaseMs: number;
-  readonly reapLimit?: number;
-  readonly promoteLimit?: number;
-}
-
-/**
- * What one consumer request records and claims, in the order its ops run: retries and fails
- * first (a job retried now is claimable by the claim that follows), given-back jobs, then
- * completes with the claim of `claimN` jobs, or, with `beat`, completes and then a beat (reap,
- * promote, claim) for them.
- */
-export interface SettlePlan {
-  readonly retries?: readonly RetryItem[];
-  readonly fails?: readonly FailItem[];
-  readonly releases?: readonly Held[];
-  readonly completes?: readonly Held[];
-  readonly claimN?: number;
-  readonly beat?: boolean;
-  /** The lease of the jobs claimed. */
-  readonly leaseMs: number;
-}
-
-/** What a SettlePlan's request answered, item by item in the plan's order. */
-export interface SettleReplies {
-  readonly retried: readonly RetryOutcome[];
-  readonly failed: ReadonlyArray<'dead' | 'fenced'>;
-  readonly released: ReadonlyArray<'released' | 'fenced'>;
-  readonly completed: readonly boolean[];
-  /** The claim's (or the beat's) jobs and times, when the plan claimed. */
-  readonly claimed: ClaimResult | null;
-}
-
 /** A queue's state at a glance. */
 export interface QueueStats {
   readonly queue: string;
@@ -92,8 +43,8 @@ const optionalNumber = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : Number(value);
 
 /**
- * A queue: produce jobs, inspect and control them, and the lease calls a consumer runs on. The
- * same class runs on Node and in a Worker: it only needs a Transport.
+ * A queue: produce jobs, inspect them and control them. The same class runs on Node and in a
+ * Worker: it only needs a Transport. Consumers run on its lease protocol (`Leases`).
  *
  * @example
  * const queue = new Queue<{ to: string }>(transport, 'mail');
@@ -101,14 +52,20 @@ const optionalNumber = (value: string | undefined): number | undefined =>
  */
 export class Queue<Payload = unknown> {
   readonly name: string;
-  readonly scripts: Scripts;
+  /** How long a completed job stays readable, in ms (see QueueOptions). */
   readonly keepCompletedMs: number;
+  private readonly scripts: Scripts;
   private readonly defaults: JobDefaults;
   private readonly maxPayloadBytes: number;
   /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
   private registered = false;
 
-  constructor(transport: Transport, name: string, options: QueueOptions = {}) {
+  constructor(
+    /** The transport this queue (and the consumers built on it) talks to Redis through. */
+    readonly transport: Transport,
+    name: string,
+    options: QueueOptions = {},
+  ) {
     assertName('queue', name);
     this.name = name;
     this.scripts = new Scripts(transport, name);
@@ -248,116 +205,6 @@ export class Queue<Payload = unknown> {
     return this.scripts.run(this.scripts.sweepGroupOp(group));
   }
 
-  /** Leases up to `n` jobs for `leaseMs`, one turn of the ring each. */
-  async claim(n: number, leaseMs: number): Promise<Claimed<Payload>> {
-    assertCount('n', n, 1);
-    assertCount('leaseMs', leaseMs, 1);
-    return this.decodeClaim(await this.scripts.run(this.scripts.claimOp(n, leaseMs)));
-  }
-
-  /**
-   * One consumer step in one call: reap, promote, then claim up to `n`. Its reply carries the
-   * next due time and lease deadline even when it claimed `n`.
-   */
-  async beat(options: BeatOptions): Promise<Claimed<Payload>> {
-    return this.decodeClaim(await this.scripts.run(this.beatOp(options)));
-  }
-
-  /** The op of beat(), with its limits' defaults (1000 each), to run beside other ops. */
-  beatOp(options: BeatOptions): ScriptOp<ClaimResult> {
-    assertCount('n', options.n, 0);
-    assertCount('leaseMs', options.leaseMs, 1);
-    return this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options });
-  }
-
-  /**
-   * Completes held jobs; each resolves true, or false when fenced off (its lease was lost). With
-   * `claimN`, the same call claims up to that many next jobs.
-   */
-  async complete(
-    held: readonly Held[],
-    options: { claimN?: number; leaseMs?: number } = {},
-  ): Promise<{ completed: boolean[]; claimed: Claimed<Payload> | null }> {
-    const { completed, claimed } = await this.scripts.run(
-      this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options }),
-    );
-    return { completed, claimed: claimed && this.decodeClaim(claimed) };
-  }
-
-  /**
-   * The ops of one consumer request (see SettlePlan), to send in one round trip with
-   * `scripts.runOps`, and how to read their replies. The Node consumer and the edge beat both
-   * record and claim through it.
-   */
-  settleOps(plan: SettlePlan): { ops: Array<ScriptOp<unknown>>; read: (replies: readonly unknown[]) => SettleReplies } {
-    const { retries = [], fails = [], releases = [], completes = [], claimN = 0, beat = false, leaseMs } = plan;
-    const ops: Array<ScriptOp<unknown>> = [];
-    if (retries.length > 0) ops.push(this.scripts.retryOp(retries));
-    if (fails.length > 0) ops.push(this.scripts.failOp(fails));
-    if (releases.length > 0) ops.push(this.scripts.releaseOp(releases));
-    const completeClaims = beat ? 0 : claimN;
-    if (completes.length > 0 || completeClaims > 0) {
-      ops.push(this.scripts.completeOp(completes, { keepMs: this.keepCompletedMs, claimN: completeClaims, leaseMs }));
-    }
-    if (beat && claimN > 0) ops.push(this.beatOp({ n: claimN, leaseMs }));
-    const read = (replies: readonly unknown[]): SettleReplies => {
-      let next = 0;
-      const retried = retries.length > 0 ? (replies[next++] as RetryOutcome[]) : [];
-      const failed = fails.length > 0 ? (replies[next++] as Array<'dead' | 'fenced'>) : [];
-      const released = releases.length > 0 ? (replies[next++] as Array<'released' | 'fenced'>) : [];
-      let completed: boolean[] = [];
-      let claimed: ClaimResult | null = null;
-      if (completes.length > 0 || completeClaims > 0) {
-        ({ completed, claimed } = replies[next++] as { completed: boolean[]; claimed: ClaimResult | null });
-      }
-      if (beat && claimN > 0) claimed = replies[next++] as ClaimResult;
-      return { retried, failed, released, completed, claimed };
-    };
-    return { ops, read };
-  }
-
-  /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
-  async retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
-    return this.scripts.run(this.scripts.retryOp(items));
-  }
-
-  /** Fails held jobs for good: straight to dead. */
-  async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
-    return this.scripts.run(this.scripts.failOp(items));
-  }
-
-  /** Gives back held jobs that were never started: claimable again, the claim not counted. */
-  async release(held: readonly Held[]): Promise<Array<'released' | 'fenced'>> {
-    return this.scripts.run(this.scripts.releaseOp(held));
-  }
-
-  /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
-  async extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
-    assertCount('leaseMs', leaseMs, 1);
-    return this.scripts.run(this.scripts.extendOp(held, leaseMs));
-  }
-
-  /** Moves up to `limit` due scheduled jobs to be claimed. */
-  async promote(limit = 1000): Promise<{ promoted: number; nextDueAt: number | null }> {
-    assertCount('limit', limit, 1);
-    return this.scripts.run(this.scripts.promoteOp(limit));
-  }
-
-  /** Takes back up to `limit` expired leases. */
-  async reap(limit = 1000): Promise<{ requeued: number; buried: number }> {
-    assertCount('limit', limit, 1);
-    return this.scripts.run(this.scripts.reapOp(limit));
-  }
-
-  /** A claim's rows as jobs with decoded payloads. */
-  decodeClaim(result: ClaimResult): Claimed<Payload> {
-    return { ...result, jobs: result.jobs.map((row) => this.decodeJob(row)) };
-  }
-
-  private decodeJob(row: ClaimedRow): Job<Payload> {
-    return { ...row, payload: JSON.parse(row.payload) as Payload };
-  }
-
   private decodeRow(id: string, row: Record<string, string>): JobRecord<Payload> {
     const state = STATES.includes(row.s as JobState) ? (row.s as JobState) : 'pending';
     return {
@@ -376,11 +223,5 @@ export class Queue<Payload = unknown> {
       leaseUntil: optionalNumber(row.l),
       runAt: optionalNumber(row.r),
     };
-  }
-}
-
-function assertCount(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got ${String(value)}`);
   }
 }

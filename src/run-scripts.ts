@@ -13,18 +13,25 @@ const loaded = new WeakMap<Transport, Set<string>>();
  * they go by EVALSHA. A call Redis answers NOSCRIPT (a restart or SCRIPT FLUSH since) runs again
  * by EVAL in a second round trip: the one case where a later call of the batch may already have
  * run before it. Resolves to each call's reply; rejects with the typed error of the first call
- * that failed.
+ * that failed. `onRequest` is called once per round trip sent (a NOSCRIPT retry is a second one),
+ * for callers that count what they spend (the edge beat's request budget).
  */
-export async function runScripts(transport: Transport, calls: readonly ScriptCall[]): Promise<Reply[]> {
+export async function runScripts(
+  transport: Transport,
+  calls: readonly ScriptCall[],
+  onRequest?: () => void,
+): Promise<Reply[]> {
   if (calls.length === 0) return [];
   let known = loaded.get(transport);
   if (!known) loaded.set(transport, (known = new Set()));
   const bySha = calls.length === 1 || allKnown(known, calls);
+  onRequest?.();
   const results = bySha ? await transport.evalsha(calls) : await transport.eval(calls);
   // plain loops, no intermediate arrays: this is every request's path (enqueue one at a time)
   let missing: number[] | undefined;
   for (let i = 0; i < results.length; i++) if (isNoScript(results[i]!)) (missing ??= []).push(i);
   if (missing) {
+    onRequest?.();
     const retried = await transport.eval(missing.map((index) => calls[index]!));
     missing.forEach((index, i) => {
       results[index] = retried[i]!;

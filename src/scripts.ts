@@ -1,6 +1,6 @@
 import { type EncodedJob } from './encode.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
-import { keyspace, type Keyspace } from './keyspace.js';
+import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
 import { asArray, asNumber, asRecord, asString } from './reply.js';
 import { runScripts } from './run-scripts.js';
 import type { Reply, ScriptCall, Transport } from './transport.js';
@@ -66,18 +66,28 @@ const RETRY_OUTCOMES: Record<number, RetryOutcome> = { 0: 'fenced', 1: 'schedule
 
 const nullable = (value: number): number | null => (value < 0 ? null : value);
 
-/** The registry of queue names: the one key outside every queue's slot. */
-export const QUEUE_REGISTRY = 'emq:queues';
+/** The names of every queue that has had a job enqueued (the registry), sorted. */
+export function listQueuesOp(): ScriptOp<string[]> {
+  return {
+    call: { script: scripts.listQueues, keys: [QUEUE_REGISTRY], args: [] },
+    parse: (reply) => asArray(reply, 'listQueues').map((name) => asString(name, 'queue name')),
+  };
+}
+
+/** The replies of several ops: a tuple of each op's parsed type. */
+export type OpResults<T extends readonly ScriptOp<unknown>[]> = { [K in keyof T]: T[K] extends ScriptOp<infer R> ? R : never };
 
 /**
- * The names of every queue that has had a job enqueued (the registry), sorted.
- *
- * @example
- * for (const name of await listQueues(transport)) console.log(name);
+ * Runs several ops (of any queues) in one round trip, in order, and reads each reply.
+ * `onRequest` counts the round trips (see runScripts).
  */
-export async function listQueues(transport: Transport): Promise<string[]> {
-  const [reply] = await runScripts(transport, [{ script: scripts.listQueues, keys: [QUEUE_REGISTRY], args: [] }]);
-  return asArray(reply, 'listQueues').map((name) => asString(name, 'queue name'));
+export async function runOps<T extends readonly ScriptOp<unknown>[]>(
+  transport: Transport,
+  ops: T,
+  onRequest?: () => void,
+): Promise<OpResults<T>> {
+  const replies = await runScripts(transport, ops.map((o) => o.call), onRequest);
+  return ops.map((o, i) => o.parse(replies[i]!)) as OpResults<T>;
 }
 
 function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
@@ -137,11 +147,8 @@ export class Scripts {
   }
 
   /** Runs several ops in one round trip, in order. */
-  async runOps<T extends readonly ScriptOp<unknown>[]>(
-    ops: T,
-  ): Promise<{ [K in keyof T]: T[K] extends ScriptOp<infer R> ? R : never }> {
-    const replies = await runScripts(this.transport, ops.map((o) => o.call));
-    return ops.map((o, i) => o.parse(replies[i]!)) as { [K in keyof T]: T[K] extends ScriptOp<infer R> ? R : never };
+  runOps<T extends readonly ScriptOp<unknown>[]>(ops: T): Promise<OpResults<T>> {
+    return runOps(this.transport, ops);
   }
 
   enqueueOp(jobs: readonly EncodedJob[]): ScriptOp<Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }>> {

@@ -6,7 +6,7 @@ import {
   PayloadTooLargeError,
   Queue,
 } from '../src/index.js';
-import { queueName, useRedis } from './helpers.js';
+import { queueName, useRedis, leases } from './helpers.js';
 
 describe('bad input', () => {
   const redis = useRedis();
@@ -78,8 +78,8 @@ describe('bad input', () => {
     for (const options of bad) await rejectsAndWritesNothing(() => queue.add(1, options), InvalidArgumentError);
     await expect(queue.setGroupLimit('g', -1)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(queue.setGroupLimit('g', 1.5)).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(queue.claim(0, 1000)).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(queue.claim(1, 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(leases(queue).claim(0, 1000)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(leases(queue).claim(1, 0)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(queue.getJob('no spaces allowed')).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { keysOf, laneIds, useRedis } from './helpers.js';
+import { keysOf, laneIds, useRedis, leases } from './helpers.js';
 
 /**
  * Invariant 1, one clock: every time a script writes comes from the Redis server's TIME. The
@@ -60,7 +60,7 @@ describe('one clock', () => {
   it('leases from server time: the active score is claim.now + leaseMs', async () => {
     const queue = redis.queue();
     const added = await around(() => queue.add({ n: 1 }));
-    const { result: claim, t0, t1 } = await around(() => queue.claim(1, 30_000));
+    const { result: claim, t0, t1 } = await around(() => leases(queue).claim(1, 30_000));
     expect(claim.jobs).toHaveLength(1);
     const job = claim.jobs[0]!;
     expectServerTime(claim.now, t0, t1);
@@ -77,9 +77,9 @@ describe('one clock', () => {
   it('extends a lease from server time', async () => {
     const queue = redis.queue();
     await queue.add(1);
-    const { jobs } = await queue.claim(1, 1000);
+    const { jobs } = await leases(queue).claim(1, 1000);
     const job = jobs[0]!;
-    const { result, t0, t1 } = await around(() => queue.extend([job], 45_000));
+    const { result, t0, t1 } = await around(() => leases(queue).extend([job], 45_000));
     const deadline = result[0];
     expect(typeof deadline).toBe('number');
     expectServerTime(deadline!, t0, t1, 45_000);
@@ -89,9 +89,9 @@ describe('one clock', () => {
   it('schedules a retry with backoff at server time + the backoff delay', async () => {
     const queue = redis.queue();
     await queue.add(1, { backoff: 5000 });
-    const { jobs } = await queue.claim(1, 30_000);
+    const { jobs } = await leases(queue).claim(1, 30_000);
     const job = jobs[0]!;
-    const { result, t0, t1 } = await around(() => queue.retry([{ id: job.id, token: job.token, error: 'boom' }]));
+    const { result, t0, t1 } = await around(() => leases(queue).retry([{ id: job.id, token: job.token, error: 'boom' }]));
     expect(result).toEqual(['scheduled']);
     const due = Number(await redis.raw.zscore(keysOf(queue).key('scheduled'), job.id));
     expectServerTime(due, t0, t1, 5000);
@@ -100,9 +100,9 @@ describe('one clock', () => {
   it('schedules a retry with an explicit delay at server time + that delay', async () => {
     const queue = redis.queue();
     await queue.add(1);
-    const { jobs } = await queue.claim(1, 30_000);
+    const { jobs } = await leases(queue).claim(1, 30_000);
     const job = jobs[0]!;
-    const { result, t0, t1 } = await around(() => queue.retry([{ id: job.id, token: job.token, error: 'boom', delayMs: 120_000 }]));
+    const { result, t0, t1 } = await around(() => leases(queue).retry([{ id: job.id, token: job.token, error: 'boom', delayMs: 120_000 }]));
     expect(result).toEqual(['scheduled']);
     const due = Number(await redis.raw.zscore(keysOf(queue).key('scheduled'), job.id));
     expectServerTime(due, t0, t1, 120_000);
@@ -111,11 +111,11 @@ describe('one clock', () => {
   it('stamps finish and death times from server time', async () => {
     const queue = redis.queue();
     await queue.addBulk([{ payload: 1 }, { payload: 2 }]);
-    const { jobs } = await queue.claim(2, 30_000);
+    const { jobs } = await leases(queue).claim(2, 30_000);
     const [a, b] = [jobs[0]!, jobs[1]!];
-    const done = await around(() => queue.complete([a]));
+    const done = await around(() => leases(queue).complete([a]));
     expectServerTime(Number(await redis.raw.hget(keysOf(queue).job(a.id), 'f')), done.t0, done.t1);
-    const dead = await around(() => queue.fail([{ id: b.id, token: b.token, error: 'bad' }]));
+    const dead = await around(() => leases(queue).fail([{ id: b.id, token: b.token, error: 'bad' }]));
     expectServerTime(Number(await redis.raw.zscore(keysOf(queue).key('dead'), b.id)), dead.t0, dead.t1);
     expectServerTime(Number(await redis.raw.hget(keysOf(queue).job(b.id), 'f')), dead.t0, dead.t1);
   });
@@ -135,7 +135,7 @@ describe('one clock', () => {
     expect(clientSoon.state).toBe('pending');
     expect(Number(await redis.raw.zscore(k.key('scheduled'), ahead.id))).toBe(now + 60_000);
 
-    const promoted = await queue.promote();
+    const promoted = await leases(queue).promote();
     expect(promoted.promoted).toBe(0);
     expect(await redis.raw.zrange(k.key('scheduled'), 0, '-1')).toEqual([later.id, ahead.id]);
     expect(await redis.raw.hget(k.job(later.id), 's')).toBe('scheduled');

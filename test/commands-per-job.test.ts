@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from '../src/index.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
-import { queueName } from './helpers.js';
+import { queueName, leases } from './helpers.js';
 
 /**
  * The scripts' cost in Redis commands over a job's whole life (enqueue, claim, complete), read
@@ -39,17 +39,17 @@ describe('Redis commands per job', () => {
 
   async function commandsPerJob(jobs: number, groups: number, batch: number, limit?: number): Promise<number> {
     const queue = new Queue(transport, queueName('cmds'));
-    await queue.scripts.run(queue.scripts.countsOp()); // scripts cached before counting
+    await queue.stats(); // scripts cached before counting
     if (limit !== undefined) for (let g = 0; g < groups; g++) await queue.setGroupLimit(`g${g}`, limit);
     await raw.config('RESETSTAT');
     await queue.addBulk(
       Array.from({ length: jobs }, (_, i) => ({ payload: { i }, options: groups > 0 ? { group: `g${i % groups}` } : {} })),
     );
-    let claimed = await queue.claim(batch, 60_000);
+    let claimed = await leases(queue).claim(batch, 60_000);
     let completed = 0;
     while (claimed.jobs.length > 0) {
       const held = claimed.jobs.map(({ id, token }) => ({ id, token }));
-      const next = await queue.complete(held, { claimN: batch, leaseMs: 60_000 });
+      const next = await leases(queue).complete(held, { claimN: batch, leaseMs: 60_000 });
       completed += next.completed.filter(Boolean).length;
       claimed = next.claimed!;
     }
@@ -60,7 +60,7 @@ describe('Redis commands per job', () => {
   /** Commands per job of one addBulk of `jobs` new jobs, ids made by the sequence or given. */
   async function enqueueCommandsPerJob(jobs: number, given: boolean): Promise<number> {
     const queue = new Queue(transport, queueName('cmds-enq'));
-    await queue.scripts.run(queue.scripts.countsOp());
+    await queue.stats();
     await raw.config('RESETSTAT');
     await queue.addBulk(Array.from({ length: jobs }, (_, i) => ({ payload: { i }, options: given ? { id: `order-${i}` } : {} })));
     return (await commandsSinceReset()) / jobs;

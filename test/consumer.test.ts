@@ -8,7 +8,7 @@ import type { Queue } from '../src/queue.js';
 import { Consumer, type ConsumerOptions } from '../src/node/consumer.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { LeaseLostError } from '../src/node/consumer-types.js';
-import { keysOf, sleep, until, useRedis } from './helpers.js';
+import { keysOf, sleep, until, useRedis, leases } from './helpers.js';
 
 
 describe('the parked consumer', () => {
@@ -82,8 +82,8 @@ describe('the parked consumer', () => {
   it('wakes for a reprocessed job', async () => {
     const queue = redis.queue();
     await queue.add(1, { maxAttempts: 1 });
-    const [job] = (await queue.claim(1, 30_000)).jobs;
-    await queue.retry([{ id: job!.id, token: job!.token, error: 'boom' }]);
+    const [job] = (await leases(queue).claim(1, 30_000)).jobs;
+    await leases(queue).retry([{ id: job!.id, token: job!.token, error: 'boom' }]);
     expect(await wakeLatency(queue, () => queue.reprocess(job!.id))).toBeLessThan(500);
   });
 
@@ -133,7 +133,7 @@ describe('the parked consumer', () => {
     const queue = redis.queue<string>();
     // a holder that died: its job (enqueued first, so first in line again once reaped) has a short lease
     await queue.add('orphan');
-    const { jobs } = await queue.claim(1, 200);
+    const { jobs } = await leases(queue).claim(1, 200);
     expect(jobs).toHaveLength(1);
     const backlogAt = await busyWithBacklog(queue, 'orphan', { beatMs: 300 });
     await until(() => backlogAt.special >= 0, 10_000);

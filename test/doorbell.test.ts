@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Queue } from '../src/index.js';
-import { keysOf, laneSize, sleep, useRedis } from './helpers.js';
+import { keysOf, laneSize, sleep, useRedis, leases } from './helpers.js';
 
 /**
  * Invariant 5, the doorbell: every transition that makes work claimable pushes exactly one token
@@ -25,7 +25,7 @@ describe('the doorbell', () => {
 
   /** Claims one job and returns what settle calls need. */
   async function claimOne(queue: Queue<unknown>, leaseMs = 30_000): Promise<{ id: string; token: number }> {
-    const { jobs } = await queue.claim(1, leaseMs);
+    const { jobs } = await leases(queue).claim(1, leaseMs);
     expect(jobs).toHaveLength(1);
     const job = jobs[0]!;
     return { id: job.id, token: job.token };
@@ -97,7 +97,7 @@ describe('the doorbell', () => {
     it('does not ring for a duplicate id', async () => {
       const queue = redis.queue();
       await queue.add(1, { id: 'same' });
-      await queue.claim(1, 30_000);
+      await leases(queue).claim(1, 30_000);
       expect(await rings(queue, () => queue.add(1, { id: 'same' }))).toBe(0);
     });
   });
@@ -191,16 +191,16 @@ describe('the doorbell', () => {
         { payload: 3, options: { delayMs: 30, group: 'h' } },
       ]);
       await sleep(150);
-      const [tokens, { promoted }] = await ringsAnd(queue, () => queue.promote());
+      const [tokens, { promoted }] = await ringsAnd(queue, () => leases(queue).promote());
       expect(tokens).toBe(1);
       expect(promoted).toBe(3);
     });
 
     it('does not ring when nothing is due', async () => {
       const queue = redis.queue();
-      expect(await rings(queue, () => queue.promote())).toBe(0);
+      expect(await rings(queue, () => leases(queue).promote())).toBe(0);
       await queue.add(1, { delayMs: 60_000 });
-      const [tokens, { promoted }] = await ringsAnd(queue, () => queue.promote());
+      const [tokens, { promoted }] = await ringsAnd(queue, () => leases(queue).promote());
       expect(tokens).toBe(0);
       expect(promoted).toBe(0);
     });
@@ -210,7 +210,7 @@ describe('the doorbell', () => {
       await queue.pauseGroup('g');
       await queue.add(1, { delayMs: 30, group: 'g' });
       await sleep(150);
-      expect(await rings(queue, () => queue.promote())).toBe(0);
+      expect(await rings(queue, () => leases(queue).promote())).toBe(0);
       expect(await laneSize(redis.raw, keysOf(queue), 'g')).toBe(1);
     });
 
@@ -218,7 +218,7 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.addBulk([{ payload: 1, options: { delayMs: 30 } }, { payload: 2, options: { delayMs: 30 } }]);
       await sleep(150);
-      const [tokens, { promoted }] = await ringsAnd(queue, () => queue.beat({ n: 0, leaseMs: 30_000 }));
+      const [tokens, { promoted }] = await ringsAnd(queue, () => leases(queue).beat({ n: 0, leaseMs: 30_000 }));
       expect(tokens).toBe(1);
       expect(promoted).toBe(2);
     });
@@ -226,7 +226,7 @@ describe('the doorbell', () => {
     it('does not ring for an idle beat', async () => {
       const queue = redis.queue();
       await queue.add(1, { delayMs: 60_000 });
-      expect(await rings(queue, () => queue.beat({ n: 5, leaseMs: 30_000 }))).toBe(0);
+      expect(await rings(queue, () => leases(queue).beat({ n: 5, leaseMs: 30_000 }))).toBe(0);
     });
   });
 
@@ -234,9 +234,9 @@ describe('the doorbell', () => {
     it('rings once when reap requeues expired leases', async () => {
       const queue = redis.queue();
       await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
-      await queue.claim(2, 1);
+      await leases(queue).claim(2, 1);
       await sleep(50);
-      const [tokens, { requeued }] = await ringsAnd(queue, () => queue.reap());
+      const [tokens, { requeued }] = await ringsAnd(queue, () => leases(queue).reap());
       expect(tokens).toBe(1);
       expect(requeued).toBe(2);
     });
@@ -244,9 +244,9 @@ describe('the doorbell', () => {
     it('rings once when a beat reaps', async () => {
       const queue = redis.queue();
       await queue.add(1);
-      await queue.claim(1, 1);
+      await leases(queue).claim(1, 1);
       await sleep(50);
-      const [tokens, { requeued }] = await ringsAnd(queue, () => queue.beat({ n: 0, leaseMs: 30_000 }));
+      const [tokens, { requeued }] = await ringsAnd(queue, () => leases(queue).beat({ n: 0, leaseMs: 30_000 }));
       expect(tokens).toBe(1);
       expect(requeued).toBe(1);
     });
@@ -254,9 +254,9 @@ describe('the doorbell', () => {
     it('does not ring when reap only buries', async () => {
       const queue = redis.queue();
       await queue.add(1, { maxAttempts: 1 });
-      await queue.claim(1, 1);
+      await leases(queue).claim(1, 1);
       await sleep(50);
-      const [tokens, { buried }] = await ringsAnd(queue, () => queue.reap());
+      const [tokens, { buried }] = await ringsAnd(queue, () => leases(queue).reap());
       expect(tokens).toBe(0);
       expect(buried).toBe(1);
     });
@@ -268,17 +268,17 @@ describe('the doorbell', () => {
         { payload: 1, options: { group: 'g', maxAttempts: 1 } },
         { payload: 2, options: { group: 'g' } },
       ]);
-      await queue.claim(5, 1);
+      await leases(queue).claim(5, 1);
       await sleep(50);
-      expect(await rings(queue, () => queue.reap())).toBe(1);
-      expect((await queue.claim(5, 30_000)).jobs.map((j) => j.payload)).toEqual([2]);
+      expect(await rings(queue, () => leases(queue).reap())).toBe(1);
+      expect((await leases(queue).claim(5, 30_000)).jobs.map((j) => j.payload)).toEqual([2]);
     });
 
     it('does not ring when no lease has expired', async () => {
       const queue = redis.queue();
       await queue.add(1);
-      await queue.claim(1, 60_000);
-      expect(await rings(queue, () => queue.reap())).toBe(0);
+      await leases(queue).claim(1, 60_000);
+      expect(await rings(queue, () => leases(queue).reap())).toBe(0);
     });
   });
 
@@ -287,7 +287,7 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.add(1);
       const held = await claimOne(queue);
-      const [tokens, outcome] = await ringsAnd(queue, () => queue.retry([{ ...held, error: 'boom', delayMs: 0 }]));
+      const [tokens, outcome] = await ringsAnd(queue, () => leases(queue).retry([{ ...held, error: 'boom', delayMs: 0 }]));
       expect(tokens).toBe(1);
       expect(outcome).toEqual(['pending']);
     });
@@ -295,19 +295,19 @@ describe('the doorbell', () => {
     it('rings once for a batch of retries without delay', async () => {
       const queue = redis.queue();
       await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }, { payload: 3, options: { group: 'h' } }]);
-      const { jobs } = await queue.claim(3, 30_000);
+      const { jobs } = await leases(queue).claim(3, 30_000);
       expect(jobs).toHaveLength(3);
       expect(
-        await rings(queue, () => queue.retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'x', delayMs: 0 })))),
+        await rings(queue, () => leases(queue).retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'x', delayMs: 0 })))),
       ).toBe(1);
     });
 
     it('does not ring for a retry with a delay', async () => {
       const queue = redis.queue();
       await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
-      const { jobs } = await queue.claim(2, 30_000);
+      const { jobs } = await leases(queue).claim(2, 30_000);
       expect(jobs).toHaveLength(2);
-      const [tokens, outcome] = await ringsAnd(queue, () => queue.retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'x', delayMs: 60_000 }))));
+      const [tokens, outcome] = await ringsAnd(queue, () => leases(queue).retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'x', delayMs: 60_000 }))));
       expect(tokens).toBe(0);
       expect(outcome).toEqual(['scheduled', 'scheduled']);
     });
@@ -316,7 +316,7 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.add(1, { maxAttempts: 1 });
       const held = await claimOne(queue);
-      expect(await rings(queue, () => queue.retry([{ ...held, error: 'x', delayMs: 0 }]))).toBe(0);
+      expect(await rings(queue, () => leases(queue).retry([{ ...held, error: 'x', delayMs: 0 }]))).toBe(0);
     });
 
     it('rings once when a retry with a delay frees a slot under a limit', async () => {
@@ -324,7 +324,7 @@ describe('the doorbell', () => {
       await queue.setGroupLimit('g', 1);
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
       const held = await claimOne(queue);
-      const [tokens, outcome] = await ringsAnd(queue, () => queue.retry([{ ...held, error: 'x', delayMs: 60_000 }]));
+      const [tokens, outcome] = await ringsAnd(queue, () => leases(queue).retry([{ ...held, error: 'x', delayMs: 60_000 }]));
       expect(tokens).toBe(1);
       expect(outcome).toEqual(['scheduled']);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual(['g']);
@@ -335,7 +335,7 @@ describe('the doorbell', () => {
       await queue.setGroupLimit('g', 1);
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
       const held = await claimOne(queue);
-      expect(await rings(queue, () => queue.retry([{ ...held, error: 'x', delayMs: 0 }]))).toBe(1);
+      expect(await rings(queue, () => leases(queue).retry([{ ...held, error: 'x', delayMs: 0 }]))).toBe(1);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual(['g']);
     });
 
@@ -345,7 +345,7 @@ describe('the doorbell', () => {
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
       const held = await claimOne(queue);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual([]);
-      expect(await rings(queue, () => queue.complete([held]))).toBe(1);
+      expect(await rings(queue, () => leases(queue).complete([held]))).toBe(1);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual(['g']);
     });
 
@@ -354,7 +354,7 @@ describe('the doorbell', () => {
       await queue.setGroupLimit('g', 1);
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
       const held = await claimOne(queue);
-      const [tokens, outcome] = await ringsAnd(queue, () => queue.fail([{ ...held, error: 'bad' }]));
+      const [tokens, outcome] = await ringsAnd(queue, () => leases(queue).fail([{ ...held, error: 'bad' }]));
       expect(tokens).toBe(1);
       expect(outcome).toEqual(['dead']);
     });
@@ -370,10 +370,10 @@ describe('the doorbell', () => {
         { payload: 'g3', options: { group: 'g' } },
         { payload: 'h2', options: { group: 'h' } },
       ]);
-      const { jobs } = await queue.claim(10, 30_000);
+      const { jobs } = await leases(queue).claim(10, 30_000);
       expect(jobs.map((j) => j.payload).sort()).toEqual(['g1', 'g2', 'h1']);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, -1)).toEqual([]);
-      expect(await rings(queue, () => queue.complete(jobs))).toBe(1);
+      expect(await rings(queue, () => leases(queue).complete(jobs))).toBe(1);
       // each lane back on the ring exactly once
       expect((await redis.raw.lrange(keysOf(queue).key('ring'), 0, -1)).sort()).toEqual(['g', 'h']);
     });
@@ -383,14 +383,14 @@ describe('the doorbell', () => {
       await queue.setGroupLimit('g', 1);
       await queue.add(1, { group: 'g' });
       const held = await claimOne(queue);
-      expect(await rings(queue, () => queue.complete([held]))).toBe(0);
+      expect(await rings(queue, () => leases(queue).complete([held]))).toBe(0);
     });
 
     it('does not ring when an ungrouped job completes with nothing waiting', async () => {
       const queue = redis.queue();
       await queue.add(1);
       const held = await claimOne(queue);
-      const [tokens, { completed }] = await ringsAnd(queue, () => queue.complete([held]));
+      const [tokens, { completed }] = await ringsAnd(queue, () => leases(queue).complete([held]));
       expect(tokens).toBe(0);
       expect(completed).toEqual([true]);
     });
@@ -400,8 +400,8 @@ describe('the doorbell', () => {
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }, { payload: 3, options: { group: 'g' } }]);
       const a = await claimOne(queue);
       const b = await claimOne(queue);
-      expect(await rings(queue, () => queue.complete([a]))).toBe(0);
-      expect(await rings(queue, () => queue.fail([{ ...b, error: 'x' }]))).toBe(0);
+      expect(await rings(queue, () => leases(queue).complete([a]))).toBe(0);
+      expect(await rings(queue, () => leases(queue).fail([{ ...b, error: 'x' }]))).toBe(0);
     });
 
     it('does not ring for a fenced-off settle', async () => {
@@ -410,9 +410,9 @@ describe('the doorbell', () => {
       await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
       const held = await claimOne(queue);
       const stale = { id: held.id, token: held.token + 1 };
-      expect(await rings(queue, () => queue.complete([stale]))).toBe(0);
-      expect(await rings(queue, () => queue.retry([{ ...stale, error: 'x', delayMs: 0 }]))).toBe(0);
-      expect(await rings(queue, () => queue.fail([{ ...stale, error: 'x' }]))).toBe(0);
+      expect(await rings(queue, () => leases(queue).complete([stale]))).toBe(0);
+      expect(await rings(queue, () => leases(queue).retry([{ ...stale, error: 'x', delayMs: 0 }]))).toBe(0);
+      expect(await rings(queue, () => leases(queue).fail([{ ...stale, error: 'x' }]))).toBe(0);
     });
   });
 
@@ -420,25 +420,25 @@ describe('the doorbell', () => {
     const queue = redis.queue();
     await queue.add(1, { maxAttempts: 1 });
     const held = await claimOne(queue);
-    expect(await queue.fail([{ ...held, error: 'bad' }])).toEqual(['dead']);
+    expect(await leases(queue).fail([{ ...held, error: 'bad' }])).toEqual(['dead']);
     expect(await rings(queue, () => queue.reprocess(held.id))).toBe(1);
-    expect((await queue.claim(1, 30_000)).jobs.map((j) => j.id)).toEqual([held.id]);
+    expect((await leases(queue).claim(1, 30_000)).jobs.map((j) => j.id)).toEqual([held.id]);
   });
 
   it('does not ring when a dead job is reprocessed into a paused group', async () => {
     const queue = redis.queue();
     await queue.add(1, { maxAttempts: 1, group: 'g' });
     const held = await claimOne(queue);
-    await queue.fail([{ ...held, error: 'bad' }]);
+    await leases(queue).fail([{ ...held, error: 'bad' }]);
     await queue.pauseGroup('g');
     expect(await rings(queue, () => queue.reprocess(held.id))).toBe(0);
   });
 
   it('does not ring for a claim', async () => {
     const queue = redis.queue();
-    expect(await rings(queue, () => queue.claim(5, 30_000))).toBe(0);
+    expect(await rings(queue, () => leases(queue).claim(5, 30_000))).toBe(0);
     await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }, { payload: 3 }]);
-    const [tokens, result] = await ringsAnd(queue, () => queue.claim(2, 30_000));
+    const [tokens, result] = await ringsAnd(queue, () => leases(queue).claim(2, 30_000));
     expect(tokens).toBe(0);
     const claimed = result.jobs.length;
     expect(claimed).toBe(2);
@@ -451,10 +451,10 @@ describe('the doorbell', () => {
     await queue.add(2, { group: 'g' });
     expect(await redis.raw.llen(wake)).toBe(2);
     // n jobs claimed out of n asked: work may remain, the tokens stay
-    expect((await queue.claim(1, 30_000)).jobs).toHaveLength(1);
+    expect((await leases(queue).claim(1, 30_000)).jobs).toHaveLength(1);
     expect(await redis.raw.llen(wake)).toBe(2);
     // fewer than asked: nothing is claimable now, so no parked consumer should wake for them
-    expect((await queue.claim(5, 30_000)).jobs).toHaveLength(1);
+    expect((await leases(queue).claim(5, 30_000)).jobs).toHaveLength(1);
     expect(await redis.raw.llen(wake)).toBe(0);
     // and the next transition that makes work claimable rings again
     await queue.add(3);
@@ -482,12 +482,12 @@ describe('the doorbell', () => {
       await queue.addBulk([1, 2, 3, 4].map((n) => ({ payload: { n } })));
       const later = await queue.add({ later: true }, { delayMs: 60_000 });
       expect(await redis.raw.llen(sched)).toBe(1); // nobody parked heard it
-      const first = await queue.claim(2, 30_000);
+      const first = await leases(queue).claim(2, 30_000);
       expect(first.jobs).toHaveLength(2);
       expect(first.nextDueAt).toBe(Number(await redis.raw.zscore(keysOf(queue).key('scheduled'), later.id)));
       expect(first.nextLeaseEnd).toBe(first.now + 30_000);
       expect(await redis.raw.llen(sched)).toBe(0);
-      const second = await queue.claim(2, 30_000);
+      const second = await leases(queue).claim(2, 30_000);
       expect(second.jobs).toHaveLength(2);
       expect(second.nextDueAt).toBeNull();
       expect(second.nextLeaseEnd).toBeNull();
@@ -498,7 +498,7 @@ describe('the doorbell', () => {
       await queue.addBulk([1, 2, 3].map((n) => ({ payload: { n } })));
       const later = await queue.add({ later: true }, { delayMs: 60_000 });
       await redis.raw.del(keysOf(queue).key('sched'));
-      const beat = await queue.beat({ n: 2, leaseMs: 30_000 });
+      const beat = await leases(queue).beat({ n: 2, leaseMs: 30_000 });
       expect(beat.jobs).toHaveLength(2);
       expect(beat.nextDueAt).toBe(Number(await redis.raw.zscore(keysOf(queue).key('scheduled'), later.id)));
       expect(beat.nextLeaseEnd).toBe(beat.now + 30_000);

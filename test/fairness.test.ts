@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { Queue } from '../src/index.js';
-import { keysOf, useRedis } from './helpers.js';
+import { keysOf, useRedis, leases } from './helpers.js';
 import { checkInvariants } from './invariants.js';
 
 const LEASE = 60_000;
@@ -25,7 +25,7 @@ describe('fairness of the ring', () => {
   async function singleClaims<P>(queue: Queue<P>, count: number): Promise<Array<{ id: string; group: string; payload: P } | null>> {
     const out: Array<{ id: string; group: string; payload: P } | null> = [];
     for (let i = 0; i < count; i++) {
-      const { jobs } = await queue.claim(1, LEASE);
+      const { jobs } = await leases(queue).claim(1, LEASE);
       expect(jobs.length).toBeLessThanOrEqual(1);
       const job = jobs[0];
       out.push(job ? { id: job.id, group: entryOf(job.group), payload: job.payload } : null);
@@ -62,7 +62,7 @@ describe('fairness of the ring', () => {
       const payloads = claims.filter((c) => c!.group === g).map((c) => c!.payload);
       expect(payloads).toEqual([...payloads].sort((x, y) => x - y));
     }
-    expect(await queue.claim(1, LEASE)).toMatchObject({ jobs: [] });
+    expect(await leases(queue).claim(1, LEASE)).toMatchObject({ jobs: [] });
     expect(await redis.raw.llen(keysOf(queue).key('ring'))).toBe(0);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
@@ -87,7 +87,7 @@ describe('fairness of the ring', () => {
     const queue = redis.queue<string>();
     await queue.addBulk(Array.from({ length: 100 }, (_, i) => ({ payload: `a${i}`, options: { group: 'A' } })));
     await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: `u${i}` })));
-    const { jobs } = await queue.claim(10, LEASE);
+    const { jobs } = await leases(queue).claim(10, LEASE);
     expect(jobs.map((j) => j.payload).sort()).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'u0', 'u1', 'u2', 'u3', 'u4']);
     expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, -1)).toEqual(['A']);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
@@ -155,12 +155,12 @@ describe('fairness of the ring', () => {
               if (step.kind === 'claim') {
                 const bySingle: string[] = [];
                 for (let i = 0; i < step.n; i++) {
-                  for (const job of (await single.claim(1, LEASE)).jobs) {
+                  for (const job of (await leases(single).claim(1, LEASE)).jobs) {
                     bySingle.push(job.id);
                     held[0].set(job.id, job.token);
                   }
                 }
-                const { jobs: byBatch } = await batch.claim(step.n, LEASE);
+                const { jobs: byBatch } = await leases(batch).claim(step.n, LEASE);
                 for (const job of byBatch) held[1].set(job.id, job.token);
                 // in the same order too: a consumer runs a batch in reply order, so a batch listing
                 // one group's jobs together would run them ahead of the other groups' turns
@@ -171,7 +171,7 @@ describe('fairness of the ring', () => {
                 for (const [q, mine] of [[single, held[0]], [batch, held[1]]] as const) {
                   const items = chosen.map((id) => ({ id, token: mine.get(id)! }));
                   if (items.length === 0) continue;
-                  expect((await q.complete(items)).completed, where).toEqual(items.map(() => true));
+                  expect((await leases(q).complete(items)).completed, where).toEqual(items.map(() => true));
                   for (const id of chosen) mine.delete(id);
                 }
               }
@@ -219,7 +219,7 @@ describe('fairness of the ring', () => {
             await queue.addBulk(priorities.map((priority, i) => ({ payload: i, options: { priority, ...(grouped ? { group: 'g' } : {}) } })));
             const order: number[] = [];
             for (;;) {
-              const { jobs } = await queue.claim(n, LEASE);
+              const { jobs } = await leases(queue).claim(n, LEASE);
               // one lane: a batch is a run of that lane's head, in order
               order.push(...jobs.map((j) => j.payload));
               if (jobs.length < n) break;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, inject, it } from 'vitest';
 import { JobNotFoundError, Queue, type Job } from '../src/index.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import { keysOf, queueName, sleep, useRedis } from './helpers.js';
+import { keysOf, queueName, sleep, useRedis, leases } from './helpers.js';
 import { checkInvariants, findViolations, flagChecker, snapshotQueue } from './invariants.js';
 
 const GROUPS = ['a', 'b', 'c'] as const;
@@ -160,7 +160,7 @@ describe('groups, limits and pauses under random interleavings', () => {
       }
       case 'claim': {
         const claimer = queues[op.claimer]!;
-        const result = await claimer.claim(op.n, op.short ? SHORT_LEASE : LONG_LEASE);
+        const result = await leases(claimer).claim(op.n, op.short ? SHORT_LEASE : LONG_LEASE);
         expect(result.paused).toBe(model.paused);
         if (model.paused) expect(result.jobs, 'a paused queue handed out work').toEqual([]);
         expect(result.jobs.length).toBeLessThanOrEqual(op.n);
@@ -224,10 +224,10 @@ describe('groups, limits and pauses under random interleavings', () => {
         const item = { id: target.id, token: target.token };
         const before = await redis.raw.hgetall(keysOf(queue).job(target.id));
         if (op.how === 'complete') {
-          const { completed } = await via.complete([item]);
+          const { completed } = await leases(via).complete([item]);
           expect(completed).toEqual([holding !== undefined]);
         } else if (op.how === 'retry') {
-          const outcome = await via.retry([{ ...item, error: 'boom', delayMs: op.delayMs }]);
+          const outcome = await leases(via).retry([{ ...item, error: 'boom', delayMs: op.delayMs }]);
           const want = !holding
             ? 'fenced'
             : holding.attempts >= holding.maxAttempts
@@ -237,7 +237,7 @@ describe('groups, limits and pauses under random interleavings', () => {
                 : 'pending';
           expect(outcome).toEqual([want]);
         } else {
-          expect(await via.fail([{ ...item, error: 'fatal' }])).toEqual([holding ? 'dead' : 'fenced']);
+          expect(await leases(via).fail([{ ...item, error: 'fatal' }])).toEqual([holding ? 'dead' : 'fenced']);
         }
         if (holding) model.release(holding.id);
         else expect(await redis.raw.hgetall(keysOf(queue).job(target.id)), 'a fenced call changed the row').toEqual(before);
@@ -246,7 +246,7 @@ describe('groups, limits and pauses under random interleavings', () => {
       case 'reap': {
         await sleep(3); // every 1 ms lease is over by now; 60 s ones are not
         const expired = [...model.held.values()].filter((h) => h.short);
-        const { requeued, buried } = await queue.reap();
+        const { requeued, buried } = await leases(queue).reap();
         expect({ requeued, buried }).toEqual({
           requeued: expired.filter((h) => h.attempts < h.maxAttempts).length,
           buried: expired.filter((h) => h.attempts >= h.maxAttempts).length,
@@ -256,7 +256,7 @@ describe('groups, limits and pauses under random interleavings', () => {
       }
       case 'promote':
         if (op.waitMs > 0) await sleep(op.waitMs);
-        await queue.promote();
+        await leases(queue).promote();
         return;
       case 'limit':
         await queue.setGroupLimit(op.group, op.limit);
@@ -322,13 +322,13 @@ describe('groups, limits and pauses under random interleavings', () => {
   it('a paused group at its limit stays off the ring when any way of leaving active frees a slot', async () => {
     type Free = (queue: Queue<unknown>, job: Job<unknown>) => Promise<unknown>;
     const ways: Record<string, Free> = {
-      complete: (q, j) => q.complete([{ id: j.id, token: j.token }]),
-      retry: (q, j) => q.retry([{ id: j.id, token: j.token, error: 'e', delayMs: 0 }]),
-      fail: (q, j) => q.fail([{ id: j.id, token: j.token, error: 'e' }]),
+      complete: (q, j) => leases(q).complete([{ id: j.id, token: j.token }]),
+      retry: (q, j) => leases(q).retry([{ id: j.id, token: j.token, error: 'e', delayMs: 0 }]),
+      fail: (q, j) => leases(q).fail([{ id: j.id, token: j.token, error: 'e' }]),
       remove: (q, j) => q.remove(j.id),
       reap: async (q) => {
         await sleep(3);
-        return q.reap();
+        return leases(q).reap();
       },
     };
     for (const [way, free] of Object.entries(ways)) {
@@ -336,17 +336,17 @@ describe('groups, limits and pauses under random interleavings', () => {
       const k = keysOf(queue);
       await queue.setGroupLimit('g', 1);
       await queue.addBulk([1, 2, 3].map((payload) => ({ payload, options: { group: 'g' } })));
-      const { jobs } = await queue.claim(1, way === 'reap' ? SHORT_LEASE : LONG_LEASE);
+      const { jobs } = await leases(queue).claim(1, way === 'reap' ? SHORT_LEASE : LONG_LEASE);
       expect(jobs).toHaveLength(1);
       await queue.pauseGroup('g');
       await free(queue, jobs[0]!);
       expect(await redis.raw.lrange(k.key('ring'), 0, -1), way).toEqual([]);
-      expect((await queue.claim(5, LONG_LEASE)).jobs, way).toEqual([]);
+      expect((await leases(queue).claim(5, LONG_LEASE)).jobs, way).toEqual([]);
       expect(await checkInvariants(redis.raw, queue.name), way).toEqual([]);
       // resumed, the group is served again, one at a time
       await queue.resumeGroup('g');
       expect(await redis.raw.lrange(k.key('ring'), 0, -1), way).toEqual(['g']);
-      expect((await queue.claim(5, LONG_LEASE)).jobs, way).toHaveLength(1);
+      expect((await leases(queue).claim(5, LONG_LEASE)).jobs, way).toHaveLength(1);
       expect(await checkInvariants(redis.raw, queue.name), way).toEqual([]);
     }
   });
@@ -378,7 +378,7 @@ describe('groups, limits and pauses under random interleavings', () => {
       for (let round = 0; done < TOTAL; round++) {
         expect(round, 'no progress').toBeLessThan(TOTAL);
         // only claims in flight: the holders after them are exactly what Redis let out
-        const claims = await Promise.all(queues.map((q) => q.claim(3, 30_000)));
+        const claims = await Promise.all(queues.map((q) => leases(q).claim(3, 30_000)));
         take(claims.flatMap((c) => c.jobs));
         expect(held.length).toBe(Math.min(LIMIT, TOTAL - done));
         expect(await activeInRedis()).toBe(held.length);
@@ -387,8 +387,8 @@ describe('groups, limits and pauses under random interleavings', () => {
         const settling = held;
         held = [];
         const [completions, more] = await Promise.all([
-          Promise.all(settling.map((job, i) => queues[i % queues.length]!.complete([{ id: job.id, token: job.token }]))),
-          Promise.all(queues.map((q) => q.claim(3, 30_000))),
+          Promise.all(settling.map((job, i) => leases(queues[i % queues.length]!).complete([{ id: job.id, token: job.token }]))),
+          Promise.all(queues.map((q) => leases(q).claim(3, 30_000))),
         ]);
         for (const c of completions) expect(c.completed).toEqual([true]);
         done += settling.length;
@@ -398,7 +398,7 @@ describe('groups, limits and pauses under random interleavings', () => {
         expect(Number((await redis.raw.hget(keysOf(main).key('gactive'), 'g')) ?? '0')).toBe(held.length);
         expect(await checkInvariants(redis.raw, name)).toEqual([]);
         if (held.length > 0) {
-          await Promise.all(held.map((job) => main.complete([{ id: job.id, token: job.token }])));
+          await Promise.all(held.map((job) => leases(main).complete([{ id: job.id, token: job.token }])));
           done += held.length;
           held = [];
         }
@@ -425,7 +425,7 @@ describe('checkInvariants itself', () => {
       { payload: 3, options: { group: 'g' } },
       { payload: 4, options: { group: 'h' } },
     ]);
-    await queue.claim(2, 60_000); // JOB:1 (ungrouped) and JOB:2 (g, now at its limit)
+    await leases(queue).claim(2, 60_000); // JOB:1 (ungrouped) and JOB:2 (g, now at its limit)
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     const expectFlag = flagChecker(redis.raw, queue.name);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobStateError } from '../src/index.js';
-import { keysOf, laneIds, laneOrder, laneSize, snapshotKeys, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneOrder, laneSize, snapshotKeys, useRedis, leases } from './helpers.js';
 
 
 describe('group administration', () => {
@@ -33,7 +33,7 @@ describe('group administration', () => {
       expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
       expect((await queue.getJob(id))?.group).toBe('B');
 
-      const claimed = await queue.claim(5, 30_000);
+      const claimed = await leases(queue).claim(5, 30_000);
       expect(claimed.jobs.find((j) => j.id === id)).toMatchObject({ group: 'B', payload: 'x' });
       expect(await redis.raw.hget(k.key('gactive'), 'B')).toBe('1');
       expect(await redis.raw.hget(k.key('gactive'), 'A')).toBeNull();
@@ -70,7 +70,7 @@ describe('group administration', () => {
       expect(await laneSize(redis.raw, k, 'A')).toBe(0);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
       expect(await redis.raw.llen(k.key('wake'))).toBe(1);
-      const [job] = (await queue.claim(1, 30_000)).jobs;
+      const [job] = (await leases(queue).claim(1, 30_000)).jobs;
       expect(job).toMatchObject({ id, group: undefined });
       expect(await redis.raw.hlen(k.key('gactive'))).toBe(0);
 
@@ -88,7 +88,7 @@ describe('group administration', () => {
       await queue.pauseGroup('P');
       await queue.setGroupLimit('L', 1);
       await queue.add('busy', { group: 'L' });
-      expect((await queue.claim(1, 30_000)).jobs).toHaveLength(1);
+      expect((await leases(queue).claim(1, 30_000)).jobs).toHaveLength(1);
       const a = await queue.add('a');
       const b = await queue.add('b');
       await redis.raw.del(k.key('wake'));
@@ -101,14 +101,14 @@ describe('group administration', () => {
       // pending emptied: its entry left the ring too
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
       expect(await redis.raw.llen(k.key('wake'))).toBe(0);
-      expect((await queue.claim(5, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(5, 30_000)).jobs).toEqual([]);
     });
 
     it('refuses a job that is not pending, and a missing one, changing nothing', async () => {
       const queue = redis.queue<string>();
       const k = keysOf(queue);
       const active = await queue.add('a', { group: 'A' });
-      await queue.claim(1, 30_000);
+      await leases(queue).claim(1, 30_000);
       const scheduled = await queue.add('s', { group: 'A', delayMs: 600_000 });
       const before = await snapshotKeys(redis.raw, `${keysOf(queue).prefix}*`);
       await expect(queue.moveToGroup(active.id, 'B')).rejects.toBeInstanceOf(JobStateError);
@@ -128,20 +128,20 @@ describe('group administration', () => {
       await queue.setGroupLimit('g', 2);
       await queue.add('first', { group: 'g' });
       const waiting = await queue.add('waiting', { group: 'g' });
-      expect((await queue.claim(1, 30_000)).jobs).toHaveLength(1);
+      expect((await leases(queue).claim(1, 30_000)).jobs).toHaveLength(1);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
       // corrupt: the stored count says 5, and (consistently with that) g is off the ring
       await redis.raw.hset(k.key('gactive'), 'g', 5);
       await redis.raw.lrem(k.key('ring'), 0, 'g');
       await redis.raw.del(k.key('wake'));
-      expect((await queue.claim(1, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(1, 30_000)).jobs).toEqual([]);
 
       expect(await queue.sweepGroup('g')).toEqual({ stored: 5, counted: 1 });
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['g']);
       expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
 
-      const claimed = await queue.claim(5, 30_000);
+      const claimed = await leases(queue).claim(5, 30_000);
       expect(claimed.jobs.map((j) => j.id)).toEqual([waiting.id]);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('2');
     });
@@ -151,7 +151,7 @@ describe('group administration', () => {
       const k = keysOf(queue);
       await queue.setGroupLimit('g', 2);
       await queue.addBulk([1, 2, 3].map((n) => ({ payload: `j${n}`, options: { group: 'g' } })));
-      expect((await queue.claim(2, 30_000)).jobs).toHaveLength(2);
+      expect((await leases(queue).claim(2, 30_000)).jobs).toHaveLength(2);
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
       // corrupt: the stored count lost both claims, and g went back on the ring
       await redis.raw.hdel(k.key('gactive'), 'g');
@@ -162,7 +162,7 @@ describe('group administration', () => {
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('2');
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
       expect(await redis.raw.llen(k.key('wake'))).toBe(0);
-      expect((await queue.claim(5, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(5, 30_000)).jobs).toEqual([]);
     });
 
     it('sweeping a consistent group changes nothing', async () => {
@@ -174,7 +174,7 @@ describe('group administration', () => {
       await queue.add('other', { group: 'h' });
       await queue.add('plain');
       // ring [g, *]: g, *, g
-      expect((await queue.claim(3, 30_000)).jobs.map((j) => j.payload).sort()).toEqual(['g1', 'g2', 'plain']);
+      expect((await leases(queue).claim(3, 30_000)).jobs.map((j) => j.payload).sort()).toEqual(['g1', 'g2', 'plain']);
       const before = await snapshotKeys(redis.raw, `${keysOf(queue).prefix}*`);
       const { stored, counted } = await queue.sweepGroup('g');
       expect({ stored, counted }).toEqual({ stored: 2, counted: 2 });
@@ -191,7 +191,7 @@ describe('group administration', () => {
       const queue = redis.queue<number>();
       const k = keysOf(queue);
       await queue.addBulk([0, 1, 2, 3, 4, 5].map((n) => ({ payload: n, options: { group: 'g' } })));
-      const first = (await queue.claim(3, 30_000)).jobs;
+      const first = (await leases(queue).claim(3, 30_000)).jobs;
       expect(first.map((j) => j.payload)).toEqual([0, 1, 2]);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('3');
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['g']);
@@ -203,26 +203,26 @@ describe('group administration', () => {
       expect(await redis.raw.zcard(k.key('active'))).toBe(3);
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
       expect(await redis.raw.llen(k.key('wake'))).toBe(0);
-      expect((await queue.claim(5, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(5, 30_000)).jobs).toEqual([]);
 
       // 3 -> 2 -> 1: still not below the limit of 1
       for (const job of first.slice(0, 2)) {
-        expect((await queue.complete([{ id: job.id, token: job.token }])).completed).toEqual([true]);
+        expect((await leases(queue).complete([{ id: job.id, token: job.token }])).completed).toEqual([true]);
         expect(await redis.raw.llen(k.key('ring'))).toBe(0);
         expect(await redis.raw.llen(k.key('wake'))).toBe(0);
-        expect((await queue.claim(5, 30_000)).jobs).toEqual([]);
-        expect((await queue.beat({ n: 5, leaseMs: 30_000 })).jobs).toEqual([]);
+        expect((await leases(queue).claim(5, 30_000)).jobs).toEqual([]);
+        expect((await leases(queue).beat({ n: 5, leaseMs: 30_000 })).jobs).toEqual([]);
       }
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
       // 1 -> 0: below the limit, the lane is back and the doorbell rings
-      expect((await queue.complete([{ id: first[2]!.id, token: first[2]!.token }])).completed).toEqual([true]);
+      expect((await leases(queue).complete([{ id: first[2]!.id, token: first[2]!.token }])).completed).toEqual([true]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['g']);
       expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
-      const one = (await queue.claim(5, 30_000)).jobs;
+      const one = (await leases(queue).claim(5, 30_000)).jobs;
       expect(one.map((j) => j.payload)).toEqual([3]);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
-      expect((await queue.claim(5, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(5, 30_000)).jobs).toEqual([]);
 
       // null lifts the limit: the lane goes back on the ring and everything left is claimable
       await redis.raw.del(k.key('wake'));
@@ -230,7 +230,7 @@ describe('group administration', () => {
       expect(await redis.raw.hexists(k.key('glimit'), 'g')).toBe(0);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['g']);
       expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
-      expect((await queue.claim(5, 30_000)).jobs.map((j) => j.payload)).toEqual([4, 5]);
+      expect((await leases(queue).claim(5, 30_000)).jobs.map((j) => j.payload)).toEqual([4, 5]);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('3');
     });
 
@@ -242,7 +242,7 @@ describe('group administration', () => {
         ...[1, 2, 3, 4, 5].map((n) => ({ payload: `g${n}`, options: { group: 'g' } })),
         ...[1, 2, 3].map((n) => ({ payload: `u${n}` })),
       ]);
-      const claimed = (await queue.claim(10, 30_000)).jobs;
+      const claimed = (await leases(queue).claim(10, 30_000)).jobs;
       expect(claimed.filter((j) => j.group === 'g')).toHaveLength(2);
       expect(claimed.filter((j) => j.group === undefined)).toHaveLength(3);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('2');

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, inject } from 'vitest';
 import { UpstashTransport } from '../src/edge/upstash-transport.js';
-import { Queue, type QueueOptions } from '../src/index.js';
+import { Leases, Queue, type QueueOptions } from '../src/index.js';
+import { Scripts } from '../src/scripts.js';
 import { keyspace, type Keyspace } from '../src/keyspace.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import type { Transport } from '../src/transport.js';
@@ -131,3 +132,15 @@ export async function until(check: () => boolean | Promise<boolean>, ms = 5_000)
     await sleep(5);
   }
 }
+
+const leasesByQueue = new WeakMap<Queue<unknown>, Leases<unknown>>();
+
+/** The lease protocol of `queue` (one per queue object): what a consumer claims and settles with. */
+export function leases<P>(queue: Queue<P>): Leases<P> {
+  let found = leasesByQueue.get(queue as Queue<unknown>);
+  if (!found) leasesByQueue.set(queue as Queue<unknown>, (found = new Leases(queue as Queue<unknown>)));
+  return found as Leases<P>;
+}
+
+/** The script gateway of `queue`, for tests that call a script past Queue's checks (the kind door). */
+export const scriptsOf = (queue: Queue<unknown>): Scripts => new Scripts(queue.transport, queue.name);

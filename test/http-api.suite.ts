@@ -3,6 +3,7 @@ import { request } from 'node:http';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
+import { Leases } from '../src/lease.js';
 import { Queue } from '../src/queue.js';
 
 /** A running API to test: the Node server or the Worker under miniflare. */
@@ -175,8 +176,8 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       const transport = IoredisTransport.connect(redisUrl());
       try {
         const consumerSide = new Queue(transport, queue);
-        const [held] = (await consumerSide.claim(1, 30_000)).jobs;
-        expect(await consumerSide.fail([{ id: held!.id, token: held!.token, error: 'boom' }])).toEqual(['dead']);
+        const [held] = (await new Leases(consumerSide).claim(1, 30_000)).jobs;
+        expect(await new Leases(consumerSide).fail([{ id: held!.id, token: held!.token, error: 'boom' }])).toEqual(['dead']);
       } finally {
         await transport.close();
       }

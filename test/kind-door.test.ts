@@ -1,10 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KindError, Queue, type ScriptOp } from '../src/index.js';
+import { KindError, Queue } from '../src/index.js';
+import { type ScriptOp, Scripts } from '../src/scripts.js';
 import type { EncodedJob } from '../src/encode.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
-import { keysOf, laneIds, laneSize, queueName, snapshotKeys, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, queueName, snapshotKeys, useRedis, leases } from './helpers.js';
 
 
 /** A job tuple as enqueue.lua takes it, built by hand (no toJobId on the way). */
@@ -19,6 +20,8 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
   let raw: Redis;
   let transport: IoredisTransport;
   let queue: Queue<unknown>;
+  /** The script gateway, to call scripts past Queue's own checks. */
+  let gateway: Scripts;
   /** A held job and its token: a valid entry to put beside a bad one in a batch. */
   let held: { id: string; token: number };
 
@@ -27,6 +30,7 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
     raw = new Redis(server.url, { protocol: 2 });
     transport = IoredisTransport.connect(server.url);
     queue = new Queue(transport, queueName('kind'));
+    gateway = new Scripts(transport, queue.name);
     // a queue with something in every state, so a script that got past the door would have
     // plenty to write
     await queue.add({ pending: true }, { id: 'p1' });
@@ -34,9 +38,9 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
     await queue.add({ later: true }, { id: 's1', delayMs: 600_000 });
     await queue.add({ dead: true }, { id: 'd1' });
     await queue.add({ held: true }, { id: 'h1' });
-    const claimed = await queue.claim(2, 600_000);
+    const claimed = await leases(queue).claim(2, 600_000);
     const dead = claimed.jobs.find((j) => j.id === 'JOB:p1') ?? claimed.jobs[0]!;
-    expect(await queue.fail([{ id: dead.id, token: dead.token, error: 'x' }])).toEqual(['dead']);
+    expect(await leases(queue).fail([{ id: dead.id, token: dead.token, error: 'x' }])).toEqual(['dead']);
     const other = claimed.jobs.find((j) => j.id !== dead.id)!;
     held = { id: other.id, token: other.token };
     expect((await queue.stats()).counts.active).toBe(1);
@@ -54,7 +58,7 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
     const before = await snapshotKeys(raw, '*');
     let error: unknown;
     try {
-      await queue.scripts.run(op);
+      await gateway.run(op);
     } catch (e) {
       error = e;
     }
@@ -69,72 +73,72 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
   it('enqueue refuses a non-JOB id', async () => {
     // '' is not an id for enqueue: it asks for a fresh JOB:<seq>; every other bad id is refused
     for (const id of BAD.filter((b) => b !== '')) {
-      await refusedAndUnchanged(queue.scripts.enqueueOp([encoded(id)]), `enqueue ${JSON.stringify(id)}`);
+      await refusedAndUnchanged(gateway.enqueueOp([encoded(id)]), `enqueue ${JSON.stringify(id)}`);
     }
   });
 
   it('a bulk enqueue with one bad id (the 3rd) writes nothing at all', async () => {
     const jobs = [encoded('JOB:b1'), encoded('', '{"fresh":1}'), encoded('FLOW:1'), encoded('JOB:b4', '{}', 'g')];
-    await refusedAndUnchanged(queue.scripts.enqueueOp(jobs), 'bulk enqueue');
-    expect(await raw.exists(queue.scripts.keys.job('JOB:b1'))).toBe(0);
+    await refusedAndUnchanged(gateway.enqueueOp(jobs), 'bulk enqueue');
+    expect(await raw.exists(gateway.keys.job('JOB:b1'))).toBe(0);
   });
 
   it('complete, retry, fail and extend refuse a non-JOB id, even beside a valid held job', async () => {
-    const heldRow = await raw.hgetall(queue.scripts.keys.job(held.id));
-    const heldLease = await raw.zscore(queue.scripts.keys.key('active'), held.id);
+    const heldRow = await raw.hgetall(gateway.keys.job(held.id));
+    const heldLease = await raw.zscore(gateway.keys.key('active'), held.id);
     expect(heldRow.s).toBe('active');
     for (const id of BAD) {
       const what = JSON.stringify(id);
       const bad = { id, token: 1 };
-      await refusedAndUnchanged(queue.scripts.completeOp([bad], { keepMs: 60_000 }), `complete ${what}`);
-      await refusedAndUnchanged(queue.scripts.completeOp([held, bad], { keepMs: 60_000, claimN: 5 }), `complete batch ${what}`);
-      await refusedAndUnchanged(queue.scripts.retryOp([{ ...bad, error: 'e' }]), `retry ${what}`);
+      await refusedAndUnchanged(gateway.completeOp([bad], { keepMs: 60_000 }), `complete ${what}`);
+      await refusedAndUnchanged(gateway.completeOp([held, bad], { keepMs: 60_000, claimN: 5 }), `complete batch ${what}`);
+      await refusedAndUnchanged(gateway.retryOp([{ ...bad, error: 'e' }]), `retry ${what}`);
       await refusedAndUnchanged(
-        queue.scripts.retryOp([{ ...held, error: 'e', delayMs: 0 }, { ...bad, error: 'e' }]),
+        gateway.retryOp([{ ...held, error: 'e', delayMs: 0 }, { ...bad, error: 'e' }]),
         `retry batch ${what}`,
       );
-      await refusedAndUnchanged(queue.scripts.failOp([{ ...bad, error: 'e' }]), `fail ${what}`);
-      await refusedAndUnchanged(queue.scripts.failOp([{ ...held, error: 'e' }, { ...bad, error: 'e' }]), `fail batch ${what}`);
-      await refusedAndUnchanged(queue.scripts.extendOp([bad], 1_000), `extend ${what}`);
-      await refusedAndUnchanged(queue.scripts.extendOp([held, bad], 1_000), `extend batch ${what}`);
+      await refusedAndUnchanged(gateway.failOp([{ ...bad, error: 'e' }]), `fail ${what}`);
+      await refusedAndUnchanged(gateway.failOp([{ ...held, error: 'e' }, { ...bad, error: 'e' }]), `fail batch ${what}`);
+      await refusedAndUnchanged(gateway.extendOp([bad], 1_000), `extend ${what}`);
+      await refusedAndUnchanged(gateway.extendOp([held, bad], 1_000), `extend batch ${what}`);
     }
     // the held job was never touched
-    expect(await raw.hgetall(queue.scripts.keys.job(held.id))).toEqual(heldRow);
-    expect(await raw.zscore(queue.scripts.keys.key('active'), held.id)).toBe(heldLease);
+    expect(await raw.hgetall(gateway.keys.job(held.id))).toEqual(heldRow);
+    expect(await raw.zscore(gateway.keys.key('active'), held.id)).toBe(heldLease);
   });
 
   it('remove, reprocess, moveGroup and getJob refuse a non-JOB id', async () => {
     for (const id of BAD) {
       const what = JSON.stringify(id);
-      await refusedAndUnchanged(queue.scripts.removeOp(id), `remove ${what}`);
-      await refusedAndUnchanged(queue.scripts.reprocessOp(id), `reprocess ${what}`);
-      await refusedAndUnchanged(queue.scripts.moveGroupOp(id, 'g2'), `moveGroup ${what}`);
-      await refusedAndUnchanged(queue.scripts.moveGroupOp(id, ''), `moveGroup to none ${what}`);
-      await refusedAndUnchanged(queue.scripts.getJobOp(id), `getJob ${what}`);
+      await refusedAndUnchanged(gateway.removeOp(id), `remove ${what}`);
+      await refusedAndUnchanged(gateway.reprocessOp(id), `reprocess ${what}`);
+      await refusedAndUnchanged(gateway.moveGroupOp(id, 'g2'), `moveGroup ${what}`);
+      await refusedAndUnchanged(gateway.moveGroupOp(id, ''), `moveGroup to none ${what}`);
+      await refusedAndUnchanged(gateway.getJobOp(id), `getJob ${what}`);
     }
   });
 
   it('a row planted under a non-JOB id is still behind the door', async () => {
     // even when a key exists for the id, the scripts refuse to name it
-    const stray = queue.scripts.keys.job('FLOW:1');
+    const stray = gateway.keys.job('FLOW:1');
     await raw.hset(stray, 's', 'dead', 'a', '1', 'd', '{}');
-    await raw.zadd(queue.scripts.keys.key('dead'), 1, 'FLOW:1');
+    await raw.zadd(gateway.keys.key('dead'), 1, 'FLOW:1');
     try {
-      await refusedAndUnchanged(queue.scripts.reprocessOp('FLOW:1'), 'reprocess planted');
-      await refusedAndUnchanged(queue.scripts.removeOp('FLOW:1'), 'remove planted');
-      await refusedAndUnchanged(queue.scripts.getJobOp('FLOW:1'), 'getJob planted');
-      await refusedAndUnchanged(queue.scripts.enqueueOp([encoded('FLOW:1')]), 'enqueue planted');
+      await refusedAndUnchanged(gateway.reprocessOp('FLOW:1'), 'reprocess planted');
+      await refusedAndUnchanged(gateway.removeOp('FLOW:1'), 'remove planted');
+      await refusedAndUnchanged(gateway.getJobOp('FLOW:1'), 'getJob planted');
+      await refusedAndUnchanged(gateway.enqueueOp([encoded('FLOW:1')]), 'enqueue planted');
     } finally {
       await raw.del(stray);
-      await raw.zrem(queue.scripts.keys.key('dead'), 'FLOW:1');
+      await raw.zrem(gateway.keys.key('dead'), 'FLOW:1');
     }
   });
 
   it('JOB: ids still pass the door', async () => {
-    expect(await queue.scripts.run(queue.scripts.getJobOp('JOB:none'))).toBeNull();
-    expect(await queue.scripts.run(queue.scripts.removeOp('JOB:none'))).toBe(false);
-    expect(await queue.scripts.run(queue.scripts.reprocessOp('JOB:none'))).toBe(0);
-    expect(await queue.scripts.run(queue.scripts.extendOp([{ id: 'JOB:none', token: 1 }], 1_000))).toEqual([null]);
+    expect(await gateway.run(gateway.getJobOp('JOB:none'))).toBeNull();
+    expect(await gateway.run(gateway.removeOp('JOB:none'))).toBe(false);
+    expect(await gateway.run(gateway.reprocessOp('JOB:none'))).toBe(0);
+    expect(await gateway.run(gateway.extendOp([{ id: 'JOB:none', token: 1 }], 1_000))).toEqual([null]);
   });
 });
 
@@ -179,10 +183,10 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
     await queue.add('a', { id: 'act' });
     await queue.add('d', { id: 'dead' });
     await queue.add('c', { id: 'done' });
-    const jobs = (await queue.claim(3, 600_000)).jobs;
+    const jobs = (await leases(queue).claim(3, 600_000)).jobs;
     const byId = new Map(jobs.map((j) => [j.id, j]));
-    expect(await queue.fail([{ id: 'JOB:dead', token: byId.get('JOB:dead')!.token, error: 'x' }])).toEqual(['dead']);
-    expect((await queue.complete([{ id: 'JOB:done', token: byId.get('JOB:done')!.token }])).completed).toEqual([true]);
+    expect(await leases(queue).fail([{ id: 'JOB:dead', token: byId.get('JOB:dead')!.token, error: 'x' }])).toEqual(['dead']);
+    expect((await leases(queue).complete([{ id: 'JOB:done', token: byId.get('JOB:done')!.token }])).completed).toEqual([true]);
 
     const before = await state(queue);
     const again = await queue.addBulk(
@@ -211,7 +215,7 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
     expect(await laneSize(redis.raw, k, 'g')).toBe(0);
     // one enqueue, one token
     expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
-    const claimed = await queue.claim(10, 30_000);
+    const claimed = await leases(queue).claim(10, 30_000);
     expect(claimed.jobs.map((j) => j.payload)).toEqual([1, 2]);
   });
 

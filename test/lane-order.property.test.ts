@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Job } from '../src/index.js';
-import { keysOf, laneEntries, laneIds, queueName, sleep, useRedis } from './helpers.js';
+import { keysOf, laneEntries, laneIds, queueName, sleep, useRedis, leases } from './helpers.js';
 import { checkInvariants } from './invariants.js';
 
 /**
@@ -57,10 +57,10 @@ describe('one order over a lane’s zset and arrivals list', () => {
             await queue.add(seq++, { delayMs: 1, ...(step.group ? { group: step.group } : {}) });
           } else if (step.op === 'promote') {
             await sleep(2);
-            await queue.promote();
+            await leases(queue).promote();
           } else if (step.op === 'release') {
             const h = held.splice(step.pick % Math.max(held.length, 1), 1)[0];
-            if (h) await queue.release([{ id: h.id, token: h.token }]);
+            if (h) await leases(queue).release([{ id: h.id, token: h.token }]);
           } else if (step.op === 'move') {
             const pending = [...(await laneIds(redis.raw, k)), ...(await laneIds(redis.raw, k, 'g'))];
             const id = pending[step.pick % Math.max(pending.length, 1)];
@@ -70,7 +70,7 @@ describe('one order over a lane’s zset and arrivals list', () => {
             const ungrouped = (await laneEntries(redis.raw, k)).map(([id]) => id);
             const grouped = (await laneEntries(redis.raw, k, 'g')).map(([id]) => id);
             const activeInG = held.filter((j) => j.group === 'g').length;
-            const claimed = await queue.claim(step.n, 60_000);
+            const claimed = await leases(queue).claim(step.n, 60_000);
             held.push(...claimed.jobs);
             const fromUngrouped = claimed.jobs.filter((j) => j.group === null).map((j) => j.id);
             const fromGroup = claimed.jobs.filter((j) => j.group === 'g').map((j) => j.id);
@@ -101,16 +101,16 @@ describe('one order over a lane’s zset and arrivals list', () => {
     const first = await queue.add('first');
     const second = await queue.add('second');
     const urgent = await queue.add('urgent', { priority: 1 });
-    const [claimed] = (await queue.claim(1, 60_000)).jobs;
+    const [claimed] = (await leases(queue).claim(1, 60_000)).jobs;
     expect(claimed!.id).toBe(first.id);
     const third = await queue.add('third');
-    await queue.release([{ id: claimed!.id, token: claimed!.token }]);
+    await leases(queue).release([{ id: claimed!.id, token: claimed!.token }]);
     await sleep(2);
-    await queue.promote();
+    await leases(queue).promote();
     // the arrivals list holds only second and third; the zset the rest, each at its own order
     expect(await redis.raw.lrange(k.fifo(), 0, '-1')).toEqual([second.id, third.id]);
     expect(await redis.raw.zrange(k.key('pending'), 0, '-1')).toEqual([early.id, first.id, urgent.id]);
-    const order = (await queue.claim(10, 60_000)).jobs.map((j) => j.payload);
+    const order = (await leases(queue).claim(10, 60_000)).jobs.map((j) => j.payload);
     expect(order).toEqual(['early-delayed', 'first', 'second', 'third', 'urgent']);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });

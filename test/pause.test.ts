@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keysOf, laneIds, laneSize, sleep, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, sleep, useRedis, leases } from './helpers.js';
 
 /** Invariant 7: a paused queue or group hands out nothing; what is active finishes normally. */
 describe('pause', () => {
@@ -14,10 +14,10 @@ describe('pause', () => {
       expect(await redis.raw.hget(k.key('meta'), 'paused')).not.toBeNull();
       expect((await queue.stats()).paused).toBe(true);
 
-      const claimed = await queue.claim(10, 30_000);
+      const claimed = await leases(queue).claim(10, 30_000);
       expect(claimed.paused).toBe(true);
       expect(claimed.jobs).toEqual([]);
-      const beat = await queue.beat({ n: 10, leaseMs: 30_000 });
+      const beat = await leases(queue).beat({ n: 10, leaseMs: 30_000 });
       expect(beat.paused).toBe(true);
       expect(beat.jobs).toEqual([]);
 
@@ -40,11 +40,11 @@ describe('pause', () => {
     it('hands out nothing from a beat that promotes or reaps while paused', async () => {
       const queue = redis.queue();
       await queue.add('leased');
-      await queue.claim(1, 1);
+      await leases(queue).claim(1, 1);
       await queue.add('delayed', { delayMs: 30 });
       await queue.pause();
       await sleep(150);
-      const beat = await queue.beat({ n: 10, leaseMs: 30_000 });
+      const beat = await leases(queue).beat({ n: 10, leaseMs: 30_000 });
       expect(beat.paused).toBe(true);
       expect(beat.jobs).toEqual([]);
       expect(beat.promoted).toBe(1);
@@ -56,31 +56,31 @@ describe('pause', () => {
       const queue = redis.queue();
       const k = keysOf(queue);
       await queue.addBulk([{ payload: 1 }, { payload: 2 }, { payload: 3, options: { maxAttempts: 1 } }, { payload: 4 }]);
-      const { jobs } = await queue.claim(4, 30_000);
+      const { jobs } = await leases(queue).claim(4, 30_000);
       expect(jobs).toHaveLength(4);
       const [a, b, c, d] = [jobs[0]!, jobs[1]!, jobs[2]!, jobs[3]!];
       await queue.pause();
 
-      expect((await queue.complete([a])).completed).toEqual([true]);
+      expect((await leases(queue).complete([a])).completed).toEqual([true]);
       expect(await redis.raw.hget(k.job(a.id), 's')).toBe('completed');
-      expect(await queue.retry([{ id: b.id, token: b.token, error: 'x', delayMs: 0 }])).toEqual(['pending']);
-      expect(await queue.fail([{ id: c.id, token: c.token, error: 'x' }])).toEqual(['dead']);
-      const [deadline] = await queue.extend([d], 60_000);
+      expect(await leases(queue).retry([{ id: b.id, token: b.token, error: 'x', delayMs: 0 }])).toEqual(['pending']);
+      expect(await leases(queue).fail([{ id: c.id, token: c.token, error: 'x' }])).toEqual(['dead']);
+      const [deadline] = await leases(queue).extend([d], 60_000);
       expect(deadline).not.toBeNull();
       expect(Number(await redis.raw.zscore(k.key('active'), d.id))).toBe(deadline);
-      expect((await queue.complete([d])).completed).toEqual([true]);
+      expect((await leases(queue).complete([d])).completed).toEqual([true]);
 
       // the retried job waits; it is not handed out while paused
-      expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
       expect((await queue.stats()).counts).toEqual({ pending: 1, scheduled: 0, active: 0, dead: 1, completed: 2 });
     });
 
     it('complete-and-claim completes but claims nothing while paused', async () => {
       const queue = redis.queue();
       await queue.addBulk([{ payload: 1 }, { payload: 2 }]);
-      const { jobs } = await queue.claim(1, 30_000);
+      const { jobs } = await leases(queue).claim(1, 30_000);
       await queue.pause();
-      const done = await queue.complete([jobs[0]!], { claimN: 5, leaseMs: 30_000 });
+      const done = await leases(queue).complete([jobs[0]!], { claimN: 5, leaseMs: 30_000 });
       expect(done.completed).toEqual([true]);
       expect(done.claimed?.paused).toBe(true);
       expect(done.claimed?.jobs ?? []).toEqual([]);
@@ -92,9 +92,9 @@ describe('pause', () => {
       await queue.add(1);
       await queue.pause();
       await queue.addBulk([{ payload: 2, options: { group: 'g' } }, { payload: 3 }]);
-      expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
       expect(await queue.resume()).toBe(true);
-      const claimed = await queue.claim(10, 30_000);
+      const claimed = await leases(queue).claim(10, 30_000);
       expect(claimed.paused).toBe(false);
       expect(claimed.jobs.map((j) => j.payload).sort()).toEqual([1, 2, 3]);
     });
@@ -117,11 +117,11 @@ describe('pause', () => {
       expect(await redis.raw.smembers(k.key('gpaused'))).toEqual(['a']);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['b', '*']);
 
-      const claimed = await queue.claim(10, 30_000);
+      const claimed = await leases(queue).claim(10, 30_000);
       expect(claimed.paused).toBe(false);
       expect(claimed.jobs.map((j) => j.payload).sort()).toEqual(['b1', 'b2', 'u1', 'u2']);
       expect(claimed.jobs.every((j) => j.group !== 'a')).toBe(true);
-      expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
       expect(await laneIds(redis.raw, k, 'a')).toHaveLength(2);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);
     });
@@ -135,7 +135,7 @@ describe('pause', () => {
       await queue.add('u1');
       expect(await laneIds(redis.raw, k, 'a')).toEqual([added.id]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
-      expect((await queue.claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['u1']);
+      expect((await leases(queue).claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['u1']);
       expect((await queue.stats()).counts.pending).toBe(1);
     });
 
@@ -146,31 +146,31 @@ describe('pause', () => {
         { payload: 'lease', options: { group: 'a' } },
         { payload: 'dead', options: { group: 'a', maxAttempts: 1 } },
       ]);
-      const { jobs } = await queue.claim(2, 30_000);
+      const { jobs } = await leases(queue).claim(2, 30_000);
       const dead = jobs.find((j) => j.payload === 'dead')!;
-      await queue.fail([{ id: dead.id, token: dead.token, error: 'x' }]);
+      await leases(queue).fail([{ id: dead.id, token: dead.token, error: 'x' }]);
       await queue.add('delayed', { group: 'a', delayMs: 30 });
       const lease = jobs.find((j) => j.payload === 'lease')!;
       await queue.pauseGroup('a');
-      await queue.extend([lease], 1);
+      await leases(queue).extend([lease], 1);
       await sleep(150);
-      expect((await queue.reap()).requeued).toBe(1);
-      expect((await queue.promote()).promoted).toBe(1);
+      expect((await leases(queue).reap()).requeued).toBe(1);
+      expect((await leases(queue).promote()).promoted).toBe(1);
       await queue.reprocess(dead.id);
       expect(await laneSize(redis.raw, k, 'a')).toBe(3);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);
-      expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
     });
 
     it('lets active jobs of a paused group finish normally', async () => {
       const queue = redis.queue();
       await queue.addBulk([{ payload: 1, options: { group: 'a' } }, { payload: 2, options: { group: 'a' } }]);
-      const { jobs } = await queue.claim(2, 30_000);
+      const { jobs } = await leases(queue).claim(2, 30_000);
       expect(jobs).toHaveLength(2);
       await queue.pauseGroup('a');
-      expect((await queue.complete([jobs[0]!])).completed).toEqual([true]);
-      expect(await queue.retry([{ id: jobs[1]!.id, token: jobs[1]!.token, error: 'x', delayMs: 0 }])).toEqual(['pending']);
-      expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).complete([jobs[0]!])).completed).toEqual([true]);
+      expect(await leases(queue).retry([{ id: jobs[1]!.id, token: jobs[1]!.token, error: 'x', delayMs: 0 }])).toEqual(['pending']);
+      expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual([]);
     });
 
@@ -184,7 +184,7 @@ describe('pause', () => {
       expect(await queue.resumeGroup('a')).toBe(true);
       expect(await redis.raw.smembers(k.key('gpaused'))).toEqual([]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*', 'a']);
-      const claimed = await queue.claim(10, 30_000);
+      const claimed = await leases(queue).claim(10, 30_000);
       expect(claimed.jobs.map((j) => j.payload).sort()).toEqual(['a1', 'a2', 'u1']);
     });
 
@@ -216,7 +216,7 @@ describe('pause', () => {
       await queue.pause();
       await queue.pauseGroup('a');
       await queue.resume();
-      expect((await queue.claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['u1']);
+      expect((await leases(queue).claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['u1']);
     });
   });
 
@@ -231,9 +231,9 @@ describe('pause', () => {
         { payload: 'u1' },
       ]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['b', '*']);
-      const claimed = await queue.claim(10, 30_000);
+      const claimed = await leases(queue).claim(10, 30_000);
       expect(claimed.jobs.map((j) => j.payload).sort()).toEqual(['b1', 'u1']);
-      expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
       expect(await laneSize(redis.raw, k, 'z')).toBe(1);
       expect(await redis.raw.hget(k.key('gactive'), 'z')).toBeNull();
     });
@@ -245,9 +245,9 @@ describe('pause', () => {
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['z']);
       await queue.setGroupLimit('z', 0);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);
-      expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+      expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
       await queue.setGroupLimit('z', null);
-      expect((await queue.claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['z1', 'z2']);
+      expect((await leases(queue).claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['z1', 'z2']);
     });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keysOf, laneIds, laneOrder, laneSize, sleep, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneOrder, laneSize, sleep, useRedis, leases } from './helpers.js';
 
 describe('promotion of scheduled jobs', () => {
   const redis = useRedis();
@@ -34,7 +34,7 @@ describe('promotion of scheduled jobs', () => {
     const moved: string[] = [];
     for (let call = 0; call < 3; call++) {
       const before = new Set(await redis.raw.zrange(k.key('scheduled'), 0, '-1'));
-      const result = await queue.promote(3);
+      const result = await leases(queue).promote(3);
       const after = new Set(await redis.raw.zrange(k.key('scheduled'), 0, '-1'));
       const now = [...before].filter((id) => !after.has(id));
       // this call moved the three earliest-due of what was left
@@ -52,13 +52,13 @@ describe('promotion of scheduled jobs', () => {
       expect(await redis.raw.llen(k.key('wake'))).toBe(call + 1);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
     }
-    expect(await queue.promote(3)).toEqual({ promoted: 1, nextDueAt: null });
+    expect(await leases(queue).promote(3)).toEqual({ promoted: 1, nextDueAt: null });
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
-    expect(await queue.promote(3)).toEqual({ promoted: 0, nextDueAt: null });
+    expect(await leases(queue).promote(3)).toEqual({ promoted: 0, nextDueAt: null });
     expect(await redis.raw.llen(k.key('wake'))).toBe(4);
 
     // claims follow arrival order, not due order
-    const claimed = await queue.claim(10, 30_000);
+    const claimed = await leases(queue).claim(10, 30_000);
     expect(claimed.jobs.map((j) => j.id)).toEqual(ids);
   });
 
@@ -68,7 +68,7 @@ describe('promotion of scheduled jobs', () => {
     await queue.add('later', { delayMs: 60_000 });
     await queue.add('sooner', { delayMs: 30_000 });
     const first = Number((await redis.raw.zrange(k.key('scheduled'), 0, '0', 'WITHSCORES'))[1]);
-    expect(await queue.promote()).toEqual({ promoted: 0, nextDueAt: first });
+    expect(await leases(queue).promote()).toEqual({ promoted: 0, nextDueAt: first });
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(2);
     expect(await redis.raw.llen(k.key('wake'))).toBe(0);
   });
@@ -85,10 +85,10 @@ describe('promotion of scheduled jobs', () => {
 
     let polls = 0;
     while ((await redis.serverNow()) < dueAt - 50) {
-      const claimed = await queue.claim(1, 30_000);
+      const claimed = await leases(queue).claim(1, 30_000);
       expect(claimed.jobs).toEqual([]);
       expect(claimed.nextDueAt).toBe(dueAt);
-      const beat = await queue.beat({ n: 1, leaseMs: 30_000 });
+      const beat = await leases(queue).beat({ n: 1, leaseMs: 30_000 });
       // whatever the timing, a beat that ran before the due time took nothing
       if (beat.now < dueAt) {
         expect(beat.jobs).toEqual([]);
@@ -104,8 +104,8 @@ describe('promotion of scheduled jobs', () => {
 
     // claim() alone never promotes, even after the due time
     await untilServerTime(dueAt);
-    expect((await queue.claim(1, 30_000)).jobs).toEqual([]);
-    const beat = await queue.beat({ n: 1, leaseMs: 30_000 });
+    expect((await leases(queue).claim(1, 30_000)).jobs).toEqual([]);
+    const beat = await leases(queue).beat({ n: 1, leaseMs: 30_000 });
     expect(beat.now).toBeGreaterThanOrEqual(dueAt);
     expect(beat.promoted).toBe(1);
     expect(beat.jobs.map((j) => [j.id, j.payload, j.token])).toEqual([[id, 'delayed', 1]]);
@@ -129,7 +129,7 @@ describe('promotion of scheduled jobs', () => {
     // wait for the later of the two due times: the second job was added after the first
     const plainDue = Number(await redis.raw.zscore(k.key('scheduled'), plain.id));
     await untilServerTime(Math.max(record!.runAt!, plainDue));
-    expect((await queue.promote()).promoted).toBe(2);
+    expect((await leases(queue).promote()).promoted).toBe(2);
     expect(await laneIds(redis.raw, k, 'tenant-a')).toEqual([id]);
     expect(await laneOrder(redis.raw, k, id, 'tenant-a')).toBe(order);
     // priority 7 sits above 2^32 * 7 in the order score
@@ -139,7 +139,7 @@ describe('promotion of scheduled jobs', () => {
     expect((await redis.raw.lrange(k.key('ring'), 0, '-1')).sort()).toEqual(['*', 'tenant-a']);
     expect(await redis.raw.hmget(k.job(id), 's', 'g', 'p')).toEqual(['pending', 'tenant-a', '7']);
 
-    const claimed = await queue.claim(2, 30_000);
+    const claimed = await leases(queue).claim(2, 30_000);
     const grouped = claimed.jobs.find((j) => j.id === id);
     expect(grouped).toMatchObject({ group: 'tenant-a', payload: 'g-job' });
     expect(await redis.raw.hget(k.key('gactive'), 'tenant-a')).toBe('1');
@@ -151,10 +151,10 @@ describe('promotion of scheduled jobs', () => {
     await queue.pauseGroup('g');
     const { id } = await queue.add('x', { delayMs: 30, group: 'g' });
     await untilServerTime((await queue.getJob(id))!.runAt!);
-    expect((await queue.promote()).promoted).toBe(1);
+    expect((await leases(queue).promote()).promoted).toBe(1);
     expect(await laneIds(redis.raw, k, 'g')).toEqual([id]);
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
     expect(await redis.raw.llen(k.key('wake'))).toBe(0);
-    expect((await queue.beat({ n: 1, leaseMs: 30_000 })).jobs).toEqual([]);
+    expect((await leases(queue).beat({ n: 1, leaseMs: 30_000 })).jobs).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkInvariants } from './invariants.js';
-import { keysOf, laneIds, useRedis } from './helpers.js';
+import { keysOf, laneIds, useRedis, leases } from './helpers.js';
 
 describe('release: giving back jobs never started', () => {
   const redis = useRedis();
@@ -10,12 +10,12 @@ describe('release: giving back jobs never started', () => {
     const k = keysOf(queue);
     await queue.setGroupLimit('g', 1);
     await queue.addBulk([1, 2].map((payload) => ({ payload, options: { group: 'g' } })));
-    const [held] = (await queue.claim(5, 30_000)).jobs;
+    const [held] = (await leases(queue).claim(5, 30_000)).jobs;
     expect(held).toMatchObject({ id: 'JOB:1', attempts: 1 });
     expect(await redis.raw.lrange(k.key('ring'), 0, -1)).toEqual([]); // at its limit
     const wake = await redis.raw.llen(k.key('wake'));
 
-    expect(await queue.release([{ id: held!.id, token: held!.token }])).toEqual(['released']);
+    expect(await leases(queue).release([{ id: held!.id, token: held!.token }])).toEqual(['released']);
     expect(await redis.raw.llen(k.key('wake'))).toBe(wake + 1);
     expect(await queue.getJob(held!.id)).toMatchObject({ state: 'pending', attempts: 0 });
     expect(await redis.raw.hget(k.key('gactive'), 'g')).toBeNull();
@@ -23,9 +23,9 @@ describe('release: giving back jobs never started', () => {
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     // the old token is dead: a second release or a complete changes nothing
-    expect(await queue.release([{ id: held!.id, token: held!.token }])).toEqual(['fenced']);
-    expect((await queue.complete([{ id: held!.id, token: held!.token }])).completed).toEqual([false]);
-    const [again] = (await queue.claim(1, 30_000)).jobs;
+    expect(await leases(queue).release([{ id: held!.id, token: held!.token }])).toEqual(['fenced']);
+    expect((await leases(queue).complete([{ id: held!.id, token: held!.token }])).completed).toEqual([false]);
+    const [again] = (await leases(queue).claim(1, 30_000)).jobs;
     expect(again).toMatchObject({ id: 'JOB:1', attempts: 1 });
     expect(again!.token).toBeGreaterThan(held!.token);
   });

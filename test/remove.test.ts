@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError } from '../src/errors.js';
-import { keysOf, laneIds, laneSize, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, useRedis, leases } from './helpers.js';
 
 /**
  * remove: a job in any state leaves every set it was in and its row is deleted; an active job's
@@ -14,13 +14,13 @@ describe('remove', () => {
     const k = keysOf(queue);
     await queue.setGroupLimit('g', 1);
     await queue.addBulk([{ payload: 'first', options: { group: 'g' } }, { payload: 'second', options: { group: 'g' } }]);
-    const first = await queue.claim(10, 30_000);
+    const first = await leases(queue).claim(10, 30_000);
     expect(first.jobs.map((j) => j.payload)).toEqual(['first']);
     const held = first.jobs[0]!;
     expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);
     // the other one waits in the lane and is not claimable
-    expect((await queue.claim(10, 30_000)).jobs).toEqual([]);
+    expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
     expect(await laneSize(redis.raw, k, 'g')).toBe(1);
 
     const wakeBefore = await redis.raw.llen(k.key('wake'));
@@ -31,17 +31,17 @@ describe('remove', () => {
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['g']);
     expect(await redis.raw.llen(k.key('wake'))).toBe(wakeBefore + 1);
 
-    const next = await queue.claim(10, 30_000);
+    const next = await leases(queue).claim(10, 30_000);
     expect(next.jobs.map((j) => j.payload)).toEqual(['second']);
     expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
 
     // the removed job's holder is fenced off and changes nothing
     const stale = { id: held.id, token: held.token };
-    expect((await queue.complete([stale])).completed).toEqual([false]);
-    expect(await queue.retry([{ ...stale, error: 'x', delayMs: 0 }])).toEqual(['fenced']);
-    expect(await queue.retry([{ ...stale, error: 'x', delayMs: 60_000 }])).toEqual(['fenced']);
-    expect(await queue.fail([{ ...stale, error: 'x' }])).toEqual(['fenced']);
-    expect(await queue.extend([stale], 30_000)).toEqual([null]);
+    expect((await leases(queue).complete([stale])).completed).toEqual([false]);
+    expect(await leases(queue).retry([{ ...stale, error: 'x', delayMs: 0 }])).toEqual(['fenced']);
+    expect(await leases(queue).retry([{ ...stale, error: 'x', delayMs: 60_000 }])).toEqual(['fenced']);
+    expect(await leases(queue).fail([{ ...stale, error: 'x' }])).toEqual(['fenced']);
+    expect(await leases(queue).extend([stale], 30_000)).toEqual([null]);
     expect(await redis.raw.exists(k.job(held.id))).toBe(0);
     expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
     expect(await redis.raw.zrange(k.key('active'), 0, '-1')).toEqual([next.jobs[0]!.id]);
@@ -54,13 +54,13 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     await queue.add(1);
-    const held = (await queue.claim(1, 30_000)).jobs[0]!;
+    const held = (await leases(queue).claim(1, 30_000)).jobs[0]!;
     const wakeBefore = await redis.raw.llen(k.key('wake'));
     await queue.remove(held.id);
     expect(await redis.raw.exists(k.job(held.id))).toBe(0);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
     expect(await redis.raw.llen(k.key('wake'))).toBe(wakeBefore);
-    expect((await queue.complete([held])).completed).toEqual([false]);
+    expect((await leases(queue).complete([held])).completed).toEqual([false]);
     expect(await redis.raw.hget(k.key('meta'), 'completed')).toBeNull();
   });
 
@@ -81,7 +81,7 @@ describe('remove', () => {
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['b']);
     expect(await laneSize(redis.raw, k, 'a')).toBe(0);
     for (const id of [a1!.id, a2!.id]) expect(await redis.raw.exists(k.job(id))).toBe(0);
-    expect((await queue.claim(10, 30_000)).jobs.map((j) => j.id)).toEqual([b1!.id]);
+    expect((await leases(queue).claim(10, 30_000)).jobs.map((j) => j.id)).toEqual([b1!.id]);
   });
 
   it('takes * off the ring when the last ungrouped pending job is removed', async () => {
@@ -95,7 +95,7 @@ describe('remove', () => {
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['g']);
     expect(await laneSize(redis.raw, k)).toBe(0);
     for (const id of [u1!.id, u2!.id]) expect(await redis.raw.exists(k.job(id))).toBe(0);
-    expect((await queue.claim(10, 30_000)).jobs.map((j) => j.id)).toEqual([g1!.id]);
+    expect((await leases(queue).claim(10, 30_000)).jobs.map((j) => j.id)).toEqual([g1!.id]);
   });
 
   it('removes a pending job of a paused group without touching the ring', async () => {
@@ -132,8 +132,8 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     await queue.add(1);
-    const held = (await queue.claim(1, 30_000)).jobs[0]!;
-    expect(await queue.retry([{ id: held.id, token: held.token, error: 'x', delayMs: 60_000 }])).toEqual(['scheduled']);
+    const held = (await leases(queue).claim(1, 30_000)).jobs[0]!;
+    expect(await leases(queue).retry([{ id: held.id, token: held.token, error: 'x', delayMs: 60_000 }])).toEqual(['scheduled']);
     await queue.remove(held.id);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
     expect(await redis.raw.exists(k.job(held.id))).toBe(0);
@@ -143,8 +143,8 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     await queue.addBulk([{ payload: 1, options: { maxAttempts: 1 } }, { payload: 2, options: { maxAttempts: 1 } }]);
-    const { jobs } = await queue.claim(2, 30_000);
-    expect(await queue.fail(jobs.map((j) => ({ id: j.id, token: j.token, error: 'bad' })))).toEqual(['dead', 'dead']);
+    const { jobs } = await leases(queue).claim(2, 30_000);
+    expect(await leases(queue).fail(jobs.map((j) => ({ id: j.id, token: j.token, error: 'bad' })))).toEqual(['dead', 'dead']);
     const [d1, d2] = [jobs[0]!, jobs[1]!];
     await queue.remove(d1.id);
     expect(await redis.raw.zrange(k.key('dead'), 0, '-1')).toEqual([d2.id]);
@@ -157,8 +157,8 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     await queue.add(1);
-    const held = (await queue.claim(1, 30_000)).jobs[0]!;
-    await queue.complete([held]);
+    const held = (await leases(queue).claim(1, 30_000)).jobs[0]!;
+    await leases(queue).complete([held]);
     expect(await redis.raw.exists(k.job(held.id))).toBe(1);
     await queue.remove(held.id);
     expect(await redis.raw.exists(k.job(held.id))).toBe(0);
@@ -178,17 +178,17 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     await queue.add('old', { id: 'x' });
-    const old = (await queue.claim(1, 30_000)).jobs[0]!;
+    const old = (await leases(queue).claim(1, 30_000)).jobs[0]!;
     await queue.remove('x');
     expect(await queue.add('new', { id: 'x' })).toEqual({ id: 'JOB:x', state: 'pending' });
-    const fresh = (await queue.claim(1, 30_000)).jobs[0]!;
+    const fresh = (await leases(queue).claim(1, 30_000)).jobs[0]!;
     expect(fresh.payload).toBe('new');
 
     // the old holder still runs the removed job: it must not settle the new one
-    expect((await queue.complete([{ id: old.id, token: old.token }])).completed).toEqual([false]);
+    expect((await leases(queue).complete([{ id: old.id, token: old.token }])).completed).toEqual([false]);
     expect(await redis.raw.hget(k.job('JOB:x'), 's')).toBe('active');
     expect(await redis.raw.zscore(k.key('active'), 'JOB:x')).not.toBeNull();
     // and the new holder still holds it
-    expect((await queue.complete([{ id: fresh.id, token: fresh.token }])).completed).toEqual([true]);
+    expect((await leases(queue).complete([{ id: fresh.id, token: fresh.token }])).completed).toEqual([true]);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobStateError, type Queue } from '../src/index.js';
-import { keysOf, laneIds, laneSize, sleep, useRedis } from './helpers.js';
+import { keysOf, laneIds, laneSize, leases, scriptsOf, sleep, useRedis } from './helpers.js';
 
 describe('retry, backoff and dead jobs', () => {
   const redis = useRedis();
@@ -12,7 +12,7 @@ describe('retry, backoff and dead jobs', () => {
 
   /** Claims exactly one job and returns it. */
   async function claimOne<P>(queue: Queue<P>) {
-    const claimed = await queue.claim(1, 30_000);
+    const claimed = await leases(queue).claim(1, 30_000);
     expect(claimed.jobs).toHaveLength(1);
     return claimed.jobs[0]!;
   }
@@ -23,7 +23,7 @@ describe('retry, backoff and dead jobs', () => {
     await queue.add('x', { backoff: { type: 'fixed', delayMs: 500 } });
     const job = await claimOne(queue);
     const t0 = await redis.serverNow();
-    expect(await queue.retry([{ id: job.id, token: job.token, error: 'boom' }])).toEqual(['scheduled']);
+    expect(await leases(queue).retry([{ id: job.id, token: job.token, error: 'boom' }])).toEqual(['scheduled']);
     const t1 = await redis.serverNow();
 
     const due = Number(await redis.raw.zscore(k.key('scheduled'), job.id));
@@ -37,11 +37,11 @@ describe('retry, backoff and dead jobs', () => {
 
     // a second failure of a fixed backoff waits the same again
     await untilServerTime(due);
-    expect((await queue.promote()).promoted).toBe(1);
+    expect((await leases(queue).promote()).promoted).toBe(1);
     const again = await claimOne(queue);
     expect(again.token).toBe(2);
     const u0 = await redis.serverNow();
-    expect(await queue.retry([{ id: again.id, token: again.token, error: 'boom 2' }])).toEqual(['scheduled']);
+    expect(await leases(queue).retry([{ id: again.id, token: again.token, error: 'boom 2' }])).toEqual(['scheduled']);
     const u1 = await redis.serverNow();
     const due2 = Number(await redis.raw.zscore(k.key('scheduled'), job.id));
     expect(due2 - 500).toBeGreaterThanOrEqual(u0);
@@ -60,7 +60,7 @@ describe('retry, backoff and dead jobs', () => {
       const job = await claimOne(queue);
       expect(job).toMatchObject({ token: attempt, attempts: attempt });
       const t0 = await redis.serverNow();
-      expect(await queue.retry([{ id: job.id, token: job.token, error: `e${attempt}` }])).toEqual(['scheduled']);
+      expect(await leases(queue).retry([{ id: job.id, token: job.token, error: `e${attempt}` }])).toEqual(['scheduled']);
       const t1 = await redis.serverNow();
       const due = Number(await redis.raw.zscore(k.key('scheduled'), job.id));
       const delay = expected[attempt - 1]!;
@@ -68,9 +68,9 @@ describe('retry, backoff and dead jobs', () => {
       expect(due - delay, `attempt ${attempt}`).toBeGreaterThanOrEqual(t0);
       expect(due - delay, `attempt ${attempt}`).toBeLessThanOrEqual(t1);
       // never claimable before it is due
-      expect((await queue.promote()).promoted).toBe(0);
+      expect((await leases(queue).promote()).promoted).toBe(0);
       await untilServerTime(due);
-      expect(await queue.promote()).toEqual({ promoted: 1, nextDueAt: null });
+      expect(await leases(queue).promote()).toEqual({ promoted: 1, nextDueAt: null });
     }
   });
 
@@ -83,9 +83,9 @@ describe('retry, backoff and dead jobs', () => {
     for (let i = 0; i < 30; i++) {
       ids.push((await queue.add(i, { backoff: { type: 'exponential', delayMs: 1000, jitter: 0.5 } })).id);
     }
-    const jobs = (await queue.claim(31, 30_000)).jobs;
+    const jobs = (await leases(queue).claim(31, 30_000)).jobs;
     expect(jobs).toHaveLength(31);
-    const outcomes = await queue.retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'e' })));
+    const outcomes = await leases(queue).retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'e' })));
     expect(outcomes.every((o) => o === 'scheduled')).toBe(true);
     const now = Number(await redis.raw.zscore(k.key('scheduled'), ref.id)) - 1000;
     const delays = await Promise.all(
@@ -105,7 +105,7 @@ describe('retry, backoff and dead jobs', () => {
     const ref = await queue.add('ref', { backoff: { type: 'fixed', delayMs: 1000, jitter: 0 } });
     const low = await queue.add('low', { backoff: { type: 'fixed', delayMs: 1000, jitter: 0.5 } });
     const high = await queue.add('high', { backoff: { type: 'fixed', delayMs: 1000, jitter: 0.5 } });
-    const byId = new Map((await queue.claim(3, 30_000)).jobs.map((j) => [j.id, j]));
+    const byId = new Map((await leases(queue).claim(3, 30_000)).jobs.map((j) => [j.id, j]));
     const draws = new Map([
       [ref.id, 0.5],
       [low.id, 0],
@@ -114,8 +114,8 @@ describe('retry, backoff and dead jobs', () => {
     const items = [ref.id, low.id, high.id].map((id) => ({ id, token: byId.get(id)!.token, error: 'e' }));
     let call = 0;
     const random = (): number => draws.get(items[call++]!.id)!;
-    const op = queue.scripts.retryOp(items, random);
-    expect(await queue.scripts.run(op)).toEqual(['scheduled', 'scheduled', 'scheduled']);
+    const gateway = scriptsOf(queue);
+    expect(await gateway.run(gateway.retryOp(items, random))).toEqual(['scheduled', 'scheduled', 'scheduled']);
     const now = Number(await redis.raw.zscore(k.key('scheduled'), ref.id)) - 1000;
     // draw 0 takes nothing off; a draw just under 1 takes off (almost) the whole jitter fraction
     expect(Number(await redis.raw.zscore(k.key('scheduled'), low.id)) - now).toBe(1000);
@@ -128,7 +128,7 @@ describe('retry, backoff and dead jobs', () => {
     await queue.add('x', { backoff: { type: 'fixed', delayMs: 5_000, jitter: 1e-7 } });
     const job = await claimOne(queue);
     const t0 = await redis.serverNow();
-    expect(await queue.retry([{ id: job.id, token: job.token, error: 'e' }])).toEqual(['scheduled']);
+    expect(await leases(queue).retry([{ id: job.id, token: job.token, error: 'e' }])).toEqual(['scheduled']);
     const due = Number(await redis.raw.zscore(k.key('scheduled'), job.id));
     expect(due - t0).toBeGreaterThanOrEqual(4_999);
     expect(await laneSize(redis.raw, k)).toBe(0);
@@ -140,7 +140,7 @@ describe('retry, backoff and dead jobs', () => {
     await queue.add('x', { backoff: { type: 'fixed', delayMs: 60_000 } });
     const job = await claimOne(queue);
     await redis.raw.del(k.key('wake'));
-    expect(await queue.retry([{ id: job.id, token: job.token, error: 'again', delayMs: 0 }])).toEqual(['pending']);
+    expect(await leases(queue).retry([{ id: job.id, token: job.token, error: 'again', delayMs: 0 }])).toEqual(['pending']);
     expect(await redis.raw.hmget(k.job(job.id), 's', 'e', 'a')).toEqual(['pending', 'again', '1']);
     expect(await laneIds(redis.raw, k)).toEqual([job.id]);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
@@ -152,7 +152,7 @@ describe('retry, backoff and dead jobs', () => {
 
     // and a positive delayMs replaces the 60 s backoff
     const t0 = await redis.serverNow();
-    expect(await queue.retry([{ id: again.id, token: again.token, error: 'later', delayMs: 250 }])).toEqual(['scheduled']);
+    expect(await leases(queue).retry([{ id: again.id, token: again.token, error: 'later', delayMs: 250 }])).toEqual(['scheduled']);
     const t1 = await redis.serverNow();
     const due = Number(await redis.raw.zscore(k.key('scheduled'), job.id));
     expect(due - 250).toBeGreaterThanOrEqual(t0);
@@ -164,14 +164,14 @@ describe('retry, backoff and dead jobs', () => {
     const k = keysOf(queue);
     await queue.add({ n: 7 }, { maxAttempts: 2, backoff: 0 });
     const first = await claimOne(queue);
-    const firstOutcome = await queue.retry([{ id: first.id, token: first.token, error: 'first' }]);
+    const firstOutcome = await leases(queue).retry([{ id: first.id, token: first.token, error: 'first' }]);
     expect(['scheduled', 'pending']).toContain(firstOutcome[0]);
     expect(firstOutcome[0]).toBe('pending'); // backoff 0: no wait at all
     const second = await claimOne(queue);
     expect(second).toMatchObject({ token: 2, attempts: 2, maxAttempts: 2 });
 
     const t0 = await redis.serverNow();
-    expect(await queue.retry([{ id: second.id, token: second.token, error: 'second', delayMs: 0 }])).toEqual(['dead']);
+    expect(await leases(queue).retry([{ id: second.id, token: second.token, error: 'second', delayMs: 0 }])).toEqual(['dead']);
     const t1 = await redis.serverNow();
     const row = await redis.raw.hgetall(k.job(first.id));
     expect(row).toMatchObject({ s: 'dead', e: 'second', a: '2' });
@@ -186,7 +186,7 @@ describe('retry, backoff and dead jobs', () => {
     expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 0 });
     expect(await queue.getJob(first.id)).toMatchObject({ state: 'dead', error: 'second', finishedAt: finished, payload: { n: 7 } });
     // a dead job's holder is fenced off
-    expect(await queue.retry([{ id: second.id, token: second.token, error: 'x' }])).toEqual(['fenced']);
+    expect(await leases(queue).retry([{ id: second.id, token: second.token, error: 'x' }])).toEqual(['fenced']);
   });
 
   it('fail() sends a job with attempts left straight to dead', async () => {
@@ -194,7 +194,7 @@ describe('retry, backoff and dead jobs', () => {
     const k = keysOf(queue);
     await queue.add('x', { maxAttempts: 5 });
     const job = await claimOne(queue);
-    expect(await queue.fail([{ id: job.id, token: job.token, error: 'unrecoverable' }])).toEqual(['dead']);
+    expect(await leases(queue).fail([{ id: job.id, token: job.token, error: 'unrecoverable' }])).toEqual(['dead']);
     expect(await redis.raw.hmget(k.job(job.id), 's', 'e', 'a')).toEqual(['dead', 'unrecoverable', '1']);
     expect(await redis.raw.hget(k.job(job.id), 'f')).not.toBeNull();
     expect(await redis.raw.zrange(k.key('dead'), 0, '-1')).toEqual([job.id]);
@@ -202,7 +202,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
     expect(await laneSize(redis.raw, k)).toBe(0);
     expect((await queue.stats()).counts.dead).toBe(1);
-    expect(await queue.fail([{ id: job.id, token: job.token, error: 'again' }])).toEqual(['fenced']);
+    expect(await leases(queue).fail([{ id: job.id, token: job.token, error: 'again' }])).toEqual(['fenced']);
     expect(await redis.raw.hget(k.job(job.id), 'e')).toBe('unrecoverable');
   });
 
@@ -211,8 +211,8 @@ describe('retry, backoff and dead jobs', () => {
     const k = keysOf(queue);
     const { id } = await queue.add('x', { maxAttempts: 2, backoff: 0 });
     // first run: two attempts, then dead
-    expect(await queue.retry([{ id, token: (await claimOne(queue)).token, error: 'a' }])).toEqual(['pending']);
-    expect(await queue.retry([{ id, token: (await claimOne(queue)).token, error: 'b' }])).toEqual(['dead']);
+    expect(await leases(queue).retry([{ id, token: (await claimOne(queue)).token, error: 'a' }])).toEqual(['pending']);
+    expect(await leases(queue).retry([{ id, token: (await claimOne(queue)).token, error: 'b' }])).toEqual(['dead']);
 
     await redis.raw.del(k.key('wake'));
     await queue.reprocess(id);
@@ -228,12 +228,12 @@ describe('retry, backoff and dead jobs', () => {
     // second run: again maxAttempts - 1 retries before dead; the token goes on from 2
     const third = await claimOne(queue);
     expect(third).toMatchObject({ token: 3, attempts: 1, maxAttempts: 2 });
-    expect(await queue.retry([{ id, token: third.token, error: 'c' }])).toEqual(['pending']);
+    expect(await leases(queue).retry([{ id, token: third.token, error: 'c' }])).toEqual(['pending']);
     const fourth = await claimOne(queue);
     expect(fourth).toMatchObject({ token: 4, attempts: 2 });
     // a holder from the first run is fenced off
-    expect(await queue.retry([{ id, token: 2, error: 'old' }])).toEqual(['fenced']);
-    expect(await queue.retry([{ id, token: fourth.token, error: 'd' }])).toEqual(['dead']);
+    expect(await leases(queue).retry([{ id, token: 2, error: 'old' }])).toEqual(['fenced']);
+    expect(await leases(queue).retry([{ id, token: fourth.token, error: 'd' }])).toEqual(['dead']);
     expect(await redis.raw.hmget(k.job(id), 's', 'e', 'a', 'z')).toEqual(['dead', 'd', '4', '2']);
   });
 
@@ -256,14 +256,14 @@ describe('retry, backoff and dead jobs', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     const { id } = await queue.add('x', { maxAttempts: 2 });
-    expect((await queue.claim(1, 50)).jobs).toHaveLength(1);
+    expect((await leases(queue).claim(1, 50)).jobs).toHaveLength(1);
     await sleep(120);
-    expect(await queue.reap()).toEqual({ requeued: 1, buried: 0 });
+    expect(await leases(queue).reap()).toEqual({ requeued: 1, buried: 0 });
     expect(await redis.raw.hget(k.job(id), 's')).toBe('pending');
-    expect((await queue.claim(1, 50)).jobs[0]).toMatchObject({ id, token: 2 });
+    expect((await leases(queue).claim(1, 50)).jobs[0]).toMatchObject({ id, token: 2 });
     await sleep(120);
     const t0 = await redis.serverNow();
-    expect(await queue.reap()).toEqual({ requeued: 0, buried: 1 });
+    expect(await leases(queue).reap()).toEqual({ requeued: 0, buried: 1 });
     const row = await redis.raw.hgetall(k.job(id));
     expect(row).toMatchObject({ s: 'dead', e: 'lease expired', a: '2' });
     expect(Number(row.f)).toBeGreaterThanOrEqual(t0);
@@ -282,7 +282,7 @@ describe('retry, backoff and dead jobs', () => {
       ids.push(id);
       const job = await claimOne(queue);
       expect(job.id).toBe(id);
-      expect(await queue.fail([{ id, token: job.token, error: `err ${n}` }])).toEqual(['dead']);
+      expect(await leases(queue).fail([{ id, token: job.token, error: `err ${n}` }])).toEqual(['dead']);
       await sleep(5); // distinct death times
     }
     const dead = await queue.listDead();

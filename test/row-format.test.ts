@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_JOB_DEFAULTS, encodeBackoff } from '../src/encode.js';
 import { checkInvariants, flagChecker } from './invariants.js';
-import { keysOf, laneOrder, sleep, useRedis } from './helpers.js';
+import { keysOf, laneOrder, sleep, useRedis, leases } from './helpers.js';
 
 /**
  * The compact row (docs/design.md, "The row"): a job waiting in a lane carries only what the
@@ -27,7 +27,7 @@ describe('the row format', () => {
     expect(record).toMatchObject({ state: 'pending', attempts: 0, maxAttempts: DEFAULT_JOB_DEFAULTS.maxAttempts });
     expect(encodeBackoff(record!.backoff)).toBe(encodeBackoff(DEFAULT_JOB_DEFAULTS.backoff));
 
-    const [job] = (await queue.claim(1, 30_000)).jobs;
+    const [job] = (await leases(queue).claim(1, 30_000)).jobs;
     expect(job).toMatchObject({ id, maxAttempts: DEFAULT_JOB_DEFAULTS.maxAttempts });
     // the claim wrote the lane score into the row: the job can go back in its place from here
     expect(await redis.raw.hget(k.job(id), 'o')).toBe('1');
@@ -52,7 +52,7 @@ describe('the row format', () => {
     const k = keysOf(queue);
     const { id } = await queue.add('x');
     expect(await redis.raw.hmget(k.job(id), 'm', 'b')).toEqual(['5', 'f,200,3600000,0']);
-    const [job] = (await queue.claim(1, 30_000)).jobs;
+    const [job] = (await leases(queue).claim(1, 30_000)).jobs;
     expect(job!.maxAttempts).toBe(5);
   });
 
@@ -61,9 +61,9 @@ describe('the row format', () => {
     const { id } = await queue.add('x');
     const outcomes: string[] = [];
     for (let i = 0; i < DEFAULT_JOB_DEFAULTS.maxAttempts; i++) {
-      const [job] = (await queue.claim(1, 30_000)).jobs;
+      const [job] = (await leases(queue).claim(1, 30_000)).jobs;
       expect(job!.id).toBe(id);
-      outcomes.push(...(await queue.retry([{ id, token: job!.token, error: `boom ${i}`, delayMs: 0 }])));
+      outcomes.push(...(await leases(queue).retry([{ id, token: job!.token, error: `boom ${i}`, delayMs: 0 }])));
     }
     expect(outcomes).toEqual(['pending', 'pending', 'dead']);
     const [dead] = await queue.listDead();
@@ -76,9 +76,9 @@ describe('the row format', () => {
     const queue = redis.queue<string>();
     const { id } = await queue.add('x');
     for (let i = 0; i < DEFAULT_JOB_DEFAULTS.maxAttempts; i++) {
-      expect((await queue.claim(1, 20)).jobs.map((j) => j.id)).toEqual([id]);
+      expect((await leases(queue).claim(1, 20)).jobs.map((j) => j.id)).toEqual([id]);
       await sleep(30);
-      const reaped = await queue.reap();
+      const reaped = await leases(queue).reap();
       expect(reaped).toEqual(i < 2 ? { requeued: 1, buried: 0 } : { requeued: 0, buried: 1 });
     }
     expect((await queue.getJob(id))!.state).toBe('dead');
@@ -88,9 +88,9 @@ describe('the row format', () => {
     const queue = redis.queue<string>();
     const k = keysOf(queue);
     const { id } = await queue.add('x');
-    const [job] = (await queue.claim(1, 30_000)).jobs;
+    const [job] = (await leases(queue).claim(1, 30_000)).jobs;
     const t0 = await redis.serverNow();
-    expect(await queue.retry([{ id, token: job!.token, error: 'boom' }])).toEqual(['scheduled']);
+    expect(await leases(queue).retry([{ id, token: job!.token, error: 'boom' }])).toEqual(['scheduled']);
     const t1 = await redis.serverNow();
     const due = Number(await redis.raw.zscore(k.key('scheduled'), id));
     expect(due).toBeGreaterThanOrEqual(t0 + 800);
@@ -106,7 +106,7 @@ describe('the row format', () => {
     expect(Number(order)).toBe(2 * ORDER_SPAN + 1);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
     await sleep(40);
-    expect((await queue.promote()).promoted).toBe(1);
+    expect((await leases(queue).promote()).promoted).toBe(1);
     expect(await laneOrder(redis.raw, k, id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
@@ -119,40 +119,40 @@ describe('the row format', () => {
     const order = await laneOrder(redis.raw, k, first.id, 'g');
     const head = async (): Promise<string[]> => redis.raw.zrange(k.lane('g'), 0, '0');
     const claimFirst = async (leaseMs = 30_000): Promise<number> => {
-      const [job] = (await queue.claim(1, leaseMs)).jobs;
+      const [job] = (await leases(queue).claim(1, leaseMs)).jobs;
       expect(job!.id).toBe(first.id);
       expect(await redis.raw.hget(k.job(first.id), 'o')).toBe(order);
       return job!.token;
     };
 
     let token = await claimFirst();
-    expect(await queue.retry([{ id: first.id, token, error: 'once', delayMs: 0 }])).toEqual(['pending']);
+    expect(await leases(queue).retry([{ id: first.id, token, error: 'once', delayMs: 0 }])).toEqual(['pending']);
     expect(await head()).toEqual([first.id]);
     expect(await laneOrder(redis.raw, k, first.id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     token = await claimFirst();
-    expect(await queue.release([{ id: first.id, token }])).toEqual(['released']);
+    expect(await leases(queue).release([{ id: first.id, token }])).toEqual(['released']);
     expect(await head()).toEqual([first.id]);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     await claimFirst(20);
     await sleep(30);
-    expect(await queue.reap()).toEqual({ requeued: 1, buried: 0 });
+    expect(await leases(queue).reap()).toEqual({ requeued: 1, buried: 0 });
     expect(await head()).toEqual([first.id]);
     expect(await laneOrder(redis.raw, k, first.id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
     token = await claimFirst();
-    expect(await queue.fail([{ id: first.id, token, error: 'for good' }])).toEqual(['dead']);
+    expect(await leases(queue).fail([{ id: first.id, token, error: 'for good' }])).toEqual(['dead']);
     await queue.reprocess(first.id);
     expect(await head()).toEqual([first.id]);
     expect(await laneOrder(redis.raw, k, first.id, 'g')).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
-    const second = (await queue.claim(1, 30_000)).jobs[0]!;
+    const second = (await leases(queue).claim(1, 30_000)).jobs[0]!;
     expect(second.id).toBe(first.id);
-    await queue.release([{ id: second.id, token: second.token }]);
+    await leases(queue).release([{ id: second.id, token: second.token }]);
     await queue.moveToGroup(first.id, null);
     expect(await laneOrder(redis.raw, k, first.id)).toBe(order);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
@@ -182,8 +182,8 @@ describe('the row format', () => {
     const later = await queue.add('later', { delayMs: 60_000 });
     const urgent = await queue.add('urgent', { group: 'g', priority: 1 });
     const d = await queue.add('d', { group: 'g' });
-    const [held] = (await queue.claim(1, 30_000)).jobs;
-    await queue.release([{ id: held!.id, token: held!.token }]);
+    const [held] = (await leases(queue).claim(1, 30_000)).jobs;
+    await leases(queue).release([{ id: held!.id, token: held!.token }]);
     expect(held!.id).toBe(a.id);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 

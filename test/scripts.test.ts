@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { scripts } from '../src/generated/scripts.js';
 import { generatedPath, renderScripts } from '../tools/build-lua.js';
-import { useRedis } from './helpers.js';
+import { scriptsOf, useRedis } from './helpers.js';
 
 const luaDir = join(import.meta.dirname, '..', 'lua');
 
@@ -49,7 +49,8 @@ describe('the generated scripts module', () => {
     // the EVAL fallback leaves the script cached, so the next call goes by EVALSHA again
     expect(await redis.raw.script('EXISTS', scripts.enqueue.sha1)).toEqual([1]);
     await redis.raw.script('FLUSH');
-    const [stats, claimed] = await queue.scripts.runOps([queue.scripts.countsOp(), queue.scripts.claimOp(1, 1000)] as const);
+    const gateway = scriptsOf(queue);
+    const [stats, claimed] = await gateway.runOps([gateway.countsOp(), gateway.claimOp(1, 1000)] as const);
     expect(stats.pending).toBe(1);
     expect(claimed.jobs).toHaveLength(1);
   });

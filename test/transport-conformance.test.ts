@@ -5,7 +5,7 @@ import { scripts } from '../src/generated/scripts.js';
 import { EmqError, listQueues, Queue, type Held, type Job, type Reply, type ScriptCall, type Transport } from '../src/index.js';
 import { startBridge, type RunningBridge } from '../src/node/bridge.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import { queueName, sleep } from './helpers.js';
+import { leases, queueName, scriptsOf, sleep } from './helpers.js';
 
 /** One script call as it finally answered (after any EVAL fallback). */
 interface Answer {
@@ -113,15 +113,15 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('get no job', () => queue.getJob('nope'));
   await step('limit g-1 to 1', () => queue.setGroupLimit('g-1', 1));
   await step('pause group OK', () => queue.pauseGroup('OK'));
-  const first = await step('claim', () => queue.claim(10, 30_000));
+  const first = await step('claim', () => leases(queue).claim(10, 30_000));
   await step('resume group OK', () => queue.resumeGroup('OK'));
   const hand = held(first?.jobs ?? []);
-  await step('extend', () => queue.extend(hand, 60_000));
-  await step('complete one, claim two', () => queue.complete(hand.slice(0, 1), { claimN: 2, leaseMs: 30_000 }));
-  await step('complete it again: fenced', () => queue.complete(hand.slice(0, 1)));
-  await step('retry one', () => queue.retry([{ ...hand[1]!, error: 'boom' }]));
+  await step('extend', () => leases(queue).extend(hand, 60_000));
+  await step('complete one, claim two', () => leases(queue).complete(hand.slice(0, 1), { claimN: 2, leaseMs: 30_000 }));
+  await step('complete it again: fenced', () => leases(queue).complete(hand.slice(0, 1)));
+  await step('retry one', () => leases(queue).retry([{ ...hand[1]!, error: 'boom' }]));
   await sleep(5); // two jobs dead in the same ms would list in either order
-  await step('fail one', () => queue.fail([{ ...hand[2]!, error: 'for good' }]));
+  await step('fail one', () => leases(queue).fail([{ ...hand[2]!, error: 'for good' }]));
   await step('list dead', () => queue.listDead());
   await step('reprocess', () => queue.reprocess(hand[2]!.id));
   await step('reprocess a live job', () => queue.reprocess(hand[2]!.id));
@@ -130,19 +130,19 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('remove', () => queue.remove(hand[2]!.id));
   await step('remove again', () => queue.remove(hand[2]!.id));
   await step('pause', () => queue.pause());
-  await step('claim while paused', () => queue.claim(5, 30_000));
+  await step('claim while paused', () => leases(queue).claim(5, 30_000));
   await step('resume', () => queue.resume());
-  const short = await step('claim on a short lease', () => queue.claim(10, 50));
+  const short = await step('claim on a short lease', () => leases(queue).claim(10, 50));
   await sleep(600); // the short leases lapse and the delayed job falls due (not before)
-  await step('reap', () => queue.reap());
-  await step('promote', () => queue.promote());
-  const beat = await step('beat', () => queue.beat({ n: 10, leaseMs: 30_000 }));
-  await step('release', () => queue.release(held(beat?.jobs ?? []).slice(0, 1)));
-  await step('release a lost lease', () => queue.release(held(short?.jobs ?? [])));
+  await step('reap', () => leases(queue).reap());
+  await step('promote', () => leases(queue).promote());
+  const beat = await step('beat', () => leases(queue).beat({ n: 10, leaseMs: 30_000 }));
+  await step('release', () => leases(queue).release(held(beat?.jobs ?? []).slice(0, 1)));
+  await step('release a lost lease', () => leases(queue).release(held(short?.jobs ?? [])));
   await step('sweep g-1', () => queue.sweepGroup('g-1'));
   await step('lift the limit', () => queue.setGroupLimit('g-1', null));
-  await step('kind door', () => queue.scripts.run(queue.scripts.completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
-  await step('a malformed number', () => queue.scripts.run(queue.scripts.claimOp(-1, 0)));
+  await step('kind door', () => scriptsOf(queue).run(scriptsOf(queue).completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
+  await step('a malformed number', () => scriptsOf(queue).run(scriptsOf(queue).claimOp(-1, 0)));
   // the registry holds every queue of the run's Redis: only this queue's presence is comparable
   await step('list queues', async () => (await listQueues(transport)).includes(queue.name));
   await step('final stats', () => queue.stats());

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { boundedBeat } from '../../src/edge/bounded-beat.js';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
 import { startBridge } from '../../src/node/bridge.js';
+import { Leases } from '../../src/lease.js';
 import { Queue } from '../../src/queue.js';
 import { type BenchCase, type BenchContext, benchQueueName } from '../lib/context.js';
 
@@ -17,8 +18,8 @@ async function onBridge<T>(ctx: BenchContext, work: (queue: Queue<number>, reque
   try {
     const transport = UpstashTransport.connect({ url: bridge.url, token });
     const queue = new Queue<number>(transport, benchQueueName('edge'));
-    await queue.scripts.run(queue.scripts.countsOp()); // scripts cached: a cold EVAL is not the beat's cost
-    await queue.beat({ n: 0, leaseMs: 1000 });
+    await queue.stats(); // scripts cached: a cold EVAL is not the beat's cost
+    await new Leases(queue).beat({ n: 0, leaseMs: 1000 });
     bridge.reset();
     return await work(queue, () => bridge.stats().requests);
   } finally {

@@ -1,6 +1,7 @@
 import { type Handler, type Outcome, runHandler } from '../handler.js';
 import type { Job } from '../job.js';
-import type { Claimed, Queue } from '../queue.js';
+import { type Claimed, Leases } from '../lease.js';
+import type { Queue } from '../queue.js';
 
 /** Options of one bounded beat. */
 export interface BoundedBeatOptions {
@@ -64,6 +65,7 @@ interface Finished<P> {
  */
 export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, options: BoundedBeatOptions): Promise<BeatSummary> {
   const started = Date.now();
+  const leases = new Leases(queue);
   const concurrency = options.concurrency ?? 10;
   const batchSize = options.batchSize ?? 20;
   const jobTimeoutMs = options.jobTimeoutMs ?? 10_000;
@@ -117,29 +119,15 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   const flush = async (claimN: number, release: Array<Job<P>> = []): Promise<void> => {
     const done = finished;
     finished = [];
-    const completes = done.filter((f) => f.outcome.kind === 'complete');
-    const retries = done.flatMap((f) => (f.outcome.kind === 'retry' ? [{ job: f.job, outcome: f.outcome }] : []));
-    const fails = done.flatMap((f) => (f.outcome.kind === 'fail' ? [{ job: f.job, outcome: f.outcome }] : []));
+    if (done.length === 0 && release.length === 0 && claimN === 0) return;
     // every reapEveryMs the claim is a beat's, behind the acknowledgements: reap, promote, claim
     const beat = claimN > 0 && Date.now() - reapedAt >= reapEveryMs;
-    const { ops, read } = queue.settleOps({
-      retries: retries.map(({ job, outcome }) => ({ id: job.id, token: job.token, error: outcome.error, ...(outcome.delayMs === undefined ? {} : { delayMs: outcome.delayMs }) })),
-      fails: fails.map(({ job, outcome }) => ({ id: job.id, token: job.token, error: outcome.error })),
-      releases: release.map((job) => ({ id: job.id, token: job.token })),
-      completes: completes.map((f) => ({ id: f.job.id, token: f.job.token })),
-      claimN,
-      beat,
-      leaseMs: leaseMs(),
-    });
-    if (ops.length === 0) return;
     if (beat) reapedAt = Date.now();
     summary.requests++;
-    const { retried, failed, released, completed, claimed } = read(await queue.scripts.runOps(ops));
-    retried.forEach((r, i) => count(retries[i]!.job, r === 'dead' ? 'dead' : r === 'fenced' ? 'fenced' : 'retried', retries[i]!.outcome));
-    failed.forEach((r, i) => count(fails[i]!.job, r === 'fenced' ? 'fenced' : 'dead', fails[i]!.outcome));
-    summary.released += released.filter((r) => r === 'released').length;
-    completed.forEach((ok, i) => count(completes[i]!.job, ok ? 'completed' : 'fenced', completes[i]!.outcome));
-    if (claimN > 0) took(claimed && queue.decodeClaim(claimed), claimN);
+    const { settled, givenBack, claimed } = await leases.round({ finished: done, giveBack: release, claim: claimN, beat, leaseMs: leaseMs() });
+    settled.forEach((how, i) => count(done[i]!.job, how === 'pending' || how === 'scheduled' ? 'retried' : how, done[i]!.outcome));
+    summary.released += givenBack.filter((r) => r === 'released').length;
+    if (claimN > 0) took(claimed, claimN);
   };
 
   const count = (job: Job<P>, what: 'completed' | 'retried' | 'dead' | 'fenced', outcome: Outcome): void => {
@@ -164,7 +152,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   if (canStart()) {
     summary.requests++;
     const first = batchSize;
-    took(await queue.beat({ n: first, leaseMs: leaseMs() }), first);
+    took(await leases.beat({ n: first, leaseMs: leaseMs() }), first);
   }
 
   for (;;) {

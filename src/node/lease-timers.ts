@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Queue } from '../queue.js';
+import type { Leases } from '../lease.js';
 import { type ConsumerHooks, fireHook, LeaseLostError } from './consumer-types.js';
 import { type HeldJob, leaseOf } from './held-job.js';
 
@@ -36,7 +36,7 @@ export interface LeaseLoop<Payload> {
  * job whose lease was lost.
  *
  * @example
- * const timers = new LeaseTimers(queue, leaseMs, renewMs, hooks, loopView);
+ * const timers = new LeaseTimers(leases, leaseMs, renewMs, hooks, loopView);
  * timers.startRenewing();
  * timers.setClock(claimed.now, (sentAt + performance.now()) / 2);
  * timers.arm(claimed.nextDueAt, claimed.nextLeaseEnd);
@@ -49,7 +49,7 @@ export class LeaseTimers<Payload> {
   private renewTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
-    private readonly queue: Queue<Payload>,
+    private readonly leases: Leases<Payload>,
     private readonly leaseMs: number,
     private readonly renewMs: number,
     private readonly hooks: ConsumerHooks<Payload>,
@@ -112,7 +112,7 @@ export class LeaseTimers<Payload> {
     if (this.loop.stopping) return;
     try {
       const t0 = performance.now();
-      const seen = await this.queue.beat({ n: 0, leaseMs: this.leaseMs });
+      const seen = await this.leases.beat({ n: 0, leaseMs: this.leaseMs });
       this.setClock(seen.now, (t0 + performance.now()) / 2);
       this.arm(seen.nextDueAt, seen.nextLeaseEnd);
     } catch (error) {
@@ -126,7 +126,7 @@ export class LeaseTimers<Payload> {
     const live = [...held.values(), ...waiting].filter((h) => !h.fenced && !h.abandoned);
     if (live.length === 0) return;
     try {
-      const deadlines = await this.queue.extend(live.map(leaseOf), this.leaseMs);
+      const deadlines = await this.leases.extend(live.map(leaseOf), this.leaseMs);
       live.forEach((h, i) => {
         if (deadlines[i] === null && !h.fenced) {
           h.fenced = true;

@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError } from '../errors.js';
 import type { Job } from '../job.js';
-import type { Claimed, Queue } from '../queue.js';
+import { keyspace } from '../keyspace.js';
+import { type Claimed, Leases } from '../lease.js';
+import type { Queue } from '../queue.js';
 import type { BlockingTransport } from '../transport.js';
 import { backoffMs, sleep } from './backoff.js';
 import { type ConsumerHooks, ConsumerStoppedError, fireHook, type ParkedLoopOptions } from './consumer-types.js';
@@ -54,6 +56,7 @@ export abstract class ParkedLoop<Payload> {
   private readonly stopTimeoutMs: number;
   private readonly hooks: ConsumerHooks<Payload>;
   private readonly bells: readonly string[];
+  protected readonly leases: Leases<Payload>;
   private readonly prefetch: Prefetch<Payload>;
   private readonly settles: SettleBatcher<Payload>;
   private readonly timers: LeaseTimers<Payload>;
@@ -81,7 +84,9 @@ export abstract class ParkedLoop<Payload> {
     this.stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
     this.hooks = options.hooks ?? {};
     this.prefetch = new Prefetch(options.prefetch, () => this.prefetchSize(), this.hooks);
-    this.bells = [queue.scripts.keys.key('wake'), queue.scripts.keys.key('sched')];
+    this.leases = new Leases(queue);
+    const keys = keyspace(queue.name);
+    this.bells = [keys.key('wake'), keys.key('sched')];
     // The parts read the loop's flags through getters (only the loop sets them) and share its
     // held map and prefetch buffer, so nothing is copied or kept in step by hand.
     const loop = this;
@@ -100,8 +105,8 @@ export abstract class ParkedLoop<Payload> {
       slotFreed: (): void => this.slotFreed(),
       startWaiting: (): void => this.startWaiting(),
     };
-    this.settles = new SettleBatcher(queue, this.leaseMs, this.hooks, view);
-    this.timers = new LeaseTimers(queue, this.leaseMs, renewMs, this.hooks, view);
+    this.settles = new SettleBatcher(this.leases, this.leaseMs, this.hooks, view);
+    this.timers = new LeaseTimers(this.leases, this.leaseMs, renewMs, this.hooks, view);
   }
 
   /**
@@ -216,7 +221,7 @@ export abstract class ParkedLoop<Payload> {
     const left = this.prefetch.drain();
     if (left.length === 0) return;
     try {
-      await this.queue.release(left.map(leaseOf));
+      await this.leases.release(left.map(leaseOf));
     } catch (error) {
       // their leases lapse and they are reaped: run again, one attempt counted
       fireHook(this.hooks, 'onError', error);
@@ -383,8 +388,8 @@ export abstract class ParkedLoop<Payload> {
       handoff.length > 0
         ? this.settles.sendWithClaim(handoff, want, beat)
         : beat
-          ? this.queue.beat({ n: want, leaseMs: this.leaseMs })
-          : this.queue.claim(want, this.leaseMs);
+          ? this.leases.beat({ n: want, leaseMs: this.leaseMs })
+          : this.leases.claim(want, this.leaseMs);
     const reply = sent.then(
       (claimed) => {
         const t1 = performance.now();
@@ -428,11 +433,11 @@ export abstract class ParkedLoop<Payload> {
       const bell = await this.transport.blpop(this.bells, left);
       return { wake: bell === this.bells[0] ? 'claim' : 'beat' };
     }
-    const op = this.queue.scripts.claimOp(n, this.leaseMs);
-    const { key, reply } = await this.transport.blpopThen(this.bells, left, op.call);
+    const claim = this.leases.claimCall(n, this.leaseMs);
+    const { key, reply } = await this.transport.blpopThen(this.bells, left, claim.call);
     const wake: Wake = key === this.bells[0] ? 'claim' : 'beat';
     if (reply === undefined || reply instanceof Error) return { wake };
-    const claimed = this.queue.decodeClaim(op.parse(reply));
+    const claimed = claim.read(reply);
     // the claim ran as its reply left Redis: within a one-way trip of now
     this.timers.setClock(claimed.now, performance.now());
     return { wake, early: { claimed, asked: n } };

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { Claimed, Queue } from '../queue.js';
-import type { ClaimResult, RetryOutcome, ScriptOp } from '../scripts.js';
+import type { Outcome } from '../handler.js';
+import type { Claimed, Finished, Leases, RoundResult, Settled } from '../lease.js';
 import { backoffMs, sleep } from './backoff.js';
 import { type ConsumerHooks, fireHook } from './consumer-types.js';
-import { type HeldJob, leaseOf, type SettleEntry, type SettleRequest } from './held-job.js';
+import { type HeldJob, type SettleEntry, type SettleRequest } from './held-job.js';
 
 /**
  * What a SettleBatcher reads of the loop it feeds, and how it tells it a slot is free. The loop
@@ -35,7 +35,7 @@ export interface SettleLoop<Payload> {
  * hooks, mark lost leases fenced, and free the jobs' slots in the held map.
  *
  * @example
- * const settles = new SettleBatcher(queue, leaseMs, hooks, loopView);
+ * const settles = new SettleBatcher(leases, leaseMs, hooks, loopView);
  * await settles.settle([{ held: h, outcome: { kind: 'complete' } }]);
  */
 export class SettleBatcher<Payload> {
@@ -46,7 +46,7 @@ export class SettleBatcher<Payload> {
   private handoff: Array<SettleRequest<Payload>> = [];
 
   constructor(
-    private readonly queue: Queue<Payload>,
+    private readonly leases: Leases<Payload>,
     private readonly leaseMs: number,
     private readonly hooks: ConsumerHooks<Payload>,
     private readonly loop: SettleLoop<Payload>,
@@ -98,11 +98,10 @@ export class SettleBatcher<Payload> {
     try {
       const live = liveEntries(batch);
       if (live.length === 0) return;
-      const { ops, apply } = this.settleOps(live, 0);
       const giveUpAt = performance.now() + this.leaseMs;
       for (let failures = 0; ; failures++) {
         try {
-          apply(await this.queue.scripts.runOps(ops));
+          this.recorded(live, await this.leases.round({ finished: live.map(finishedOf), leaseMs: this.leaseMs }));
           return;
         } catch (error) {
           fireHook(this.hooks, 'onError', error);
@@ -123,8 +122,10 @@ export class SettleBatcher<Payload> {
    * release(batch): in between, neither the freed slots nor the claimed jobs are counted twice.
    */
   async sendWithClaim(batch: ReadonlyArray<SettleRequest<Payload>>, n: number, beat = false): Promise<Claimed<Payload>> {
-    const { ops, apply } = this.settleOps(liveEntries(batch), n, beat);
-    return this.queue.decodeClaim(apply(await this.queue.scripts.runOps(ops))!);
+    const live = liveEntries(batch);
+    const result = await this.leases.round({ finished: live.map(finishedOf), claim: n, beat, leaseMs: this.leaseMs });
+    this.recorded(live, result);
+    return result.claimed!;
   }
 
   /** Settled jobs leave our hands: their slots are free and their settle calls resolve. */
@@ -140,48 +141,21 @@ export class SettleBatcher<Payload> {
     this.loop.slotFreed();
   }
 
-  /**
-   * The ops that record `entries` and claim `claimN` jobs (Queue.settleOps: retries and fails
-   * first, completes last) and how to read their replies: hooks fire, lost leases are marked
-   * fenced, and the claim (if any) is returned.
-   */
-  private settleOps(
-    entries: ReadonlyArray<SettleEntry<Payload>>,
-    claimN: number,
-    beat = false,
-  ): { ops: Array<ScriptOp<unknown>>; apply: (replies: readonly unknown[]) => ClaimResult | null } {
-    const completes = entries.filter((e) => e.outcome.kind === 'complete');
-    const retries = entries.flatMap((e) => (e.outcome.kind === 'retry' ? [{ ...e, outcome: e.outcome }] : []));
-    const fails = entries.flatMap((e) => (e.outcome.kind === 'fail' ? [{ ...e, outcome: e.outcome }] : []));
-    const { ops, read } = this.queue.settleOps({
-      retries: retries.map((e) => ({ ...leaseOf(e.held), error: e.outcome.error, ...(e.outcome.delayMs === undefined ? {} : { delayMs: e.outcome.delayMs }) })),
-      fails: fails.map((e) => ({ ...leaseOf(e.held), error: e.outcome.error })),
-      completes: completes.map((e) => leaseOf(e.held)),
-      claimN,
-      beat,
-      leaseMs: this.leaseMs,
+  /** What a round recorded: hooks fire, and a job whose lease was lost is marked fenced. */
+  private recorded(entries: ReadonlyArray<SettleEntry<Payload>>, { settled }: RoundResult<Payload>): void {
+    entries.forEach(({ held, outcome }, i) => {
+      const how: Settled = settled[i] ?? 'fenced';
+      const durationMs = durationOf(held);
+      if (how === 'fenced') held.fenced = true;
+      else if (how === 'completed') fireHook(this.hooks, 'onCompleted', held.job, { durationMs });
+      else if (how === 'dead') fireHook(this.hooks, 'onDead', held.job, { durationMs, error: errorOf(outcome) });
+      else fireHook(this.hooks, 'onRetried', held.job, { durationMs, error: errorOf(outcome), outcome: how });
     });
-    const apply = (replies: readonly unknown[]): ClaimResult | null => {
-      const { retried, failed, completed, claimed } = read(replies);
-      retries.forEach((e, i) => this.afterRetry(e.held, retried[i] ?? 'fenced', e.outcome.error));
-      fails.forEach((e, i) => this.afterRetry(e.held, failed[i] ?? 'fenced', e.outcome.error));
-      completes.forEach((e, i) => {
-        if (completed[i]) fireHook(this.hooks, 'onCompleted', e.held.job, { durationMs: durationOf(e.held) });
-        else e.held.fenced = true;
-      });
-      return claimed;
-    };
-    return { ops, apply };
-  }
-
-  private afterRetry(h: HeldJob<Payload>, outcome: RetryOutcome, error: string): void {
-    const durationMs = durationOf(h);
-    if (outcome === 'fenced') h.fenced = true;
-    else if (outcome === 'dead') fireHook(this.hooks, 'onDead', h.job, { durationMs, error });
-    else fireHook(this.hooks, 'onRetried', h.job, { durationMs, error, outcome });
   }
 }
 
+const finishedOf = <P>(e: SettleEntry<P>): Finished => ({ job: e.held.job, outcome: e.outcome });
+const errorOf = (outcome: Outcome): string => (outcome.kind === 'complete' ? '' : outcome.error);
 const liveEntries = <P>(batch: ReadonlyArray<SettleRequest<P>>): Array<SettleEntry<P>> =>
   batch.flatMap((r) => r.entries.filter((e) => !e.held.fenced && !e.held.abandoned));
 const durationOf = <P>(h: HeldJob<P>): number => performance.now() - h.startedAt;

@@ -1,0 +1,303 @@
+import { InvalidArgumentError } from './errors.js';
+import type { Outcome } from './handler.js';
+import type { Job } from './job.js';
+import type { Queue } from './queue.js';
+import {
+  type ClaimResult,
+  type FailItem,
+  type Held,
+  type RetryItem,
+  type RetryOutcome,
+  runOps,
+  type ScriptOp,
+  Scripts,
+} from './scripts.js';
+import type { Reply, ScriptCall, Transport } from './transport.js';
+
+/** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
+export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
+  readonly jobs: Array<Job<Payload>>;
+}
+
+/** One beat: claim up to `n` under `leaseMs`, after reaping and promoting at most the limits (1000 each). */
+export interface BeatOptions {
+  readonly n: number;
+  readonly leaseMs: number;
+  readonly reapLimit?: number;
+  readonly promoteLimit?: number;
+}
+
+/** A held job whose handler has finished, and how. */
+export interface Finished {
+  readonly job: Held;
+  readonly outcome: Outcome;
+}
+
+/**
+ * What became of a finished job once recorded: `completed`; retried now (`pending`) or after its
+ * backoff (`scheduled`); `dead` (attempts used up, or failed for good); or `fenced`: its holder
+ * had lost the lease (reaped, removed) and nothing was written.
+ */
+export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced';
+
+/**
+ * One consumer request: record how finished jobs ended, give back jobs never started, and claim
+ * the next ones, in one round trip. Its scripts run in one order: retries and fails first (a job
+ * retried now is claimable by the claim that follows), given-back jobs, then completes with the
+ * claim, or, with `beat`, completes and then a beat (reap, promote, claim).
+ */
+export interface Round {
+  readonly finished?: readonly Finished[];
+  /** Held jobs never started: back to their lanes, the claim not counted. */
+  readonly giveBack?: readonly Held[];
+  /** How many jobs to claim (default 0). */
+  readonly claim?: number;
+  /** The claim is a beat's: reap and promote first, and report the next due time and lease end. */
+  readonly beat?: boolean;
+  /** The lease of the jobs claimed. */
+  readonly leaseMs: number;
+}
+
+/** What a Round's request answered. */
+export interface RoundResult<Payload> {
+  /** One per `finished` job, in its order. */
+  readonly settled: readonly Settled[];
+  /** One per `giveBack` job, in its order. */
+  readonly givenBack: ReadonlyArray<'released' | 'fenced'>;
+  /** The jobs claimed and what the claim saw; null when the round claimed nothing. */
+  readonly claimed: Claimed<Payload> | null;
+}
+
+/** A Round ready to send: its script calls, and how to read their replies. */
+export interface PreparedRound<Payload> {
+  readonly calls: readonly ScriptCall[];
+  read(replies: readonly Reply[]): RoundResult<Payload>;
+}
+
+/** A claim sent some other way than runScripts (behind the parked consumer's BLPOP), and its reader. */
+export interface ClaimCall<Payload> {
+  readonly call: ScriptCall;
+  read(reply: Reply): Claimed<Payload>;
+}
+
+interface RoundState {
+  readonly settled: Settled[];
+  givenBack: Array<'released' | 'fenced'>;
+  claimed: ClaimResult | null;
+}
+
+/**
+ * The lease protocol of one queue, the only way a consumer touches Redis: claim, beat (reap,
+ * promote, claim), settle (complete, retry, fail), give back, extend, reap and promote. Both
+ * runtimes drive it: the Node consumer from its parked loop, the edge from its bounded beat; each
+ * keeps only its own scheduling. `round()` is the consumer's request: what finished plus what to
+ * claim, in one round trip, answered as typed results.
+ *
+ * @example
+ * const leases = new Leases(queue);
+ * let { claimed } = await leases.round({ claim: 10, leaseMs: 30_000 });
+ * const finished = claimed!.jobs.map((job) => ({ job, outcome: { kind: 'complete' } as const }));
+ * ({ claimed } = await leases.round({ finished, claim: 10, leaseMs: 30_000 }));
+ */
+export class Leases<Payload = unknown> {
+  readonly queue: string;
+  /** Round trips sent through this object (a NOSCRIPT retry counts): what an edge beat spends. */
+  requests = 0;
+  private readonly scripts: Scripts;
+  private readonly transport: Transport;
+  private readonly keepCompletedMs: number;
+  private readonly countRequest = (): void => {
+    this.requests++;
+  };
+
+  constructor(queue: Queue<Payload>) {
+    this.queue = queue.name;
+    this.transport = queue.transport;
+    this.keepCompletedMs = queue.keepCompletedMs;
+    this.scripts = new Scripts(queue.transport, queue.name);
+  }
+
+  /** Records what finished, gives back, and claims, in one round trip (see Round). */
+  async round(round: Round): Promise<RoundResult<Payload>> {
+    const prepared = this.prepare(round);
+    if (prepared.calls.length === 0) return prepared.read([]);
+    return prepared.read(await this.send(prepared.calls));
+  }
+
+  /** A Round's calls without sending them, to share a round trip with other queues' (sendRounds). */
+  prepare(round: Round): PreparedRound<Payload> {
+    const { finished = [], giveBack = [], claim = 0, beat = false, leaseMs } = round;
+    assertCount('claim', claim, 0);
+    assertCount('leaseMs', leaseMs, 1);
+    const retries: number[] = [];
+    const fails: number[] = [];
+    const completes: number[] = [];
+    finished.forEach((f, i) => (f.outcome.kind === 'complete' ? completes : f.outcome.kind === 'retry' ? retries : fails).push(i));
+    const calls: ScriptCall[] = [];
+    const readers: Array<(reply: Reply, state: RoundState) => void> = [];
+    const add = <T>(op: ScriptOp<T>, take: (value: T, state: RoundState) => void): void => {
+      calls.push(op.call);
+      readers.push((reply, state) => take(op.parse(reply), state));
+    };
+    const settle = (indices: readonly number[], outcomes: readonly Settled[], state: RoundState): void =>
+      indices.forEach((index, i) => (state.settled[index] = outcomes[i] ?? 'fenced'));
+
+    if (retries.length > 0) {
+      const items: RetryItem[] = retries.map((i) => {
+        const { job, outcome } = finished[i]!;
+        const error = outcome.kind === 'complete' ? '' : outcome.error;
+        const delayMs = outcome.kind === 'retry' ? outcome.delayMs : undefined;
+        return { id: job.id, token: job.token, error, ...(delayMs === undefined ? {} : { delayMs }) };
+      });
+      add(this.scripts.retryOp(items), (outcomes: RetryOutcome[], state) => settle(retries, outcomes, state));
+    }
+    if (fails.length > 0) {
+      const items: FailItem[] = fails.map((i) => {
+        const { job, outcome } = finished[i]!;
+        return { id: job.id, token: job.token, error: outcome.kind === 'complete' ? '' : outcome.error };
+      });
+      add(this.scripts.failOp(items), (outcomes, state) => settle(fails, outcomes, state));
+    }
+    if (giveBack.length > 0) {
+      add(this.scripts.releaseOp(giveBack.map(leaseOf)), (outcomes, state) => (state.givenBack = outcomes));
+    }
+    const claimWithComplete = beat ? 0 : claim;
+    if (completes.length > 0 || claimWithComplete > 0) {
+      const held = completes.map((i) => leaseOf(finished[i]!.job));
+      add(
+        this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs }),
+        ({ completed, claimed }, state) => {
+          settle(completes, completed.map((ok) => (ok ? 'completed' : 'fenced')), state);
+          state.claimed = claimed;
+        },
+      );
+    }
+    if (beat && claim > 0) add(this.beatOp({ n: claim, leaseMs }), (claimed, state) => (state.claimed = claimed));
+
+    return {
+      calls,
+      read: (replies) => {
+        const state: RoundState = { settled: new Array<Settled>(finished.length).fill('fenced'), givenBack: [], claimed: null };
+        readers.forEach((reader, i) => reader(replies[i]!, state));
+        return { settled: state.settled, givenBack: state.givenBack, claimed: state.claimed && this.decode(state.claimed) };
+      },
+    };
+  }
+
+  /** Leases up to `n` jobs for `leaseMs`, one turn of the ring each. */
+  async claim(n: number, leaseMs: number): Promise<Claimed<Payload>> {
+    assertCount('n', n, 1);
+    assertCount('leaseMs', leaseMs, 1);
+    return this.decode(await this.run(this.scripts.claimOp(n, leaseMs)));
+  }
+
+  /** A claim to send behind a blocking pop, and how to read its reply. */
+  claimCall(n: number, leaseMs: number): ClaimCall<Payload> {
+    assertCount('n', n, 1);
+    assertCount('leaseMs', leaseMs, 1);
+    const op = this.scripts.claimOp(n, leaseMs);
+    return { call: op.call, read: (reply) => this.decode(op.parse(reply)) };
+  }
+
+  /**
+   * One consumer step in one call: reap, promote, then claim up to `n` (0: claim nothing). Its
+   * reply carries the next due time and lease deadline even when it claimed `n`.
+   */
+  async beat(options: BeatOptions): Promise<Claimed<Payload>> {
+    return this.decode(await this.run(this.beatOp(options)));
+  }
+
+  /**
+   * Completes held jobs; each resolves true, or false when fenced off (its lease was lost). With
+   * `claimN`, the same call claims up to that many next jobs.
+   */
+  async complete(
+    held: readonly Held[],
+    options: { claimN?: number; leaseMs?: number } = {},
+  ): Promise<{ completed: boolean[]; claimed: Claimed<Payload> | null }> {
+    const { completed, claimed } = await this.run(this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options }));
+    return { completed, claimed: claimed && this.decode(claimed) };
+  }
+
+  /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
+  retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
+    return this.run(this.scripts.retryOp(items));
+  }
+
+  /** Fails held jobs for good: straight to dead. */
+  fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
+    return this.run(this.scripts.failOp(items));
+  }
+
+  /** Gives back held jobs that were never started: claimable again, the claim not counted. */
+  release(held: readonly Held[]): Promise<Array<'released' | 'fenced'>> {
+    return this.run(this.scripts.releaseOp(held));
+  }
+
+  /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
+  extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
+    assertCount('leaseMs', leaseMs, 1);
+    return this.run(this.scripts.extendOp(held, leaseMs));
+  }
+
+  /** Moves up to `limit` due scheduled jobs to be claimed. */
+  promote(limit = 1000): Promise<{ promoted: number; nextDueAt: number | null }> {
+    assertCount('limit', limit, 1);
+    return this.run(this.scripts.promoteOp(limit));
+  }
+
+  /** Takes back up to `limit` expired leases. */
+  reap(limit = 1000): Promise<{ requeued: number; buried: number }> {
+    assertCount('limit', limit, 1);
+    return this.run(this.scripts.reapOp(limit));
+  }
+
+  private beatOp(options: BeatOptions): ScriptOp<ClaimResult> {
+    assertCount('n', options.n, 0);
+    assertCount('leaseMs', options.leaseMs, 1);
+    return this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options });
+  }
+
+  private async run<T>(op: ScriptOp<T>): Promise<T> {
+    const [result] = await runOps(this.transport, [op] as const, this.countRequest);
+    return result;
+  }
+
+  private async send(calls: readonly ScriptCall[]): Promise<Reply[]> {
+    const ops = calls.map((call) => ({ call, parse: (reply: Reply) => reply }));
+    return runOps(this.transport, ops, this.countRequest);
+  }
+
+  /** A claim's rows as jobs with decoded payloads. */
+  private decode(result: ClaimResult): Claimed<Payload> {
+    return { ...result, jobs: result.jobs.map((row) => ({ ...row, payload: JSON.parse(row.payload) as Payload })) };
+  }
+}
+
+/**
+ * Sends several queues' rounds in one round trip (they share one transport): an edge event
+ * serving many queues spends one request on them all. Each result answers its round, in order.
+ *
+ * @example
+ * const [mail, thumbs] = await sendRounds(transport, [mailLeases.prepare(r), thumbLeases.prepare(r)]);
+ */
+export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
+  transport: Transport,
+  rounds: T,
+  onRequest?: () => void,
+): Promise<{ [K in keyof T]: T[K] extends PreparedRound<infer P> ? RoundResult<P> : never }> {
+  const calls = rounds.flatMap((r) => r.calls);
+  const replies = calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, parse: (reply: Reply) => reply })), onRequest);
+  let next = 0;
+  return rounds.map((r) => r.read(replies.slice(next, (next += r.calls.length)))) as {
+    [K in keyof T]: T[K] extends PreparedRound<infer P> ? RoundResult<P> : never;
+  };
+}
+
+const leaseOf = (held: Held): Held => ({ id: held.id, token: held.token });
+
+function assertCount(name: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+  }
+}

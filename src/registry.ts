@@ -1,0 +1,47 @@
+import type { QueueCounts } from './job.js';
+import { listQueuesOp, runOps, Scripts } from './scripts.js';
+import type { Transport } from './transport.js';
+
+/** Queues whose counts go in one round trip. */
+const CHUNK = 100;
+
+/** One queue of the registry, at a glance. */
+export interface QueueOverview {
+  readonly queue: string;
+  readonly paused: boolean;
+  readonly counts: QueueCounts;
+  /** Jobs ever sent to dead (attempts used up or failed for good): a counter, unlike `counts.dead`. */
+  readonly deadTotal: number;
+}
+
+/**
+ * The names of every queue that has had a job enqueued (the registry, `emq:queues`), sorted.
+ *
+ * @example
+ * for (const name of await listQueues(transport)) console.log(name);
+ */
+export async function listQueues(transport: Transport): Promise<string[]> {
+  const [names] = await runOps(transport, [listQueuesOp()] as const);
+  return names;
+}
+
+/**
+ * Every registered queue with its counts and paused flag, in one round trip per 100 queues: what
+ * `/metrics` and a dashboard read without scanning the keyspace.
+ *
+ * @example
+ * for (const { queue, counts } of await queueOverviews(transport)) console.log(queue, counts.pending);
+ */
+export async function queueOverviews(transport: Transport): Promise<QueueOverview[]> {
+  const names = await listQueues(transport);
+  const out: QueueOverview[] = [];
+  for (let i = 0; i < names.length; i += CHUNK) {
+    const chunk = names.slice(i, i + CHUNK);
+    const counts = await runOps(transport, chunk.map((name) => new Scripts(transport, name).countsOp()));
+    chunk.forEach((queue, j) => {
+      const { paused, buried, ...c } = counts[j]!;
+      out.push({ queue, paused, counts: c, deadTotal: buried });
+    });
+  }
+  return out;
+}

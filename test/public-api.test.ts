@@ -1,0 +1,140 @@
+import { join } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..');
+
+/** Every name a package entry exports, values and types alike, sorted. */
+function exportsOf(entries: readonly string[]): Record<string, string[]> {
+  const files = entries.map((entry) => join(root, 'src', entry));
+  const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, noEmit: true, skipLibCheck: true, types: [] });
+  const checker = program.getTypeChecker();
+  return Object.fromEntries(
+    entries.map((entry, i) => {
+      const symbol = checker.getSymbolAtLocation(program.getSourceFile(files[i]!)!)!;
+      return [entry, checker.getExportsOfModule(symbol).map((s) => s.getName()).sort()];
+    }),
+  );
+}
+
+/**
+ * The package's public surface, entry by entry (package.json `exports`): a name added or removed
+ * here is a decision about the API, made on purpose, not a side effect of a refactor. Internals
+ * (the script gateway, the keyspace, the generated scripts, runHandler) stay out.
+ */
+describe('the public API', () => {
+  it('exports exactly these names', () => {
+    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'http/index.ts'])).toMatchInlineSnapshot(`
+      {
+        "edge/index.ts": [
+          "BeatSummary",
+          "BoundedBeatOptions",
+          "EchomqWorker",
+          "ScheduledTrigger",
+          "UpstashConnectOptions",
+          "UpstashEnv",
+          "UpstashTransport",
+          "WaitUntil",
+          "WorkerEnv",
+          "WorkerOptions",
+          "boundedBeat",
+          "createWorker",
+        ],
+        "http/index.ts": [
+          "AppOptions",
+          "ErrorBody",
+          "RequestLog",
+          "bearerAuth",
+          "constantTimeEqual",
+          "createApp",
+          "openApiDocument",
+          "renderMetrics",
+        ],
+        "index.ts": [
+          "BackoffOptions",
+          "BeatOptions",
+          "BlockingTransport",
+          "BulkJob",
+          "ClaimCall",
+          "Claimed",
+          "DEFAULT_JOB_DEFAULTS",
+          "DEFAULT_MAX_PAYLOAD_BYTES",
+          "EmqError",
+          "EmqErrorCode",
+          "EmqErrorContext",
+          "EnqueueOptions",
+          "EnqueueResult",
+          "FailItem",
+          "Finished",
+          "Handler",
+          "HandlerContext",
+          "HandlerTimeoutError",
+          "Held",
+          "InvalidArgumentError",
+          "InvalidNameError",
+          "Job",
+          "JobDefaults",
+          "JobNotFoundError",
+          "JobRecord",
+          "JobState",
+          "JobStateError",
+          "KindError",
+          "Leases",
+          "MAX_PRIORITY",
+          "Outcome",
+          "ParkedReply",
+          "PayloadError",
+          "PayloadTooLargeError",
+          "PreparedRound",
+          "Queue",
+          "QueueCounts",
+          "QueueOptions",
+          "QueueOverview",
+          "QueueStats",
+          "RedisError",
+          "Reply",
+          "RetryAfterError",
+          "RetryItem",
+          "RetryOutcome",
+          "Round",
+          "RoundResult",
+          "ScriptCall",
+          "ScriptSource",
+          "Settled",
+          "Transport",
+          "UnrecoverableError",
+          "errorCodes",
+          "listQueues",
+          "queueOverviews",
+        ],
+        "node/index.ts": [
+          "ApiServer",
+          "BatchConsumer",
+          "BatchConsumerOptions",
+          "BatchHandler",
+          "Bridge",
+          "BridgeStats",
+          "Consumer",
+          "ConsumerHooks",
+          "ConsumerOptions",
+          "ConsumerStoppedError",
+          "IoredisTransport",
+          "LeaseLostError",
+          "LocalRedis",
+          "LocalRedisOptions",
+          "ParkedLoopOptions",
+          "RedisMissingError",
+          "RunningBridge",
+          "ServeApiOptions",
+          "StartBridgeOptions",
+          "createBridge",
+          "findRedisServer",
+          "freePort",
+          "serveApi",
+          "startBridge",
+          "startLocalRedis",
+        ],
+      }
+    `);
+  });
+});
