@@ -1,30 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The Redis suites that drive the scripts through `redis.transport` and `redis.queue()`: they
- * run a second time over @upstash/redis and the REST bridge (design.md, testing layer 11).
- * Node-only suites (the consumers, the CLI, the launcher, command counts on a private Redis) and
- * the pure ones stay in the ioredis project alone.
+ * Tests by layer (docs/design.md, "Tests"):
+ * - `unit`: pure units beside the code they test (`src/**\/*.test.ts`, `tools/`): no Redis, milliseconds.
+ * - `ioredis`: every suite under `test/` against a private redis-server the global setup starts.
+ * - `upstash`: the suites in `test/transport/` a second time, over @upstash/redis and the REST
+ *   bridge: a suite that drives the scripts through `redis.transport` goes in that folder and runs
+ *   on both transports; node-only suites (`test/node/`) and the Worker under miniflare
+ *   (`test/edge/`) run once.
  */
-const TRANSPORT_SUITES = [
-  'lifecycle',
-  'doorbell',
-  'clock',
-  'pause',
-  'remove',
-  'retry',
-  'promote',
-  'fencing',
-  'kind-door',
-  'groups-admin',
-  'fairness',
-  'group-limits.property',
-  'bad-input',
-  'scripts',
-  'project-transport',
-  'row-format',
-].map((name) => `test/${name}.test.ts`);
-
 export default defineConfig({
   test: {
     testTimeout: 30_000,
@@ -34,19 +18,15 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: {
-          name: 'ioredis',
-          include: ['test/**/*.test.ts', 'src/**/*.test.ts', 'tools/**/*.test.ts'],
-          globalSetup: ['test/global-setup.ts'],
-        },
+        test: { name: 'unit', include: ['src/**/*.test.ts', 'tools/**/*.test.ts'] },
       },
       {
         extends: true,
-        test: {
-          name: 'upstash',
-          include: TRANSPORT_SUITES,
-          globalSetup: ['test/global-setup.ts'],
-        },
+        test: { name: 'ioredis', include: ['test/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'upstash', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
       },
     ],
   },

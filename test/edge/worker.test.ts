@@ -1,0 +1,296 @@
+import { dirname } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Miniflare } from 'miniflare';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { scripts } from '../../src/generated/scripts.js';
+import { Consumer } from '../../src/node/consumer.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { type RunningBridge, startBridge } from '../../src/node/bridge.js';
+import { Queue } from '../../src/queue.js';
+import { describeHttpApi } from '../http-api.suite.js';
+import { sleep } from '../helpers.js';
+import { buildWorker } from './worker-bundle.js';
+
+const BRIDGE_TOKEN = 'bridge-token-for-tests';
+const EMQ_TOKEN = 'worker-token-for-tests';
+
+let bundle: ReturnType<typeof buildWorker> | undefined;
+const workerBundle = (): ReturnType<typeof buildWorker> => (bundle ??= buildWorker());
+
+/** The real Worker bundle under miniflare (workerd), talking to Redis through the bridge. */
+async function startWorker(bridgeUrl: string, bindings: Record<string, string>): Promise<{ mf: Miniflare; url: string }> {
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: workerBundle().path,
+    // the bundle lives in a temp dir: it is the modules' root (paths may not climb out of it)
+    modulesRoot: dirname(workerBundle().path),
+    compatibilityDate: '2026-04-26',
+    host: '127.0.0.1',
+    port: 0,
+    bindings: { UPSTASH_REDIS_REST_URL: bridgeUrl, UPSTASH_REDIS_REST_TOKEN: BRIDGE_TOKEN, ...bindings },
+  });
+  const url = (await mf.ready).toString().replace(/\/$/, '');
+  return { mf, url };
+}
+
+let sharedBridge: RunningBridge | undefined;
+const bridgeFor = async (): Promise<RunningBridge> => (sharedBridge ??= await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN }));
+
+describeHttpApi('the HTTP API on the Worker under miniflare', () => inject('redisUrl'), async () => {
+  const bridge = await bridgeFor();
+  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
+});
+
+describe('the Worker', () => {
+  let bridge: RunningBridge;
+  let transport: IoredisTransport;
+  const queueName = 'demo';
+  let demo: Queue<Record<string, unknown>>;
+
+  beforeAll(async () => {
+    bridge = await bridgeFor();
+    transport = IoredisTransport.connect(inject('redisUrl'));
+    demo = new Queue(transport, queueName);
+  }, 60_000);
+  afterAll(async () => {
+    await transport.close();
+    await sharedBridge?.close();
+  });
+
+  /** A clean demo queue before each scenario (the Worker's handlers serve only `demo`). */
+  async function reset(): Promise<void> {
+    const keys = await transport.redis.keys(`emq:{${queueName}}:*`);
+    if (keys.length > 0) await transport.redis.del(...keys);
+  }
+
+  async function scheduled(mf: Miniflare): Promise<number> {
+    const worker = await mf.getWorker();
+    const t0 = performance.now();
+    await worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
+    return performance.now() - t0;
+  }
+
+  it('builds with wrangler deploy --dry-run and carries the same scripts as Node', () => {
+    const { source, report } = workerBundle();
+    expect(report).toMatch(/Total Upload: [\d.]+ KiB/);
+    console.log(`worker bundle: ${/Total Upload: .*/.exec(report)?.[0]}`);
+    for (const script of Object.values(scripts)) expect(source).toContain(script.sha1);
+  });
+
+  it('loads byte-identical scripts: Redis computes the same sha1 from what the Worker sends', async () => {
+    await reset();
+    const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+    try {
+      await transport.redis.script('FLUSH');
+      const res = await fetch(`${url}/v1/queues/${queueName}/jobs`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payload: { message: 'sha check' } }),
+      });
+      expect(res.status).toBe(201);
+      // the Worker's EVALSHA missed, it sent its source by EVAL, and Redis hashed that source
+      expect(await transport.redis.script('EXISTS', scripts.enqueue.sha1)).toEqual([1]);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  it('refuses to serve without EMQ_TOKEN, except in local dev where every response says so', async () => {
+    const refused = await startWorker(bridge.url, {});
+    try {
+      const res = await fetch(`${refused.url}/v1/queues/${queueName}`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ error: { code: 'EMQCONFIG' } });
+    } finally {
+      await refused.mf.dispose();
+    }
+    const dev = await startWorker(bridge.url, { EMQ_LOCAL_DEV: '1' });
+    try {
+      const res = await fetch(`${dev.url}/v1/queues/${queueName}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-emq-warning')).toMatch(/no EMQ_TOKEN/);
+      expect((await fetch(`${dev.url}/healthz`)).headers.get('x-emq-warning')).toMatch(/no EMQ_TOKEN/);
+    } finally {
+      await dev.mf.dispose();
+    }
+  });
+
+  it('costs exactly one Redis request for an idle beat', async () => {
+    await reset();
+    const { mf } = await startWorker(bridge.url, { EMQ_TOKEN });
+    try {
+      await scheduled(mf); // warms the script cache: a cold first call may add an EVAL request
+      bridge.reset();
+      await scheduled(mf);
+      expect(bridge.stats().requests).toBe(1);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  it('drains a backlog at under 0.1 requests per job, each job once', async () => {
+    await reset();
+    const { mf } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_BATCH_SIZE: '20', EMQ_CONCURRENCY: '20' });
+    try {
+      await scheduled(mf); // warm
+      await demo.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: { message: `job ${i}` } })));
+      bridge.reset();
+      await scheduled(mf);
+      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 200 });
+      expect(bridge.stats().requests / 200).toBeLessThanOrEqual(0.1);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  it('retries and buries at the edge like on Node', async () => {
+    await reset();
+    const { mf } = await startWorker(bridge.url, { EMQ_TOKEN });
+    try {
+      const retry = await demo.add({ fail: 'retry' }, { maxAttempts: 2, backoff: 0 });
+      const dead = await demo.add({ fail: 'dead' }, { maxAttempts: 5 });
+      await scheduled(mf);
+      expect(await demo.getJob(retry.id)).toMatchObject({ state: 'dead', attempts: 2, error: expect.stringMatching(/asked to retry/) });
+      expect(await demo.getJob(dead.id)).toMatchObject({ state: 'dead', attempts: 1, error: expect.stringMatching(/^UnrecoverableError: asked to die/) });
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  it('stops at its deadline, starts no job that cannot finish, and gives back what it did not start', async () => {
+    await reset();
+    const { mf } = await startWorker(bridge.url, {
+      EMQ_TOKEN,
+      EMQ_BEAT_DEADLINE_MS: '1500',
+      EMQ_JOB_TIMEOUT_MS: '400',
+      EMQ_CONCURRENCY: '2',
+      EMQ_BATCH_SIZE: '20',
+    });
+    try {
+      await demo.addBulk(Array.from({ length: 20 }, () => ({ payload: { sleepMs: 250 } })));
+      const took = await scheduled(mf);
+      expect(took).toBeLessThan(1500 + 1000);
+      const { counts } = await demo.stats();
+      expect(counts.active).toBe(0);
+      expect(counts.completed).toBeGreaterThan(2);
+      expect(counts.completed).toBeLessThan(20);
+      expect(counts.completed + counts.pending).toBe(20);
+      // the ones given back were never started: no attempt counted
+      const left = await Promise.all(Array.from({ length: 20 }, (_, i) => demo.getJob(`JOB:${i + 1}`)));
+      for (const job of left.filter((j) => j?.state === 'pending')) expect(job!.attempts).toBe(0);
+
+      const tooShort = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_BEAT_DEADLINE_MS: '300', EMQ_JOB_TIMEOUT_MS: '400' });
+      try {
+        const pending = (await demo.stats()).counts.pending;
+        bridge.reset();
+        await scheduled(tooShort.mf);
+        expect((await demo.stats()).counts.pending).toBe(pending); // nothing fits: nothing claimed
+        expect(bridge.stats().requests).toBe(0);
+      } finally {
+        await tooShort.mf.dispose();
+      }
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  it('promotes while it drains: a job of another group due mid-backlog runs before the backlog ends', async () => {
+    await reset();
+    const { mf } = await startWorker(bridge.url, {
+      EMQ_TOKEN,
+      EMQ_BEAT_DEADLINE_MS: '10000',
+      EMQ_CONCURRENCY: '2',
+      EMQ_BATCH_SIZE: '4',
+      EMQ_REAP_EVERY_MS: '100',
+      EMQ_JOB_TIMEOUT_MS: '1000',
+    });
+    try {
+      // the backlog: 40 jobs of 30 ms on 2 handlers, over half a second of work
+      const backlog = await demo.addBulk(Array.from({ length: 40 }, () => ({ payload: { sleepMs: 30 } })));
+      const delayed = await demo.add({ message: 'due mid-backlog' }, { delayMs: 200, group: 'tenant-b' });
+      await scheduled(mf);
+      expect((await demo.stats()).counts).toMatchObject({ completed: 41, scheduled: 0, pending: 0, active: 0 });
+      const finished = async (id: string): Promise<number> => (await demo.getJob(id))!.finishedAt!;
+      const lastOfBacklog = Math.max(...(await Promise.all(backlog.map((b) => finished(b.id)))));
+      expect(await finished(delayed.id)).toBeLessThan(lastOfBacklog);
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  it('loses nothing when a beat is cut off mid-drain: its leases lapse and the next beat runs them', async () => {
+    await reset();
+    const cut = await startWorker(bridge.url, {
+      EMQ_TOKEN,
+      EMQ_BEAT_DEADLINE_MS: '1500',
+      EMQ_JOB_TIMEOUT_MS: '1000',
+      EMQ_LEASE_MARGIN_MS: '300',
+      EMQ_CONCURRENCY: '5',
+    });
+    await demo.addBulk(Array.from({ length: 5 }, () => ({ payload: { sleepMs: 800 } })));
+    const worker = await cut.mf.getWorker();
+    const beat = worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() }).catch(() => 'cut off');
+    for (let i = 0; i < 200 && (await demo.stats()).counts.active < 5; i++) await sleep(10);
+    expect((await demo.stats()).counts.active).toBe(5);
+    await cut.mf.dispose(); // the isolate dies mid-job
+    await beat;
+    expect((await demo.stats()).counts).toMatchObject({ active: 5, completed: 0 });
+
+    await sleep(2_000); // lease = time left to the deadline + 300 ms
+    const next = await startWorker(bridge.url, { EMQ_TOKEN });
+    try {
+      await scheduled(next.mf);
+      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 5 });
+    } finally {
+      await next.mf.dispose();
+    }
+  });
+
+  it('runs jobs enqueued at the edge on Node, and jobs enqueued on Node at the edge', async () => {
+    await reset();
+    const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+    const ran: string[] = [];
+    const consumer = Consumer.connect<Record<string, unknown>>(inject('redisUrl'), queueName, (job) => void ran.push(job.id), { beatMs: 10_000 }).start();
+    try {
+      const res = await fetch(`${url}/v1/queues/${queueName}/jobs`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payload: { message: 'from the edge' } }),
+      });
+      const { id } = (await res.json()) as { id: string };
+      for (let i = 0; i < 200 && ran.length === 0; i++) await sleep(10);
+      expect(ran).toEqual([id]);
+    } finally {
+      await consumer.stop();
+    }
+    try {
+      const { id } = await demo.add({ message: 'from Node' });
+      await scheduled(mf);
+      expect(await demo.getJob(id)).toMatchObject({ state: 'completed' });
+    } finally {
+      await mf.dispose();
+    }
+  });
+
+  it('drains right after an enqueue through the Worker, without waiting for the cron', async () => {
+    await reset();
+    const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN });
+    try {
+      const res = await fetch(`${url}/v1/queues/${queueName}/jobs`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payload: { message: 'now please' } }),
+      });
+      const { id } = (await res.json()) as { id: string };
+      let state: string | undefined;
+      for (let i = 0; i < 300 && state !== 'completed'; i++) {
+        state = (await demo.getJob(id))?.state;
+        await sleep(10);
+      }
+      expect(state).toBe('completed');
+    } finally {
+      await mf.dispose();
+    }
+  });
+});

@@ -1,0 +1,315 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { RetryAfterError, UnrecoverableError } from '../../src/handler.js';
+import type { Job } from '../../src/job.js';
+import type { Queue } from '../../src/queue.js';
+import { Consumer, type ConsumerOptions } from '../../src/node/consumer.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { LeaseLostError } from '../../src/node/consumer-types.js';
+import { keysOf, sleep, until, useRedis, leases } from '../helpers.js';
+
+
+describe('the parked consumer', () => {
+  const redis = useRedis();
+  const url = inject('redisUrl');
+  const running: Array<Consumer<never>> = [];
+
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((c) => c.stop(1_000)));
+  });
+
+  /** A started consumer on its own connection; `seen` records each handler start with its time. */
+  function consume<P>(
+    queue: Queue<P>,
+    handler: (job: Job<P>, signal: AbortSignal) => Promise<void> | void,
+    options: ConsumerOptions<P> = {},
+  ): { consumer: Consumer<P>; seen: Array<{ job: Job<P>; at: number }> } {
+    const seen: Array<{ job: Job<P>; at: number }> = [];
+    const transport = IoredisTransport.connect(url);
+    const consumer = new Consumer<P>(
+      transport,
+      queue.name,
+      async (job, { signal }) => {
+        seen.push({ job, at: performance.now() });
+        await handler(job, signal);
+      },
+      { beatMs: 10_000, ...options, ownsTransport: true },
+    ).start();
+    running.push(consumer as unknown as Consumer<never>);
+    return { consumer, seen };
+  }
+
+  /** Parks a consumer (10 s beat), runs `trigger`, and returns ms from the trigger to the handler. */
+  async function wakeLatency(queue: Queue<unknown>, trigger: () => Promise<unknown>, seenBefore = 0): Promise<number> {
+    const { seen } = consume(queue, () => {});
+    await sleep(150); // parked by now: the first beat found nothing
+    await until(() => seen.length === seenBefore);
+    const t0 = performance.now();
+    await trigger();
+    await until(() => seen.length > seenBefore, 3_000);
+    return seen[seenBefore]!.at - t0;
+  }
+
+  it('runs a new ungrouped or grouped job at once while parked with a 10 s beat', async () => {
+    const queue = redis.queue();
+    expect(await wakeLatency(queue, () => queue.add(1))).toBeLessThan(500);
+    const grouped = redis.queue();
+    expect(await wakeLatency(grouped, () => grouped.add(1, { group: 'g' }))).toBeLessThan(500);
+  });
+
+  it('wakes for a group resumed and a limit raised', async () => {
+    const paused = redis.queue();
+    await paused.pauseGroup('g');
+    await paused.add(1, { group: 'g' });
+    expect(await wakeLatency(paused, () => paused.resumeGroup('g'))).toBeLessThan(500);
+
+    const limited = redis.queue();
+    await limited.setGroupLimit('g', 0);
+    await limited.add(1, { group: 'g' });
+    expect(await wakeLatency(limited, () => limited.setGroupLimit('g', 1))).toBeLessThan(500);
+  });
+
+  it('still wakes at once when Redis forgot its scripts (the claim sent behind the BLPOP gets NOSCRIPT)', async () => {
+    const queue = redis.queue();
+    expect(await wakeLatency(queue, async () => {
+      await redis.raw.script('FLUSH');
+      await queue.add('after a flush');
+    })).toBeLessThan(500);
+  });
+
+  it('wakes for a reprocessed job', async () => {
+    const queue = redis.queue();
+    await queue.add(1, { maxAttempts: 1 });
+    const [job] = (await leases(queue).claim(1, 30_000)).jobs;
+    await leases(queue).retry([{ id: job!.id, token: job!.token, error: 'boom' }]);
+    expect(await wakeLatency(queue, () => queue.reprocess(job!.id))).toBeLessThan(500);
+  });
+
+  it('starts a delayed job within a few hundred ms of its due time while parked', async () => {
+    const queue = redis.queue();
+    const { seen } = consume(queue, () => {});
+    await sleep(150);
+    const offset = (await redis.serverNow()) - performance.now(); // server ms at a local instant
+    const { id } = await queue.add('later', { delayMs: 400 });
+    await until(() => seen.length === 1, 3_000);
+    const due = Number(await redis.raw.hget(keysOf(queue).job(id), 'c')) + 400;
+    const startedServer = seen[0]!.at + offset;
+    expect(startedServer - due).toBeLessThan(250);
+    expect(startedServer - due).toBeGreaterThan(-50);
+  });
+
+  /**
+   * A consumer busy with a backlog of 3000 'bulk' jobs (10 slots x 5 ms: over a second of work, so
+   * its loop never parks). `backlogAt.special` becomes how many bulk jobs had finished when the
+   * job whose payload is `special` started.
+   */
+  async function busyWithBacklog(queue: Queue<string>, special: string, options: ConsumerOptions<string> = {}) {
+    await queue.addBulk(Array.from({ length: 3000 }, () => ({ payload: 'bulk' })));
+    const backlogAt = { done: 0, special: -1 };
+    consume(queue, async (job) => {
+      if (job.payload === special) backlogAt.special = backlogAt.done;
+      else {
+        await sleep(5);
+        backlogAt.done++;
+      }
+    }, { concurrency: 10, ...options });
+    return backlogAt;
+  }
+
+  it('busy with a backlog, starts a delayed job of another group when it is due, not after the backlog', async () => {
+    const queue = redis.queue<string>();
+    const backlogAt = await busyWithBacklog(queue, 'delayed');
+    await until(() => backlogAt.done > 100, 5_000);
+    // scheduled while no consumer is parked to hear the schedule bell: the busy loop's next claim
+    // takes its news and arms the due timer
+    await queue.add('delayed', { delayMs: 200, group: 'tenant-b' });
+    await until(() => backlogAt.special >= 0, 10_000);
+    expect(backlogAt.special).toBeLessThan(2000);
+  });
+
+  it('busy with a backlog, still beats: a lapsed lease of another holder is reaped and its job runs', async () => {
+    const queue = redis.queue<string>();
+    // a holder that died: its job (enqueued first, so first in line again once reaped) has a short lease
+    await queue.add('orphan');
+    const { jobs } = await leases(queue).claim(1, 200);
+    expect(jobs).toHaveLength(1);
+    const backlogAt = await busyWithBacklog(queue, 'orphan', { beatMs: 300 });
+    await until(() => backlogAt.special >= 0, 10_000);
+    expect(backlogAt.special).toBeLessThan(2000);
+    expect(await queue.getJob(jobs[0]!.id)).toMatchObject({ attempts: 2 });
+  });
+
+  it('retries a job whose handler failed and picks it up again at once', async () => {
+    const queue = redis.queue();
+    let calls = 0;
+    const { seen } = consume(queue, () => {
+      calls++;
+      if (calls === 1) throw new RetryAfterError('not yet', 0);
+    });
+    await sleep(100);
+    await queue.add('x');
+    await until(() => seen.length === 2, 3_000);
+    expect(seen[1]!.at - seen[0]!.at).toBeLessThan(500);
+    expect(seen.map((s) => s.job.attempts)).toEqual([1, 2]);
+    await until(async () => (await queue.stats()).counts.completed === 1);
+  });
+
+  it('retries a handler that throws synchronously (a plain function), and the loop goes on', async () => {
+    const queue = redis.queue<number>();
+    const calls: number[] = [];
+    const consumer = new Consumer<number>(
+      IoredisTransport.connect(url),
+      queue.name,
+      (job) => {
+        calls.push(job.attempts);
+        if (job.attempts === 1) throw new Error('thrown before any await');
+      },
+      { beatMs: 10_000, ownsTransport: true },
+    ).start();
+    running.push(consumer as unknown as Consumer<never>);
+    await queue.add(1, { backoff: 0 });
+    await queue.add(2, { backoff: 0 });
+    await until(async () => (await queue.stats()).counts.completed === 2, 5_000);
+    expect(calls.sort()).toEqual([1, 1, 2, 2]);
+    expect((await queue.getJob('JOB:1'))?.error).toMatch(/thrown before any await/);
+  });
+
+  it('never runs more jobs at once than its concurrency, and keeps the loop alive through throws', async () => {
+    const queue = redis.queue();
+    let now = 0;
+    let peak = 0;
+    const { seen } = consume(
+      queue,
+      async (job) => {
+        now++;
+        peak = Math.max(peak, now);
+        await sleep(5);
+        now--;
+        if ((job.payload as number) % 3 === 0) throw new Error('every third fails');
+      },
+      { concurrency: 4 },
+    );
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: i + 1, options: { maxAttempts: 2, backoff: 0 } })));
+    await until(async () => {
+      const { counts } = await queue.stats();
+      return counts.completed === 40 && counts.dead === 20;
+    }, 10_000);
+    expect(peak).toBeLessThanOrEqual(4);
+    expect(peak).toBeGreaterThan(1);
+    expect(seen).toHaveLength(80);
+  });
+
+  it('sends an UnrecoverableError straight to dead and reports it', async () => {
+    const queue = redis.queue();
+    const dead: string[] = [];
+    const transport = IoredisTransport.connect(url);
+    const consumer = new Consumer(transport, queue.name, () => {
+      throw new UnrecoverableError('bad payload');
+    }, { ownsTransport: true, hooks: { onDead: (job, info) => dead.push(`${job.id}:${info.error.split('\n')[0]}`) } }).start();
+    running.push(consumer as unknown as Consumer<never>);
+    const { id } = await queue.add(1, { maxAttempts: 5 });
+    await until(() => dead.length === 1);
+    expect(dead).toEqual([`${id}:UnrecoverableError: bad payload`]);
+    expect(await queue.getJob(id)).toMatchObject({ state: 'dead', attempts: 1 });
+  });
+
+  it('renews the lease of a long job so it is not run twice', async () => {
+    const queue = redis.queue();
+    const { seen } = consume(queue, () => sleep(1_000), { leaseMs: 300 });
+    const { id } = await queue.add(1);
+    await until(async () => (await queue.stats()).counts.completed === 1, 5_000);
+    expect(seen).toHaveLength(1);
+    expect(await queue.getJob(id)).toMatchObject({ attempts: 1 });
+  });
+
+  it('aborts a job whose renewal is fenced off', async () => {
+    const queue = redis.queue();
+    let reason: unknown;
+    const { seen } = consume(
+      queue,
+      (_job, signal) =>
+        new Promise<void>((resolve) => {
+          signal.addEventListener('abort', () => {
+            reason = signal.reason;
+            resolve();
+          });
+        }),
+      { leaseMs: 300 },
+    );
+    const { id } = await queue.add(1);
+    await until(() => seen.length === 1);
+    await queue.remove(id);
+    await until(() => reason !== undefined, 2_000);
+    expect(reason).toBeInstanceOf(LeaseLostError);
+    expect(await queue.getJob(id)).toBeNull();
+  });
+
+  it('stops within milliseconds when parked with a 10 s beat', async () => {
+    const queue = redis.queue();
+    const { consumer } = consume(queue, () => {});
+    await sleep(150);
+    const t0 = performance.now();
+    await consumer.stop();
+    expect(performance.now() - t0).toBeLessThan(300);
+    expect(consumer.running).toBe(false);
+  });
+
+  it('lets a job in hand finish on stop, and abandons one that outlives the timeout', async () => {
+    const queue = redis.queue();
+    const { consumer, seen } = consume(queue, () => sleep(200), { concurrency: 2 });
+    await queue.add('short');
+    await until(() => seen.length === 1);
+    await consumer.stop(2_000);
+    expect((await queue.stats()).counts.completed).toBe(1);
+
+    const slow = redis.queue();
+    const { consumer: stuck, seen: started } = consume(slow, () => new Promise(() => {}), { leaseMs: 5_000 });
+    const { id } = await slow.add('never ends');
+    await until(() => started.length === 1);
+    const t0 = performance.now();
+    await stuck.stop(200);
+    expect(performance.now() - t0).toBeLessThan(1_000);
+    // not settled: the lease is left to lapse and be reaped
+    expect(await slow.getJob(id)).toMatchObject({ state: 'active' });
+  });
+
+  it('re-runs the job of a consumer SIGKILLed mid-job once its lease lapses, exactly once', async () => {
+    const queue = redis.queue();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, '..', 'fixtures', 'child-consumer.ts'), url, queue.name, '500'],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await until(() => out.includes('ready'), 10_000);
+    const { id } = await queue.add('survives');
+    await until(() => out.includes(`started ${id}`), 5_000);
+    child.kill('SIGKILL');
+    const killedAt = performance.now();
+
+    const { seen } = consume(queue, () => {}, { leaseMs: 5_000 });
+    await until(() => seen.length === 1, 5_000);
+    expect(seen[0]!.job).toMatchObject({ id, attempts: 2 });
+    expect(seen[0]!.at - killedAt).toBeLessThan(500 + 1_000);
+    await until(async () => (await queue.stats()).counts.completed === 1);
+    await sleep(100);
+    expect(seen).toHaveLength(1);
+    expect((await queue.stats()).counts).toMatchObject({ completed: 1, active: 0, pending: 0, dead: 0 });
+  });
+
+  it('shares a queue between two consumers without running one attempt twice', async () => {
+    const queue = redis.queue();
+    const a = consume(queue, () => sleep(1), { concurrency: 5 });
+    const b = consume(queue, () => sleep(1), { concurrency: 5 });
+    await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ payload: i, options: { group: `g${i % 7}` } })));
+    await until(async () => (await queue.stats()).counts.completed === 300, 15_000);
+    const runs = [...a.seen, ...b.seen].map((s) => `${s.job.id}#${s.job.token}`);
+    expect(new Set(runs).size).toBe(runs.length);
+    expect(runs).toHaveLength(300);
+    expect(a.seen.length).toBeGreaterThan(0);
+    expect(b.seen.length).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, inject, it } from 'vitest';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { serveApi } from '../../src/node/serve.js';
+import { describeHttpApi } from '../http-api.suite.js';
+
+const quiet = (): void => {};
+
+/** The API on Node, through real HTTP, with and without a token. */
+for (const token of [undefined, 'test-token-1234']) {
+  describeHttpApi(`the HTTP API on Node (${token ? 'token required' : 'open'})`, () => inject('redisUrl'), async () => {
+    const transport = IoredisTransport.connect(inject('redisUrl'));
+    const api = await serveApi({ transport, port: 0, log: quiet, ...(token ? { token } : {}) });
+    return {
+      baseUrl: api.url,
+      ...(token ? { token } : {}),
+      close: async () => {
+        await api.close();
+        await transport.close();
+      },
+    };
+  });
+}
+
+describe('the HTTP API on Node, beyond the contract', () => {
+  it('binds loopback only when open, and answers 503 when Redis does not', async () => {
+    const transport = IoredisTransport.connect('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, retryStrategy: () => null, lazyConnect: true });
+    const api = await serveApi({ transport, port: 0, log: quiet });
+    try {
+      expect(api.open).toBe(true);
+      expect(api.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const res = await fetch(`${api.url}/healthz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ error: { code: 'EMQREDIS' } });
+    } finally {
+      await api.close();
+      await transport.close();
+    }
+  });
+
+  it('logs one structured line per request with its id', async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const transport = IoredisTransport.connect(inject('redisUrl'));
+    const api = await serveApi({ transport, port: 0, log: (entry) => lines.push({ ...entry }) });
+    try {
+      const res = await fetch(`${api.url}/v1/queues/log-check`);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ level: 'info', msg: 'request', method: 'GET', path: '/v1/queues/log-check', status: 200, requestId: res.headers.get('x-request-id') });
+    } finally {
+      await api.close();
+      await transport.close();
+    }
+  });
+});

@@ -1,0 +1,206 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { UpstashTransport } from '../../src/edge/index.js';
+import { scripts } from '../../src/generated/scripts.js';
+import { EmqError, listQueues, Queue, type Held, type Job, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
+import { startBridge, type RunningBridge } from '../../src/node/bridge.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { leases, queueName, scriptsOf, sleep } from '../helpers.js';
+
+/** One script call as it finally answered (after any EVAL fallback). */
+interface Answer {
+  script: string;
+  reply: Reply | { error: string };
+}
+
+/**
+ * Passes calls through to a real transport and writes down what each call finally answered. A
+ * NOSCRIPT answer is a slot the EVAL fallback fills in, so another suite's SCRIPT FLUSH cannot
+ * make the two logs differ.
+ */
+class Recorder implements Transport {
+  readonly answers: Answer[] = [];
+  private readonly retrying = new Map<ScriptCall, Answer>();
+
+  constructor(private readonly inner: Transport) {}
+
+  async evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+    const results = await this.inner.evalsha(calls);
+    calls.forEach((call, i) => {
+      const answer = this.note(call, results[i]!);
+      if (results[i] instanceof Error && results[i].message.startsWith('NOSCRIPT')) this.retrying.set(call, answer);
+    });
+    return results;
+  }
+
+  async eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+    const results = await this.inner.eval(calls);
+    calls.forEach((call, i) => {
+      const slot = this.retrying.get(call);
+      this.retrying.delete(call);
+      if (slot) slot.reply = reply(results[i]!);
+      else this.note(call, results[i]!);
+    });
+    return results;
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+
+  private note(call: ScriptCall, result: Reply | Error): Answer {
+    const answer = { script: call.script.name, reply: reply(result) };
+    this.answers.push(answer);
+    return answer;
+  }
+}
+
+const reply = (result: Reply | Error): Answer['reply'] => (result instanceof Error ? { error: result.message } : result);
+
+/**
+ * Makes two runs comparable: server times (epoch ms, as numbers or as row text) become "T" and
+ * the queue's own name "Q"; everything else must match exactly, types included.
+ */
+function normalize(value: unknown, name: string): unknown {
+  if (typeof value === 'number') return value > 1e12 ? 'T' : value;
+  if (typeof value === 'string') return /^\d{13}$/.test(value) ? 'T' : value.split(name).join('Q');
+  if (value instanceof EmqError) return { error: value.name, code: value.code, message: normalize(value.message, name) };
+  if (value instanceof Error) return { error: value.name, message: normalize(value.message, name) };
+  if (Array.isArray(value)) return value.map((v) => normalize(v, name));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v, name)]));
+  }
+  return value;
+}
+
+const held = (jobs: ReadonlyArray<Job<unknown>>): Held[] => jobs.map(({ id, token }) => ({ id, token }));
+
+/**
+ * A scenario that takes every script through its replies: all job states, groups (one named
+ * "OK", which the base64 encoding must leave intact inside nested arrays), limits, pauses,
+ * fencing, reaping, promotion and the typed errors. Returns each step's typed result or error.
+ */
+async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Array<[string, unknown]>> {
+  const steps: Array<[string, unknown]> = [];
+  const step = async <T>(label: string, act: () => Promise<T>): Promise<T | undefined> => {
+    try {
+      const result = await act();
+      steps.push([label, result]);
+      return result;
+    } catch (error) {
+      steps.push([label, error]);
+      return undefined;
+    }
+  };
+
+  await step('add', () => queue.add({ text: 'héllo ✓ 🚀', nested: { list: [1, null, 'OK', '"q"'] } }));
+  await step('add to group OK', () => queue.add('OK', { id: 'OK', group: 'OK' }));
+  await step('add bulk', () =>
+    queue.addBulk([
+      { payload: 1, options: { group: 'g-1' } },
+      { payload: 2, options: { group: 'g-1', priority: 5 } },
+      { payload: 3, options: { delayMs: 500 } },
+      { payload: { n: 4 }, options: { maxAttempts: 1 } },
+    ]),
+  );
+  await step('add a duplicate', () => queue.add('again', { id: 'OK' }));
+  await step('stats', () => queue.stats());
+  await step('get a job', () => queue.getJob('OK'));
+  await step('get no job', () => queue.getJob('nope'));
+  await step('limit g-1 to 1', () => queue.setGroupLimit('g-1', 1));
+  await step('pause group OK', () => queue.pauseGroup('OK'));
+  const first = await step('claim', () => leases(queue).claim(10, 30_000));
+  await step('resume group OK', () => queue.resumeGroup('OK'));
+  const hand = held(first?.jobs ?? []);
+  await step('extend', () => leases(queue).extend(hand, 60_000));
+  await step('complete one, claim two', () => leases(queue).complete(hand.slice(0, 1), { claimN: 2, leaseMs: 30_000 }));
+  await step('complete it again: fenced', () => leases(queue).complete(hand.slice(0, 1)));
+  await step('retry one', () => leases(queue).retry([{ ...hand[1]!, error: 'boom' }]));
+  await sleep(5); // two jobs dead in the same ms would list in either order
+  await step('fail one', () => leases(queue).fail([{ ...hand[2]!, error: 'for good' }]));
+  await step('list dead', () => queue.listDead());
+  await step('reprocess', () => queue.reprocess(hand[2]!.id));
+  await step('reprocess a live job', () => queue.reprocess(hand[2]!.id));
+  await step('move to g-1', () => queue.moveToGroup(hand[2]!.id, 'g-1'));
+  await step('move back out', () => queue.moveToGroup(hand[2]!.id, null));
+  await step('remove', () => queue.remove(hand[2]!.id));
+  await step('remove again', () => queue.remove(hand[2]!.id));
+  await step('pause', () => queue.pause());
+  await step('claim while paused', () => leases(queue).claim(5, 30_000));
+  await step('resume', () => queue.resume());
+  const short = await step('claim on a short lease', () => leases(queue).claim(10, 50));
+  await sleep(600); // the short leases lapse and the delayed job falls due (not before)
+  await step('reap', () => leases(queue).reap());
+  await step('promote', () => leases(queue).promote());
+  const beat = await step('beat', () => leases(queue).beat({ n: 10, leaseMs: 30_000 }));
+  await step('release', () => leases(queue).release(held(beat?.jobs ?? []).slice(0, 1)));
+  await step('release a lost lease', () => leases(queue).release(held(short?.jobs ?? [])));
+  await step('sweep g-1', () => queue.sweepGroup('g-1'));
+  await step('lift the limit', () => queue.setGroupLimit('g-1', null));
+  await step('kind door', () => scriptsOf(queue).run(scriptsOf(queue).completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
+  await step('a malformed number', () => scriptsOf(queue).run(scriptsOf(queue).claimOp(-1, 0)));
+  // the registry holds every queue of the run's Redis: only this queue's presence is comparable
+  await step('list queues', async () => (await listQueues(transport)).includes(queue.name));
+  await step('final stats', () => queue.stats());
+  return steps;
+}
+
+describe('UpstashTransport and IoredisTransport answer alike', () => {
+  let bridge: RunningBridge;
+  const raw = new Redis(inject('redisUrl'), { protocol: 2 });
+  const names: string[] = [];
+
+  beforeAll(async () => {
+    bridge = await startBridge({ redisUrl: inject('redisUrl'), token: 'conformance' });
+  });
+  afterAll(async () => {
+    for (const name of names) {
+      const keys = await raw.keys(`emq:{${name}}:*`);
+      if (keys.length > 0) await raw.del(...keys);
+    }
+    raw.disconnect();
+    await bridge.close();
+  });
+
+  it('every script, the same scenario on two queues: equal raw replies and equal typed results', async () => {
+    const node = new Recorder(IoredisTransport.connect(inject('redisUrl')));
+    const edge = new Recorder(UpstashTransport.connect({ url: bridge.url, token: 'conformance', retry: false }));
+    const runs = [];
+    for (const transport of [node, edge]) {
+      const name = queueName('conform');
+      names.push(name);
+      runs.push({ name, steps: await scenario(transport, new Queue(transport, name)) });
+    }
+    await node.close();
+    await edge.close();
+
+    // the scenario really went through every script, and through the bridge
+    expect(new Set(node.answers.map((a) => a.script))).toEqual(new Set(Object.keys(scripts)));
+    expect(edge.answers.length).toBe(node.answers.length);
+    expect(bridge.stats().commands).toBeGreaterThanOrEqual(edge.answers.length);
+
+    const [a, b] = runs as [(typeof runs)[0], (typeof runs)[0]];
+    const comparable = (answers: Answer[], name: string): unknown =>
+      normalize(
+        answers.map((answer) =>
+          answer.script === 'listQueues' && Array.isArray(answer.reply) ? { ...answer, reply: answer.reply.includes(name) } : answer,
+        ),
+        name,
+      );
+    expect(comparable(edge.answers, b.name)).toEqual(comparable(node.answers, a.name));
+    expect(normalize(b.steps, b.name)).toEqual(normalize(a.steps, a.name));
+    // and the typed results are the ones the scenario means (spot checks that it did something)
+    const typed = new Map(a.steps);
+    expect(typed.get('add a duplicate')).toEqual({ id: 'JOB:OK', state: 'duplicate' });
+    expect(typed.get('complete it again: fenced')).toMatchObject({ completed: [false] });
+    expect(typed.get('reprocess a live job')).toMatchObject({ code: 'EMQSTATE' });
+    expect(typed.get('kind door')).toMatchObject({ code: 'EMQKIND' });
+    expect(typed.get('a malformed number')).toMatchObject({ code: 'EMQARG' });
+    expect(typed.get('list queues')).toBe(true);
+    expect((typed.get('claim') as { jobs: Array<Job<unknown>> }).jobs.map((j) => j.group)).toContain('g-1');
+  });
+});

@@ -1,0 +1,100 @@
+import { describe, expect, it } from 'vitest';
+import {
+  InvalidArgumentError,
+  InvalidNameError,
+  PayloadError,
+  PayloadTooLargeError,
+  Queue,
+} from '../../src/index.js';
+import { queueName, useRedis, leases } from '../helpers.js';
+
+describe('bad input', () => {
+  const redis = useRedis();
+
+  /**
+   * Runs `act`, expects it to throw `type`, and checks it wrote nothing: no key of any queue this
+   * suite made changed and none was registered. (Other suites write to the same Redis at the same
+   * time, so a global DBSIZE would race; every queue here has its own name.)
+   */
+  async function rejectsAndWritesNothing(act: () => Promise<unknown>, type: new (...args: never[]) => Error): Promise<void> {
+    const snapshot = async (): Promise<string[]> => {
+      const keys = (await redis.raw.keys('emq:{bad-*')).sort();
+      const values = await Promise.all(keys.map(async (key) => `${key}=${JSON.stringify(await redis.raw.dump(key))}`));
+      const registered = (await redis.raw.smembers('emq:queues')).filter((name) => name.startsWith('bad-')).sort();
+      return [...values, ...registered];
+    };
+    const before = await snapshot();
+    await expect(act()).rejects.toBeInstanceOf(type);
+    expect(await snapshot()).toEqual(before);
+  }
+
+  it('refuses payloads JSON cannot carry', async () => {
+    const queue = redis.queue<unknown>({ name: queueName('bad') });
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    for (const payload of [undefined, () => 1, Symbol('s'), 10n, cycle]) {
+      await rejectsAndWritesNothing(() => queue.add(payload), PayloadError);
+    }
+  });
+
+  it('refuses payloads over the cap, 1 MiB by default and configurable', async () => {
+    const queue = redis.queue<string>({ name: queueName('bad') });
+    await rejectsAndWritesNothing(() => queue.add('x'.repeat(1024 * 1024)), PayloadTooLargeError);
+    // multi-byte text is measured in UTF-8 bytes, not characters
+    const small = redis.queue<string>({ maxPayloadBytes: 100, name: queueName('bad') });
+    await rejectsAndWritesNothing(() => small.add('é'.repeat(60)), PayloadTooLargeError);
+    expect((await small.add('é'.repeat(40))).state).toBe('pending');
+  });
+
+  it('refuses bad queue and group names before any Redis call', async () => {
+    for (const name of ['', 'a b', 'a{b}', 'a:b', 'x'.repeat(129), 'é']) {
+      expect(() => new Queue(redis.transport, name)).toThrow(InvalidNameError);
+    }
+    const queue = redis.queue({ name: queueName('bad') });
+    for (const group of ['', '*', 'a b', 'x'.repeat(129), '{g}']) {
+      await rejectsAndWritesNothing(() => queue.add(1, { group }), InvalidNameError);
+      await expect(queue.pauseGroup(group)).rejects.toBeInstanceOf(InvalidNameError);
+      await expect(queue.setGroupLimit(group, 1)).rejects.toBeInstanceOf(InvalidNameError);
+    }
+  });
+
+  it('refuses bad options with a typed error', async () => {
+    const queue = redis.queue({ name: queueName('bad') });
+    const bad = [
+      { delayMs: -1 },
+      { delayMs: 1.5 },
+      { delayMs: 10, runAt: Date.now() },
+      { runAt: -5 },
+      { maxAttempts: 0 },
+      { maxAttempts: 1.5 },
+      { priority: -1 },
+      { priority: 2_097_152 },
+      { backoff: -1 },
+      { backoff: { type: 'linear' as 'fixed', delayMs: 1 } },
+      { backoff: { type: 'exponential' as const, delayMs: 10, jitter: 2 } },
+      { id: 'has space' },
+      { id: '' },
+    ];
+    for (const options of bad) await rejectsAndWritesNothing(() => queue.add(1, options), InvalidArgumentError);
+    await expect(queue.setGroupLimit('g', -1)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(queue.setGroupLimit('g', 1.5)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(leases(queue).claim(0, 1000)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(leases(queue).claim(1, 0)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(queue.getJob('no spaces allowed')).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('writes nothing of a bulk enqueue when any one job is bad', async () => {
+    const queue = redis.queue({ name: queueName('bad') });
+    const jobs = [{ payload: 1 }, { payload: 2 }, { payload: 3, options: { delayMs: -5 } }];
+    await rejectsAndWritesNothing(() => queue.addBulk(jobs), InvalidArgumentError);
+    await expect(queue.addBulk(jobs)).rejects.toThrow(/^job 2: delayMs/);
+  });
+
+  it('refuses bad queue options', () => {
+    expect(() => new Queue(redis.transport, 'q', { maxPayloadBytes: 0 })).toThrow(InvalidArgumentError);
+    expect(() => new Queue(redis.transport, 'q', { keepCompletedMs: -2 })).toThrow(InvalidArgumentError);
+    expect(() => new Queue(redis.transport, 'q', { defaults: { backoff: { type: 'fixed', delayMs: -1 } } })).toThrow(
+      InvalidArgumentError,
+    );
+  });
+});
