@@ -6,12 +6,13 @@ import { requestId } from 'hono/request-id';
 import type { z } from 'zod';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
 import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
-import { Queue, type QueueOptions } from '../queue.js';
+import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
 import { bearerAuth } from './auth.js';
 import { renderMetrics } from './metrics.js';
 import { openApiDocument } from './openapi.js';
 import { errorResponse, problem } from './problem.js';
+import { QueueCache } from './queue-cache.js';
 import { bulkBody, deadQuery, type EnqueueBody, enqueueBody, groupParams, jobParams, limitBody, queueParams } from './schemas.js';
 
 /** One structured log line per request. */
@@ -109,7 +110,8 @@ function jobView(job: JobRecord): Record<string, unknown> {
 export function createApp(options: AppOptions): Hono {
   const log = options.log ?? ((entry: RequestLog) => console.log(JSON.stringify(entry)));
   const maxPayload = options.queueOptions?.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-  const queueOf = (c: Context, name: string): Queue => new Queue(options.transport(c), name, options.queueOptions);
+  const queues = new QueueCache(options.queueOptions);
+  const queueOf = (c: Context, name: string) => queues.get(options.transport(c), name);
   const tooLarge = (limit: number) =>
     bodyLimit({ maxSize: limit, onError: (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`) });
 
