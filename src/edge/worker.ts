@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import type { Handler, Outcome } from '../handler.js';
-import { createApp, type RequestLog } from '../http/app.js';
+import { type AppEnv, createApp, type RequestLog } from '../http/app.js';
 import type { Job } from '../job.js';
 import { Queue, type QueueOptions } from '../queue.js';
 import { type BeatSummary, boundedBeat, type BoundedBeatOptions } from './bounded-beat.js';
@@ -59,7 +59,7 @@ export interface EchomqWorker {
   fetch(request: Request, env: WorkerEnv, ctx: WaitUntil): Response | Promise<Response>;
   scheduled(trigger: ScheduledTrigger, env: WorkerEnv, ctx: WaitUntil): Promise<void>;
   /** The hono app, for tests and composition. */
-  readonly app: Hono;
+  readonly app: Hono<AppEnv<WorkerEnv>>;
 }
 
 const transports = new WeakMap<object, UpstashTransport>();
@@ -133,30 +133,27 @@ export function createWorker(options: WorkerOptions): EchomqWorker {
     return summaries;
   };
 
-  const app = createApp({
-    transport: (c) => transportOf(c.env as WorkerEnv),
-    token: (c) => (c.env as WorkerEnv).EMQ_TOKEN || undefined,
+  const app = createApp<WorkerEnv>({
+    transport: (c) => transportOf(c.env),
+    token: (c) => c.env.EMQ_TOKEN || undefined,
     refuse: (c) => {
-      const env = c.env as WorkerEnv;
-      if (!env.UPSTASH_REDIS_REST_URL || !env.UPSTASH_REDIS_REST_TOKEN) {
+      if (!c.env.UPSTASH_REDIS_REST_URL || !c.env.UPSTASH_REDIS_REST_TOKEN) {
         return 'the Worker has no UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (wrangler secret put ...)';
       }
-      if (!env.EMQ_TOKEN && env.EMQ_LOCAL_DEV !== '1') {
+      if (!c.env.EMQ_TOKEN && c.env.EMQ_LOCAL_DEV !== '1') {
         return 'the Worker has no EMQ_TOKEN: set it with `wrangler secret put EMQ_TOKEN` (an open API is for local dev only, EMQ_LOCAL_DEV=1)';
       }
       return undefined;
     },
-    warning: (c) => ((c.env as WorkerEnv).EMQ_TOKEN ? undefined : 'no EMQ_TOKEN: this API is open (local dev only)'),
+    warning: (c) => (c.env.EMQ_TOKEN ? undefined : 'no EMQ_TOKEN: this API is open (local dev only)'),
     ...(options.queueOptions ? { queueOptions: options.queueOptions } : {}),
     log: (entry: RequestLog) => log({ ...entry }),
     afterEnqueue: (c, queue) => {
-      const env = c.env as WorkerEnv;
-      const ms = number(env.EMQ_DRAIN_ON_ENQUEUE_MS, 5_000);
+      const ms = number(c.env.EMQ_DRAIN_ON_ENQUEUE_MS, 5_000);
       if (ms <= 0 || !handlerOf(queue)) return;
-      const ctx = c.executionCtx as WaitUntil;
-      const jobTimeoutMs = beatOptions(options.beat, env).jobTimeoutMs ?? 10_000;
-      ctx.waitUntil(
-        drain(env, queue, Date.now() + ms + jobTimeoutMs, 50).then(
+      const jobTimeoutMs = beatOptions(options.beat, c.env).jobTimeoutMs ?? 10_000;
+      c.executionCtx.waitUntil(
+        drain(c.env, queue, Date.now() + ms + jobTimeoutMs, 50).then(
           (summaries) => log({ msg: 'drain after enqueue', summaries }),
           (error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }),
         ),

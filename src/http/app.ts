@@ -1,18 +1,35 @@
-import { zValidator } from '@hono/zod-validator';
-import { type Context, Hono } from 'hono';
+import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { requestId } from 'hono/request-id';
-import type { z } from 'zod';
+import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
 import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
-import { Queue, type QueueOptions } from '../queue.js';
+import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
 import { bearerAuth } from './auth.js';
 import { renderMetrics } from './metrics.js';
-import { openApiDocument } from './openapi.js';
 import { errorResponse, problem } from './problem.js';
-import { bulkBody, deadQuery, type EnqueueBody, enqueueBody, groupParams, jobParams, limitBody, queueParams } from './schemas.js';
+import { QueueCache } from './queue-cache.js';
+import type { JobView } from './responses.js';
+import {
+  bulkRoute,
+  deadRoute,
+  enqueueRoute,
+  getJobRoute,
+  groupLimitRoute,
+  healthRoute,
+  metricsRoute,
+  openApiRoute,
+  pauseGroupRoute,
+  pauseRoute,
+  removeJobRoute,
+  reprocessRoute,
+  resumeGroupRoute,
+  resumeRoute,
+  statsRoute,
+} from './routes.js';
+import type { EnqueueBody } from './schemas.js';
 
 /** One structured log line per request. */
 export interface RequestLog {
@@ -27,41 +44,48 @@ export interface RequestLog {
   readonly error?: string;
 }
 
+/** The app's hono environment: the runtime's bindings, and the request id hono sets. */
+export interface AppEnv<Bindings extends object> {
+  Bindings: Bindings;
+  Variables: RequestIdVariables;
+}
+
+/**
+ * The context the option functions receive: the runtime's bindings in `c.env`. It is the app's
+ * own context, request id included: hono's Context is invariant in its environment, so a narrower
+ * one (bindings only) would not accept it.
+ */
+export type AppContext<Bindings extends object> = Context<AppEnv<Bindings>>;
+
 /**
  * How an app is wired to its runtime. Each function receives the request's context: the Worker
- * reads its bindings from `c.env`.
+ * reads its bindings from `c.env`, typed by `Bindings`.
  */
-export interface AppOptions {
+export interface AppOptions<Bindings extends object = {}> {
   /** The transport to Redis for a request (Node: one for the process; Worker: from bindings). */
-  readonly transport: (c: Context) => Transport;
+  readonly transport: (c: AppContext<Bindings>) => Transport;
   /** The bearer token requests must carry; undefined leaves the API open. */
-  readonly token?: (c: Context) => string | undefined;
+  readonly token?: (c: AppContext<Bindings>) => string | undefined;
   /** When it returns a message, every request is refused with 503 EMQCONFIG saying it. */
-  readonly refuse?: (c: Context) => string | undefined;
+  readonly refuse?: (c: AppContext<Bindings>) => string | undefined;
   /** When it returns a message, every response carries it in `X-Emq-Warning`. */
-  readonly warning?: (c: Context) => string | undefined;
+  readonly warning?: (c: AppContext<Bindings>) => string | undefined;
   /** Options for the queues the API builds (payload cap, defaults, retention). */
   readonly queueOptions?: QueueOptions;
   /** Where request logs go (default: one JSON line on stdout; pass `() => {}` to silence). */
   readonly log?: (entry: RequestLog) => void;
   /** Called after jobs were enqueued through the API: the Worker starts a short drain here. */
-  readonly afterEnqueue?: (c: Context, queue: string) => void;
+  readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string) => void;
   /** The largest bulk request body in bytes (default 10 MiB). */
   readonly maxBulkBodyBytes?: number;
 }
 
-type Valid<T extends z.ZodType> = z.infer<T>;
-
-/** Validation failures answer 400 EMQARG naming the field, and write nothing. */
-const validate = <T extends z.ZodType, Target extends 'json' | 'param' | 'query'>(target: Target, schema: T) =>
-  zValidator(target, schema, (result, c) => {
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-      return problem(c, 'EMQARG', `${target === 'json' ? 'body' : target} ${where}${issue?.message ?? 'is invalid'}`);
-    }
-    return undefined;
-  });
+/** The document's fixed parts; the paths come from the routes. */
+const DOCUMENT = {
+  openapi: '3.1.0',
+  info: { title: 'echomq', version: '0.1.0', description: 'A job queue on Redis: enqueue, inspect and control jobs.' },
+  security: [{ bearer: [] }],
+};
 
 function toOptions(body: EnqueueBody): EnqueueOptions {
   const backoff: number | BackoffOptions | undefined = body.backoff ?? body.backoffMs;
@@ -77,7 +101,7 @@ function toOptions(body: EnqueueBody): EnqueueOptions {
 }
 
 /** A job as the API shows it. */
-function jobView(job: JobRecord): Record<string, unknown> {
+function jobView(job: JobRecord): JobView {
   return {
     id: job.id,
     state: job.state,
@@ -96,24 +120,40 @@ function jobView(job: JobRecord): Record<string, unknown> {
   };
 }
 
+/** What the remove and reprocess routes answer for `id`: the id the other routes take. */
+const fullId = (id: string): string => (id.startsWith('JOB:') ? id : `JOB:${id}`);
+
 /**
  * The HTTP API as one hono app, the same object on Node (`emq serve`) and in the Worker: JSON in
- * and out, bodies and params validated by zod, errors as `{error: {code, message}}` with 400,
- * 401, 404, 409, 413 or 503, request ids, one structured log line per request, `/metrics` and
- * `/v1/openapi.json`.
+ * and out, params, queries and bodies validated by the routes' zod schemas, errors as
+ * `{error: {code, message}}` with 400, 401, 404, 409, 413 or 503, request ids, one structured log
+ * line per request, `/metrics` and `/v1/openapi.json` (generated from the same routes).
  *
  * @example
+ * // Node: no bindings
  * const app = createApp({ transport: () => transport, token: () => process.env.EMQ_TOKEN });
  * serve({ fetch: app.fetch, port: 8787 });
+ * // Worker: the bindings type the context
+ * const edge = createApp<WorkerEnv>({ transport: (c) => transportOf(c.env), token: (c) => c.env.EMQ_TOKEN });
  */
-export function createApp(options: AppOptions): Hono {
+export function createApp<Bindings extends object = {}>(options: AppOptions<Bindings>): OpenAPIHono<AppEnv<Bindings>> {
   const log = options.log ?? ((entry: RequestLog) => console.log(JSON.stringify(entry)));
   const maxPayload = options.queueOptions?.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-  const queueOf = (c: Context, name: string): Queue => new Queue(options.transport(c), name, options.queueOptions);
-  const tooLarge = (limit: number) =>
+  const queues = new QueueCache(options.queueOptions);
+  const queueOf = (c: AppContext<Bindings>, name: string) => queues.get(options.transport(c), name);
+  const tooLarge = (limit: number): MiddlewareHandler<AppEnv<Bindings>> =>
     bodyLimit({ maxSize: limit, onError: (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`) });
 
-  const app = new Hono();
+  const app = new OpenAPIHono<AppEnv<Bindings>>({
+    // Validation failures answer 400 EMQARG naming the field, and write nothing.
+    defaultHook: (result, c) => {
+      if (result.success) return undefined;
+      const issue = result.error.issues[0];
+      const where = issue && issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+      return problem(c, 'EMQARG', `${result.target === 'json' ? 'body' : result.target} ${where}${issue?.message ?? 'is invalid'}`);
+    },
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer' });
 
   app.use('*', requestId());
   app.use('*', async (c, next) => {
@@ -126,7 +166,7 @@ export function createApp(options: AppOptions): Hono {
       time: new Date().toISOString(),
       level: status >= 500 ? 'error' : 'info',
       msg: 'request',
-      requestId: c.get('requestId' as never) as string,
+      requestId: c.var.requestId,
       method: c.req.method,
       path: c.req.path,
       status,
@@ -140,111 +180,110 @@ export function createApp(options: AppOptions): Hono {
     return next();
   });
 
-  app.get('/healthz', async (c) => {
+  // before the bearer token: a load balancer's health check carries none
+  app.openapi(healthRoute, async (c) => {
     try {
       await Promise.race([
         options.transport(c).ping(),
         new Promise((_, reject) => setTimeout(() => reject(new Error('no answer within 2 s')), 2_000)),
       ]);
-      return c.json({ ok: true });
+      return c.json({ ok: true } as const, 200);
     } catch (error) {
       return problem(c, 'EMQREDIS', `Redis does not answer: ${(error as Error).message}`);
     }
   });
 
-  app.use('*', bearerAuth((c) => options.token?.(c)));
+  app.use('*', bearerAuth<AppEnv<Bindings>>((c) => options.token?.(c)));
 
-  app.get('/metrics', async (c) => {
+  app.openapi(metricsRoute, async (c) => {
     const text = await renderMetrics(options.transport(c));
     return c.text(text, 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
   });
 
-  app.get('/v1/openapi.json', (c) => c.json(openApiDocument()));
+  // Generated once, on first ask: the routes do not change after this function returns.
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  app.openapi(openApiRoute, (c) => c.json((document ??= app.getOpenAPI31Document(DOCUMENT)), 200));
 
-  app.post('/v1/queues/:queue/jobs', tooLarge(maxPayload + 64 * 1024), validate('param', queueParams), validate('json', enqueueBody), async (c) => {
-    const { queue } = c.req.valid('param' as never) as Valid<typeof queueParams>;
-    const body = c.req.valid('json' as never) as EnqueueBody;
+  // the body limits run first: a body declared too large is refused before any of it is read
+  app.on('POST', enqueueRoute.getRoutingPath(), tooLarge(maxPayload + 64 * 1024));
+  app.openapi(enqueueRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const body = c.req.valid('json');
     const result = await queueOf(c, queue).add(body.payload, toOptions(body));
-    if (result.state === 'duplicate') return c.json({ id: result.id, duplicate: true }, 200);
+    if (result.state === 'duplicate') return c.json({ id: result.id, duplicate: true } as const, 200);
     options.afterEnqueue?.(c, queue);
     return c.json({ id: result.id, state: result.state }, 201);
   });
 
-  app.post(
-    '/v1/queues/:queue/jobs/bulk',
-    tooLarge(options.maxBulkBodyBytes ?? 10 * 1024 * 1024),
-    validate('param', queueParams),
-    validate('json', bulkBody),
-    async (c) => {
-      const { queue } = c.req.valid('param' as never) as Valid<typeof queueParams>;
-      const { jobs } = c.req.valid('json' as never) as Valid<typeof bulkBody>;
-      const results = await queueOf(c, queue).addBulk(jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })));
-      options.afterEnqueue?.(c, queue);
-      return c.json({ ids: results.map((r) => r.id), states: results.map((r) => r.state) }, 201);
-    },
-  );
-
-  app.get('/v1/queues/:queue', validate('param', queueParams), async (c) => {
-    const { queue } = c.req.valid('param' as never) as Valid<typeof queueParams>;
-    return c.json(await queueOf(c, queue).stats());
+  app.on('POST', bulkRoute.getRoutingPath(), tooLarge(options.maxBulkBodyBytes ?? 10 * 1024 * 1024));
+  app.openapi(bulkRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { jobs } = c.req.valid('json');
+    const results = await queueOf(c, queue).addBulk(jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })));
+    options.afterEnqueue?.(c, queue);
+    return c.json({ ids: results.map((r) => r.id), states: results.map((r) => r.state) }, 201);
   });
 
-  app.get('/v1/queues/:queue/jobs/:id', validate('param', jobParams), async (c) => {
-    const { queue, id } = c.req.valid('param' as never) as Valid<typeof jobParams>;
+  app.openapi(statsRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    return c.json(await queueOf(c, queue).stats(), 200);
+  });
+
+  app.openapi(getJobRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
     const job = await queueOf(c, queue).getJob(id);
     if (!job) return problem(c, 'EMQNOTFOUND', `no job ${id} in queue ${queue}`);
-    return c.json(jobView(job));
+    return c.json(jobView(job), 200);
   });
 
-  app.delete('/v1/queues/:queue/jobs/:id', validate('param', jobParams), async (c) => {
-    const { queue, id } = c.req.valid('param' as never) as Valid<typeof jobParams>;
-    const q = queueOf(c, queue);
-    await q.remove(id);
-    return c.json({ id: id.startsWith('JOB:') ? id : `JOB:${id}`, removed: true });
+  app.openapi(removeJobRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
+    await queueOf(c, queue).remove(id);
+    return c.json({ id: fullId(id), removed: true } as const, 200);
   });
 
-  app.post('/v1/queues/:queue/jobs/:id/reprocess', validate('param', jobParams), async (c) => {
-    const { queue, id } = c.req.valid('param' as never) as Valid<typeof jobParams>;
+  app.openapi(reprocessRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
     await queueOf(c, queue).reprocess(id);
-    return c.json({ id: id.startsWith('JOB:') ? id : `JOB:${id}`, state: 'pending' });
+    return c.json({ id: fullId(id), state: 'pending' } as const, 200);
   });
 
-  app.get('/v1/queues/:queue/dead', validate('param', queueParams), validate('query', deadQuery), async (c) => {
-    const { queue } = c.req.valid('param' as never) as Valid<typeof queueParams>;
-    const { limit, offset } = c.req.valid('query' as never) as Valid<typeof deadQuery>;
+  app.openapi(deadRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { limit, offset } = c.req.valid('query');
     const jobs = await queueOf(c, queue).listDead({ limit, offset });
-    return c.json({ jobs: jobs.map(jobView) });
+    return c.json({ jobs: jobs.map(jobView) }, 200);
   });
 
-  app.post('/v1/queues/:queue/pause', validate('param', queueParams), async (c) => {
-    const { queue } = c.req.valid('param' as never) as Valid<typeof queueParams>;
+  app.openapi(pauseRoute, async (c) => {
+    const { queue } = c.req.valid('param');
     await queueOf(c, queue).pause();
-    return c.json({ queue, paused: true });
+    return c.json({ queue, paused: true } as const, 200);
   });
 
-  app.post('/v1/queues/:queue/resume', validate('param', queueParams), async (c) => {
-    const { queue } = c.req.valid('param' as never) as Valid<typeof queueParams>;
+  app.openapi(resumeRoute, async (c) => {
+    const { queue } = c.req.valid('param');
     await queueOf(c, queue).resume();
-    return c.json({ queue, paused: false });
+    return c.json({ queue, paused: false } as const, 200);
   });
 
-  app.post('/v1/queues/:queue/groups/:group/pause', validate('param', groupParams), async (c) => {
-    const { queue, group } = c.req.valid('param' as never) as Valid<typeof groupParams>;
+  app.openapi(pauseGroupRoute, async (c) => {
+    const { queue, group } = c.req.valid('param');
     await queueOf(c, queue).pauseGroup(group);
-    return c.json({ queue, group, paused: true });
+    return c.json({ queue, group, paused: true } as const, 200);
   });
 
-  app.post('/v1/queues/:queue/groups/:group/resume', validate('param', groupParams), async (c) => {
-    const { queue, group } = c.req.valid('param' as never) as Valid<typeof groupParams>;
+  app.openapi(resumeGroupRoute, async (c) => {
+    const { queue, group } = c.req.valid('param');
     await queueOf(c, queue).resumeGroup(group);
-    return c.json({ queue, group, paused: false });
+    return c.json({ queue, group, paused: false } as const, 200);
   });
 
-  app.put('/v1/queues/:queue/groups/:group/limit', validate('param', groupParams), validate('json', limitBody), async (c) => {
-    const { queue, group } = c.req.valid('param' as never) as Valid<typeof groupParams>;
-    const { limit } = c.req.valid('json' as never) as Valid<typeof limitBody>;
+  app.openapi(groupLimitRoute, async (c) => {
+    const { queue, group } = c.req.valid('param');
+    const { limit } = c.req.valid('json');
     await queueOf(c, queue).setGroupLimit(group, limit);
-    return c.json({ queue, group, limit });
+    return c.json({ queue, group, limit }, 200);
   });
 
   app.notFound((c) => problem(c, 'EMQNOTFOUND', `no route ${c.req.method} ${c.req.path}`));
@@ -252,6 +291,8 @@ export function createApp(options: AppOptions): Hono {
     if (error instanceof HTTPException) {
       // hono's own: malformed JSON and the like are bad input
       if (error.status === 413) return problem(c, 'EMQTOOLARGE', error.message);
+      // the routes' media type gate: a body sent as anything but JSON
+      if (error.status === 415) return problem(c, 'EMQARG', 'the body must be JSON (Content-Type: application/json)');
       if (error.status < 500) return problem(c, 'EMQARG', error.message || 'bad request');
     }
     return errorResponse(c, error);

@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, Env, MiddlewareHandler } from 'hono';
 import { problem } from './problem.js';
 
 const encoder = new TextEncoder();
@@ -6,6 +6,9 @@ const encoder = new TextEncoder();
 /**
  * Whether `a` equals `b`, in time that does not depend on where they differ: both are hashed with
  * SHA-256 (Web Crypto, on Node and in Workers) and the digests compared byte by byte.
+ *
+ * @example
+ * if (!(await constantTimeEqual(given, expected))) return unauthorized();
  */
 export async function constantTimeEqual(a: string, b: string): Promise<boolean> {
   const [x, y] = await Promise.all([
@@ -22,8 +25,11 @@ export async function constantTimeEqual(a: string, b: string): Promise<boolean> 
 /**
  * Requires `Authorization: Bearer <token>` when `token(c)` gives one; answers 401
  * `{error: {code: "EMQAUTH"}}` otherwise.
+ *
+ * @example
+ * app.use('*', bearerAuth((c) => c.env.EMQ_TOKEN));
  */
-export function bearerAuth(token: (c: Parameters<MiddlewareHandler>[0]) => string | undefined): MiddlewareHandler {
+export function bearerAuth<E extends Env>(token: (c: Context<E>) => string | undefined): MiddlewareHandler<E> {
   return async (c, next) => {
     const expected = token(c);
     if (expected === undefined) return next();

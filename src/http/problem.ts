@@ -1,5 +1,4 @@
-import type { Context } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Context, TypedResponse } from 'hono';
 import { type EmqErrorCode, EmqError, errorCodes } from '../errors.js';
 
 /** The body of every error the API answers: `{error: {code, message}}`. */
@@ -7,13 +6,26 @@ export interface ErrorBody {
   readonly error: { readonly code: EmqErrorCode | 'EMQINTERNAL'; readonly message: string };
 }
 
-/** The JSON error response for `code`, with the status the error table gives it. */
-export function problem(c: Context, code: EmqErrorCode, message: string): Response {
+/** A JSON error response typed with its status, so a route may answer only what it declares. */
+export type ProblemResponse<Code extends EmqErrorCode> = Response & TypedResponse<ErrorBody, (typeof errorCodes)[Code], 'json'>;
+
+/**
+ * The JSON error response for `code`, with the status the error table gives it.
+ *
+ * @example
+ * if (!job) return problem(c, 'EMQNOTFOUND', `no job ${id} in queue ${queue}`); // 404
+ */
+export function problem<Code extends EmqErrorCode>(c: Context, code: Code, message: string): ProblemResponse<Code> {
   const body: ErrorBody = { error: { code, message } };
-  return c.json(body, errorCodes[code] as ContentfulStatusCode);
+  return c.json(body, errorCodes[code]);
 }
 
-/** The response for anything thrown in a route: typed errors by their table, others as 500. */
+/**
+ * The response for anything thrown in a route: typed errors by their table, others as 500.
+ *
+ * @example
+ * app.onError((error, c) => errorResponse(c, error));
+ */
 export function errorResponse(c: Context, error: unknown): Response {
   if (error instanceof EmqError) return problem(c, error.code, error.message);
   const body: ErrorBody = { error: { code: 'EMQINTERNAL', message: 'internal error (see the server log)' } };

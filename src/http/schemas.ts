@@ -1,23 +1,26 @@
-import { z } from 'zod';
+import { z } from '@hono/zod-openapi';
 import { MAX_PRIORITY } from '../encode.js';
 
 /**
- * The HTTP API's request shapes, one source for validation (through hono's validator) and for
- * the OpenAPI document. Objects are strict: an unknown field is a 400, not a silently ignored
- * typo.
+ * The HTTP API's request shapes, one source for validation and for the OpenAPI document (the
+ * routes in `routes.ts` carry them). Objects are strict: an unknown field is a 400, not a silently
+ * ignored typo. `z` comes from @hono/zod-openapi so `.openapi()` exists before any schema uses it.
  */
 const name = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,128}$/, "letters, digits, '.', '_' or '-', 1 to 128 characters");
 
-export const queueParams = z.object({ queue: name });
-export const groupParams = z.object({ queue: name, group: name });
-export const jobParams = z.object({
-  queue: name,
-  id: z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters"),
-});
+const jobId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters");
 
-const backoff = z
+/** `/v1/queues/{queue}...` */
+export const queueParams = z.object({ queue: name });
+/** `/v1/queues/{queue}/groups/{group}...` */
+export const groupParams = z.object({ queue: name, group: name });
+/** `/v1/queues/{queue}/jobs/{id}...`: `id` with or without its `JOB:` prefix. */
+export const jobParams = z.object({ queue: name, id: jobId });
+
+/** A backoff spelled out; a job read back shows its backoff in the same shape. */
+export const backoffOptions = z
   .object({
     type: z.enum(['fixed', 'exponential']),
     delayMs: z.number().int().min(0),
@@ -30,14 +33,14 @@ const backoff = z
 export const enqueueBody = z
   .object({
     payload: z.unknown().refine((v) => v !== undefined, 'payload is required'),
-    id: z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters").optional(),
+    id: jobId.optional(),
     group: name.optional(),
     delayMs: z.number().int().min(0).optional(),
     runAt: z.union([z.number().int().min(0), z.iso.datetime({ offset: true })]).optional(),
     priority: z.number().int().min(0).max(MAX_PRIORITY).optional(),
     maxAttempts: z.number().int().min(1).max(1_000_000).optional(),
     backoffMs: z.number().int().min(0).optional(),
-    backoff: backoff.optional(),
+    backoff: backoffOptions.optional(),
   })
   .strict()
   .refine((b) => !(b.delayMs !== undefined && b.runAt !== undefined), 'give delayMs or runAt, not both')
@@ -53,7 +56,9 @@ export const limitBody = z.object({ limit: z.number().int().min(0).nullable() })
 export const deadQuery = z
   .object({
     limit: z.coerce.number().int().min(1).max(1000).default(50),
-    offset: z.coerce.number().int().min(0).default(0),
+    // documented by hand: the generator asks the schema whether it takes null, and null coerces
+    // to 0, so it would document `integer or null`
+    offset: z.coerce.number().int().min(0).default(0).openapi({ type: 'integer', minimum: 0, default: 0 }),
   })
   .strict();
 

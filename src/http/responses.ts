@@ -1,0 +1,72 @@
+import { z } from '@hono/zod-openapi';
+import { type EmqErrorCode, errorCodes } from '../errors.js';
+import { backoffOptions } from './schemas.js';
+
+/**
+ * The HTTP API's response shapes. They type the handlers (a route answers only what it declares)
+ * and fill the OpenAPI document; nothing validates them at run time.
+ */
+
+// Object.keys loses the keys' literal type; the table's keys are exactly EmqErrorCode.
+const codes = Object.keys(errorCodes) as [EmqErrorCode, ...EmqErrorCode[]];
+
+/** Every error the API answers: `{error: {code, message}}`. */
+export const errorBody = z
+  .object({
+    error: z.object({
+      code: z.enum([...codes, 'EMQINTERNAL']),
+      message: z.string(),
+    }),
+  })
+  .openapi('Error');
+
+const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead']);
+
+/** A job as the API shows it. */
+export const jobView = z
+  .object({
+    id: z.string().openapi({ description: 'the id every other route takes: `JOB:` and the id given or made' }),
+    state: jobState,
+    attempts: z.number().int().openapi({ description: 'claims in this run (since the last reprocess)' }),
+    maxAttempts: z.number().int(),
+    totalAttempts: z.number().int().openapi({ description: 'claims across every run' }),
+    payload: z.unknown(),
+    group: z.string().optional(),
+    priority: z.number().int(),
+    backoff: backoffOptions,
+    error: z.string().optional().openapi({ description: 'the last error an attempt ended with' }),
+    createdAt: z.number().int().openapi({ description: 'epoch ms' }),
+    runAt: z.number().int().optional().openapi({ description: 'epoch ms, while scheduled' }),
+    leaseUntil: z.number().int().optional().openapi({ description: 'epoch ms, while active' }),
+    finishedAt: z.number().int().optional().openapi({ description: 'epoch ms, once completed or dead' }),
+  })
+  .openapi('Job');
+
+export type JobView = z.infer<typeof jobView>;
+
+export const enqueued = z.object({ id: z.string(), state: z.enum(['pending', 'scheduled']) });
+export const duplicate = z.object({ id: z.string(), duplicate: z.literal(true) });
+export const enqueuedBulk = z.object({
+  ids: z.array(z.string()),
+  states: z.array(z.enum(['pending', 'scheduled', 'duplicate'])),
+});
+export const queueStats = z.object({
+  queue: z.string(),
+  paused: z.boolean(),
+  counts: z.object({
+    pending: z.number().int(),
+    scheduled: z.number().int(),
+    active: z.number().int(),
+    dead: z.number().int(),
+    completed: z.number().int().openapi({ description: 'completed since the queue began (a counter)' }),
+  }),
+});
+export const removed = z.object({ id: z.string(), removed: z.literal(true) });
+export const reprocessed = z.object({ id: z.string(), state: z.literal('pending') });
+export const deadJobs = z.object({ jobs: z.array(jobView) });
+export const queuePaused = z.object({ queue: z.string(), paused: z.literal(true) });
+export const queueResumed = z.object({ queue: z.string(), paused: z.literal(false) });
+export const groupPaused = z.object({ queue: z.string(), group: z.string(), paused: z.literal(true) });
+export const groupResumed = z.object({ queue: z.string(), group: z.string(), paused: z.literal(false) });
+export const groupLimit = z.object({ queue: z.string(), group: z.string(), limit: z.number().int().nullable() });
+export const healthy = z.object({ ok: z.literal(true) });

@@ -1,0 +1,172 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import {
+  deadJobs,
+  duplicate,
+  enqueued,
+  enqueuedBulk,
+  errorBody,
+  groupLimit,
+  groupPaused,
+  groupResumed,
+  healthy,
+  jobView,
+  queuePaused,
+  queueResumed,
+  queueStats,
+  removed,
+  reprocessed,
+} from './responses.js';
+import { bulkBody, deadQuery, enqueueBody, groupParams, jobParams, limitBody, queueParams } from './schemas.js';
+
+/**
+ * Every route of the HTTP API with its request and response schemas: the one list the app
+ * validates by and the OpenAPI document is generated from (design.md, "External contract").
+ */
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+const failure = (description: string) => json(errorBody, description);
+
+/** What any route under the bearer token may answer besides its own. */
+const refusals = {
+  400: failure('bad input (EMQARG): nothing was written'),
+  401: failure('no bearer token, or a wrong one (EMQAUTH)'),
+  503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
+};
+const noSuchJob = { 404: failure('no such job (EMQNOTFOUND)') };
+
+export const healthRoute = createRoute({
+  method: 'get',
+  path: '/healthz',
+  summary: 'Whether Redis answers (no token needed)',
+  security: [],
+  responses: { 200: json(healthy, 'Redis answers'), 503: failure('Redis does not answer within 2 s (EMQREDIS)') },
+});
+
+export const metricsRoute = createRoute({
+  method: 'get',
+  path: '/metrics',
+  summary: 'Prometheus text: jobs per state, completed and dead totals, the paused flag, per queue',
+  responses: {
+    200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain; version=0.0.4': { schema: z.string() } } },
+    401: refusals[401],
+    503: refusals[503],
+  },
+});
+
+export const openApiRoute = createRoute({
+  method: 'get',
+  path: '/v1/openapi.json',
+  summary: 'This document',
+  responses: { 200: json(z.record(z.string(), z.unknown()), 'the OpenAPI 3.1 document'), 401: refusals[401] },
+});
+
+export const enqueueRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/jobs',
+  summary: 'Enqueue one job',
+  request: { params: queueParams, body: body(enqueueBody) },
+  responses: {
+    201: json(enqueued, 'created'),
+    200: json(duplicate, 'a job with this id exists: nothing was written'),
+    413: failure('the body or the payload is over the cap (EMQTOOLARGE)'),
+    ...refusals,
+  },
+});
+
+export const bulkRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/jobs/bulk',
+  summary: 'Enqueue up to 1000 jobs: all of them, or none when any is bad',
+  request: { params: queueParams, body: body(bulkBody) },
+  responses: {
+    201: json(enqueuedBulk, 'created; `duplicate` for an id that exists'),
+    413: failure('the body or a payload is over the cap (EMQTOOLARGE)'),
+    ...refusals,
+  },
+});
+
+export const statsRoute = createRoute({
+  method: 'get',
+  path: '/v1/queues/{queue}',
+  summary: 'Counts per state and the paused flag',
+  request: { params: queueParams },
+  responses: { 200: json(queueStats, 'the counts'), ...refusals },
+});
+
+export const getJobRoute = createRoute({
+  method: 'get',
+  path: '/v1/queues/{queue}/jobs/{id}',
+  summary: 'Read a job',
+  request: { params: jobParams },
+  responses: { 200: json(jobView, 'the job'), ...noSuchJob, ...refusals },
+});
+
+export const removeJobRoute = createRoute({
+  method: 'delete',
+  path: '/v1/queues/{queue}/jobs/{id}',
+  summary: 'Remove a job in any state',
+  request: { params: jobParams },
+  responses: { 200: json(removed, 'removed'), ...noSuchJob, ...refusals },
+});
+
+export const reprocessRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/jobs/{id}/reprocess',
+  summary: 'Send a dead job back to be claimed',
+  request: { params: jobParams },
+  responses: {
+    200: json(reprocessed, 'pending again'),
+    ...noSuchJob,
+    409: failure('the job is not dead (EMQSTATE)'),
+    ...refusals,
+  },
+});
+
+export const deadRoute = createRoute({
+  method: 'get',
+  path: '/v1/queues/{queue}/dead',
+  summary: 'Dead jobs, newest first',
+  request: { params: queueParams, query: deadQuery },
+  responses: { 200: json(deadJobs, 'the page of dead jobs'), ...refusals },
+});
+
+export const pauseRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/pause',
+  summary: 'Pause the queue: nothing is claimed until it resumes',
+  request: { params: queueParams },
+  responses: { 200: json(queuePaused, 'paused'), ...refusals },
+});
+
+export const resumeRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/resume',
+  summary: 'Resume the queue',
+  request: { params: queueParams },
+  responses: { 200: json(queueResumed, 'resumed'), ...refusals },
+});
+
+export const pauseGroupRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/groups/{group}/pause',
+  summary: "Pause a group: its jobs wait, the queue's other groups run",
+  request: { params: groupParams },
+  responses: { 200: json(groupPaused, 'paused'), ...refusals },
+});
+
+export const resumeGroupRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/groups/{group}/resume',
+  summary: 'Resume a group',
+  request: { params: groupParams },
+  responses: { 200: json(groupResumed, 'resumed'), ...refusals },
+});
+
+export const groupLimitRoute = createRoute({
+  method: 'put',
+  path: '/v1/queues/{queue}/groups/{group}/limit',
+  summary: "Set a group's limit of jobs active at once, or lift it with null",
+  request: { params: groupParams, body: body(limitBody) },
+  responses: { 200: json(groupLimit, 'the limit now'), ...refusals },
+});
