@@ -22,7 +22,7 @@
 -- @include chunked
 -- @include held_group
 -- @include tally
--- @include free_slots
+-- @include free_and_admit
 -- @include ring_doorbell
 -- @include claim_reply
 
@@ -57,7 +57,7 @@ if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
-if free_slots(freed) then ring_doorbell() end
+if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
 return { codes, claimed }

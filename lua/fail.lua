@@ -15,7 +15,7 @@
 -- @include now_ms
 -- @include hold
 -- @include tally
--- @include free_slots
+-- @include free_and_admit
 -- @include bury
 -- @include ring_doorbell
 
@@ -34,5 +34,5 @@ for i = 2, #ARGV, 3 do
     codes[#codes + 1] = 0
   end
 end
-if free_slots(freed) then ring_doorbell() end
+if free_and_admit(freed) then ring_doorbell() end
 return codes

@@ -16,9 +16,8 @@
 -- @include job_key
 -- @include hold
 -- @include tally
--- @include free_slots
 -- @include batch_push
--- @include admit
+-- @include free_and_admit
 -- @include ring_doorbell
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
@@ -38,8 +37,5 @@ for i = 2, #ARGV, 2 do
     codes[#codes + 1] = 0
   end
 end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+if free_and_admit(freed, batch) then ring_doorbell() end
 return codes

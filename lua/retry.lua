@@ -20,11 +20,10 @@
 -- @include job_key
 -- @include hold
 -- @include tally
--- @include free_slots
 -- @include bury
 -- @include backoff_delay
 -- @include batch_push
--- @include admit
+-- @include free_and_admit
 -- @include ring_doorbell
 -- @include ring_sched_bell
 
@@ -65,9 +64,6 @@ for i = 2, #ARGV, 5 do
     end
   end
 end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 return codes

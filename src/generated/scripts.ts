@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "24fa428c06cc5abf066c5b16a76af98e6977435f",
+    sha1: "312d917a6989c67428101bc308611c28024ffcbe",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -87,6 +87,33 @@ local function tally(t, g)
     t.order[#t.order + 1] = g
   end
   t[g] = t[g] + 1
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -171,33 +198,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
-  redis.call('ZADD', K_DEAD, now, id)
-  redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -237,6 +237,16 @@ local function admit(batch)
   end
   return claimable
 end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable.
@@ -260,10 +270,7 @@ local function reap_expired(now, limit)
       end
     end
   end
-  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
-  local woke = free_slots(freed)
-  if admit(batch) then woke = true end
-  return requeued, buried, woke
+  return requeued, buried, free_and_admit(freed, batch)
 end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
@@ -874,7 +881,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "f4262bc84ff964bedc7f0575f1f089d6ae4ef92c",
+    sha1: "20b381a4c6e6b355f6bece7d4703d0d851a18ca3",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1036,6 +1043,55 @@ local function free_slots(t)
   chunked('HDEL', K_GACTIVE, zero)
   chunked('RPUSH', K_RING, back)
   return #back > 0
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -1319,7 +1375,7 @@ if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
-if free_slots(freed) then ring_doorbell() end
+if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
 return { codes, claimed }
@@ -1779,7 +1835,7 @@ return reply
   },
   fail: {
     name: "fail",
-    sha1: "2d55cf8b5c56615c75b72d0305ea5a03a73642d1",
+    sha1: "6fb7dc6bdc95b2a6a6c8ba3ecf68820cc2895ee5",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1938,6 +1994,55 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
 local function bury(id, err, now)
@@ -1973,7 +2078,7 @@ for i = 2, #ARGV, 3 do
     codes[#codes + 1] = 0
   end
 end
-if free_slots(freed) then ring_doorbell() end
+if free_and_admit(freed) then ring_doorbell() end
 return codes
 `,
   },
@@ -2634,7 +2739,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "1f00c065d683274f00ffffbcb9397506cf0a230c",
+    sha1: "5de5de9c6d62380e4b3aa95d7946fef6671949fd",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2703,6 +2808,33 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -2786,33 +2918,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
-  redis.call('ZADD', K_DEAD, now, id)
-  redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -2852,6 +2957,16 @@ local function admit(batch)
   end
   return claimable
 end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable.
@@ -2875,10 +2990,7 @@ local function reap_expired(now, limit)
       end
     end
   end
-  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
-  local woke = free_slots(freed)
-  if admit(batch) then woke = true end
-  return requeued, buried, woke
+  return requeued, buried, free_and_admit(freed, batch)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -2916,7 +3028,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "516982a2bef181d63c0cb41819f833779561ce85",
+    sha1: "4affbad94e50c14de163b6e1637eac7ac679beea",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2974,6 +3086,26 @@ local function tally(t, g)
     t.order[#t.order + 1] = g
   end
   t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -3071,26 +3203,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -3130,6 +3242,16 @@ local function admit(batch)
   end
   return claimable
 end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -3160,10 +3282,7 @@ for i = 2, #ARGV, 2 do
     codes[#codes + 1] = 0
   end
 end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+if free_and_admit(freed, batch) then ring_doorbell() end
 return codes
 `,
   },
@@ -3626,7 +3745,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "b84125896abca69edce64fcffedcb0b244a7bbde",
+    sha1: "9992488362668537f068c8cb75fa0db9d909ed33",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3699,6 +3818,50 @@ local function tally(t, g)
     t.order[#t.order + 1] = g
   end
   t[g] = t[g] + 1
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
+-- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
+-- itself using \`rand\` in [0, 1) supplied by the caller (Lua's PRNG is not random on every host).
+-- An absent spec (a row on the defaults) is DEFAULT_BACKOFF. A spec it cannot read (a row edited
+-- by hand) backs off like the default spec too, never "no delay": raising an error here would
+-- leave the retry half done.
+local function backoff_delay(spec, attempts, rand)
+  local pattern = '^([fe]),(%d+),(%d+),([%d.eE+-]+)$'
+  local kind, base, cap, jitter = string.match(spec or DEFAULT_BACKOFF, pattern)
+  if not kind or not tonumber(jitter) then
+    kind, base, cap, jitter = string.match(DEFAULT_BACKOFF, pattern)
+  end
+  local d = tonumber(base)
+  if kind == 'e' then d = d * 2 ^ math.min(attempts - 1, 52) end
+  d = math.min(d, tonumber(cap))
+  return math.floor(d - d * tonumber(jitter) * rand)
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -3796,50 +3959,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
-  redis.call('ZADD', K_DEAD, now, id)
-  redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
-end
--- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
--- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
--- itself using \`rand\` in [0, 1) supplied by the caller (Lua's PRNG is not random on every host).
--- An absent spec (a row on the defaults) is DEFAULT_BACKOFF. A spec it cannot read (a row edited
--- by hand) backs off like the default spec too, never "no delay": raising an error here would
--- leave the retry half done.
-local function backoff_delay(spec, attempts, rand)
-  local pattern = '^([fe]),(%d+),(%d+),([%d.eE+-]+)$'
-  local kind, base, cap, jitter = string.match(spec or DEFAULT_BACKOFF, pattern)
-  if not kind or not tonumber(jitter) then
-    kind, base, cap, jitter = string.match(DEFAULT_BACKOFF, pattern)
-  end
-  local d = tonumber(base)
-  if kind == 'e' then d = d * 2 ^ math.min(attempts - 1, 52) end
-  d = math.min(d, tonumber(cap))
-  return math.floor(d - d * tonumber(jitter) * rand)
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -3878,6 +3997,16 @@ local function admit(batch)
     claimable = claimable or open
   end
   return claimable
+end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -3936,10 +4065,7 @@ for i = 2, #ARGV, 5 do
     end
   end
 end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 return codes
 `,
