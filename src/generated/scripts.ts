@@ -881,7 +881,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "20b381a4c6e6b355f6bece7d4703d0d851a18ca3",
+    sha1: "c6920886418de013b2eb35aa534d14dccc8ea96a",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -950,6 +950,26 @@ local function held_group(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return r[3] or ''
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -1352,25 +1372,19 @@ for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
-local codes, done, freed = {}, {}, { order = {} }
-for i = 5, #ARGV, 2 do
-  local id = ARGV[i]
-  local group = held_group(id, ARGV[i + 1])
-  if group then
-    done[#done + 1] = id
-    tally(freed, group)
-    local key = job_key(id)
-    if keep_ms == 0 then
-      redis.call('DEL', key)
-    else
-      redis.call('HSET', key, 's', 'completed', 'f', now_text)
-      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
-    end
-    codes[#codes + 1] = 1
+local done, freed = {}, { order = {} }
+local codes = each_held(5, 2, held_group, function(id, group)
+  done[#done + 1] = id
+  tally(freed, group)
+  local key = job_key(id)
+  if keep_ms == 0 then
+    redis.call('DEL', key)
   else
-    codes[#codes + 1] = 0
+    redis.call('HSET', key, 's', 'completed', 'f', now_text)
+    if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
-end
+  return 1
+end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
@@ -1764,7 +1778,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "8b5e4da382cb7a3e26773261aab39c1eed4660ba",
+    sha1: "6bc1e98bc2dae77f3c973f5162bd1e1c722b0b4e",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1817,25 +1831,39 @@ local function held_group(id, token)
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return r[3] or ''
 end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
+end
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
-local reply = {}
-for i = 3, #ARGV, 2 do
-  if held_group(ARGV[i], ARGV[i + 1]) then
-    redis.call('ZADD', K_ACTIVE, 'XX', deadline, ARGV[i])
-    reply[#reply + 1] = deadline
-  else
-    reply[#reply + 1] = 0
-  end
-end
-return reply
+return each_held(3, 2, held_group, function(id)
+  redis.call('ZADD', K_ACTIVE, 'XX', deadline, id)
+  return deadline
+end)
 `,
   },
   fail: {
     name: "fail",
-    sha1: "6fb7dc6bdc95b2a6a6c8ba3ecf68820cc2895ee5",
+    sha1: "b7b93e6bebea9592ef92d6a6c91ff7b5cd2065d6",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1887,6 +1915,26 @@ local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -2065,19 +2113,13 @@ end
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local codes, freed = {}, { order = {} }
-for i = 2, #ARGV, 3 do
-  local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, row[2])
-    bury(id, ARGV[i + 2], now)
-    codes[#codes + 1] = 1
-  else
-    codes[#codes + 1] = 0
-  end
-end
+local freed = { order = {} }
+local codes = each_held(2, 3, hold, function(id, row, i)
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, row[2])
+  bury(id, ARGV[i + 2], now)
+  return 1
+end)
 if free_and_admit(freed) then ring_doorbell() end
 return codes
 `,
@@ -3028,7 +3070,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "4affbad94e50c14de163b6e1637eac7ac679beea",
+    sha1: "dd30c8a7d1b645814969446b950445f7f928ac27",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3076,6 +3118,26 @@ local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -3266,22 +3328,15 @@ local function ring_doorbell()
 end
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
-local codes, freed = {}, { order = {} }
-local batch = { order = {} }
-for i = 2, #ARGV, 2 do
-  local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
-    local attempts, group, order = row[1], row[2], row[6]
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, group)
-    redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
-    batch_push(batch, group, order, id)
-    codes[#codes + 1] = 1
-  else
-    codes[#codes + 1] = 0
-  end
-end
+local freed, batch = { order = {} }, { order = {} }
+local codes = each_held(2, 2, hold, function(id, row)
+  local attempts, group, order = row[1], row[2], row[6]
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, group)
+  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+  batch_push(batch, group, order, id)
+  return 1
+end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 return codes
 `,
@@ -3745,7 +3800,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "9992488362668537f068c8cb75fa0db9d909ed33",
+    sha1: "5b21ae508526c8ac43e104f1b7cbdc2b1a300c0f",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3808,6 +3863,26 @@ local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -4034,37 +4109,29 @@ for i = 2, #ARGV, 5 do
 end
 
 local now = now_ms()
-local codes, freed = {}, { order = {} }
-local batch, later = { order = {} }, {}
-for i = 2, #ARGV, 5 do
-  local id, err = ARGV[i], ARGV[i + 2]
-  local row = hold(id, ARGV[i + 1])
-  if not row then
-    codes[#codes + 1] = 0
-  else
-    local attempts, group, max_attempts, base, backoff, order = unpack(row)
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, group)
-    local key = job_key(id)
-    if attempts - base >= max_attempts then
-      bury(id, err, now)
-      codes[#codes + 1] = 3
-    else
-      local delay = tonumber(ARGV[i + 3])
-      if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
-      if delay > 0 then
-        redis.call('ZADD', K_SCHEDULED, now + delay, id)
-        later[id] = true
-        redis.call('HSET', key, 's', 'scheduled', 'e', err)
-        codes[#codes + 1] = 1
-      else
-        redis.call('HSET', key, 's', 'pending', 'e', err)
-        batch_push(batch, group, order, id)
-        codes[#codes + 1] = 2
-      end
-    end
+local freed, batch, later = { order = {} }, { order = {} }, {}
+local codes = each_held(2, 5, hold, function(id, row, i)
+  local attempts, group, max_attempts, base, backoff, order = unpack(row)
+  local err = ARGV[i + 2]
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, group)
+  if attempts - base >= max_attempts then
+    bury(id, err, now)
+    return 3
   end
-end
+  local delay = tonumber(ARGV[i + 3])
+  if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
+  local key = job_key(id)
+  if delay > 0 then
+    redis.call('ZADD', K_SCHEDULED, now + delay, id)
+    later[id] = true
+    redis.call('HSET', key, 's', 'scheduled', 'e', err)
+    return 1
+  end
+  redis.call('HSET', key, 's', 'pending', 'e', err)
+  batch_push(batch, group, order, id)
+  return 2
+end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 return codes
