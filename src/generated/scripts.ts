@@ -2203,7 +2203,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "6d48c239f2fe3dcc8713c4b1b3c618c36c4357bd",
+    sha1: "8f0562cbff6baef53508857662039c3c667e4aca",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -2277,6 +2277,19 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
+-- says whether it is on the ring before (for a group the script has just changed, whether it was
+-- serviceable: the ring holds exactly the serviceable entries). Joining rings the doorbell, as
+-- the lane's work just became claimable.
+local function match_ring(g, on_ring)
+  local serviceable = lane_serviceable(g)
+  if serviceable and not on_ring then
+    redis.call('RPUSH', K_RING, g)
+    ring_doorbell()
+  elseif on_ring and not serviceable then
+    redis.call('LREM', K_RING, 0, g)
+  end
+end
 
 local g = ARGV[2]
 local limit = arg_int(ARGV[3], 'limit', -1)
@@ -2286,13 +2299,7 @@ if limit < 0 then
 else
   redis.call('HSET', K_GLIMIT, g, limit)
 end
-local after = lane_serviceable(g)
-if before and not after then
-  redis.call('LREM', K_RING, 0, g)
-elseif after and not before then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-end
+match_ring(g, before)
 return 1
 `,
   },
@@ -3688,7 +3695,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "5a77bd25b2f4b64dffc0c93ee2c9c38e24bd2ed0",
+    sha1: "728fbec7b8072ff4b04bbd71ba6aff2a5b43129c",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -3751,13 +3758,24 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
+-- says whether it is on the ring before (for a group the script has just changed, whether it was
+-- serviceable: the ring holds exactly the serviceable entries). Joining rings the doorbell, as
+-- the lane's work just became claimable.
+local function match_ring(g, on_ring)
+  local serviceable = lane_serviceable(g)
+  if serviceable and not on_ring then
+    redis.call('RPUSH', K_RING, g)
+    ring_doorbell()
+  elseif on_ring and not serviceable then
+    redis.call('LREM', K_RING, 0, g)
+  end
+end
 
 local g = ARGV[2]
 local resumed = redis.call('SREM', K_GPAUSED, g)
-if resumed == 1 and lane_serviceable(g) then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-end
+-- a paused group is off the ring (pause-group took it off, and nothing puts back a paused one)
+if resumed == 1 then match_ring(g, false) end
 return resumed
 `,
   },
@@ -4139,7 +4157,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "5b9f66edfb40f02fa21ee481351693aa39f3af33",
+    sha1: "88b7ee96be6689cea9baaa96a9abf408633dceb8",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -4207,6 +4225,19 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
+-- says whether it is on the ring before (for a group the script has just changed, whether it was
+-- serviceable: the ring holds exactly the serviceable entries). Joining rings the doorbell, as
+-- the lane's work just became claimable.
+local function match_ring(g, on_ring)
+  local serviceable = lane_serviceable(g)
+  if serviceable and not on_ring then
+    redis.call('RPUSH', K_RING, g)
+    ring_doorbell()
+  elseif on_ring and not serviceable then
+    redis.call('LREM', K_RING, 0, g)
+  end
+end
 
 local g = ARGV[2]
 local stored = tonumber(redis.call('HGET', K_GACTIVE, g) or '0')
@@ -4219,14 +4250,8 @@ if counted > 0 then
 else
   redis.call('HDEL', K_GACTIVE, g)
 end
-local on_ring = redis.call('LPOS', K_RING, g) ~= false
-local serviceable = lane_serviceable(g)
-if serviceable and not on_ring then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-elseif on_ring and not serviceable then
-  redis.call('LREM', K_RING, 0, g)
-end
+-- the stored count may have been wrong and the ring with it: ask the ring, not the count
+match_ring(g, redis.call('LPOS', K_RING, g) ~= false)
 return { stored, counted }
 `,
   },
