@@ -2390,7 +2390,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "6df5ad4cac62c9e1b41ad281c89d375288a1883a",
+    sha1: "0b07765d56980cc6c8758c8a52a96de8b98a6b14",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -2524,6 +2524,13 @@ local function admit(batch)
   end
   return claimable
 end
+-- admit for one job going back in its place (reprocess, a move between groups): into ring entry
+-- g's zset at its order \`score\`. Returns true when it is claimable now.
+local function admit_one(g, score, id)
+  local batch = { order = {} }
+  batch_push(batch, g, score, id)
+  return admit(batch)
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -2559,9 +2566,7 @@ if to == '' then
 else
   redis.call('HSET', key, 'g', to)
 end
-local batch = { order = {} }
-batch_push(batch, to, order, id)
-if admit(batch) then ring_doorbell() end
+if admit_one(to, order, id) then ring_doorbell() end
 return 1
 `,
   },
@@ -3542,7 +3547,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "7fbafd803ce87b1924d1d42dcb8b00ad812ece31",
+    sha1: "eb3c5ba73f0e28b6ecd1d3fc588c54d1fa0c770f",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here.
@@ -3665,6 +3670,13 @@ local function admit(batch)
   end
   return claimable
 end
+-- admit for one job going back in its place (reprocess, a move between groups): into ring entry
+-- g's zset at its order \`score\`. Returns true when it is claimable now.
+local function admit_one(g, score, id)
+  local batch = { order = {} }
+  batch_push(batch, g, score, id)
+  return admit(batch)
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -3687,9 +3699,7 @@ if r[1] ~= 'dead' then return -1 end
 redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
 redis.call('HDEL', key, 'f')
-local batch = { order = {} }
-batch_push(batch, r[2], r[3], id)
-if admit(batch) then ring_doorbell() end
+if admit_one(r[2], r[3], id) then ring_doorbell() end
 return 1
 `,
   },
