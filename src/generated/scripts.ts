@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "312d917a6989c67428101bc308611c28024ffcbe",
+    sha1: "95de26fe3e3f6062cc8154f7436bc0d4a0046cd9",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -272,6 +272,11 @@ local function reap_expired(now, limit)
   end
   return requeued, buried, free_and_admit(freed, batch)
 end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable.
@@ -289,10 +294,7 @@ local function promote_due(now, limit)
     end
     woke = admit(batch)
   end
-  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local next_due = -1
-  if #nxt > 0 then next_due = tonumber(nxt[2]) end
-  return #due, next_due, woke
+  return #due, first_score(K_SCHEDULED), woke
 end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
@@ -493,9 +495,7 @@ end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the first scheduled job's due time and the earliest lease deadline (-1 for none).
 local function next_times()
-  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
-  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -555,7 +555,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "aee4b0737b3ce4994c258ac884017b489d55f84c",
+    sha1: "d52dda99b148acafb586645ea6dfe2aaecf4b9d4",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -839,12 +839,15 @@ local function claim_jobs(n, lease_ms, now)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the first scheduled job's due time and the earliest lease deadline (-1 for none).
 local function next_times()
-  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
-  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -881,7 +884,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "c6920886418de013b2eb35aa534d14dccc8ea96a",
+    sha1: "41db49a9fcc2ccfdd35a704d8a99c97e51213a4f",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1329,12 +1332,15 @@ local function claim_jobs(n, lease_ms, now)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the first scheduled job's due time and the earliest lease deadline (-1 for none).
 local function next_times()
-  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
-  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -2621,7 +2627,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "b771756ad591afe2b71b45b46da2d9ea650db741",
+    sha1: "41a17f76589957659664c758a041d7e45965163e",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2750,6 +2756,11 @@ local function admit(batch)
   end
   return claimable
 end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable.
@@ -2767,10 +2778,7 @@ local function promote_due(now, limit)
     end
     woke = admit(batch)
   end
-  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local next_due = -1
-  if #nxt > 0 then next_due = tonumber(nxt[2]) end
-  return #due, next_due, woke
+  return #due, first_score(K_SCHEDULED), woke
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
