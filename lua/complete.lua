@@ -21,8 +21,9 @@
 -- @include job_key
 -- @include chunked
 -- @include held_group
+-- @include each_held
 -- @include tally
--- @include free_slots
+-- @include free_and_admit
 -- @include ring_doorbell
 -- @include claim_reply
 
@@ -34,30 +35,24 @@ for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
-local codes, done, freed = {}, {}, { order = {} }
-for i = 5, #ARGV, 2 do
-  local id = ARGV[i]
-  local group = held_group(id, ARGV[i + 1])
-  if group then
-    done[#done + 1] = id
-    tally(freed, group)
-    local key = job_key(id)
-    if keep_ms == 0 then
-      redis.call('DEL', key)
-    else
-      redis.call('HSET', key, 's', 'completed', 'f', now_text)
-      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
-    end
-    codes[#codes + 1] = 1
+local done, freed = {}, { order = {} }
+local codes = each_held(5, 2, held_group, function(id, group)
+  done[#done + 1] = id
+  tally(freed, group)
+  local key = job_key(id)
+  if keep_ms == 0 then
+    redis.call('DEL', key)
   else
-    codes[#codes + 1] = 0
+    redis.call('HSET', key, 's', 'completed', 'f', now_text)
+    if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
-end
+  return 1
+end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
-if free_slots(freed) then ring_doorbell() end
+if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
 return { codes, claimed }

@@ -15,17 +15,12 @@
 -- @include arg_int
 -- @include now_ms
 -- @include held_group
+-- @include each_held
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
-local reply = {}
-for i = 3, #ARGV, 2 do
-  if held_group(ARGV[i], ARGV[i + 1]) then
-    redis.call('ZADD', K_ACTIVE, 'XX', deadline, ARGV[i])
-    reply[#reply + 1] = deadline
-  else
-    reply[#reply + 1] = 0
-  end
-end
-return reply
+return each_held(3, 2, held_group, function(id)
+  redis.call('ZADD', K_ACTIVE, 'XX', deadline, id)
+  return deadline
+end)

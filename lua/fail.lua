@@ -14,25 +14,20 @@
 -- @include check_kind
 -- @include now_ms
 -- @include hold
+-- @include each_held
 -- @include tally
--- @include free_slots
+-- @include free_and_admit
 -- @include bury
 -- @include ring_doorbell
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local codes, freed = {}, { order = {} }
-for i = 2, #ARGV, 3 do
-  local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, row[2])
-    bury(id, ARGV[i + 2], now)
-    codes[#codes + 1] = 1
-  else
-    codes[#codes + 1] = 0
-  end
-end
-if free_slots(freed) then ring_doorbell() end
+local freed = { order = {} }
+local codes = each_held(2, 3, hold, function(id, row, i)
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, row[2])
+  bury(id, ARGV[i + 2], now)
+  return 1
+end)
+if free_and_admit(freed) then ring_doorbell() end
 return codes

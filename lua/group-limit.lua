@@ -14,7 +14,7 @@
 -- @include keyspace
 -- @include arg_int
 -- @include lane_serviceable
--- @include ring_doorbell
+-- @include match_ring
 
 local g = ARGV[2]
 local limit = arg_int(ARGV[3], 'limit', -1)
@@ -24,11 +24,5 @@ if limit < 0 then
 else
   redis.call('HSET', K_GLIMIT, g, limit)
 end
-local after = lane_serviceable(g)
-if before and not after then
-  redis.call('LREM', K_RING, 0, g)
-elseif after and not before then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-end
+match_ring(g, before)
 return 1

@@ -17,8 +17,7 @@
 -- @include lane_key
 -- @include fifo_key
 -- @include leave_ring
--- @include batch_push
--- @include admit
+-- @include admit_one
 -- @include ring_doorbell
 
 local id, to = ARGV[2], ARGV[3]
@@ -43,7 +42,5 @@ if to == '' then
 else
   redis.call('HSET', key, 'g', to)
 end
-local batch = { order = {} }
-batch_push(batch, to, order, id)
-if admit(batch) then ring_doorbell() end
+if admit_one(to, order, id) then ring_doorbell() end
 return 1

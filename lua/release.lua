@@ -15,31 +15,21 @@
 -- @include check_kind
 -- @include job_key
 -- @include hold
+-- @include each_held
 -- @include tally
--- @include free_slots
 -- @include batch_push
--- @include admit
+-- @include free_and_admit
 -- @include ring_doorbell
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
-local codes, freed = {}, { order = {} }
-local batch = { order = {} }
-for i = 2, #ARGV, 2 do
-  local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
-    local attempts, group, order = row[1], row[2], row[6]
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, group)
-    redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
-    batch_push(batch, group, order, id)
-    codes[#codes + 1] = 1
-  else
-    codes[#codes + 1] = 0
-  end
-end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+local freed, batch = { order = {} }, { order = {} }
+local codes = each_held(2, 2, hold, function(id, row)
+  local attempts, group, order = row[1], row[2], row[6]
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, group)
+  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+  batch_push(batch, group, order, id)
+  return 1
+end)
+if free_and_admit(freed, batch) then ring_doorbell() end
 return codes

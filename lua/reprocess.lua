@@ -13,8 +13,7 @@
 -- @include keyspace
 -- @include check_kind
 -- @include job_key
--- @include batch_push
--- @include admit
+-- @include admit_one
 -- @include ring_doorbell
 
 local id = ARGV[2]
@@ -26,7 +25,5 @@ if r[1] ~= 'dead' then return -1 end
 redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
 redis.call('HDEL', key, 'f')
-local batch = { order = {} }
-batch_push(batch, r[2], r[3], id)
-if admit(batch) then ring_doorbell() end
+if admit_one(r[2], r[3], id) then ring_doorbell() end
 return 1

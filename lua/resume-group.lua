@@ -9,13 +9,10 @@
   Rings    the doorbell when its lane went back on the ring
 ]]
 -- @include keyspace
--- @include lane_serviceable
--- @include ring_doorbell
+-- @include match_ring
 
 local g = ARGV[2]
 local resumed = redis.call('SREM', K_GPAUSED, g)
-if resumed == 1 and lane_serviceable(g) then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-end
+-- a paused group is off the ring (pause-group took it off, and nothing puts back a paused one)
+if resumed == 1 then match_ring(g, false) end
 return resumed

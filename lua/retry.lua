@@ -19,12 +19,12 @@
 -- @include now_ms
 -- @include job_key
 -- @include hold
+-- @include each_held
 -- @include tally
--- @include free_slots
 -- @include bury
 -- @include backoff_delay
 -- @include batch_push
--- @include admit
+-- @include free_and_admit
 -- @include ring_doorbell
 -- @include ring_sched_bell
 
@@ -34,40 +34,29 @@ for i = 2, #ARGV, 5 do
 end
 
 local now = now_ms()
-local codes, freed = {}, { order = {} }
-local batch, later = { order = {} }, {}
-for i = 2, #ARGV, 5 do
-  local id, err = ARGV[i], ARGV[i + 2]
-  local row = hold(id, ARGV[i + 1])
-  if not row then
-    codes[#codes + 1] = 0
-  else
-    local attempts, group, max_attempts, base, backoff, order = unpack(row)
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, group)
-    local key = job_key(id)
-    if attempts - base >= max_attempts then
-      bury(id, err, now)
-      codes[#codes + 1] = 3
-    else
-      local delay = tonumber(ARGV[i + 3])
-      if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
-      if delay > 0 then
-        redis.call('ZADD', K_SCHEDULED, now + delay, id)
-        later[id] = true
-        redis.call('HSET', key, 's', 'scheduled', 'e', err)
-        codes[#codes + 1] = 1
-      else
-        redis.call('HSET', key, 's', 'pending', 'e', err)
-        batch_push(batch, group, order, id)
-        codes[#codes + 1] = 2
-      end
-    end
+local freed, batch, later = { order = {} }, { order = {} }, {}
+local codes = each_held(2, 5, hold, function(id, row, i)
+  local attempts, group, max_attempts, base, backoff, order = unpack(row)
+  local err = ARGV[i + 2]
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, group)
+  if attempts - base >= max_attempts then
+    bury(id, err, now)
+    return 3
   end
-end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+  local delay = tonumber(ARGV[i + 3])
+  if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
+  local key = job_key(id)
+  if delay > 0 then
+    redis.call('ZADD', K_SCHEDULED, now + delay, id)
+    later[id] = true
+    redis.call('HSET', key, 's', 'scheduled', 'e', err)
+    return 1
+  end
+  redis.call('HSET', key, 's', 'pending', 'e', err)
+  batch_push(batch, group, order, id)
+  return 2
+end)
+if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 return codes

@@ -11,8 +11,7 @@
 ]]
 -- @include keyspace
 -- @include job_key
--- @include lane_serviceable
--- @include ring_doorbell
+-- @include match_ring
 
 local g = ARGV[2]
 local stored = tonumber(redis.call('HGET', K_GACTIVE, g) or '0')
@@ -25,12 +24,6 @@ if counted > 0 then
 else
   redis.call('HDEL', K_GACTIVE, g)
 end
-local on_ring = redis.call('LPOS', K_RING, g) ~= false
-local serviceable = lane_serviceable(g)
-if serviceable and not on_ring then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-elseif on_ring and not serviceable then
-  redis.call('LREM', K_RING, 0, g)
-end
+-- the stored count may have been wrong and the ring with it: ask the ring, not the count
+match_ring(g, redis.call('LPOS', K_RING, g) ~= false)
 return { stored, counted }

@@ -2,6 +2,7 @@
 -- @include chunked
 -- @include batch_push
 -- @include admit
+-- @include first_score
 -- Up to `limit` scheduled jobs due by `now` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable.
@@ -19,8 +20,5 @@ local function promote_due(now, limit)
     end
     woke = admit(batch)
   end
-  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local next_due = -1
-  if #nxt > 0 then next_due = tonumber(nxt[2]) end
-  return #due, next_due, woke
+  return #due, first_score(K_SCHEDULED), woke
 end

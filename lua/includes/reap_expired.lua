@@ -2,10 +2,9 @@
 -- @include chunked
 -- @include job_defaults
 -- @include tally
--- @include free_slots
 -- @include bury
 -- @include batch_push
--- @include admit
+-- @include free_and_admit
 -- Up to `limit` jobs whose lease ended by `now` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable.
@@ -29,8 +28,5 @@ local function reap_expired(now, limit)
       end
     end
   end
-  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
-  local woke = free_slots(freed)
-  if admit(batch) then woke = true end
-  return requeued, buried, woke
+  return requeued, buried, free_and_admit(freed, batch)
 end

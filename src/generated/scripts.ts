@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "24fa428c06cc5abf066c5b16a76af98e6977435f",
+    sha1: "95de26fe3e3f6062cc8154f7436bc0d4a0046cd9",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -87,6 +87,33 @@ local function tally(t, g)
     t.order[#t.order + 1] = g
   end
   t[g] = t[g] + 1
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -171,33 +198,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
-  redis.call('ZADD', K_DEAD, now, id)
-  redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -237,6 +237,16 @@ local function admit(batch)
   end
   return claimable
 end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable.
@@ -260,10 +270,12 @@ local function reap_expired(now, limit)
       end
     end
   end
-  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
-  local woke = free_slots(freed)
-  if admit(batch) then woke = true end
-  return requeued, buried, woke
+  return requeued, buried, free_and_admit(freed, batch)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
@@ -282,10 +294,7 @@ local function promote_due(now, limit)
     end
     woke = admit(batch)
   end
-  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local next_due = -1
-  if #nxt > 0 then next_due = tonumber(nxt[2]) end
-  return #due, next_due, woke
+  return #due, first_score(K_SCHEDULED), woke
 end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
@@ -486,9 +495,7 @@ end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the first scheduled job's due time and the earliest lease deadline (-1 for none).
 local function next_times()
-  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
-  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -548,7 +555,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "aee4b0737b3ce4994c258ac884017b489d55f84c",
+    sha1: "d52dda99b148acafb586645ea6dfe2aaecf4b9d4",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -832,12 +839,15 @@ local function claim_jobs(n, lease_ms, now)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the first scheduled job's due time and the earliest lease deadline (-1 for none).
 local function next_times()
-  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
-  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -874,7 +884,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "f4262bc84ff964bedc7f0575f1f089d6ae4ef92c",
+    sha1: "41db49a9fcc2ccfdd35a704d8a99c97e51213a4f",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -943,6 +953,26 @@ local function held_group(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return r[3] or ''
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -1036,6 +1066,55 @@ local function free_slots(t)
   chunked('HDEL', K_GACTIVE, zero)
   chunked('RPUSH', K_RING, back)
   return #back > 0
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -1253,12 +1332,15 @@ local function claim_jobs(n, lease_ms, now)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the first scheduled job's due time and the earliest lease deadline (-1 for none).
 local function next_times()
-  local s = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local a = redis.call('ZRANGE', K_ACTIVE, 0, 0, 'WITHSCORES')
-  return tonumber(s[2]) or -1, tonumber(a[2]) or -1
+  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -1296,30 +1378,24 @@ for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
-local codes, done, freed = {}, {}, { order = {} }
-for i = 5, #ARGV, 2 do
-  local id = ARGV[i]
-  local group = held_group(id, ARGV[i + 1])
-  if group then
-    done[#done + 1] = id
-    tally(freed, group)
-    local key = job_key(id)
-    if keep_ms == 0 then
-      redis.call('DEL', key)
-    else
-      redis.call('HSET', key, 's', 'completed', 'f', now_text)
-      if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
-    end
-    codes[#codes + 1] = 1
+local done, freed = {}, { order = {} }
+local codes = each_held(5, 2, held_group, function(id, group)
+  done[#done + 1] = id
+  tally(freed, group)
+  local key = job_key(id)
+  if keep_ms == 0 then
+    redis.call('DEL', key)
   else
-    codes[#codes + 1] = 0
+    redis.call('HSET', key, 's', 'completed', 'f', now_text)
+    if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
-end
+  return 1
+end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
 end
-if free_slots(freed) then ring_doorbell() end
+if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
 return { codes, claimed }
@@ -1708,7 +1784,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "8b5e4da382cb7a3e26773261aab39c1eed4660ba",
+    sha1: "6bc1e98bc2dae77f3c973f5162bd1e1c722b0b4e",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1761,25 +1837,39 @@ local function held_group(id, token)
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return r[3] or ''
 end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
+end
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
-local reply = {}
-for i = 3, #ARGV, 2 do
-  if held_group(ARGV[i], ARGV[i + 1]) then
-    redis.call('ZADD', K_ACTIVE, 'XX', deadline, ARGV[i])
-    reply[#reply + 1] = deadline
-  else
-    reply[#reply + 1] = 0
-  end
-end
-return reply
+return each_held(3, 2, held_group, function(id)
+  redis.call('ZADD', K_ACTIVE, 'XX', deadline, id)
+  return deadline
+end)
 `,
   },
   fail: {
     name: "fail",
-    sha1: "2d55cf8b5c56615c75b72d0305ea5a03a73642d1",
+    sha1: "b7b93e6bebea9592ef92d6a6c91ff7b5cd2065d6",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1831,6 +1921,26 @@ local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -1938,6 +2048,55 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
 local function bury(id, err, now)
@@ -1960,20 +2119,14 @@ end
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local codes, freed = {}, { order = {} }
-for i = 2, #ARGV, 3 do
-  local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, row[2])
-    bury(id, ARGV[i + 2], now)
-    codes[#codes + 1] = 1
-  else
-    codes[#codes + 1] = 0
-  end
-end
-if free_slots(freed) then ring_doorbell() end
+local freed = { order = {} }
+local codes = each_held(2, 3, hold, function(id, row, i)
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, row[2])
+  bury(id, ARGV[i + 2], now)
+  return 1
+end)
+if free_and_admit(freed) then ring_doorbell() end
 return codes
 `,
   },
@@ -2056,7 +2209,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "6d48c239f2fe3dcc8713c4b1b3c618c36c4357bd",
+    sha1: "8f0562cbff6baef53508857662039c3c667e4aca",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -2130,6 +2283,19 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
+-- says whether it is on the ring before (for a group the script has just changed, whether it was
+-- serviceable: the ring holds exactly the serviceable entries). Joining rings the doorbell, as
+-- the lane's work just became claimable.
+local function match_ring(g, on_ring)
+  local serviceable = lane_serviceable(g)
+  if serviceable and not on_ring then
+    redis.call('RPUSH', K_RING, g)
+    ring_doorbell()
+  elseif on_ring and not serviceable then
+    redis.call('LREM', K_RING, 0, g)
+  end
+end
 
 local g = ARGV[2]
 local limit = arg_int(ARGV[3], 'limit', -1)
@@ -2139,13 +2305,7 @@ if limit < 0 then
 else
   redis.call('HSET', K_GLIMIT, g, limit)
 end
-local after = lane_serviceable(g)
-if before and not after then
-  redis.call('LREM', K_RING, 0, g)
-elseif after and not before then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-end
+match_ring(g, before)
 return 1
 `,
   },
@@ -2236,7 +2396,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "6df5ad4cac62c9e1b41ad281c89d375288a1883a",
+    sha1: "0b07765d56980cc6c8758c8a52a96de8b98a6b14",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -2370,6 +2530,13 @@ local function admit(batch)
   end
   return claimable
 end
+-- admit for one job going back in its place (reprocess, a move between groups): into ring entry
+-- g's zset at its order \`score\`. Returns true when it is claimable now.
+local function admit_one(g, score, id)
+  local batch = { order = {} }
+  batch_push(batch, g, score, id)
+  return admit(batch)
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -2405,9 +2572,7 @@ if to == '' then
 else
   redis.call('HSET', key, 'g', to)
 end
-local batch = { order = {} }
-batch_push(batch, to, order, id)
-if admit(batch) then ring_doorbell() end
+if admit_one(to, order, id) then ring_doorbell() end
 return 1
 `,
   },
@@ -2462,7 +2627,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "b771756ad591afe2b71b45b46da2d9ea650db741",
+    sha1: "41a17f76589957659664c758a041d7e45965163e",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2591,6 +2756,11 @@ local function admit(batch)
   end
   return claimable
 end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable.
@@ -2608,10 +2778,7 @@ local function promote_due(now, limit)
     end
     woke = admit(batch)
   end
-  local nxt = redis.call('ZRANGE', K_SCHEDULED, 0, 0, 'WITHSCORES')
-  local next_due = -1
-  if #nxt > 0 then next_due = tonumber(nxt[2]) end
-  return #due, next_due, woke
+  return #due, first_score(K_SCHEDULED), woke
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -2634,7 +2801,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "1f00c065d683274f00ffffbcb9397506cf0a230c",
+    sha1: "5de5de9c6d62380e4b3aa95d7946fef6671949fd",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2703,6 +2870,33 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
@@ -2786,33 +2980,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
-  redis.call('ZADD', K_DEAD, now, id)
-  redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -2852,6 +3019,16 @@ local function admit(batch)
   end
   return claimable
 end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable.
@@ -2875,10 +3052,7 @@ local function reap_expired(now, limit)
       end
     end
   end
-  -- slots first: a lane that gets its job back and a freed slot goes on the ring once
-  local woke = free_slots(freed)
-  if admit(batch) then woke = true end
-  return requeued, buried, woke
+  return requeued, buried, free_and_admit(freed, batch)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -2916,7 +3090,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "516982a2bef181d63c0cb41819f833779561ce85",
+    sha1: "dd30c8a7d1b645814969446b950445f7f928ac27",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -2965,6 +3139,26 @@ local function hold(id, token)
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
+end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -2974,6 +3168,26 @@ local function tally(t, g)
     t.order[#t.order + 1] = g
   end
   t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -3071,26 +3285,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -3130,6 +3324,16 @@ local function admit(batch)
   end
   return claimable
 end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -3144,26 +3348,16 @@ local function ring_doorbell()
 end
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
-local codes, freed = {}, { order = {} }
-local batch = { order = {} }
-for i = 2, #ARGV, 2 do
-  local id = ARGV[i]
-  local row = hold(id, ARGV[i + 1])
-  if row then
-    local attempts, group, order = row[1], row[2], row[6]
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, group)
-    redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
-    batch_push(batch, group, order, id)
-    codes[#codes + 1] = 1
-  else
-    codes[#codes + 1] = 0
-  end
-end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+local freed, batch = { order = {} }, { order = {} }
+local codes = each_held(2, 2, hold, function(id, row)
+  local attempts, group, order = row[1], row[2], row[6]
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, group)
+  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+  batch_push(batch, group, order, id)
+  return 1
+end)
+if free_and_admit(freed, batch) then ring_doorbell() end
 return codes
 `,
   },
@@ -3361,7 +3555,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "7fbafd803ce87b1924d1d42dcb8b00ad812ece31",
+    sha1: "eb3c5ba73f0e28b6ecd1d3fc588c54d1fa0c770f",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here.
@@ -3484,6 +3678,13 @@ local function admit(batch)
   end
   return claimable
 end
+-- admit for one job going back in its place (reprocess, a move between groups): into ring entry
+-- g's zset at its order \`score\`. Returns true when it is claimable now.
+local function admit_one(g, score, id)
+  local batch = { order = {} }
+  batch_push(batch, g, score, id)
+  return admit(batch)
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -3506,15 +3707,13 @@ if r[1] ~= 'dead' then return -1 end
 redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
 redis.call('HDEL', key, 'f')
-local batch = { order = {} }
-batch_push(batch, r[2], r[3], id)
-if admit(batch) then ring_doorbell() end
+if admit_one(r[2], r[3], id) then ring_doorbell() end
 return 1
 `,
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "5a77bd25b2f4b64dffc0c93ee2c9c38e24bd2ed0",
+    sha1: "728fbec7b8072ff4b04bbd71ba6aff2a5b43129c",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -3577,13 +3776,24 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
+-- says whether it is on the ring before (for a group the script has just changed, whether it was
+-- serviceable: the ring holds exactly the serviceable entries). Joining rings the doorbell, as
+-- the lane's work just became claimable.
+local function match_ring(g, on_ring)
+  local serviceable = lane_serviceable(g)
+  if serviceable and not on_ring then
+    redis.call('RPUSH', K_RING, g)
+    ring_doorbell()
+  elseif on_ring and not serviceable then
+    redis.call('LREM', K_RING, 0, g)
+  end
+end
 
 local g = ARGV[2]
 local resumed = redis.call('SREM', K_GPAUSED, g)
-if resumed == 1 and lane_serviceable(g) then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-end
+-- a paused group is off the ring (pause-group took it off, and nothing puts back a paused one)
+if resumed == 1 then match_ring(g, false) end
 return resumed
 `,
   },
@@ -3626,7 +3836,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "b84125896abca69edce64fcffedcb0b244a7bbde",
+    sha1: "5b21ae508526c8ac43e104f1b7cbdc2b1a300c0f",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3690,6 +3900,26 @@ local function hold(id, token)
   if r[1] ~= 'active' or r[2] ~= token then return nil end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
+-- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
+-- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
+-- which is left as it was. The caller runs the ids through check_kind before: the kind door's
+-- errors come before any write, and act writes.
+local function each_held(first, stride, fence, act)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id = ARGV[i]
+    local held = fence(id, ARGV[i + 1])
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
+end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -3699,6 +3929,50 @@ local function tally(t, g)
     t.order[#t.order + 1] = g
   end
   t[g] = t[g] + 1
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+local function bury(id, err, now)
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+end
+-- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
+-- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
+-- itself using \`rand\` in [0, 1) supplied by the caller (Lua's PRNG is not random on every host).
+-- An absent spec (a row on the defaults) is DEFAULT_BACKOFF. A spec it cannot read (a row edited
+-- by hand) backs off like the default spec too, never "no delay": raising an error here would
+-- leave the retry half done.
+local function backoff_delay(spec, attempts, rand)
+  local pattern = '^([fe]),(%d+),(%d+),([%d.eE+-]+)$'
+  local kind, base, cap, jitter = string.match(spec or DEFAULT_BACKOFF, pattern)
+  if not kind or not tonumber(jitter) then
+    kind, base, cap, jitter = string.match(DEFAULT_BACKOFF, pattern)
+  end
+  local d = tonumber(base)
+  if kind == 'e' then d = d * 2 ^ math.min(attempts - 1, 52) end
+  d = math.min(d, tonumber(cap))
+  return math.floor(d - d * tonumber(jitter) * rand)
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -3796,50 +4070,6 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
-  redis.call('ZADD', K_DEAD, now, id)
-  redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
-end
--- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
--- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
--- itself using \`rand\` in [0, 1) supplied by the caller (Lua's PRNG is not random on every host).
--- An absent spec (a row on the defaults) is DEFAULT_BACKOFF. A spec it cannot read (a row edited
--- by hand) backs off like the default spec too, never "no delay": raising an error here would
--- leave the retry half done.
-local function backoff_delay(spec, attempts, rand)
-  local pattern = '^([fe]),(%d+),(%d+),([%d.eE+-]+)$'
-  local kind, base, cap, jitter = string.match(spec or DEFAULT_BACKOFF, pattern)
-  if not kind or not tonumber(jitter) then
-    kind, base, cap, jitter = string.match(DEFAULT_BACKOFF, pattern)
-  end
-  local d = tonumber(base)
-  if kind == 'e' then d = d * 2 ^ math.min(attempts - 1, 52) end
-  d = math.min(d, tonumber(cap))
-  return math.floor(d - d * tonumber(jitter) * rand)
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
 local function group_open(g)
   if g == UNGROUPED then return true end
@@ -3879,6 +4109,16 @@ local function admit(batch)
   end
   return claimable
 end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -3905,48 +4145,37 @@ for i = 2, #ARGV, 5 do
 end
 
 local now = now_ms()
-local codes, freed = {}, { order = {} }
-local batch, later = { order = {} }, {}
-for i = 2, #ARGV, 5 do
-  local id, err = ARGV[i], ARGV[i + 2]
-  local row = hold(id, ARGV[i + 1])
-  if not row then
-    codes[#codes + 1] = 0
-  else
-    local attempts, group, max_attempts, base, backoff, order = unpack(row)
-    redis.call('ZREM', K_ACTIVE, id)
-    tally(freed, group)
-    local key = job_key(id)
-    if attempts - base >= max_attempts then
-      bury(id, err, now)
-      codes[#codes + 1] = 3
-    else
-      local delay = tonumber(ARGV[i + 3])
-      if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
-      if delay > 0 then
-        redis.call('ZADD', K_SCHEDULED, now + delay, id)
-        later[id] = true
-        redis.call('HSET', key, 's', 'scheduled', 'e', err)
-        codes[#codes + 1] = 1
-      else
-        redis.call('HSET', key, 's', 'pending', 'e', err)
-        batch_push(batch, group, order, id)
-        codes[#codes + 1] = 2
-      end
-    end
+local freed, batch, later = { order = {} }, { order = {} }, {}
+local codes = each_held(2, 5, hold, function(id, row, i)
+  local attempts, group, max_attempts, base, backoff, order = unpack(row)
+  local err = ARGV[i + 2]
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, group)
+  if attempts - base >= max_attempts then
+    bury(id, err, now)
+    return 3
   end
-end
--- slots first: a lane that gets its job back and a freed slot goes on the ring once
-local woke = free_slots(freed)
-if admit(batch) then woke = true end
-if woke then ring_doorbell() end
+  local delay = tonumber(ARGV[i + 3])
+  if delay < 0 then delay = backoff_delay(backoff, attempts - base, tonumber(ARGV[i + 4]) or 0) end
+  local key = job_key(id)
+  if delay > 0 then
+    redis.call('ZADD', K_SCHEDULED, now + delay, id)
+    later[id] = true
+    redis.call('HSET', key, 's', 'scheduled', 'e', err)
+    return 1
+  end
+  redis.call('HSET', key, 's', 'pending', 'e', err)
+  batch_push(batch, group, order, id)
+  return 2
+end)
+if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 return codes
 `,
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "5b9f66edfb40f02fa21ee481351693aa39f3af33",
+    sha1: "88b7ee96be6689cea9baaa96a9abf408633dceb8",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -4014,6 +4243,19 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
+-- says whether it is on the ring before (for a group the script has just changed, whether it was
+-- serviceable: the ring holds exactly the serviceable entries). Joining rings the doorbell, as
+-- the lane's work just became claimable.
+local function match_ring(g, on_ring)
+  local serviceable = lane_serviceable(g)
+  if serviceable and not on_ring then
+    redis.call('RPUSH', K_RING, g)
+    ring_doorbell()
+  elseif on_ring and not serviceable then
+    redis.call('LREM', K_RING, 0, g)
+  end
+end
 
 local g = ARGV[2]
 local stored = tonumber(redis.call('HGET', K_GACTIVE, g) or '0')
@@ -4026,14 +4268,8 @@ if counted > 0 then
 else
   redis.call('HDEL', K_GACTIVE, g)
 end
-local on_ring = redis.call('LPOS', K_RING, g) ~= false
-local serviceable = lane_serviceable(g)
-if serviceable and not on_ring then
-  redis.call('RPUSH', K_RING, g)
-  ring_doorbell()
-elseif on_ring and not serviceable then
-  redis.call('LREM', K_RING, 0, g)
-end
+-- the stored count may have been wrong and the ring with it: ask the ring, not the count
+match_ring(g, redis.call('LPOS', K_RING, g) ~= false)
 return { stored, counted }
 `,
   },
