@@ -32,7 +32,7 @@ const BEAT_EVERY_MS = 10_000;
 /** The Worker under `wrangler dev`, kept offline, with its scheduled handler reachable locally. */
 async function startWorker(bridge: RunningBridge, token: string): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const vars = { UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token, EMQ_LOCAL_DEV: '1', EMQ_BEAT_DEADLINE_MS: '8000' };
+  const vars = { UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token, EMQ_LOCAL_DEV: '1', EMQ_BEAT_DEADLINE_MS: '8000', EMQ_JOB_TIMEOUT_MS: '5000' };
   const child = spawn(
     process.execPath,
     [join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), 'dev', '--port', String(port), '--ip', '127.0.0.1', '--test-scheduled', '--show-interactive-dev-session=false', ...Object.entries(vars).flatMap(([k, v]) => ['--var', `${k}:${v}`])],

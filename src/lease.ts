@@ -64,7 +64,7 @@ export interface RoundResult<Payload> {
   readonly settled: readonly Settled[];
   /** One per `giveBack` job, in its order. */
   readonly givenBack: ReadonlyArray<'released' | 'fenced'>;
-  /** The jobs claimed and what the claim saw; null when the round claimed nothing. */
+  /** The jobs claimed and what the claim (or beat) saw; null when the round neither claimed nor beat. */
   readonly claimed: Claimed<Payload> | null;
 }
 
@@ -172,7 +172,8 @@ export class Leases<Payload = unknown> {
         },
       );
     }
-    if (beat && claim > 0) add(this.beatOp({ n: claim, leaseMs }), (claimed, state) => (state.claimed = claimed));
+    // a beat reaps and promotes even when it claims nothing (a consumer with no room still beats)
+    if (beat) add(this.beatOp({ n: claim, leaseMs }), (claimed, state) => (state.claimed = claimed));
 
     return {
       calls,

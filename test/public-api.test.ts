@@ -30,6 +30,7 @@ describe('the public API', () => {
           "BeatSummary",
           "BoundedBeatOptions",
           "EchomqWorker",
+          "FinishedJob",
           "ScheduledTrigger",
           "UpstashConnectOptions",
           "UpstashEnv",
@@ -41,13 +42,14 @@ describe('the public API', () => {
           "createWorker",
         ],
         "http/index.ts": [
+          "AppContext",
+          "AppEnv",
           "AppOptions",
           "ErrorBody",
           "RequestLog",
           "bearerAuth",
           "constantTimeEqual",
           "createApp",
-          "openApiDocument",
           "renderMetrics",
         ],
         "index.ts": [

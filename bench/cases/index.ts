@@ -1,5 +1,5 @@
 import type { BenchCase } from '../lib/context.js';
-import { edgeBusy, edgeIdle } from './edge.js';
+import { edgeBusy, edgeDelayed, edgeEnqueue, edgeIdle } from './edge.js';
 import { delayedBurst } from './delayed-burst.js';
 import { delayedSpread } from './delayed-spread.js';
 import { enqueueBulk } from './enqueue-bulk.js';
@@ -28,6 +28,8 @@ export const CASES: readonly BenchCase[] = [
   stallRecovery,
   edgeBusy,
   edgeIdle,
+  edgeEnqueue,
+  edgeDelayed,
   memory,
   groupsC1,
   groupsC10,

@@ -3,8 +3,14 @@ import type { Job } from '../job.js';
 import { type Claimed, Leases } from '../lease.js';
 import type { Queue } from '../queue.js';
 
+/** A job whose handler finished in a beat, waiting to be acknowledged. */
+export interface FinishedJob<P> {
+  readonly job: Job<P>;
+  readonly outcome: Outcome;
+}
+
 /** Options of one bounded beat. */
-export interface BoundedBeatOptions {
+export interface BoundedBeatOptions<P = unknown> {
   /** When the beat must be over, in local epoch ms (Date.now() scale). */
   readonly deadline: number;
   /** Handlers running at once inside the isolate (default 10). */
@@ -24,6 +30,23 @@ export interface BoundedBeatOptions {
   readonly reapEveryMs?: number;
   /** Where a handler's outcome is reported, for logs. */
   readonly onOutcome?: (job: Job<unknown>, outcome: Outcome | { kind: 'fenced' }) => void;
+  /** The lease protocol to send through (default: a new one on `queue`). */
+  readonly leases?: Leases<P>;
+  /**
+   * The reply of this beat's first request (a beat claiming `asked`), when the caller already sent
+   * it: one request carries the first beats of every queue of a scheduled event.
+   */
+  readonly first?: { readonly claimed: Claimed<P>; readonly asked: number };
+  /** Jobs finished in an earlier beat whose acknowledgement waited: they ride with this beat's first request. */
+  readonly carried?: ReadonlyArray<FinishedJob<P>>;
+  /**
+   * When set, completions left over as the queue runs dry are not sent on their own: they are
+   * handed here, for the caller to send with its next request (`carried`), so a lone completion
+   * and the claim after it cost one request, not two. Retries and fails are always sent at once.
+   */
+  readonly holdAcks?: (finished: ReadonlyArray<FinishedJob<P>>) => void;
+  /** Whether claimable work arrived since last asked (an enqueue in this isolate): a dry beat claims again. */
+  readonly moreWork?: () => boolean;
 }
 
 /** What one bounded beat did. */
@@ -37,35 +60,36 @@ export interface BeatSummary {
   released: number;
   /** Settled after the lease was lost: their result was not recorded. */
   fenced: number;
-  /** Redis requests sent (each one HTTP request to Upstash). */
+  /** Redis requests sent (each one HTTP request to Upstash), a NOSCRIPT retry included. */
   requests: number;
   durationMs: number;
-  /** Why it ended: nothing left to claim, the deadline, or the request budget. */
-  stoppedBy: 'empty' | 'deadline' | 'budget';
+  /**
+   * Why it ended: nothing left to claim (`empty`), the deadline, the request budget, or `no-time`:
+   * no job could start at all, its timeout being longer than the time left (it still reaped and
+   * promoted).
+   */
+  stoppedBy: 'empty' | 'deadline' | 'budget' | 'no-time';
   /** When the queue ran dry: how long until its next scheduled job is due (ms), else null. */
   nextDueInMs: number | null;
-}
-
-interface Finished<P> {
-  readonly job: Job<P>;
-  readonly outcome: Outcome;
 }
 
 /**
  * One bounded beat, the edge's way of consuming: it cannot hold a blocking command, so it reaps,
  * promotes and claims in one script, runs the jobs with `concurrency` handlers at once, and
  * acknowledges them in batches that also claim the next batch: an idle beat costs one Redis
- * request and a busy one about 1/batchSize per job. It starts a job only when its timeout fits
- * before the deadline, gives back (uncounted) what it claimed but cannot start, stops before
- * `maxRequests`, and claims with leases that outlive the deadline by `leaseMarginMs`, so a beat
- * cut off mid-drain loses nothing: the next beat reaps and runs what it held.
+ * request and a busy one about 1/batchSize per job. It always reaps and promotes, but claims only
+ * what can finish: a job starts only when its timeout fits before the deadline. It gives back
+ * (uncounted) what it claimed but cannot start, stops before `maxRequests`, and claims with leases
+ * that outlive the deadline by `leaseMarginMs`, so a beat cut off mid-drain loses nothing: the
+ * next beat reaps and runs what it held.
  *
  * @example
  * const summary = await boundedBeat(queue, handler, { deadline: Date.now() + 50_000 });
  */
-export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, options: BoundedBeatOptions): Promise<BeatSummary> {
+export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, options: BoundedBeatOptions<P>): Promise<BeatSummary> {
   const started = Date.now();
-  const leases = new Leases(queue);
+  const leases = options.leases ?? new Leases(queue);
+  const requestsBefore = leases.requests;
   const concurrency = options.concurrency ?? 10;
   const batchSize = options.batchSize ?? 20;
   const jobTimeoutMs = options.jobTimeoutMs ?? 10_000;
@@ -90,49 +114,63 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
 
   const waiting: Array<Job<P>> = [];
   const running = new Set<Promise<void>>();
-  let finished: Array<Finished<P>> = [];
+  let finished: Array<FinishedJob<P>> = [...(options.carried ?? [])];
   let dry = false;
 
+  const requests = (): number => leases.requests - requestsBefore;
   const timeLeft = (): number => options.deadline - Date.now();
   const canStart = (): boolean => timeLeft() >= jobTimeoutMs;
   // one request is always kept for the last acknowledgement
-  const canRequest = (): boolean => summary.requests < maxRequests - 1;
+  const canRequest = (): boolean => requests() < maxRequests - 1;
   const leaseMs = (): number => Math.max(1, timeLeft()) + leaseMarginMs;
   const room = (): number => (canStart() && canRequest() ? Math.max(0, batchSize - waiting.length - running.size) : 0);
-  // A request of its own only to claim is worth it while the last claim was not dry; an
-  // acknowledgement claims along for free, and whatever it settled (a retry due now, a freed
-  // group slot) may have made work claimable again.
-  const wanted = (): number => (dry ? 0 : room());
+  // A request of its own only to claim is worth it while the last claim was not dry (or work
+  // arrived since); an acknowledgement claims along for free, and whatever it settled (a retry due
+  // now, a freed group slot) may have made work claimable again.
+  const wanted = (): number => {
+    if (options.moreWork?.()) dry = false;
+    return dry ? 0 : room();
+  };
+  // with holdAcks, completions left as the queue runs dry wait for the caller's next request
+  const holding = (): boolean =>
+    options.holdAcks !== undefined && dry && finished.every((f) => f.outcome.kind === 'complete');
 
   const took = (claimed: Claimed<P> | null, asked: number): void => {
     if (!claimed) return;
     summary.claimed += claimed.jobs.length;
     waiting.push(...claimed.jobs);
     dry = false;
-    if (claimed.jobs.length < asked) {
+    if (claimed.jobs.length < asked || asked === 0) {
       dry = true;
       summary.nextDueInMs = claimed.nextDueAt === null ? null : Math.max(0, claimed.nextDueAt - claimed.now);
     }
   };
 
-  /** Acknowledges what finished (and gives back `release`), claiming `claimN` more, in one request. */
-  const flush = async (claimN: number, release: Array<Job<P>> = []): Promise<void> => {
-    const done = finished;
-    finished = [];
-    if (done.length === 0 && release.length === 0 && claimN === 0) return;
-    // every reapEveryMs the claim is a beat's, behind the acknowledgements: reap, promote, claim
-    const beat = claimN > 0 && Date.now() - reapedAt >= reapEveryMs;
-    if (beat) reapedAt = Date.now();
-    summary.requests++;
-    const { settled, givenBack, claimed } = await leases.round({ finished: done, giveBack: release, claim: claimN, beat, leaseMs: leaseMs() });
-    settled.forEach((how, i) => count(done[i]!.job, how === 'pending' || how === 'scheduled' ? 'retried' : how, done[i]!.outcome));
-    summary.released += givenBack.filter((r) => r === 'released').length;
-    if (claimN > 0) took(claimed, claimN);
-  };
-
   const count = (job: Job<P>, what: 'completed' | 'retried' | 'dead' | 'fenced', outcome: Outcome): void => {
     summary[what]++;
     options.onOutcome?.(job as Job<unknown>, what === 'fenced' ? { kind: 'fenced' } : outcome);
+  };
+
+  /**
+   * Acknowledges what finished (and gives back `release`), claiming `claimN` more, in one request.
+   * Every reapEveryMs, and always with `beat`, the claim is a beat's: reap, promote, claim.
+   */
+  const flush = async (claimN: number, release: Array<Job<P>> = [], beat = false): Promise<void> => {
+    const done = finished;
+    finished = [];
+    const beats = beat || (claimN > 0 && Date.now() - reapedAt >= reapEveryMs);
+    if (!beats && done.length === 0 && release.length === 0 && claimN === 0) return;
+    if (beats) reapedAt = Date.now();
+    const { settled, givenBack, claimed } = await leases.round({
+      finished: done,
+      giveBack: release,
+      claim: claimN,
+      beat: beats,
+      leaseMs: leaseMs(),
+    });
+    settled.forEach((how, i) => count(done[i]!.job, how === 'pending' || how === 'scheduled' ? 'retried' : how, done[i]!.outcome));
+    summary.released += givenBack.filter((r) => r === 'released').length;
+    if (claimN > 0 || beats) took(claimed, claimN);
   };
 
   const start = (job: Job<P>): void => {
@@ -148,32 +186,34 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     running.add(run);
   };
 
-  // the first request reaps, promotes and claims: all an idle beat ever sends
-  if (canStart()) {
-    summary.requests++;
-    const first = batchSize;
-    took(await leases.beat({ n: first, leaseMs: leaseMs() }), first);
-  }
+  // The first request always reaps and promotes (and carries what an earlier beat left to
+  // acknowledge); it claims only when a job could still finish: all an idle beat ever sends.
+  const noTime = !canStart();
+  if (options.first) took(options.first.claimed, options.first.asked);
+  else await flush(noTime ? 0 : batchSize, [], true);
 
   for (;;) {
     while (waiting.length > 0 && running.size < concurrency && canStart()) start(waiting.shift()!);
     if (running.size === 0 && (waiting.length === 0 || !canStart())) {
-      const claimN = finished.length > 0 ? room() : wanted();
+      const claimN = finished.length > 0 && !holding() ? room() : wanted();
       if (claimN === 0) break;
       await flush(claimN);
       if (waiting.length === 0) break;
       continue;
     }
     await Promise.race(running);
-    if (finished.length >= batchSize || (finished.length > 0 && running.size === 0 && waiting.length === 0)) {
+    if (finished.length >= batchSize || (finished.length > 0 && running.size === 0 && waiting.length === 0 && !holding())) {
       await flush(room());
     }
   }
 
-  // what could not start goes back uncounted; whatever finished is acknowledged
+  // what could not start goes back uncounted; whatever finished is acknowledged, or held for the
+  // caller's next request
   const unstarted = waiting.splice(0);
-  if (finished.length > 0 || unstarted.length > 0) await flush(0, unstarted);
-  summary.stoppedBy = !canRequest() ? 'budget' : dry && unstarted.length === 0 ? 'empty' : 'deadline';
+  if (unstarted.length === 0 && finished.length > 0 && holding()) options.holdAcks!(finished.splice(0));
+  else if (finished.length > 0 || unstarted.length > 0) await flush(0, unstarted);
+  summary.requests = requests();
+  summary.stoppedBy = !canRequest() ? 'budget' : noTime ? 'no-time' : dry && unstarted.length === 0 ? 'empty' : 'deadline';
   summary.durationMs = Date.now() - started;
   return summary;
 }

@@ -1,6 +1,6 @@
 export { UpstashTransport } from './upstash-transport.js';
 export type { UpstashConnectOptions, UpstashEnv } from './upstash-transport.js';
 export { boundedBeat } from './bounded-beat.js';
-export type { BeatSummary, BoundedBeatOptions } from './bounded-beat.js';
+export type { BeatSummary, BoundedBeatOptions, FinishedJob } from './bounded-beat.js';
 export { createWorker } from './worker.js';
 export type { EchomqWorker, ScheduledTrigger, WaitUntil, WorkerEnv, WorkerOptions } from './worker.js';

@@ -2,35 +2,14 @@ import type { Hono } from 'hono';
 import type { Handler, Outcome } from '../handler.js';
 import { type AppEnv, createApp, type RequestLog } from '../http/app.js';
 import type { Job } from '../job.js';
+import { Leases, sendRounds } from '../lease.js';
 import { Queue, type QueueOptions } from '../queue.js';
-import { type BeatSummary, boundedBeat, type BoundedBeatOptions } from './bounded-beat.js';
+import type { BeatSummary } from './bounded-beat.js';
+import { type DrainBeatOptions, IsolateQueue, QueueDrain } from './drain.js';
+import { type WorkerEnv, workerSettings } from './env.js';
 import { UpstashTransport } from './upstash-transport.js';
 
-/** The bindings the Worker reads (wrangler.toml vars and secrets). */
-export interface WorkerEnv {
-  /** The Upstash (or `emq bridge`) REST endpoint. Secret. */
-  readonly UPSTASH_REDIS_REST_URL?: string;
-  /** Its token. Secret. */
-  readonly UPSTASH_REDIS_REST_TOKEN?: string;
-  /** The bearer token the HTTP API requires. Secret; without it the Worker refuses to serve. */
-  readonly EMQ_TOKEN?: string;
-  /** "1" in local dev only: serve without EMQ_TOKEN, saying so on every response. */
-  readonly EMQ_LOCAL_DEV?: string;
-  /** How long a scheduled event drains, in ms (default 50,000 for a one-minute cron). */
-  readonly EMQ_BEAT_DEADLINE_MS?: string;
-  /**
-   * How long after an enqueue through the API jobs may still be started, in ms (default 5,000;
-   * 0 turns it off). The drain runs in waitUntil until this plus the job timeout.
-   */
-  readonly EMQ_DRAIN_ON_ENQUEUE_MS?: string;
-  /** Bounded beat settings (see BoundedBeatOptions); they override the code's `beat` options. */
-  readonly EMQ_CONCURRENCY?: string;
-  readonly EMQ_BATCH_SIZE?: string;
-  readonly EMQ_JOB_TIMEOUT_MS?: string;
-  readonly EMQ_MAX_REQUESTS?: string;
-  readonly EMQ_LEASE_MARGIN_MS?: string;
-  readonly EMQ_REAP_EVERY_MS?: string;
-}
+export type { WorkerEnv } from './env.js';
 
 /** The little of Cloudflare's ExecutionContext the Worker uses. */
 export interface WaitUntil {
@@ -48,8 +27,8 @@ export interface WorkerOptions {
   /** A handler per queue: the scheduled beat and the drain after enqueue serve these queues. */
   readonly handlers: Readonly<Record<string, Handler<never>>>;
   readonly queueOptions?: QueueOptions;
-  /** Bounded beat options (concurrency, batchSize, jobTimeoutMs, maxRequests, leaseMarginMs). */
-  readonly beat?: Omit<BoundedBeatOptions, 'deadline' | 'onOutcome'>;
+  /** Bounded beat options (concurrency, batchSize, jobTimeoutMs, maxRequests, leaseMarginMs, reapEveryMs). */
+  readonly beat?: DrainBeatOptions;
   /** Where logs go (default: one JSON line per event on console.log). */
   readonly log?: (entry: Record<string, unknown>) => void;
 }
@@ -62,41 +41,16 @@ export interface EchomqWorker {
   readonly app: Hono<AppEnv<WorkerEnv>>;
 }
 
-const transports = new WeakMap<object, UpstashTransport>();
-
-/** One transport per isolate and env object: a Worker reuses its client across requests. */
-function transportOf(env: WorkerEnv): UpstashTransport {
-  let transport = transports.get(env);
-  if (!transport) {
-    transport = UpstashTransport.fromEnv(env);
-    transports.set(env, transport);
-  }
-  return transport;
-}
-
-/** The beat options: the code's, overridden by any EMQ_* var that is set. */
-function beatOptions(base: WorkerOptions['beat'], env: WorkerEnv): NonNullable<WorkerOptions['beat']> {
-  const pick = (value: string | undefined, fallback: number | undefined): number | undefined =>
-    value === undefined || value === '' || Number.isNaN(Number(value)) ? fallback : Number(value);
-  const entries = {
-    concurrency: pick(env.EMQ_CONCURRENCY, base?.concurrency),
-    batchSize: pick(env.EMQ_BATCH_SIZE, base?.batchSize),
-    jobTimeoutMs: pick(env.EMQ_JOB_TIMEOUT_MS, base?.jobTimeoutMs),
-    maxRequests: pick(env.EMQ_MAX_REQUESTS, base?.maxRequests),
-    leaseMarginMs: pick(env.EMQ_LEASE_MARGIN_MS, base?.leaseMarginMs),
-    reapEveryMs: pick(env.EMQ_REAP_EVERY_MS, base?.reapEveryMs),
-  };
-  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined));
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const number = (value: string | undefined, fallback: number): number => (value === undefined || value === '' || Number.isNaN(Number(value)) ? fallback : Number(value));
+/** A drain after an enqueue spends at most this many requests. */
+const ENQUEUE_DRAIN_BUDGET = 50;
 
 /**
  * The Worker: `fetch` is the HTTP API (the same hono app as `emq serve`); `scheduled` drains every
  * queue that has a handler with bounded beats until a deadline inside the cron period, waiting
  * for scheduled jobs that fall due before it; after an enqueue through the API a short drain runs
- * in `ctx.waitUntil`, so an edge-only user does not wait for the next minute.
+ * in `ctx.waitUntil` (unless a drain of this isolate will claim the job anyway), so an edge-only
+ * user does not wait for the next minute. What one isolate keeps per queue (IsolateQueue) lets a
+ * completion ride with the next request instead of costing one of its own.
  *
  * @example
  * // workers/index.ts
@@ -104,37 +58,42 @@ const number = (value: string | undefined, fallback: number): number => (value =
  */
 export function createWorker(options: WorkerOptions): EchomqWorker {
   const log = options.log ?? ((entry: Record<string, unknown>) => console.log(JSON.stringify(entry)));
-  const handlerOf = (queue: string): Handler<unknown> | undefined => options.handlers[queue] as Handler<unknown> | undefined;
+  /** Per env object (one per isolate in practice): its transport and what it knows of each queue. */
+  const isolates = new WeakMap<object, { transport: UpstashTransport; queues: Map<string, IsolateQueue> }>();
 
-  /** Beats on `queue` until `deadline`, sleeping for due jobs that fall before it. */
-  const drain = async (env: WorkerEnv, queueName: string, deadline: number, maxRequests: number): Promise<BeatSummary[]> => {
-    const handler = handlerOf(queueName);
-    if (!handler) return [];
-    const queue = new Queue<unknown>(transportOf(env), queueName, options.queueOptions);
-    const beat = beatOptions(options.beat, env);
-    const jobTimeoutMs = beat.jobTimeoutMs ?? 10_000;
-    const summaries: BeatSummary[] = [];
-    let requests = 0;
-    for (;;) {
-      const summary = await boundedBeat(queue, handler, {
-        ...beat,
-        deadline,
-        maxRequests: maxRequests - requests,
-        onOutcome: (job: Job<unknown>, outcome: Outcome | { kind: 'fenced' }) => {
-          if (outcome.kind !== 'complete') log({ msg: 'job', queue: queueName, id: job.id, outcome: outcome.kind, ...('error' in outcome ? { error: outcome.error.split('\n')[0] } : {}) });
-        },
-      });
-      summaries.push(summary);
-      requests += summary.requests;
-      const wait = summary.nextDueInMs;
-      if (summary.stoppedBy !== 'empty' || wait === null || Date.now() + wait + jobTimeoutMs > deadline || requests >= maxRequests - 1) break;
-      await sleep(wait);
-    }
-    return summaries;
+  const isolateOf = (env: WorkerEnv): { transport: UpstashTransport; queues: Map<string, IsolateQueue> } => {
+    let isolate = isolates.get(env);
+    if (!isolate) isolates.set(env, (isolate = { transport: UpstashTransport.fromEnv(env), queues: new Map() }));
+    return isolate;
   };
 
+  /** The isolate's state of `name`, or undefined when the Worker has no handler for it. */
+  const queueOf = (env: WorkerEnv, name: string): IsolateQueue | undefined => {
+    const handler = options.handlers[name] as Handler<unknown> | undefined;
+    if (!handler) return undefined;
+    const { transport, queues } = isolateOf(env);
+    let shared = queues.get(name);
+    if (!shared) {
+      const queue = new Queue<unknown>(transport, name, options.queueOptions);
+      queues.set(name, (shared = new IsolateQueue(queue, new Leases(queue), handler)));
+    }
+    return shared;
+  };
+
+  const onOutcome =
+    (queue: string) =>
+    (job: Job<unknown>, outcome: Outcome | { kind: 'fenced' }): void => {
+      if (outcome.kind !== 'complete') {
+        log({ msg: 'job', queue, id: job.id, outcome: outcome.kind, ...('error' in outcome ? { error: outcome.error.split('\n')[0] } : {}) });
+      }
+    };
+
+  /** A drain's summaries for the log: its beats, and what it acknowledged on its own after them. */
+  const report = (drain: QueueDrain, summaries: BeatSummary[]): Array<BeatSummary | Pick<QueueDrain, 'acknowledgedLater'>> =>
+    drain.acknowledgedLater.requests > 0 ? [...summaries, { acknowledgedLater: drain.acknowledgedLater }] : summaries;
+
   const app = createApp<WorkerEnv>({
-    transport: (c) => transportOf(c.env),
+    transport: (c) => isolateOf(c.env).transport,
     token: (c) => c.env.EMQ_TOKEN || undefined,
     refuse: (c) => {
       if (!c.env.UPSTASH_REDIS_REST_URL || !c.env.UPSTASH_REDIS_REST_TOKEN) {
@@ -148,29 +107,65 @@ export function createWorker(options: WorkerOptions): EchomqWorker {
     warning: (c) => (c.env.EMQ_TOKEN ? undefined : 'no EMQ_TOKEN: this API is open (local dev only)'),
     ...(options.queueOptions ? { queueOptions: options.queueOptions } : {}),
     log: (entry: RequestLog) => log({ ...entry }),
-    afterEnqueue: (c, queue) => {
-      const ms = number(c.env.EMQ_DRAIN_ON_ENQUEUE_MS, 5_000);
-      if (ms <= 0 || !handlerOf(queue)) return;
-      const jobTimeoutMs = beatOptions(options.beat, c.env).jobTimeoutMs ?? 10_000;
+    afterEnqueue: (c, name, dueAt) => {
+      const settings = workerSettings(c.env, options.beat);
+      const shared = queueOf(c.env, name);
+      const startUntil = Date.now() + settings.drainOnEnqueueMs;
+      // no drain for a job due after the window (the cron's beat runs it), nor when one of this
+      // isolate's drains will claim it anyway
+      if (settings.drainOnEnqueueMs <= 0 || !shared || dueAt > startUntil) return;
+      const now = Date.now();
+      if (shared.covers(Math.max(dueAt, now))) {
+        // a drain in its beats claims again before it ends, or wakes for the due job
+        shared.announce(dueAt <= now ? undefined : dueAt);
+        return;
+      }
+      const drain = new QueueDrain(shared, settings, startUntil + settings.beat.jobTimeoutMs, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
       c.executionCtx.waitUntil(
-        drain(c.env, queue, Date.now() + ms + jobTimeoutMs, 50).then(
-          (summaries) => log({ msg: 'drain after enqueue', summaries }),
+        drain.run(dueAt > now ? { sleepUntil: dueAt } : {}).then(
+          (summaries) => log({ msg: 'drain after enqueue', summaries: report(drain, summaries) }),
           (error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }),
         ),
       );
     },
   });
 
+  /**
+   * A scheduled event: the first beat of every queue in one request (all an idle event sends),
+   * then each queue that has work drains on its own until the deadline.
+   */
+  const scheduled = async (trigger: ScheduledTrigger, env: WorkerEnv): Promise<void> => {
+    const settings = workerSettings(env, options.beat);
+    if (settings.noJobCanStart) log({ level: 'warn', msg: 'no job can start', cron: trigger.cron, reason: settings.noJobCanStart });
+    const deadline = Date.now() + settings.deadlineMs;
+    const names = Object.keys(options.handlers);
+    const budget = Math.floor(settings.beat.maxRequests / Math.max(1, names.length));
+    const queues = names.map((name) => queueOf(env, name)!);
+    const drains = queues.map((shared) => new QueueDrain(shared, settings, deadline, budget - 1, onOutcome(shared.queue.name)));
+    const asked = drains.map((drain) => drain.firstClaim());
+    const leaseMs = Math.max(1, deadline - Date.now()) + (settings.beat.leaseMarginMs ?? 15_000);
+    let requests = 0;
+    const firsts = await sendRounds(
+      isolateOf(env).transport,
+      queues.map((shared, i) => shared.leases.prepare({ claim: asked[i]!, beat: true, leaseMs })),
+      () => requests++,
+    );
+    const all = await Promise.all(
+      drains.map(async (drain, i) => {
+        const first = { claimed: firsts[i]!.claimed!, asked: asked[i]! };
+        return report(drain, await drain.run({ first }));
+      }),
+    );
+    log({ msg: 'scheduled beat', cron: trigger.cron, firstRequests: requests, summaries: all.flat() });
+  };
+
   return {
     app,
-    fetch: (request, env, ctx) => app.fetch(request, env, ctx as never),
+    fetch: (request, env, ctx) =>
+      app.fetch(request, env, { waitUntil: (promise) => ctx.waitUntil(promise), passThroughOnException: () => {}, props: {} }),
     async scheduled(trigger, env, ctx) {
-      const deadline = Date.now() + number(env.EMQ_BEAT_DEADLINE_MS, 50_000);
-      const queues = Object.keys(options.handlers);
-      const budget = Math.floor((beatOptions(options.beat, env).maxRequests ?? 900) / Math.max(1, queues.length));
-      const run = Promise.all(queues.map((q) => drain(env, q, deadline, budget))).then(
-        (all) => log({ msg: 'scheduled beat', cron: trigger.cron, summaries: all.flat() }),
-        (error: unknown) => log({ msg: 'scheduled beat failed', cron: trigger.cron, error: String(error) }),
+      const run = scheduled(trigger, env).catch((error: unknown) =>
+        log({ msg: 'scheduled beat failed', cron: trigger.cron, error: String(error) }),
       );
       ctx.waitUntil(run);
       await run;

@@ -74,8 +74,12 @@ export interface AppOptions<Bindings extends object = {}> {
   readonly queueOptions?: QueueOptions;
   /** Where request logs go (default: one JSON line on stdout; pass `() => {}` to silence). */
   readonly log?: (entry: RequestLog) => void;
-  /** Called after jobs were enqueued through the API: the Worker starts a short drain here. */
-  readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string) => void;
+  /**
+   * Called after jobs were written through the API (not for duplicates), with when the earliest of
+   * them may run (epoch ms by this runtime's clock; now or earlier: claimable at once). The Worker
+   * wakes or starts a short drain here.
+   */
+  readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string, dueAt: number) => void;
   /** The largest bulk request body in bytes (default 10 MiB). */
   readonly maxBulkBodyBytes?: number;
 }
@@ -98,6 +102,12 @@ function toOptions(body: EnqueueBody): EnqueueOptions {
     ...(body.maxAttempts === undefined ? {} : { maxAttempts: body.maxAttempts }),
     ...(backoff === undefined ? {} : { backoff }),
   };
+}
+
+/** When a scheduled job of `body` falls due, by this runtime's clock (the scripts use Redis's). */
+function dueAtOf(body: EnqueueBody): number {
+  if (body.runAt !== undefined) return typeof body.runAt === 'string' ? Date.parse(body.runAt) : body.runAt;
+  return Date.now() + (body.delayMs ?? 0);
 }
 
 /** A job as the API shows it. */
@@ -211,7 +221,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const body = c.req.valid('json');
     const result = await queueOf(c, queue).add(body.payload, toOptions(body));
     if (result.state === 'duplicate') return c.json({ id: result.id, duplicate: true } as const, 200);
-    options.afterEnqueue?.(c, queue);
+    options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
     return c.json({ id: result.id, state: result.state }, 201);
   });
 
@@ -220,7 +230,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const { queue } = c.req.valid('param');
     const { jobs } = c.req.valid('json');
     const results = await queueOf(c, queue).addBulk(jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })));
-    options.afterEnqueue?.(c, queue);
+    const written = results.flatMap((r, i) => (r.state === 'pending' ? [Date.now()] : r.state === 'scheduled' ? [dueAtOf(jobs[i]!)] : []));
+    if (written.length > 0) options.afterEnqueue?.(c, queue, Math.min(...written));
     return c.json({ ids: results.map((r) => r.id), states: results.map((r) => r.state) }, 201);
   });
 

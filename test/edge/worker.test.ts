@@ -6,6 +6,7 @@ import { scripts } from '../../src/generated/scripts.js';
 import { Consumer } from '../../src/node/consumer.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge.js';
+import { Leases } from '../../src/lease.js';
 import { Queue } from '../../src/queue.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { sleep } from '../helpers.js';
@@ -179,19 +180,30 @@ describe('the Worker', () => {
       // the ones given back were never started: no attempt counted
       const left = await Promise.all(Array.from({ length: 20 }, (_, i) => demo.getJob(`JOB:${i + 1}`)));
       for (const job of left.filter((j) => j?.state === 'pending')) expect(job!.attempts).toBe(0);
-
-      const tooShort = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_BEAT_DEADLINE_MS: '300', EMQ_JOB_TIMEOUT_MS: '400' });
-      try {
-        const pending = (await demo.stats()).counts.pending;
-        bridge.reset();
-        await scheduled(tooShort.mf);
-        expect((await demo.stats()).counts.pending).toBe(pending); // nothing fits: nothing claimed
-        expect(bridge.stats().requests).toBe(0);
-      } finally {
-        await tooShort.mf.dispose();
-      }
     } finally {
       await mf.dispose();
+    }
+  });
+
+  it('still reaps and promotes when no job can start in time, and claims nothing', async () => {
+    await reset();
+    const tooShort = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_BEAT_DEADLINE_MS: '300', EMQ_JOB_TIMEOUT_MS: '400' });
+    try {
+      await scheduled(tooShort.mf); // warms the script cache: a cold first call may add an EVAL request
+      // a lease that lapsed (its holder died) and a delayed job now due
+      await demo.add({ message: 'held by a consumer that died' }, { id: 'lapsed' });
+      expect((await new Leases(demo).claim(1, 50)).jobs.map((j) => j.id)).toEqual(['JOB:lapsed']);
+      await demo.add({ message: 'due' }, { id: 'due', delayMs: 50 });
+      await sleep(120);
+      bridge.reset();
+      await scheduled(tooShort.mf);
+      // one request: the beat reaped the lapsed lease and promoted the due job, and claimed nothing
+      expect(bridge.stats().requests).toBe(1);
+      expect(await demo.getJob('lapsed')).toMatchObject({ state: 'pending', attempts: 1 });
+      expect(await demo.getJob('due')).toMatchObject({ state: 'pending', attempts: 0 });
+      expect((await demo.stats()).counts).toMatchObject({ active: 0, scheduled: 0, pending: 2 });
+    } finally {
+      await tooShort.mf.dispose();
     }
   });
 

@@ -1,11 +1,11 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { InvalidNameError } from '../src/errors.js';
-import { createApp } from '../src/http/app.js';
-import { QueueCache } from '../src/http/queue-cache.js';
-import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import type { Reply, ScriptCall, Transport } from '../src/transport.js';
-import { queueName } from './helpers.js';
+import { InvalidNameError } from '../../src/errors.js';
+import { createApp } from '../../src/http/app.js';
+import { QueueCache } from '../../src/http/queue-cache.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { Reply, ScriptCall, Transport } from '../../src/transport.js';
+import { queueName } from '../helpers.js';
 
 /** Passes every call on and counts, by script name, the script calls Redis ran. */
 class CountingTransport implements Transport {

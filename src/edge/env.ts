@@ -1,0 +1,83 @@
+import type { DrainBeatOptions, DrainSettings } from './drain.js';
+
+/** The bindings the Worker reads (wrangler.toml vars and secrets). */
+export interface WorkerEnv {
+  /** The Upstash (or `emq bridge`) REST endpoint. Secret. */
+  readonly UPSTASH_REDIS_REST_URL?: string;
+  /** Its token. Secret. */
+  readonly UPSTASH_REDIS_REST_TOKEN?: string;
+  /** The bearer token the HTTP API requires. Secret; without it the Worker refuses to serve. */
+  readonly EMQ_TOKEN?: string;
+  /** "1" in local dev only: serve without EMQ_TOKEN, saying so on every response. */
+  readonly EMQ_LOCAL_DEV?: string;
+  /** How long a scheduled event drains, in ms (default 50,000 for a one-minute cron). */
+  readonly EMQ_BEAT_DEADLINE_MS?: string;
+  /**
+   * How long after an enqueue through the API jobs may still be started, in ms (default 5,000;
+   * 0 turns it off). The drain runs in waitUntil until this plus the job timeout.
+   */
+  readonly EMQ_DRAIN_ON_ENQUEUE_MS?: string;
+  /**
+   * How long a finished job's acknowledgement may wait for the drain's next request to ride with,
+   * in ms (default 1,000; 0 sends it at once).
+   */
+  readonly EMQ_ACK_WITHIN_MS?: string;
+  /** Bounded beat settings (see BoundedBeatOptions); they override the code's `beat` options. */
+  readonly EMQ_CONCURRENCY?: string;
+  readonly EMQ_BATCH_SIZE?: string;
+  readonly EMQ_JOB_TIMEOUT_MS?: string;
+  readonly EMQ_MAX_REQUESTS?: string;
+  readonly EMQ_LEASE_MARGIN_MS?: string;
+  readonly EMQ_REAP_EVERY_MS?: string;
+}
+
+/** What the Worker runs with, read from its env over the code's options. */
+export interface WorkerSettings extends DrainSettings {
+  /** How long a scheduled event drains, in ms. */
+  readonly deadlineMs: number;
+  /** The beat's settings, defaults filled in. */
+  readonly beat: DrainBeatOptions & { readonly jobTimeoutMs: number; readonly maxRequests: number };
+  /**
+   * Why no job can ever start with these settings (its timeout does not fit in a scheduled
+   * event's drain), or undefined. The beats still reap and promote.
+   */
+  readonly noJobCanStart: string | undefined;
+}
+
+const number = (value: string | undefined, fallback: number): number =>
+  value === undefined || value === '' || Number.isNaN(Number(value)) ? fallback : Number(value);
+
+/**
+ * The Worker's settings: each EMQ_* var that is set overrides the code's `beat` option of the
+ * same meaning, then the defaults.
+ *
+ * @example
+ * const { deadlineMs, beat } = workerSettings(env, { jobTimeoutMs: 5_000 });
+ */
+export function workerSettings(env: WorkerEnv, base: DrainBeatOptions = {}): WorkerSettings {
+  const pick = (value: string | undefined, fallback: number | undefined): number | undefined =>
+    value === undefined || value === '' || Number.isNaN(Number(value)) ? fallback : Number(value);
+  const optional = {
+    concurrency: pick(env.EMQ_CONCURRENCY, base.concurrency),
+    batchSize: pick(env.EMQ_BATCH_SIZE, base.batchSize),
+    leaseMarginMs: pick(env.EMQ_LEASE_MARGIN_MS, base.leaseMarginMs),
+    reapEveryMs: pick(env.EMQ_REAP_EVERY_MS, base.reapEveryMs),
+  };
+  const beat = {
+    ...base,
+    ...Object.fromEntries(Object.entries(optional).filter(([, v]) => v !== undefined)),
+    jobTimeoutMs: pick(env.EMQ_JOB_TIMEOUT_MS, base.jobTimeoutMs) ?? 10_000,
+    maxRequests: pick(env.EMQ_MAX_REQUESTS, base.maxRequests) ?? 900,
+  };
+  const deadlineMs = number(env.EMQ_BEAT_DEADLINE_MS, 50_000);
+  return {
+    deadlineMs,
+    beat,
+    drainOnEnqueueMs: number(env.EMQ_DRAIN_ON_ENQUEUE_MS, 5_000),
+    ackWithinMs: number(env.EMQ_ACK_WITHIN_MS, 1_000),
+    noJobCanStart:
+      beat.jobTimeoutMs > deadlineMs
+        ? `the job timeout (EMQ_JOB_TIMEOUT_MS ${beat.jobTimeoutMs} ms) is longer than a scheduled event's drain (EMQ_BEAT_DEADLINE_MS ${deadlineMs} ms): scheduled beats only reap and promote`
+        : undefined,
+  };
+}

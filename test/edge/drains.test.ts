@@ -1,0 +1,150 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { boundedBeat } from '../../src/edge/bounded-beat.js';
+import { UpstashTransport } from '../../src/edge/upstash-transport.js';
+import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
+import { Queue } from '../../src/queue.js';
+import { type RunningBridge, startBridge } from '../../src/node/bridge.js';
+import { queueName, sleep, until } from '../helpers.js';
+
+/**
+ * The Worker's drains, counted: the Worker's own code (createWorker) run on Node over
+ * @upstash/redis and the REST bridge, which counts every request (each one a billed Upstash
+ * request and a Cloudflare subrequest). Under miniflare the same code runs in workerd
+ * (test/edge/worker.test.ts); here the counts are exact and the clock is the test's.
+ */
+describe('the edge drains, request by request', () => {
+  let bridge: RunningBridge;
+  let raw: Redis;
+  let env: WorkerEnv;
+  const token = randomBytes(8).toString('hex');
+
+  beforeAll(async () => {
+    bridge = await startBridge({ redisUrl: inject('redisUrl'), token });
+    raw = new Redis(inject('redisUrl'));
+    env = { UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token, EMQ_TOKEN: 'edge', EMQ_DRAIN_ON_ENQUEUE_MS: '1000', EMQ_ACK_WITHIN_MS: '300' };
+  });
+  afterAll(async () => {
+    await bridge.close();
+    raw.disconnect();
+  });
+
+  /** A Worker serving `queues`, what its handlers saw, and the waitUntil promises of its requests. */
+  function worker(queues: readonly string[]) {
+    const ran: string[] = [];
+    const w = createWorker({ handlers: Object.fromEntries(queues.map((q) => [q, (job: { id: string }) => void ran.push(job.id)])), log: () => {} });
+    const pending: Array<Promise<unknown>> = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
+    return {
+      ran,
+      enqueue: (queue: string, body: Record<string, unknown>) =>
+        w.fetch(
+          new Request(`http://edge/v1/queues/${queue}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+          env,
+          ctx,
+        ),
+      scheduled: () => w.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, env, ctx),
+      settled: async () => {
+        while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+      },
+    };
+  }
+
+  /** Scripts loaded, so a cold EVAL is not counted. */
+  async function warm(queue: string): Promise<void> {
+    const w = worker([queue]);
+    await w.scheduled();
+    await w.enqueue(queue, { payload: 'warm' });
+    await w.settled();
+  }
+
+  it('spends one request on an idle scheduled event, whatever the number of queues', async () => {
+    const names = [queueName('idle'), queueName('idle'), queueName('idle')];
+    await warm(names[0]!);
+    const w = worker(names);
+    await w.scheduled();
+    bridge.reset();
+    await w.scheduled();
+    await w.scheduled();
+    expect(bridge.stats().requests).toBe(2);
+  });
+
+  it('runs jobs enqueued one at a time at two requests each: a completion rides with the next claim', async () => {
+    const name = queueName('one');
+    await warm(name);
+    const w = worker([name]);
+    bridge.reset();
+    const ids: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await w.enqueue(name, { payload: i });
+      ids.push(((await res.json()) as { id: string }).id);
+      await sleep(30);
+    }
+    await w.settled();
+    // ten enqueues, ten beats each carrying the previous completion, and the last completion alone
+    // (one more when an enqueue lands while a drain is between its claim and its hold); before
+    // completions rode along it was 3 a job
+    expect(bridge.stats().requests).toBeLessThanOrEqual(22);
+    expect(w.ran).toEqual(ids);
+    const queue = new Queue(UpstashTransport.connect({ url: bridge.url, token }), name);
+    expect((await queue.stats()).counts).toMatchObject({ completed: 11, active: 0, pending: 0 });
+  });
+
+  it('sends a held completion on its own once nothing took it for EMQ_ACK_WITHIN_MS', async () => {
+    const name = queueName('lone');
+    await warm(name);
+    const w = worker([name]);
+    const res = await w.enqueue(name, { payload: 'lone' });
+    const { id } = (await res.json()) as { id: string };
+    const queue = new Queue(UpstashTransport.connect({ url: bridge.url, token }), name);
+    await until(() => w.ran.includes(id), 2_000);
+    expect(await queue.getJob(id)).toMatchObject({ state: 'active' }); // held: nothing rode yet
+    await until(async () => (await queue.getJob(id))?.state === 'completed', 2_000);
+    await w.settled();
+  });
+
+  it('a burst of enqueues shares one drain: about one request per job, the enqueue itself', async () => {
+    const name = queueName('burst');
+    await warm(name);
+    const w = worker([name]);
+    bridge.reset();
+    await Promise.all(Array.from({ length: 100 }, (_, i) => w.enqueue(name, { payload: i })));
+    await w.settled();
+    expect(w.ran).toHaveLength(100);
+    expect(new Set(w.ran).size).toBe(100);
+    expect(bridge.stats().requests / 100).toBeLessThanOrEqual(1.2);
+  });
+
+  it('a delayed job starts no beat before it is due, and runs when due', async () => {
+    const name = queueName('later');
+    await warm(name);
+    const w = worker([name]);
+    bridge.reset();
+    const t0 = Date.now();
+    const res = await w.enqueue(name, { payload: 'later', delayMs: 400 });
+    const { id } = (await res.json()) as { id: string };
+    await sleep(250);
+    expect(bridge.stats().requests).toBe(1); // the enqueue alone: the drain sleeps until the job is due
+    await until(() => w.ran.includes(id), 2_000);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(400);
+    await w.settled();
+    // the enqueue, the beat at the due time, and the completion after EMQ_ACK_WITHIN_MS
+    expect(bridge.stats().requests).toBe(3);
+  });
+
+  it('counts a NOSCRIPT retry among the requests it spent', async () => {
+    const transport = UpstashTransport.connect({ url: bridge.url, token });
+    const queue = new Queue<number>(transport, queueName('noscript'));
+    await queue.add(1);
+    await boundedBeat(queue, () => {}, { deadline: Date.now() + 30_000 }); // scripts loaded
+    await raw.script('FLUSH');
+    await queue.add(2); // by EVAL after its NOSCRIPT: the enqueue script is loaded again
+    bridge.reset();
+    const summary = await boundedBeat(queue, () => {}, { deadline: Date.now() + 30_000 });
+    expect(summary.completed).toBe(1);
+    expect(summary.requests).toBe(bridge.stats().requests);
+    // the beat's EVALSHA and its EVAL after NOSCRIPT; the complete's likewise (the flush forgot both)
+    expect(summary.requests).toBe(4);
+  });
+});
