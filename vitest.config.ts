@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * Tests by layer (docs/design.md, "Tests"):
- * - `unit`: pure units beside the code they test (`src/**\/*.test.ts`, `tools/`): no Redis, milliseconds.
+ * - `unit`: pure units beside the code they test (`src/**\/*.test.ts`, `tools/`) and the checks of
+ *   the tree itself (`test/project/`: import rules, the public API): no Redis, milliseconds.
  * - `ioredis`: every suite under `test/` against a private redis-server the global setup starts.
  * - `upstash`: the suites in `test/transport/` a second time, over @upstash/redis and the REST
  *   bridge: a suite that drives the scripts through `redis.transport` goes in that folder and runs
@@ -18,11 +19,16 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.test.ts', 'tools/**/*.test.ts'] },
+        test: { name: 'unit', include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/project/**/*.test.ts'] },
       },
       {
         extends: true,
-        test: { name: 'ioredis', include: ['test/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+        test: {
+          name: 'ioredis',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/project/**'],
+          globalSetup: ['test/global-setup.ts'],
+        },
       },
       {
         extends: true,

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "95de26fe3e3f6062cc8154f7436bc0d4a0046cd9",
+    sha1: "68d2996baa1a7d254446a827aaf01c6db1f760d1",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -71,7 +71,7 @@ local function chunked(command, key, list)
   return out
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -555,7 +555,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "d52dda99b148acafb586645ea6dfe2aaecf4b9d4",
+    sha1: "e4661218230a1d3705a2e109f363c0873ffea1fd",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -668,7 +668,7 @@ local function pop_lane(g, count, zn, fn)
   return ids, orders
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -884,7 +884,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "41db49a9fcc2ccfdd35a704d8a99c97e51213a4f",
+    sha1: "fe98a3bb50be94966c8aa29b05e01ff4777ca3e6",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1174,7 +1174,7 @@ local function pop_lane(g, count, zn, fn)
   return ids, orders
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -1461,7 +1461,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "8c933e38300dc37eb094b74c3db1bebd43779506",
+    sha1: "2f3cc94631855751bec5640ba575aa6acfd044e0",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1578,7 +1578,7 @@ local function chunked(command, key, list)
   return out
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -1869,7 +1869,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "b7b93e6bebea9592ef92d6a6c91ff7b5cd2065d6",
+    sha1: "c2c47da84313a924caec2bdd075fa3283cddc867",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1907,7 +1907,7 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -2132,7 +2132,7 @@ return codes
   },
   getJob: {
     name: "getJob",
-    sha1: "60e413c7225ca4f206c650042f816e542c914a06",
+    sha1: "8f748be0de5db826d77ce60395a3a9d52f4e7972",
     lua: `--[[
   get-job: one job's row.
 
@@ -2165,7 +2165,7 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -2311,7 +2311,7 @@ return 1
   },
   listDead: {
     name: "listDead",
-    sha1: "00cdb1dccd2fc59b04a5e7451db8c1610b1fb797",
+    sha1: "dbbb1a32b13ccbd0d6151226742211c5ace00559",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -2344,7 +2344,7 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -2801,7 +2801,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "5de5de9c6d62380e4b3aa95d7946fef6671949fd",
+    sha1: "b2ee1513822562e7f53980009dfc176e17996fa2",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2853,7 +2853,7 @@ local function chunked(command, key, list)
   return out
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -3090,7 +3090,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "dd30c8a7d1b645814969446b950445f7f928ac27",
+    sha1: "6685838d20751e97e39a2e63cbdbdaec0ef6395c",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3124,7 +3124,7 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently
@@ -3836,7 +3836,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "5b21ae508526c8ac43e104f1b7cbdc2b1a300c0f",
+    sha1: "088636fa86adea60e7286f73b165c19451e5acb4",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3885,7 +3885,7 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
 -- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
 -- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
 -- of the scripts, never a setting stored in Redis: changing a stored default would silently

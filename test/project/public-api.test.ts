@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
-const root = join(import.meta.dirname, '..');
+const root = join(import.meta.dirname, '..', '..');
 
 /** Every name a package entry exports, values and types alike, sorted. */
 function exportsOf(entries: readonly string[]): Record<string, string[]> {

@@ -1,0 +1,143 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const src = join(root, 'src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /^\s*(?:import|export)\s[^;]*?from\s+'([^']+)'/gm;
+
+/**
+ * Every import of every module under src/ (named by its path under src/, no extension): a module
+ * of src/ as `src/<path>`, a package by its name.
+ */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(src)) {
+    const specs = [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!);
+    graph.set(
+      relative(src, file).replace(/\.ts$/, ''),
+      specs.map((spec) => (spec.startsWith('.') ? `src/${relative(src, resolve(dirname(file), spec)).replace(/\.js$/, '')}` : spec)),
+    );
+  }
+  return graph;
+}
+
+/** The room a module of src/ lives in: `core` for src/*.ts, else its folder path (`node/consumer`). */
+const roomOf = (module: string): string => (module.includes('/') ? dirname(module) : 'core');
+
+const isRuntime = (t: string): boolean => t.startsWith('node:') || t === 'ioredis' || t.startsWith('@upstash/');
+const isHono = (t: string): boolean => t === 'hono' || t.startsWith('hono/') || t.startsWith('@hono/');
+const inRoom = (t: string, ...rooms: string[]): boolean =>
+  t.startsWith('src/') && rooms.some((r) => roomOf(t.slice(4)) === r || roomOf(t.slice(4)).startsWith(`${r}/`));
+
+/**
+ * The import rules of docs/design.md ("Where things live"), each with why. A rule is a room (a
+ * folder of src/, `core` for src/*.ts) and a test of what it may not import.
+ */
+const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target: string, module: string) => boolean; why: string }> = [
+  {
+    room: (m) => roomOf(m) === 'core' || roomOf(m) === 'generated',
+    forbids: (t) => isRuntime(t) || isHono(t) || inRoom(t, 'node', 'edge', 'http'),
+    why: 'the core runs in a Worker and on Node: no runtime, no HTTP, no adapter',
+  },
+  {
+    room: (m) => roomOf(m) === 'http',
+    forbids: (t) => isRuntime(t) || inRoom(t, 'node', 'edge'),
+    why: 'the HTTP app is the same object on Node and in the Worker',
+  },
+  {
+    room: (m) => roomOf(m) === 'edge',
+    forbids: (t) => t.startsWith('node:') || t === 'ioredis' || inRoom(t, 'node'),
+    why: 'the edge runtime runs in workerd: no Node, no ioredis',
+  },
+  {
+    room: (m) => roomOf(m).startsWith('node'),
+    forbids: (t) => t.startsWith('@upstash/') || inRoom(t, 'edge'),
+    why: 'the Node runtime never imports the edge one',
+  },
+  {
+    room: (m) => roomOf(m) === 'node/consumer',
+    forbids: (t) => inRoom(t, 'node/cli', 'node/bridge', 'http'),
+    why: 'the consumer is a library: the CLI and the bridge use it, never the other way',
+  },
+  {
+    room: (m) => roomOf(m) === 'node/bridge',
+    forbids: (t) => inRoom(t, 'node/cli', 'node/consumer', 'http'),
+    why: 'the bridge is a REST front for Redis and nothing else',
+  },
+  {
+    room: (m) => m !== 'scripts',
+    forbids: (t) => t === 'src/run-scripts',
+    why: 'only the script gateway (src/scripts.ts) calls the transport',
+  },
+  {
+    room: (m) => !['scripts', 'transport', 'index'].includes(m),
+    forbids: (t) => t === 'src/generated/scripts',
+    why: 'scripts are called through the gateway, by name and typed',
+  },
+  {
+    room: (m) => !['queue', 'lease', 'registry', 'index'].includes(m),
+    forbids: (t) => t === 'src/scripts',
+    why: 'the gateway is private to the core modules that produce (Queue), lease (Leases) and list (registry)',
+  },
+];
+
+describe('the dependency rules', () => {
+  const graph = importGraph();
+
+  it('hold for every import under src/', () => {
+    const offences: string[] = [];
+    for (const [module, imports] of graph) {
+      for (const target of imports) {
+        for (const rule of RULES) {
+          if (rule.room(module) && rule.forbids(target, module)) offences.push(`src/${module}.ts imports ${target}: ${rule.why}`);
+        }
+      }
+    }
+    expect(offences).toEqual([]);
+  });
+
+  it('can fail: each rule catches the import it forbids', () => {
+    const planted: Array<[string, string]> = [
+      ['queue', 'src/node/consumer/loop'],
+      ['lease', 'hono'],
+      ['http/app', 'ioredis'],
+      ['edge/worker', 'node:fs'],
+      ['node/consumer/loop', 'src/edge/drain'],
+      ['node/consumer/loop', 'src/node/cli/cli'],
+      ['node/bridge/bridge', 'src/node/consumer/loop'],
+      ['edge/drain', 'src/run-scripts'],
+      ['http/metrics', 'src/generated/scripts'],
+      ['node/consumer/park', 'src/scripts'],
+    ];
+    for (const [module, target] of planted) {
+      expect(RULES.some((rule) => rule.room(module) && rule.forbids(target, module)), `${module} -> ${target}`).toBe(true);
+    }
+  });
+
+  it('has no circular imports', () => {
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (module: string, path: string[]): void => {
+      if (state.get(module) === 'done') return;
+      if (state.get(module) === 'open') {
+        cycles.push([...path.slice(path.indexOf(module)), module].join(' -> '));
+        return;
+      }
+      state.set(module, 'open');
+      for (const target of graph.get(module) ?? []) if (target.startsWith('src/') && graph.has(target.slice(4))) visit(target.slice(4), [...path, module]);
+      state.set(module, 'done');
+    };
+    for (const module of graph.keys()) visit(module, []);
+    expect(cycles).toEqual([]);
+  });
+});
