@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { boundedBeat } from '../../src/edge/bounded-beat.js';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
-import { startBridge } from '../../src/node/bridge.js';
+import { startBridge } from '../../src/node/bridge/index.js';
 import { Leases } from '../../src/lease.js';
 import { Queue } from '../../src/queue.js';
 import { type BenchCase, type BenchContext, benchQueueName } from '../lib/context.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { scripts } from '../../src/generated/scripts.js';
 import { Consumer } from '../../src/node/consumer.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type RunningBridge, startBridge } from '../../src/node/bridge.js';
+import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { Queue } from '../../src/queue.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { sleep } from '../helpers.js';
