@@ -1,12 +1,8 @@
 export { IoredisTransport } from './ioredis-transport.js';
 export { startLocalRedis, findRedisServer, freePort, RedisMissingError } from './local-redis.js';
 export type { LocalRedis, LocalRedisOptions } from './local-redis.js';
-export { Consumer } from './consumer.js';
-export type { ConsumerOptions } from './consumer.js';
-export { BatchConsumer } from './batch-consumer.js';
-export type { BatchConsumerOptions, BatchHandler } from './batch-consumer.js';
-export { LeaseLostError, ConsumerStoppedError } from './consumer-types.js';
-export type { ConsumerHooks, ParkedLoopOptions } from './consumer-types.js';
+export { Consumer, BatchConsumer, LeaseLostError, ConsumerStoppedError } from './consumer/index.js';
+export type { ConsumerOptions, BatchConsumerOptions, BatchHandler, ConsumerHooks, ParkedLoopOptions } from './consumer/index.js';
 export { serveApi } from './cli/serve.js';
 export type { ApiServer, ServeApiOptions } from './cli/serve.js';
 export { startBridge, createBridge } from './bridge/index.js';

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { scripts } from '../../src/generated/scripts.js';
-import { Consumer } from '../../src/node/consumer.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { Queue } from '../../src/queue.js';

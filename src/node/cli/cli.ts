@@ -6,7 +6,7 @@ import type { Handler } from '../../handler.js';
 import type { EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
 import { startBridge } from '../bridge/index.js';
-import { Consumer } from '../consumer.js';
+import { Consumer } from '../consumer/index.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 import { serveApi } from './serve.js';
 
