@@ -33,7 +33,6 @@ export interface ParkEnd<Payload> {
 export class Park<Payload> {
   /** The doorbell (a wake token: claim) and the schedule bell (a token: beat). */
   private readonly bells: readonly string[];
-
   private readonly leaseMs: number;
   private readonly beatMs: number;
   private readonly hooks: ConsumerHooks<Payload>;

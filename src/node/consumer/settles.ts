@@ -60,7 +60,7 @@ export interface SettlesLoop {
  */
 export class Settles<Payload> {
   /** settle() calls of this turn, sent when it ends. */
-  private thisTurn: Array<SettleCall<Payload>> = [];
+  private readonly thisTurn: Array<SettleCall<Payload>> = [];
   private flushTimer: ReturnType<typeof setImmediate> | undefined;
   /** The cargo: settles waiting to ride with the loop's next request (see takeCargo). */
   readonly #cargo: Array<SettleCall<Payload>> = [];
