@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Queue, type Job } from '../src/index.js';
-import { type RunningBridge, startBridge } from '../src/node/bridge.js';
+import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
 import { Consumer, freePort, IoredisTransport, type LocalRedis, startLocalRedis } from '../src/node/index.js';
 import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
 

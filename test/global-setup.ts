@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
-import { type RunningBridge, startBridge } from '../src/node/bridge.js';
+import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
 
 declare module 'vitest' {

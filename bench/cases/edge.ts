@@ -3,7 +3,7 @@ import { boundedBeat } from '../../src/edge/bounded-beat.js';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { Leases } from '../../src/lease.js';
-import { startBridge } from '../../src/node/bridge.js';
+import { startBridge } from '../../src/node/bridge/index.js';
 import { Queue } from '../../src/queue.js';
 import { type BenchCase, type BenchContext, benchQueueName } from '../lib/context.js';
 

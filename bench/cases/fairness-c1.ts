@@ -1,4 +1,4 @@
-import { Consumer } from '../../src/node/consumer.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
 import { echoQueue, groupQueue, groupWorker } from '../lib/impls.js';
 import { quantile, round, until } from '../lib/stats.js';

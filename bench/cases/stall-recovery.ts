@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { Consumer } from '../../src/node/consumer.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
 import { bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { round, sleep, until } from '../lib/stats.js';

@@ -1,4 +1,4 @@
-import { Consumer } from '../../src/node/consumer.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
 import { bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { latencies, sleep, until } from '../lib/stats.js';

@@ -1,4 +1,4 @@
-import { Consumer } from '../../src/node/consumer.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { type BenchContext, benchQueueName, type Figures, type Impl } from './context.js';
 import { bullQueue, bullWorker, echoQueue } from './impls.js';
 import { latencies, sleep, until } from './stats.js';

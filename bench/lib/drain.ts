@@ -1,4 +1,4 @@
-import { Consumer } from '../../src/node/consumer.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { type BenchContext, benchQueueName, type Figures, type Impl, startMeter } from './context.js';
 import { bullQueue, bullWorker, echoQueue, groupQueue, groupWorker } from './impls.js';
 import { latch, round } from './stats.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { UnrecoverableError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
-import { BatchConsumer, type BatchHandler } from '../../src/node/batch-consumer.js';
+import { BatchConsumer, type BatchHandler } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import type { Queue } from '../../src/queue.js';
 import { until, useRedis } from '../helpers.js';

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/index.js';
 import type { ScriptSource } from '../../src/generated/scripts.js';
-import { startBridge, type BridgeStats, type RunningBridge } from '../../src/node/bridge.js';
+import { startBridge, type BridgeStats, type RunningBridge } from '../../src/node/bridge/index.js';
 import { runScripts } from '../../src/run-scripts.js';
 import { queueName } from '../helpers.js';
 
@@ -335,7 +335,7 @@ describe('the Upstash REST bridge', () => {
 });
 
 describe('emq bridge', () => {
-  const cli = join(import.meta.dirname, '..', '..', 'src', 'node', 'bin.ts');
+  const cli = join(import.meta.dirname, '..', '..', 'src', 'node', 'cli', 'bin.ts');
   const run = (args: string[], env: Record<string, string | undefined>) => {
     const child = spawn(process.execPath, ['--import', 'tsx', cli, 'bridge', ...args], {
       env: { ...process.env, REDIS_URL: inject('redisUrl'), UPSTASH_REDIS_REST_TOKEN: undefined, ...env },

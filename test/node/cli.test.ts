@@ -4,7 +4,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { sleep, useRedis } from '../helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
-const cli = join(root, 'src', 'node', 'bin.ts');
+const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
 
 interface Run {
   code: number | null;
@@ -141,7 +141,7 @@ describe('the emq bin', () => {
     const { mkdtempSync, symlinkSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const link = join(mkdtempSync(join(tmpdir(), 'emq-bin-')), 'emq');
-    symlinkSync(join(root, 'src', 'node', 'bin.ts'), link);
+    symlinkSync(join(root, 'src', 'node', 'cli', 'bin.ts'), link);
     const child = spawn(process.execPath, ['--import', 'tsx', link, '--help'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { Queue } from '../../src/queue.js';
-import { Consumer } from '../../src/node/consumer.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';
 import { sleep, until } from '../helpers.js';

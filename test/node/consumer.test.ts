@@ -5,9 +5,9 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { RetryAfterError, UnrecoverableError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
 import type { Queue } from '../../src/queue.js';
-import { Consumer, type ConsumerOptions } from '../../src/node/consumer.js';
+import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { LeaseLostError } from '../../src/node/consumer-types.js';
+import { LeaseLostError } from '../../src/node/consumer/index.js';
 import { keysOf, sleep, until, useRedis, leases } from '../helpers.js';
 
 

@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { serveApi } from '../../src/node/serve.js';
+import { serveApi } from '../../src/node/cli/serve.js';
 import { describeHttpApi } from '../http-api.suite.js';
 
 const quiet = (): void => {};

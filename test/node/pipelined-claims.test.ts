@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { BatchConsumer } from '../../src/node/batch-consumer.js';
-import { Consumer } from '../../src/node/consumer.js';
+import { BatchConsumer } from '../../src/node/consumer/index.js';
+import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { AUTO_PREFETCH_MAX } from '../../src/node/prefetch.js';
+import { AUTO_PREFETCH_MAX } from '../../src/node/consumer/prefetch.js';
 import { keyspace } from '../../src/keyspace.js';
 import type { Reply, ScriptCall } from '../../src/transport.js';
 import { checkInvariants } from '../invariants.js';

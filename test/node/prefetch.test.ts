@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Job } from '../../src/job.js';
 import type { Queue } from '../../src/queue.js';
-import { BatchConsumer } from '../../src/node/batch-consumer.js';
-import { Consumer, type ConsumerOptions } from '../../src/node/consumer.js';
+import { BatchConsumer } from '../../src/node/consumer/index.js';
+import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { AUTO_PREFETCH_MAX, Prefetch } from '../../src/node/prefetch.js';
+import { AUTO_PREFETCH_MAX } from '../../src/node/consumer/prefetch.js';
 import { keyspace } from '../../src/keyspace.js';
 import { checkInvariants } from '../invariants.js';
 import { sleep, until, useRedis } from '../helpers.js';
@@ -87,23 +87,6 @@ describe('prefetch in the parked consumer', () => {
     expect(leases).toBeGreaterThan(4);
     expect(leases).toBeLessThanOrEqual(2 + AUTO_PREFETCH_MAX);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
-  });
-
-  it("'auto' covers one claim round trip: the slots' count, more while handlers are far shorter than the trip, none for long jobs", () => {
-    const sized = (slots: number, handlerMs: number | undefined, roundTripMs: number | undefined): number => {
-      const prefetch = new Prefetch<unknown>('auto', () => slots, {});
-      if (handlerMs !== undefined) prefetch.learn(handlerMs);
-      if (roundTripMs !== undefined) prefetch.learnRoundTrip(roundTripMs);
-      return prefetch.allowance();
-    };
-    expect(sized(4, undefined, 0.3)).toBe(0); // nothing known of the handlers yet
-    expect(sized(4, 5, undefined)).toBe(4); // no round trip measured yet: the slots
-    expect(sized(4, 5, 0.3)).toBe(4); // a slot runs under one job per trip: the slots
-    expect(sized(4, 0.1, 0.3)).toBe(12); // 4 slots x 3 jobs per trip
-    expect(sized(4, 0.001, 0.3)).toBe(AUTO_PREFETCH_MAX); // capped
-    expect(sized(100, 0.001, 0.3)).toBe(100); // the slots' count is the floor
-    expect(sized(4, 25, 0.3)).toBe(0); // long jobs: none
-    expect(new Prefetch<unknown>(7, () => 4, {}).allowance()).toBe(7); // a number is fixed
   });
 
   it('with long jobs (50 ms) holds no more leases than its slots', async () => {

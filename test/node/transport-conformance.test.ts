@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/index.js';
 import { scripts } from '../../src/generated/scripts.js';
 import { EmqError, listQueues, Queue, type Held, type Job, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
-import { startBridge, type RunningBridge } from '../../src/node/bridge.js';
+import { startBridge, type RunningBridge } from '../../src/node/bridge/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { leases, queueName, scriptsOf, sleep } from '../helpers.js';
 

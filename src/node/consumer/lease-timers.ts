@@ -1,30 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import type { Leases } from '../lease.js';
-import { type ConsumerHooks, fireHook, LeaseLostError } from './consumer-types.js';
-import { type HeldJob, leaseOf } from './held-job.js';
+import type { Leases } from '../../lease.js';
+import { type ConsumerHooks, fireHook } from './hooks.js';
+import { type JobsInHand, leaseOf } from './jobs-in-hand.js';
+import type { Runs } from './runs.js';
+import type { SettlesLoop } from './settles.js';
 
 /** A local timer and the server time (ms) it fires for. */
 interface ArmedTimer {
   readonly at: number;
   readonly timer: ReturnType<typeof setTimeout>;
-}
-
-/**
- * What LeaseTimers reads of the loop it serves, and how it tells it a waiting job was fenced. The
- * loop hands in a view of itself: a getter over its stopping flag, its held map and prefetch buffer.
- *
- * @example
- * const view: LeaseLoop<P> = { get stopping() { return loop.stopping; }, held, waiting, startWaiting: () => loop.startWaiting() };
- */
-export interface LeaseLoop<Payload> {
-  /** stop() has begun: no timer is armed or runs any more. */
-  readonly stopping: boolean;
-  /** Jobs running or settling. */
-  readonly held: ReadonlyMap<string, HeldJob<Payload>>;
-  /** Claimed jobs waiting for a slot (prefetched): their leases are renewed too. */
-  readonly waiting: ReadonlyArray<HeldJob<Payload>>;
-  /** A waiting job's lease was lost: drop it, and let its room claim again. */
-  startWaiting(): void;
 }
 
 /**
@@ -36,7 +20,7 @@ export interface LeaseLoop<Payload> {
  * job whose lease was lost.
  *
  * @example
- * const timers = new LeaseTimers(leases, leaseMs, renewMs, hooks, loopView);
+ * const timers = new LeaseTimers(leases, leaseMs, renewMs, hooks, jobs, runs, loop);
  * timers.startRenewing();
  * timers.setClock(claimed.now, (sentAt + performance.now()) / 2);
  * timers.arm(claimed.nextDueAt, claimed.nextLeaseEnd);
@@ -53,7 +37,10 @@ export class LeaseTimers<Payload> {
     private readonly leaseMs: number,
     private readonly renewMs: number,
     private readonly hooks: ConsumerHooks<Payload>,
-    private readonly loop: LeaseLoop<Payload>,
+    private readonly jobs: JobsInHand<Payload>,
+    private readonly runs: Runs<Payload>,
+    /** The loop itself: once it is stopping, no timer is armed or runs any more. */
+    private readonly loop: Pick<SettlesLoop, 'stopping'>,
   ) {}
 
   /** Redis read `serverNow` (ms) at `localAt` (performance.now() time, e.g. a round trip's middle). */
@@ -122,22 +109,15 @@ export class LeaseTimers<Payload> {
 
   /** Renews every held lease in one call; a job whose renewal is fenced off is aborted. */
   private async renew(): Promise<void> {
-    const { held, waiting } = this.loop;
-    const live = [...held.values(), ...waiting].filter((h) => !h.fenced && !h.abandoned);
+    const live = this.jobs.renewable();
     if (live.length === 0) return;
     try {
       const deadlines = await this.leases.extend(live.map(leaseOf), this.leaseMs);
       live.forEach((h, i) => {
-        if (deadlines[i] === null && !h.fenced) {
-          h.fenced = true;
-          // a waiting job may have started while the call was out: fence the one in hand too
-          const started = held.get(h.job.id);
-          if (started && !started.fenced) started.fenced = true;
-          (started ?? h).controller.abort(new LeaseLostError(h.job.id));
-        }
+        if (deadlines[i] === null && !h.fenced) this.jobs.leaseLost(h);
       });
       // a waiting job whose lease was lost is dropped without running, and its room claims again
-      if (waiting.some((h) => h.fenced)) this.loop.startWaiting();
+      if (this.jobs.anyWaitingFenced()) this.runs.startWaiting();
     } catch (error) {
       fireHook(this.hooks, 'onError', error);
     }

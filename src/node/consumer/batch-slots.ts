@@ -1,12 +1,10 @@
-import { InvalidArgumentError } from '../errors.js';
-import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../handler.js';
-import type { Job } from '../job.js';
 import { performance } from 'node:perf_hooks';
-import { Queue } from '../queue.js';
-import type { BlockingTransport } from '../transport.js';
-import type { ParkedLoopOptions } from './consumer-types.js';
-import type { HeldJob, SettleRequest } from './held-job.js';
-import { ParkedLoop } from './parked-loop.js';
+import { InvalidArgumentError } from '../../errors.js';
+import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
+import type { Job } from '../../job.js';
+import type { HeldJob } from './jobs-in-hand.js';
+import type { SettleCall } from './settles.js';
+import type { SlotHost, SlotStrategy } from './slots.js';
 
 /**
  * A handler for several jobs at once. Resolve with nothing to complete them all, or with one
@@ -18,24 +16,15 @@ export type BatchHandler<Payload = unknown> = (
   context: HandlerContext,
 ) => Promise<void | ReadonlyArray<unknown>> | void | ReadonlyArray<unknown>;
 
-/** Options of a BatchConsumer. */
-export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
-  /** The most jobs per handler call (default 10). */
-  readonly batchSize?: number;
-  /** Batches run at once (default 1). */
-  readonly concurrency?: number;
-}
-
 /**
- * A parked consumer that hands up to `batchSize` jobs to one handler call and settles each job
- * on its own. The batch's signal aborts on stop, on timeout, or when any of its leases is lost.
+ * BatchConsumer's slots: `concurrency` of them, one batch of up to `batchSize` jobs each, the
+ * batch's jobs handed to one handler call and sharing its signal. A batch takes its slot until
+ * every settle of it is recorded, and claims come in whole batches.
  *
  * @example
- * new BatchConsumer<Row>(transport, 'rows', async (jobs) => {
- *   await db.insertMany(jobs.map((j) => j.payload));
- * }, { batchSize: 100 }).start();
+ * const slots = new BatchSlots(handler, { batchSize: 100, concurrency: 2 }, 0);
  */
-export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
+export class BatchSlots<Payload> implements SlotStrategy<Payload> {
   readonly batchSize: number;
   readonly concurrency: number;
   /** Batches in hand until their settles are recorded. */
@@ -43,13 +32,12 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
   /** Batches whose handler runs now (a finished one settling does not count). */
   private runningBatches = 0;
 
+  /** `batchSize` undefined means 10, `concurrency` 1; `timeoutMs` 0 means none. */
   constructor(
-    transport: BlockingTransport,
-    queue: Queue<Payload> | string,
     private readonly handler: BatchHandler<Payload>,
-    options: BatchConsumerOptions<Payload> = {},
+    options: { readonly batchSize?: number; readonly concurrency?: number },
+    private readonly timeoutMs: number,
   ) {
-    super(transport, typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue, options);
     this.batchSize = options.batchSize ?? 10;
     this.concurrency = options.concurrency ?? 1;
     for (const [name, value] of [['batchSize', this.batchSize], ['concurrency', this.concurrency]] as const) {
@@ -59,48 +47,48 @@ export class BatchConsumer<Payload = unknown> extends ParkedLoop<Payload> {
     }
   }
 
-  protected capacity(): number {
-    return (this.concurrency - this.batches) * this.batchSize;
-  }
-
-  /** Each settle call is one batch's: it frees a whole batch of slots. */
-  protected override freedBy(requests: ReadonlyArray<SettleRequest<Payload>>): number {
-    return requests.length * this.batchSize;
-  }
-
-  protected startable(): number {
-    return (this.concurrency - this.runningBatches) * this.batchSize;
-  }
-
-  protected override claimUnit(): number {
+  get claimUnit(): number {
     return this.batchSize;
   }
 
-  protected prefetchSize(): number {
+  capacity(): number {
+    return (this.concurrency - this.batches) * this.batchSize;
+  }
+
+  startable(): number {
+    return (this.concurrency - this.runningBatches) * this.batchSize;
+  }
+
+  prefetchSize(): number {
     return this.concurrency * this.batchSize;
   }
 
-  protected dispatch(jobs: Array<HeldJob<Payload>>): void {
+  /** Each settle call is one batch's: it frees a whole batch of slots. */
+  freedBy(calls: ReadonlyArray<SettleCall<Payload>>): number {
+    return calls.length * this.batchSize;
+  }
+
+  dispatch(jobs: ReadonlyArray<HeldJob<Payload>>, host: SlotHost<Payload>): void {
     for (let i = 0; i < jobs.length; i += this.batchSize) {
       const controller = new AbortController();
-      const held = jobs.slice(i, i + this.batchSize).map((job) => this.track(job, controller));
+      const held = jobs.slice(i, i + this.batchSize).map((job) => host.start(job, controller));
       this.batches++;
       this.runningBatches++;
-      this.keep(
-        this.runBatch(held, controller).finally(() => {
+      host.keep(
+        this.runBatch(held, controller, host).finally(() => {
           this.batches--;
-          this.slotFreed();
+          host.slotFreed();
         }),
       );
     }
   }
 
-  private async runBatch(held: Array<HeldJob<Payload>>, controller: AbortController): Promise<void> {
+  private async runBatch(held: Array<HeldJob<Payload>>, controller: AbortController, host: SlotHost<Payload>): Promise<void> {
     const startedAt = performance.now();
     const outcomes = await this.outcomes(held, controller);
-    const settled = this.settle(held.map((h, i) => ({ held: h, outcome: outcomes[i]! })));
+    const settled = host.settle(held.map((h, i) => ({ held: h, outcome: outcomes[i]! })));
     this.runningBatches--;
-    this.handlerEnded(performance.now() - startedAt);
+    host.handlerEnded(performance.now() - startedAt);
     await settled;
   }
 

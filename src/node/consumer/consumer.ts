@@ -1,12 +1,10 @@
-import { performance } from 'node:perf_hooks';
-import { type Handler, HandlerTimeoutError, runHandler } from '../handler.js';
-import { InvalidArgumentError } from '../errors.js';
-import { Queue, type QueueOptions } from '../queue.js';
-import type { BlockingTransport } from '../transport.js';
-import { IoredisTransport } from './ioredis-transport.js';
-import type { ParkedLoopOptions } from './consumer-types.js';
-import type { HeldJob } from './held-job.js';
-import { ParkedLoop } from './parked-loop.js';
+import type { Handler } from '../../handler.js';
+import { Queue, type QueueOptions } from '../../queue.js';
+import type { BlockingTransport } from '../../transport.js';
+import { IoredisTransport } from '../ioredis-transport.js';
+import type { ParkedLoopOptions } from './options.js';
+import { ParkedConsumer } from './parked-consumer.js';
+import { SingleSlots } from './single-slots.js';
 
 /** Options of a Consumer. */
 export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
@@ -29,23 +27,18 @@ export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
  * }, { concurrency: 10 }).start();
  * process.on('SIGTERM', () => void consumer.stop());
  */
-export class Consumer<Payload = unknown> extends ParkedLoop<Payload> {
+export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleSlots<Payload>> {
   readonly concurrency: number;
   private readonly owned: boolean;
-  /** Handlers running now (a finished one settling does not count). */
-  private runningHandlers = 0;
 
   constructor(
     transport: BlockingTransport,
     queue: Queue<Payload> | string,
-    private readonly handler: Handler<Payload>,
+    handler: Handler<Payload>,
     options: ConsumerOptions<Payload> & { ownsTransport?: boolean } = {},
   ) {
-    super(transport, typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue, options);
-    this.concurrency = options.concurrency ?? 1;
-    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1) {
-      throw new InvalidArgumentError(`concurrency must be an integer >= 1, got ${String(options.concurrency)}`);
-    }
+    super(transport, queue, options, ({ timeoutMs }) => new SingleSlots(handler, options.concurrency, timeoutMs));
+    this.concurrency = this.slots.concurrency;
     this.owned = options.ownsTransport ?? false;
   }
 
@@ -60,37 +53,6 @@ export class Consumer<Payload = unknown> extends ParkedLoop<Payload> {
     // off on its own schedule, and stop() is never held up by a Redis that went away.
     const transport = IoredisTransport.connect(url, { maxRetriesPerRequest: 2 });
     return new Consumer<P>(transport, new Queue<P>(transport, queue, options.queue), handler, { ...options, ownsTransport: true });
-  }
-
-  protected capacity(): number {
-    return this.concurrency - this.held.size;
-  }
-
-  protected startable(): number {
-    return this.concurrency - this.runningHandlers;
-  }
-
-  protected prefetchSize(): number {
-    return this.concurrency;
-  }
-
-  protected dispatch(jobs: Array<HeldJob<Payload>>): void {
-    for (const waiting of jobs) {
-      const held = this.track(waiting);
-      this.runningHandlers++;
-      this.keep(
-        runHandler(this.handler, held.job, {
-          controller: held.controller,
-          timeoutMs: this.timeoutMs,
-          ...(this.timeoutMs > 0 ? { onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)) } : {}),
-        }).then((outcome) => {
-          const settled = this.settle([{ held, outcome }]);
-          this.runningHandlers--;
-          this.handlerEnded(performance.now() - held.startedAt);
-          return settled;
-        }),
-      );
-    }
   }
 
   override async stop(timeoutMs?: number): Promise<void> {

@@ -1,13 +1,13 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { EmqError } from '../errors.js';
-import type { Handler } from '../handler.js';
-import type { EnqueueOptions } from '../job.js';
-import { Queue } from '../queue.js';
-import { startBridge } from './bridge.js';
-import { Consumer } from './consumer.js';
-import { IoredisTransport } from './ioredis-transport.js';
+import { EmqError } from '../../errors.js';
+import type { Handler } from '../../handler.js';
+import type { EnqueueOptions } from '../../job.js';
+import { Queue } from '../../queue.js';
+import { startBridge } from '../bridge/index.js';
+import { Consumer } from '../consumer/index.js';
+import { IoredisTransport } from '../ioredis-transport.js';
 import { serveApi } from './serve.js';
 
 /** Exit codes scripts can rely on. */

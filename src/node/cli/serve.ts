@@ -1,6 +1,6 @@
 import { type ServerType, serve } from '@hono/node-server';
-import { createApp, type AppOptions } from '../http/app.js';
-import type { Transport } from '../transport.js';
+import { createApp, type AppOptions } from '../../http/app.js';
+import type { Transport } from '../../transport.js';
 
 /** A running HTTP API on Node. */
 export interface ApiServer {

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import type { Job } from '../../job.js';
+import { ConsumerStoppedError, LeaseLostError } from './errors.js';
+import type { ConsumerHooks } from './hooks.js';
+import { JobsInHand } from './jobs-in-hand.js';
+
+const job = (n: number): Job<number> => ({ id: `JOB:${n}`, payload: n, token: n }) as unknown as Job<number>;
+
+/** A JobsInHand whose onStarted and onFenced hooks record job ids. */
+function inHand(): { jobs: JobsInHand<number>; started: string[]; fenced: string[] } {
+  const started: string[] = [];
+  const fenced: string[] = [];
+  const hooks: ConsumerHooks<number> = { onStarted: (j) => started.push(j.id), onFenced: (j) => fenced.push(j.id) };
+  return { jobs: new JobsInHand(hooks), started, fenced };
+}
+
+describe('JobsInHand', () => {
+  it('holds claimed jobs waiting, oldest first, until they start; a started job is held until it leaves', () => {
+    const { jobs, started } = inHand();
+    [1, 2, 3].forEach((n) => jobs.wait(job(n), new AbortController()));
+    expect([jobs.waitingCount, jobs.heldCount]).toEqual([3, 0]);
+    const [first, second] = jobs.takeWaiting(2);
+    const held = jobs.start(first!);
+    jobs.start(second!);
+    expect(started).toEqual(['JOB:1', 'JOB:2']);
+    expect([jobs.waitingCount, jobs.heldCount]).toEqual([1, 2]);
+    expect(held.startedAt).toBeGreaterThan(0);
+    expect(held.controller).toBe(first!.controller);
+    jobs.leave(held);
+    expect(jobs.heldCount).toBe(1);
+    expect(jobs.renewable().map((h) => h.job.id)).toEqual(['JOB:2', 'JOB:3']);
+  });
+
+  it('fences a lost lease: a waiting job is dropped unrun, a started one aborted, and onFenced tells once it leaves', () => {
+    const { jobs, fenced } = inHand();
+    jobs.wait(job(1), new AbortController());
+    jobs.wait(job(2), new AbortController());
+    // a renewal goes out while both wait, and job 1 starts before its reply is back
+    const [oneWaiting, twoWaiting] = jobs.renewable();
+    const one = jobs.start(jobs.takeWaiting(1)[0]!);
+    jobs.leaseLost(oneWaiting!);
+    jobs.leaseLost(twoWaiting!);
+    expect(one.fenced).toBe(true); // the one in hand, not only the waiting copy the renewal saw
+    expect(one.controller.signal.reason).toBeInstanceOf(LeaseLostError);
+    expect(jobs.anyWaitingFenced()).toBe(true);
+    expect(jobs.dropFenced()).toBe(true);
+    expect(jobs.waitingCount).toBe(0);
+    expect(fenced).toEqual(['JOB:2']);
+    jobs.leave(one);
+    expect(fenced).toEqual(['JOB:2', 'JOB:1']);
+    expect(jobs.renewable()).toEqual([]);
+  });
+
+  it('a settle found fenced marks the job; stop() abandons what is held (no onFenced) and gives back only live waiting jobs', () => {
+    const { jobs, fenced } = inHand();
+    [1, 2, 3, 4].forEach((n) => jobs.wait(job(n), new AbortController()));
+    const [a, b] = jobs.takeWaiting(2).map((w) => jobs.start(w));
+    jobs.fence(a!);
+    expect(a!.fenced).toBe(true);
+    jobs.leaseLost(jobs.renewable().find((h) => h.job.id === 'JOB:4')!);
+    jobs.abandonAll();
+    expect(b!.abandoned).toBe(true);
+    expect(b!.controller.signal.reason).toBeInstanceOf(ConsumerStoppedError);
+    expect(jobs.heldCount).toBe(0);
+    jobs.leave(b!);
+    expect(fenced).toEqual([]);
+    expect(jobs.drainWaiting().map((h) => h.job.id)).toEqual(['JOB:3']);
+    expect(jobs.waitingCount).toBe(0);
+  });
+});

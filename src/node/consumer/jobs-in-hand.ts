@@ -1,0 +1,139 @@
+import { performance } from 'node:perf_hooks';
+import type { Job } from '../../job.js';
+import { ConsumerStoppedError, LeaseLostError } from './errors.js';
+import { type ConsumerHooks, fireHook } from './hooks.js';
+
+/**
+ * A job this consumer holds a lease on, from its claim to its recorded settle. Its `fenced` and
+ * `abandoned` marks are what stop a result from being recorded once the lease is not ours any
+ * more: only JobsInHand sets them.
+ *
+ * @example
+ * const h = jobs.start(waiting);
+ * if (!h.fenced) await settles.settle([{ held: h, outcome }]);
+ */
+export interface HeldJob<Payload> {
+  readonly job: Job<Payload>;
+  readonly controller: AbortController;
+  readonly startedAt: number;
+  /** The lease was lost: nothing about this job may be recorded any more. */
+  readonly fenced: boolean;
+  /** stop() gave up on it: its lease lapses and it is reaped. */
+  readonly abandoned: boolean;
+}
+
+/** The marks as JobsInHand writes them (HeldJob shows them read-only to everyone else). */
+type Marks = { fenced: boolean; abandoned: boolean };
+const marksOf = <P>(h: HeldJob<P>): Marks => h;
+
+/**
+ * The lease a held job is recorded under: its id and the fencing token of its claim.
+ *
+ * @example
+ * await leases.extend(live.map(leaseOf), leaseMs);
+ */
+export const leaseOf = <P>(h: HeldJob<P>): { id: string; token: number } => ({ id: h.job.id, token: h.job.token });
+
+/**
+ * The jobs in a parked consumer's hands, and the only writer of them: those running or settling
+ * (held, by id, until their settle is recorded) and those claimed and waiting for a free slot
+ * (prefetched, oldest first), with the fenced and abandoned marks on each. The loop's parts ask
+ * it for counts and tell it what happened; it fires the hooks that say so (onStarted, onFenced).
+ *
+ * @example
+ * const jobs = new JobsInHand<P>(hooks);
+ * jobs.wait(job, new AbortController());
+ * for (const waiting of jobs.takeWaiting(1)) run(jobs.start(waiting));
+ */
+export class JobsInHand<Payload> {
+  /** Jobs running or settling: a recorded settle takes its jobs out. */
+  private readonly held = new Map<string, HeldJob<Payload>>();
+  /** Claimed jobs waiting for a free slot, oldest first (their leases are renewed too). */
+  private readonly waiting: Array<HeldJob<Payload>> = [];
+
+  constructor(private readonly hooks: ConsumerHooks<Payload>) {}
+
+  /** Jobs running or settling. */
+  get heldCount(): number {
+    return this.held.size;
+  }
+
+  /** Jobs claimed and waiting for a free slot. */
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  /** A claimed job joins the wait, with the controller its run will use. */
+  wait(job: Job<Payload>, controller: AbortController): void {
+    this.waiting.push({ job, controller, startedAt: 0, fenced: false, abandoned: false });
+  }
+
+  /** Drops the waiting jobs whose lease was lost: they never run (onFenced tells). True if any. */
+  dropFenced(): boolean {
+    let dropped = false;
+    for (let i = 0; i < this.waiting.length; ) {
+      if (this.waiting[i]!.fenced) {
+        fireHook(this.hooks, 'onFenced', this.waiting.splice(i, 1)[0]!.job);
+        dropped = true;
+      } else i++;
+    }
+    return dropped;
+  }
+
+  /** Whether a waiting job's lease was lost (dropFenced drops it). */
+  anyWaitingFenced(): boolean {
+    return this.waiting.some((h) => h.fenced);
+  }
+
+  /** Takes the `n` oldest waiting jobs out, to start them. */
+  takeWaiting(n: number): Array<HeldJob<Payload>> {
+    return this.waiting.splice(0, n);
+  }
+
+  /** stop(): takes every waiting job out, and returns those whose lease is still ours. */
+  drainWaiting(): Array<HeldJob<Payload>> {
+    return this.waiting.splice(0).filter((h) => !h.fenced);
+  }
+
+  /** Takes a waiting job into hand as it starts (onStarted tells). */
+  start(waiting: HeldJob<Payload>, controller = waiting.controller): HeldJob<Payload> {
+    const h: HeldJob<Payload> = { ...waiting, controller, startedAt: performance.now() };
+    this.held.set(h.job.id, h);
+    fireHook(this.hooks, 'onStarted', h.job);
+    return h;
+  }
+
+  /** A settled job leaves our hands, its slot free; onFenced tells if its lease had been lost. */
+  leave(h: HeldJob<Payload>): void {
+    if (this.held.get(h.job.id) === h) this.held.delete(h.job.id);
+    if (h.fenced && !h.abandoned) fireHook(this.hooks, 'onFenced', h.job);
+  }
+
+  /** A settle found the lease lost (reaped, removed): nothing more about the job is recorded. */
+  fence(h: HeldJob<Payload>): void {
+    marksOf(h).fenced = true;
+  }
+
+  /** A renewal found `h`'s lease lost: it is fenced, and its run (if it started) is aborted. */
+  leaseLost(h: HeldJob<Payload>): void {
+    marksOf(h).fenced = true;
+    // a waiting job may have started while the call was out: fence the one in hand too
+    const started = this.held.get(h.job.id);
+    if (started && !started.fenced) marksOf(started).fenced = true;
+    (started ?? h).controller.abort(new LeaseLostError(h.job.id));
+  }
+
+  /** stop() ran out of time: the jobs still held are given up (their leases lapse) and aborted. */
+  abandonAll(): void {
+    for (const h of this.held.values()) {
+      marksOf(h).abandoned = true;
+      h.controller.abort(new ConsumerStoppedError());
+    }
+    this.held.clear();
+  }
+
+  /** The jobs whose leases are ours to renew: held and waiting, neither fenced nor abandoned. */
+  renewable(): Array<HeldJob<Payload>> {
+    return [...this.held.values(), ...this.waiting].filter((h) => !h.fenced && !h.abandoned);
+  }
+}

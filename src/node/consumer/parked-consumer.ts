@@ -1,0 +1,58 @@
+import { Queue } from '../../queue.js';
+import type { BlockingTransport } from '../../transport.js';
+import { Loop } from './loop.js';
+import { type LoopSettings, type ParkedLoopOptions, settingsOf } from './options.js';
+import type { SlotStrategy } from './slots.js';
+
+/**
+ * What Consumer and BatchConsumer share: a Loop driven by their slot strategy, and the surface
+ * they show of it (start, stop, running, inFlight). Options are checked first, then the strategy
+ * is made from them.
+ *
+ * @example
+ * class Consumer<P> extends ParkedConsumer<P, SingleSlots<P>> {
+ *   constructor(t, q, handler, options) { super(t, q, options, ({ timeoutMs }) => new SingleSlots(handler, options.concurrency, timeoutMs)); }
+ * }
+ */
+export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> {
+  readonly queue: Queue<Payload>;
+  protected readonly slots: Slots;
+  private readonly loop: Loop<Payload>;
+
+  protected constructor(
+    protected readonly transport: BlockingTransport,
+    queue: Queue<Payload> | string,
+    options: ParkedLoopOptions<Payload>,
+    slotsFor: (settings: LoopSettings<Payload>) => Slots,
+  ) {
+    this.queue = typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue;
+    const settings = settingsOf(options);
+    this.slots = slotsFor(settings);
+    this.loop = new Loop(transport, this.queue, settings, this.slots);
+  }
+
+  /** Whether the loop runs (started and not stopped). */
+  get running(): boolean {
+    return this.loop.running;
+  }
+
+  /** How many jobs are in hand (running, settling, or prefetched and waiting for a slot). */
+  get inFlight(): number {
+    return this.loop.inFlight;
+  }
+
+  /** Starts the loop; returns at once. */
+  start(): this {
+    this.loop.start();
+    return this;
+  }
+
+  /**
+   * Stops claiming at the settle point, waits up to `timeoutMs` for jobs in hand to finish, then
+   * aborts the rest (their leases lapse and they are reaped and run again) and releases the
+   * doorbell connection. A parked consumer stops at once.
+   */
+  stop(timeoutMs?: number): Promise<void> {
+    return this.loop.stop(timeoutMs);
+  }
+}

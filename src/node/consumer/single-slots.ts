@@ -1,0 +1,70 @@
+import { performance } from 'node:perf_hooks';
+import { InvalidArgumentError } from '../../errors.js';
+import { type Handler, HandlerTimeoutError, runHandler } from '../../handler.js';
+import type { HeldJob } from './jobs-in-hand.js';
+import type { SettleCall } from './settles.js';
+import type { SlotHost, SlotStrategy } from './slots.js';
+
+/**
+ * Consumer's slots: `concurrency` of them, one job each, each job its own async task. A job takes
+ * its slot from its claim until its settle is recorded (capacity), and runs its handler for part
+ * of that time (startable).
+ *
+ * @example
+ * const slots = new SingleSlots(handler, 10, 0);
+ * slots.dispatch(jobs.takeWaiting(slots.startable()), runs);
+ */
+export class SingleSlots<Payload> implements SlotStrategy<Payload> {
+  readonly concurrency: number;
+  readonly claimUnit = 1;
+  /** Handlers running now (a finished one settling does not count). */
+  private runningHandlers = 0;
+
+  /** `concurrency` undefined means 1; `timeoutMs` 0 means none. */
+  constructor(
+    private readonly handler: Handler<Payload>,
+    concurrency: number | undefined,
+    private readonly timeoutMs: number,
+  ) {
+    this.concurrency = concurrency ?? 1;
+    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1) {
+      throw new InvalidArgumentError(`concurrency must be an integer >= 1, got ${String(concurrency)}`);
+    }
+  }
+
+  capacity(held: number): number {
+    return this.concurrency - held;
+  }
+
+  startable(): number {
+    return this.concurrency - this.runningHandlers;
+  }
+
+  prefetchSize(): number {
+    return this.concurrency;
+  }
+
+  /** Each settled job frees its own slot. */
+  freedBy(calls: ReadonlyArray<SettleCall<Payload>>): number {
+    return calls.reduce((n, r) => n + r.entries.length, 0);
+  }
+
+  dispatch(jobs: ReadonlyArray<HeldJob<Payload>>, host: SlotHost<Payload>): void {
+    for (const waiting of jobs) {
+      const held = host.start(waiting);
+      this.runningHandlers++;
+      host.keep(
+        runHandler(this.handler, held.job, {
+          controller: held.controller,
+          timeoutMs: this.timeoutMs,
+          ...(this.timeoutMs > 0 ? { onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)) } : {}),
+        }).then((outcome) => {
+          const settled = host.settle([{ held, outcome }]);
+          this.runningHandlers--;
+          host.handlerEnded(performance.now() - held.startedAt);
+          return settled;
+        }),
+      );
+    }
+  }
+}

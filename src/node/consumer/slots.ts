@@ -1,0 +1,53 @@
+import type { HeldJob } from './jobs-in-hand.js';
+import type { SettleCall, SettleEntry } from './settles.js';
+
+/**
+ * How a parked consumer's slots take jobs, in place of methods a subclass overrides: how many to
+ * claim and to start, and how claimed jobs run. `SingleSlots` (Consumer) runs one job per slot,
+ * `BatchSlots` (BatchConsumer) one batch per slot. The loop and its requests ask the counts; the
+ * runs hand it jobs to start (dispatch), and it runs them through the host they pass.
+ *
+ * @example
+ * const loop = new Loop(transport, queue, settingsOf(options), new SingleSlots(handler, options));
+ */
+export interface SlotStrategy<Payload> {
+  /**
+   * How many jobs to claim now for the slots, not counting prefetch, given the jobs `held`
+   * (running or settling): the slots less the jobs in hand until their settles are recorded
+   * (negative when prefetched jobs run while others settle).
+   */
+  capacity(held: number): number;
+  /** How many jobs could start now: the slots less the handlers running (settling ones not counted). */
+  startable(): number;
+  /** How many jobs 'auto' prefetches while handlers are short (the jobs the slots hold). */
+  prefetchSize(): number;
+  /** The jobs one run takes: a request claims whole runs' worth, so none starts short for being split. */
+  readonly claimUnit: number;
+  /** How many more jobs the loop may claim once `calls` (settle calls) are recorded. */
+  freedBy(calls: ReadonlyArray<SettleCall<Payload>>): number;
+  /** Starts running claimed jobs (never more than startable()); each must end in `host.settle`. */
+  dispatch(jobs: ReadonlyArray<HeldJob<Payload>>, host: SlotHost<Payload>): void;
+}
+
+/**
+ * What a strategy's runs use of the consumer: the Runs passes itself.
+ *
+ * @example
+ * const held = host.start(waiting);
+ * host.keep(run(held).then((outcome) => host.settle([{ held, outcome }])));
+ */
+export interface SlotHost<Payload> {
+  /** Takes a waiting job into hand as it starts (a batch's jobs share the batch's controller). */
+  start(waiting: HeldJob<Payload>, controller?: AbortController): HeldJob<Payload>;
+  /**
+   * Records how held jobs ended and frees their slots; resolves once recorded (see Settles).
+   * Settles of one event-loop turn go out together, riding with the loop's claim when it has one.
+   */
+  settle(entries: ReadonlyArray<SettleEntry<Payload>>): Promise<void>;
+  /** A handler ended after `ms` (its settle not yet recorded): prefetch learns it, its slot takes the next waiting job. */
+  handlerEnded(ms: number): void;
+  /** Keeps a running job's promise so stop() can wait for it. */
+  keep(run: Promise<void>): void;
+  /** Tells a loop waiting for a free slot to look again: call whenever capacity() may have grown. */
+  slotFreed(): void;
+}
