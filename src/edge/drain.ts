@@ -197,7 +197,10 @@ export class QueueDrain<P = unknown> {
       this.phase = { kind: 'sleeping', until: dueAt ?? until, forDue: dueAt !== null };
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
       if (dueAt !== null && Date.now() >= dueAt) return true;
-      await this.sendCarried();
+      // the completions held now may be newer than those this sleep was timed for (another
+      // request took those and left its own): only what has waited its time goes alone
+      const heldUntil = this.shared.carriedDueAt(this.settings.ackWithinMs);
+      if (heldUntil !== null && Date.now() >= heldUntil) await this.sendCarried();
     }
   }
 
