@@ -47,6 +47,11 @@ export interface BoundedBeatOptions<P = unknown> {
   readonly holdAcks?: (finished: ReadonlyArray<FinishedJob<P>>) => void;
   /** Whether claimable work arrived since last asked (an enqueue in this isolate): a dry beat claims again. */
   readonly moreWork?: () => boolean;
+  /**
+   * Told of every request that is a beat (it promotes and claims everything due when it runs), as
+   * it is sent, with what its beat will answer: other drains need not wake for what it claims.
+   */
+  readonly onBeat?: (reply: Promise<Claimed<P> | null>) => void;
 }
 
 /** What one bounded beat did. */
@@ -161,13 +166,9 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     const beats = beat || (claimN > 0 && Date.now() - reapedAt >= reapEveryMs);
     if (!beats && done.length === 0 && release.length === 0 && claimN === 0) return;
     if (beats) reapedAt = Date.now();
-    const { settled, givenBack, claimed } = await leases.round({
-      finished: done,
-      giveBack: release,
-      claim: claimN,
-      beat: beats,
-      leaseMs: leaseMs(),
-    });
+    const sent = leases.round({ finished: done, giveBack: release, claim: claimN, beat: beats, leaseMs: leaseMs() });
+    if (beats) options.onBeat?.(sent.then((r) => r.claimed));
+    const { settled, givenBack, claimed } = await sent;
     settled.forEach((how, i) => count(done[i]!.job, how === 'pending' || how === 'scheduled' ? 'retried' : how, done[i]!.outcome));
     summary.released += givenBack.filter((r) => r === 'released').length;
     if (claimN > 0 || beats) took(claimed, claimN);

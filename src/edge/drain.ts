@@ -17,6 +17,12 @@ export interface DrainSettings {
 
 const jobTimeoutOf = (settings: DrainSettings): number => settings.beat.jobTimeoutMs ?? 10_000;
 
+/** How often a drain that woke for a due job looks whether a beat in flight claims it. */
+const BEAT_POLL_MS = 2;
+
+/** A drain with no more requests than this left covers no enqueue: it may need them to finish. */
+const RESERVED_REQUESTS = 3;
+
 /**
  * What one isolate knows of a queue, shared by the drains its requests and scheduled events run.
  * Plain data only: a Worker may not resolve a promise of one request from another, so drains
@@ -28,9 +34,12 @@ export class IsolateQueue<P = unknown> {
   private carriedSince = 0;
   /** Claimable work arrived while a drain was beating: it claims again before it ends. */
   private news = false;
-  /** The earliest due time announced for a drain in its beats (local ms), or null. */
-  private dueAnnounced: number | null = null;
   private readonly drains = new Set<QueueDrain<P>>();
+  /** When the latest beat of any drain was sent, how many are in flight, and when the latest answered one was sent and the next due time it saw (local ms). */
+  private beatSentAt = 0;
+  private beatsInFlight = 0;
+  private seenAt = 0;
+  private seenNextDue: number | null = null;
 
   constructor(
     readonly queue: Queue<P>,
@@ -39,30 +48,20 @@ export class IsolateQueue<P = unknown> {
   ) {}
 
   /**
-   * Whether a drain of this isolate will claim work that becomes claimable at `dueAt`: one in its
-   * beats (it claims again, or reads the next due time as it runs dry) that may still start a job
-   * then, or one asleep until no later than then. Else the caller starts a drain.
+   * Work claimable now arrived: true when a drain of this isolate in its beats, with time and
+   * requests to spare, will claim it (it claims again before it ends); the caller then starts
+   * none. A job due later always gets a drain of its own, asleep until then: its wake costs a
+   * request only if no other drain's beat has claimed the job by then, and it spends its own
+   * request's budget, not another's.
    */
-  covers(dueAt: number): boolean {
-    for (const drain of this.drains) if (drain.willClaimAt(dueAt)) return true;
+  covers(): boolean {
+    for (const drain of this.drains) {
+      if (drain.claimsAgain()) {
+        this.news = true;
+        return true;
+      }
+    }
     return false;
-  }
-
-  /**
-   * Work arrived that a drain of this isolate covers (see covers): claimable now (`dueAt`
-   * undefined), and a drain in its beats claims again; or due at `dueAt`, which a drain running
-   * dry takes as its next wake even when its last claim was sent before the job was written.
-   */
-  announce(dueAt?: number): void {
-    if (dueAt === undefined) this.news = true;
-    else this.dueAnnounced = Math.min(this.dueAnnounced ?? Infinity, dueAt);
-  }
-
-  /** The earliest due time announced since the last call (and forgets it), or null. */
-  takeAnnouncedDue(): number | null {
-    const due = this.dueAnnounced;
-    this.dueAnnounced = null;
-    return due;
   }
 
   /** Whether work arrived since the last call (and forgets it). */
@@ -88,6 +87,44 @@ export class IsolateQueue<P = unknown> {
     return this.carried.length === 0 ? null : this.carriedSince + ackWithinMs;
   }
 
+  /**
+   * A drain's beat was sent now: it promotes everything due when it runs, and the drain that sent
+   * it claims all of that before it ends. Its reply says when the next job is due.
+   */
+  beatSent(reply: Promise<Claimed<P> | null>): void {
+    const at = Date.now();
+    this.beatSentAt = Math.max(this.beatSentAt, at);
+    this.beatsInFlight++;
+    reply
+      .then(
+        (claimed) => {
+          if (!claimed || at < this.seenAt) return;
+          this.seenAt = at;
+          this.seenNextDue = claimed.nextDueAt === null ? null : Date.now() + (claimed.nextDueAt - claimed.now);
+        },
+        () => {},
+      )
+      .finally(() => this.beatsInFlight--);
+  }
+
+  /**
+   * Whether a drain waking for a job due at `dueAt` (local ms, no earlier than its due time on the
+   * server), written before `writtenBy`, finds it claimed already: a beat sent since it fell due
+   * (`yes`), or one sent after it was written that saw nothing scheduled until after `dueAt` (the
+   * job was promoted by then: `yes`); `wait` while a beat is in flight, whose reply will tell;
+   * else `no`: the drain beats.
+   */
+  served(dueAt: number, writtenBy: number): 'yes' | 'no' | 'wait' {
+    if (this.beatSentAt >= dueAt) return 'yes';
+    if (this.beatsInFlight > 0) return 'wait';
+    return this.seenAt >= writtenBy && (this.seenNextDue === null || this.seenNextDue > dueAt) ? 'yes' : 'no';
+  }
+
+  /** No drain of this isolate runs on this queue. */
+  idle(): boolean {
+    return this.drains.size === 0;
+  }
+
   joined(drain: QueueDrain<P>): void {
     this.drains.add(drain);
   }
@@ -98,7 +135,7 @@ export class IsolateQueue<P = unknown> {
 }
 
 /** What one drain is doing now. */
-type Phase = { readonly kind: 'beating' } | { readonly kind: 'sleeping'; readonly until: number; readonly forDue: boolean } | { readonly kind: 'done' };
+type Phase = 'beating' | 'sleeping' | 'done';
 
 /**
  * One run of bounded beats on a queue, inside one request's or scheduled event's lifetime: beats
@@ -108,10 +145,12 @@ type Phase = { readonly kind: 'beating' } | { readonly kind: 'sleeping'; readonl
  * lone job and the claim after it cost one request, not two.
  */
 export class QueueDrain<P = unknown> {
-  private phase: Phase = { kind: 'beating' };
+  private phase: Phase = 'beating';
   /** No job starts after this (the deadline less a job timeout). */
   private readonly lastStart: number;
   private budgetLeft: number;
+  /** When this drain was made: after the enqueue that made it was written. */
+  private readonly bornAt = Date.now();
   /** Completions sent in requests of their own after the beats (in no beat's summary). */
   readonly acknowledgedLater = { completed: 0, fenced: 0, requests: 0 };
 
@@ -131,10 +170,9 @@ export class QueueDrain<P = unknown> {
     return Date.now() <= this.lastStart ? (this.settings.beat.batchSize ?? 20) : 0;
   }
 
-  /** See IsolateQueue.covers. */
-  willClaimAt(dueAt: number): boolean {
-    if (this.phase.kind === 'beating') return dueAt <= this.lastStart;
-    return this.phase.kind === 'sleeping' && this.phase.forDue && this.phase.until <= dueAt;
+  /** Whether this drain is in its beats and will claim again before it ends (see IsolateQueue.covers). */
+  claimsAgain(): boolean {
+    return this.phase === 'beating' && Date.now() <= this.lastStart && this.budgetLeft > RESERVED_REQUESTS;
   }
 
   /**
@@ -150,7 +188,7 @@ export class QueueDrain<P = unknown> {
     try {
       for (;;) {
         if (dueAt !== null && !(await this.sleep(dueAt))) break;
-        this.phase = { kind: 'beating' };
+        this.phase = 'beating';
         const summary = await boundedBeat(this.shared.queue, this.shared.handler, {
           ...this.settings.beat,
           deadline: this.deadline,
@@ -160,6 +198,7 @@ export class QueueDrain<P = unknown> {
           carried: this.shared.takeCarried(),
           holdAcks: (finished) => this.shared.hold(finished),
           moreWork: () => this.shared.takeNews(),
+          onBeat: (reply) => this.shared.beatSent(reply),
           ...(this.onOutcome ? { onOutcome: this.onOutcome } : {}),
         });
         first = undefined;
@@ -171,32 +210,43 @@ export class QueueDrain<P = unknown> {
           dueAt = null;
           continue;
         }
-        const announced = this.shared.takeAnnouncedDue();
-        const next = summary.nextDueInMs === null ? null : Date.now() + summary.nextDueInMs;
-        dueAt = next === null ? announced : announced === null ? next : Math.min(next, announced);
+        dueAt = summary.nextDueInMs === null ? null : Date.now() + summary.nextDueInMs;
         if (dueAt !== null && dueAt > this.lastStart) dueAt = null;
         if (dueAt === null && !(await this.sleep(null))) break;
       }
     } finally {
-      this.phase = { kind: 'done' };
+      this.phase = 'done';
       this.shared.left(this);
+      // out of time or budget with completions still held: the last drain out sends them, so none
+      // is left to its lease (reaped and run again)
+      if (this.shared.idle()) await this.sendCarried();
     }
     return summaries;
   }
 
   /**
    * Sleeps until `dueAt` (null: no job due), sending held completions alone on the way if no
-   * other request took them in time. True when it woke for the due job, false when nothing is
-   * left to wait for.
+   * other request took them in time. True when it woke for the due job and no other drain's beat
+   * has claimed it, false when nothing is left to wait for.
    */
   private async sleep(dueAt: number | null): Promise<boolean> {
     for (;;) {
       const ackBy = this.shared.carriedDueAt(this.settings.ackWithinMs);
       if (dueAt === null && ackBy === null) return false;
       const until = Math.min(dueAt ?? Infinity, ackBy ?? Infinity);
-      this.phase = { kind: 'sleeping', until: dueAt ?? until, forDue: dueAt !== null };
+      this.phase = 'sleeping';
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
-      if (dueAt !== null && Date.now() >= dueAt) return true;
+      if (dueAt !== null && Date.now() >= dueAt) {
+        // another drain's beat claimed what was due: nothing to wake for but held completions
+        const served = this.shared.served(dueAt, this.bornAt);
+        if (served === 'no') return true;
+        if (served === 'wait') {
+          await new Promise((resolve) => setTimeout(resolve, BEAT_POLL_MS));
+          continue;
+        }
+        dueAt = null;
+        continue;
+      }
       // the completions held now may be newer than those this sleep was timed for (another
       // request took those and left its own): only what has waited its time goes alone
       const heldUntil = this.shared.carriedDueAt(this.settings.ackWithinMs);

@@ -111,15 +111,12 @@ export function createWorker(options: WorkerOptions): EchomqWorker {
       const settings = workerSettings(c.env, options.beat);
       const shared = queueOf(c.env, name);
       const startUntil = Date.now() + settings.drainOnEnqueueMs;
-      // no drain for a job due after the window (the cron's beat runs it), nor when one of this
-      // isolate's drains will claim it anyway
+      // no drain for a job due after the window (the cron's beat runs it), nor for one claimable
+      // now that a drain of this isolate in its beats will claim; a job due later gets its own
+      // drain, asleep until then (IsolateQueue)
       if (settings.drainOnEnqueueMs <= 0 || !shared || dueAt > startUntil) return;
       const now = Date.now();
-      if (shared.covers(Math.max(dueAt, now))) {
-        // a drain in its beats claims again before it ends, or wakes for the due job
-        shared.announce(dueAt <= now ? undefined : dueAt);
-        return;
-      }
+      if (dueAt <= now && shared.covers()) return;
       const drain = new QueueDrain(shared, settings, startUntil + settings.beat.jobTimeoutMs, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
       c.executionCtx.waitUntil(
         drain.run(dueAt > now ? { sleepUntil: dueAt } : {}).then(

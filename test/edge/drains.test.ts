@@ -133,6 +133,19 @@ describe('the edge drains, request by request', () => {
     expect(bridge.stats().requests).toBe(3);
   });
 
+  it('a burst of delayed jobs is run by the drains it started, none left to the cron', async () => {
+    const name = queueName('later-burst');
+    await warm(name);
+    const w = worker([name]);
+    // due over about half a second, as the burst's requests reach the isolate: one drain covers
+    // most of them, and it may run out of its start window or its budget of requests
+    await Promise.all(Array.from({ length: 150 }, (_, i) => w.enqueue(name, { payload: i, delayMs: 300 + (i % 30) * 20 })));
+    await w.settled();
+    const queue = new Queue(UpstashTransport.connect({ url: bridge.url, token }), name);
+    expect((await queue.stats()).counts).toMatchObject({ scheduled: 0, pending: 0, active: 0, completed: 151 });
+    expect(new Set(w.ran).size).toBe(150);
+  });
+
   it('counts a NOSCRIPT retry among the requests it spent', async () => {
     const transport = UpstashTransport.connect({ url: bridge.url, token });
     const queue = new Queue<number>(transport, queueName('noscript'));
