@@ -1,6 +1,7 @@
 /**
  * One error table: every code a script raises or the core detects, the class that carries it and
- * the HTTP status it maps to. Scripts raise `EMQKIND` and `EMQARG`; the rest come from the core.
+ * the HTTP status it maps to. Scripts raise `EMQKIND`, `EMQARG` and `EMQCONFLICT`; the rest come
+ * from the core.
  */
 export const errorCodes = {
   /** An id that is not a `JOB:` id reached a script (the kind door). */
@@ -17,6 +18,8 @@ export const errorCodes = {
   EMQNOTFOUND: 404,
   /** The job is not in the state the operation needs (reprocess a job that is not dead...). */
   EMQSTATE: 409,
+  /** An idempotency key used again with other jobs than it first came with. */
+  EMQCONFLICT: 409,
   /** Redis failed or answered something no script returns. */
   EMQREDIS: 503,
   /** A request without the bearer token the server requires, or with a wrong one. */
@@ -110,6 +113,13 @@ export class JobStateError extends EmqError {
   }
 }
 
+/** An idempotency key used again with other jobs: nothing was written. */
+export class IdempotencyConflictError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQCONFLICT', message, context);
+  }
+}
+
 /** Redis failed, or replied with something no script returns. */
 export class RedisError extends EmqError {
   constructor(message: string, context?: EmqErrorContext) {
@@ -127,5 +137,6 @@ export function fromReplyError(error: Error, context: EmqErrorContext): EmqError
   const match = SCRIPT_CODES.exec(error.message.replace(/^ERR /, ''));
   if (match?.[1] === 'EMQKIND') return new KindError(match[2]!, { ...context, cause: error });
   if (match?.[1] === 'EMQARG') return new InvalidArgumentError(match[2]!, { ...context, cause: error });
+  if (match?.[1] === 'EMQCONFLICT') return new IdempotencyConflictError(match[2]!, { ...context, cause: error });
   return new RedisError(error.message, { ...context, cause: error });
 }

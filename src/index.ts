@@ -33,6 +33,7 @@ export {
   PayloadTooLargeError,
   JobNotFoundError,
   JobStateError,
+  IdempotencyConflictError,
   RedisError,
   errorCodes,
 } from './errors.js';

@@ -10,7 +10,7 @@ import {
 import { InvalidArgumentError, JobNotFoundError, JobStateError } from './errors.js';
 import type { EnqueueOptions, EnqueueResult, JobRecord, JobState, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
-import { type ScriptOp, Scripts } from './scripts.js';
+import { type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
 
 /** Options of a Queue. */
@@ -21,6 +21,29 @@ export interface QueueOptions {
   readonly defaults?: Partial<JobDefaults>;
   /** How long a completed job stays readable, in ms (-1 forever, 0 not at all; default 1 hour). */
   readonly keepCompletedMs?: number;
+  /** How long an idempotency key of the caller's is remembered, in ms (default 24 hours). */
+  readonly idempotencyTtlMs?: number;
+}
+
+/** How long a key the core makes for one enqueue call is remembered: longer than any transport retries a request. */
+const OWN_REQUEST_TTL_MS = 120_000;
+const CALLER_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+
+/**
+ * What makes one call to `add` or `addBulk` safe to repeat.
+ *
+ * @example
+ * await queue.add({ to }, { idempotencyKey: `welcome-${userId}` }); // a retry after a timeout is the same enqueue
+ */
+export interface RequestOptions {
+  /**
+   * A key of yours for this call (letters, digits and `._:-`, at most 200): the same key again,
+   * within the queue's `idempotencyTtlMs`, answers what the first call answered and writes
+   * nothing (with other jobs: `IdempotencyConflictError`, EMQCONFLICT), so a retry after an
+   * ambiguous failure is safe even for jobs without an id. Without one, the call still runs at
+   * most once however its transport repeats the request (a key of its own, kept two minutes).
+   */
+  readonly idempotencyKey?: string;
 }
 
 /** One job of a bulk enqueue. */
@@ -57,6 +80,7 @@ export class Queue<Payload = unknown> {
   private readonly scripts: Scripts;
   private readonly defaults: JobDefaults;
   private readonly maxPayloadBytes: number;
+  private readonly idempotencyTtlMs: number;
   /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
   private registered = false;
 
@@ -75,16 +99,24 @@ export class Queue<Payload = unknown> {
     if (!Number.isSafeInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
       throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${this.maxPayloadBytes}`);
     }
+    this.idempotencyTtlMs = options.idempotencyTtlMs ?? 86_400_000;
+    if (!Number.isSafeInteger(this.idempotencyTtlMs) || this.idempotencyTtlMs < 1) {
+      throw new InvalidArgumentError(`idempotencyTtlMs must be an integer >= 1, got ${this.idempotencyTtlMs}`);
+    }
     this.keepCompletedMs = options.keepCompletedMs ?? 3_600_000;
     if (!Number.isSafeInteger(this.keepCompletedMs) || this.keepCompletedMs < -1) {
       throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${this.keepCompletedMs}`);
     }
   }
 
-  /** Adds one job. A bad payload or option throws a typed error and writes nothing. */
-  async add(payload: Payload, options?: EnqueueOptions): Promise<EnqueueResult> {
+  /**
+   * Adds one job. A bad payload or option throws a typed error and writes nothing. However the
+   * request is repeated (a lost reply its transport retries), it is one job.
+   */
+  async add(payload: Payload, options?: EnqueueOptions & RequestOptions): Promise<EnqueueResult> {
     const job = encodeJob(payload, options, this.defaults, this.maxPayloadBytes);
-    const [result] = (await this.enqueue([this.scripts.enqueueOp([job])]))[0]!;
+    const request = this.requestKey(options?.idempotencyKey);
+    const [result] = (await this.enqueue([this.scripts.enqueueOp([job], request)]))[0]!;
     return result!;
   }
 
@@ -92,8 +124,9 @@ export class Queue<Payload = unknown> {
    * Adds many jobs in one round trip (one script call per 1000). Every job is validated first:
    * one bad job throws and nothing is written.
    */
-  async addBulk(jobs: ReadonlyArray<BulkJob<Payload>>): Promise<EnqueueResult[]> {
+  async addBulk(jobs: ReadonlyArray<BulkJob<Payload>>, options: RequestOptions = {}): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, options?}');
+    const request = this.requestKey(options.idempotencyKey);
     const encoded = jobs.map((job, index) => {
       try {
         return encodeJob(job.payload, job.options, this.defaults, this.maxPayloadBytes);
@@ -105,9 +138,20 @@ export class Queue<Payload = unknown> {
     if (encoded.length === 0) return [];
     const ops: Array<ScriptOp<EnqueueResult[]>> = [];
     for (let i = 0; i < encoded.length; i += BULK_CHUNK) {
-      ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK)));
+      // each script call of the request is a request of its own to the scripts
+      const part = i === 0 ? request : { ...request, key: `${request.key}:${i / BULK_CHUNK}` };
+      ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK), part));
     }
     return (await this.enqueue(ops)).flat();
+  }
+
+  /** The request key of one enqueue call: the caller's, or one of its own. */
+  private requestKey(idempotencyKey: string | undefined): EnqueueRequest {
+    if (idempotencyKey === undefined) return { key: `a:${randomHex()}`, ttlMs: OWN_REQUEST_TTL_MS, callerKey: false };
+    if (typeof idempotencyKey !== 'string' || !CALLER_KEY.test(idempotencyKey)) {
+      throw new InvalidArgumentError(`idempotencyKey must be 1 to 200 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(idempotencyKey)}`);
+    }
+    return { key: `k:${idempotencyKey}`, ttlMs: this.idempotencyTtlMs, callerKey: true };
   }
 
   /** Runs enqueue ops, registering the queue's name in the same round trip the first time. */
@@ -224,4 +268,12 @@ export class Queue<Payload = unknown> {
       runAt: optionalNumber(row.r),
     };
   }
+}
+
+/** 96 random bits as hex (Web Crypto: the same in a Worker and on Node). */
+function randomHex(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  let hex = '';
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+  return hex;
 }

@@ -59,6 +59,17 @@ export interface FailItem extends Held {
   readonly error: string;
 }
 
+/** The request an enqueue belongs to: a repeat of the same key is the same enqueue. */
+export interface EnqueueRequest {
+  /** "" for none. */
+  readonly key: string;
+  readonly ttlMs: number;
+  /** A caller's key (Idempotency-Key), checked against the jobs it first came with. */
+  readonly callerKey: boolean;
+}
+
+const NO_REQUEST: EnqueueRequest = { key: '', ttlMs: 0, callerKey: false };
+
 /** What retry did with a job. */
 export type RetryOutcome = 'scheduled' | 'pending' | 'dead' | 'fenced';
 
@@ -151,8 +162,16 @@ export class Scripts {
     return runOps(this.transport, ops);
   }
 
-  enqueueOp(jobs: readonly EncodedJob[]): ScriptOp<Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }>> {
-    return this.op('enqueue', [jobs.length, ...jobs.flat()], (reply) => {
+  /**
+   * Enqueues `jobs`; with `request`, once per key for `ttlMs`: the key again answers the first
+   * reply (a caller's key with other jobs is EMQCONFLICT).
+   */
+  enqueueOp(
+    jobs: readonly EncodedJob[],
+    request: EnqueueRequest = NO_REQUEST,
+  ): ScriptOp<Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }>> {
+    const { key, ttlMs, callerKey } = request;
+    return this.op('enqueue', [key, ttlMs, callerKey ? '1' : '0', jobs.length, ...jobs.flat()], (reply) => {
       const list = asArray(reply, 'enqueue');
       const out: Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }> = [];
       for (let i = 0; i < list.length; i += 2) {

@@ -95,6 +95,8 @@ export interface QueueSnapshot {
   readonly groups: ReadonlySet<string>;
   /** Keys holding a type other than the one the keyspace gives them: key -> actual type. */
   readonly wrongTypes: ReadonlyMap<string, string>;
+  /** Keys that must expire but have no TTL (an enqueue request's record). */
+  readonly undying: readonly string[];
 }
 
 /**
@@ -121,6 +123,7 @@ repeat
       elseif kind == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
       elseif kind == 'list' then v = redis.call('LRANGE', k, 0, -1)
       elseif kind == 'set' then v = redis.call('SMEMBERS', k)
+      elseif kind == 'string' then v = { tostring(redis.call('PTTL', k)) }
       end
       out[#out + 1] = { k, kind, v }
     end
@@ -158,6 +161,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   const fifos = new Map<string, string[]>();
   const fixed = new Map<string, { type: string; values: string[] }>();
   const wrongTypes = new Map<string, string>();
+  const undying: string[] = [];
 
   for (const entry of entries) {
     const [key, type, rawValues] = entry as [string, string, unknown];
@@ -176,6 +180,10 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     } else if (rest === 'fifo' || rest.startsWith('fifo:')) {
       if (type !== 'list') wrongTypes.set(key, type);
       else fifos.set(rest === 'fifo' ? UNGROUPED : rest.slice(5), values);
+    } else if (rest.startsWith('req:')) {
+      // an enqueue request's first answer: remembered for a while, never for ever
+      if (type !== 'string') wrongTypes.set(key, type);
+      else if (!(Number(values[0]) > 0)) undying.push(key);
     }
     // anything else (the events stream, keys of later features) is not this checker's business
   }
@@ -203,6 +211,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     gactive: hash('gactive'),
     groups: new Set(values('groups')),
     wrongTypes,
+    undying,
   };
 }
 
@@ -294,6 +303,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
 
   // (e) key types
   for (const [key, type] of snap.wrongTypes) out.push(`key ${key} has type ${type}, not the keyspace's`);
+  for (const key of snap.undying) out.push(`key ${key} must expire but has no TTL`);
 
   // (a) placement
   const places = new Map<string, Place[]>();

@@ -1461,26 +1461,32 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "2f3cc94631855751bec5640ba575aa6acfd044e0",
+    sha1: "1b592fb3a66fd3c5bef593e8ebf4a898cfde0d73",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  n, the number of jobs (>= 1)
+  ARGV[2]  request key ("" = none): the same key again answers what this call answered and writes
+           nothing, so a request that runs twice (a lost reply, a client's retry) is one enqueue
+  ARGV[3]  how long the request key is remembered, ms (>= 1 with a key)
+  ARGV[4]  "1": the key is a caller's (Idempotency-Key), so a repeat must carry the same jobs;
+           "0": a key the core made for this one call
+  ARGV[5]  n, the number of jobs (>= 1)
   then 8 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
-  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
+           emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key)
   Row      \`m\` and \`b\` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order \`o\` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into
            the row)
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
-           a duplicate id writes nothing
-  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number); both raised before
-           anything is written
+           a duplicate id writes nothing; a known request key answers its first reply again
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number), EMQCONFLICT (a
+           caller's request key seen with other jobs); all raised before anything is written
   Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
            is the earliest scheduled one
 ]]
@@ -1690,15 +1696,34 @@ local function ring_sched_bell(ids)
   if head and ids[head] then push_token(K_SCHED) end
 end
 
-local n = arg_int(ARGV[2], 'n', 1)
+local request_key, caller_key = ARGV[2], ARGV[4] == '1'
+local n = arg_int(ARGV[5], 'n', 1)
 local FIELDS = 8
+local FIRST = 5
 for i = 0, n - 1 do
-  local b = 2 + i * FIELDS
+  local b = FIRST + i * FIELDS
   if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
   arg_int(ARGV[b + 4], 'delayMs', -1)
   arg_int(ARGV[b + 5], 'runAt', -1)
   arg_int(ARGV[b + 6], 'priority', 0)
   arg_int(ARGV[b + 7], 'maxAttempts', 1)
+end
+
+-- a request seen before answers as it did the first time: its reply was lost, or a client retried
+local request, fingerprint = nil, ''
+if request_key ~= '' then
+  local ttl = arg_int(ARGV[3], 'requestTtlMs', 1)
+  request = { key = PREFIX .. 'req:' .. request_key, ttl = string.format('%d', ttl) }
+  -- a key of the core's own is random per call: only a caller's key can come back with other jobs
+  if caller_key then fingerprint = redis.sha1hex(table.concat(ARGV, '\\n', FIRST)) end
+  local seen = redis.call('GET', request.key)
+  if seen then
+    local sep = string.find(seen, '\\n', 1, true)
+    if string.sub(seen, 1, sep - 1) ~= fingerprint then
+      return redis.error_reply('EMQCONFLICT the idempotency key ' .. request_key .. ' was used with other jobs')
+    end
+    return cjson.decode(string.sub(seen, sep + 1))
+  end
 end
 
 local now = now_ms()
@@ -1709,7 +1734,7 @@ local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 -- known with one EXISTS for the batch; otherwise each id is checked as it comes
 local wanted = {}
 for i = 0, n - 1 do
-  local id = ARGV[2 + i * FIELDS + 1]
+  local id = ARGV[FIRST + i * FIELDS + 1]
   if id == '' then id = 'JOB:' .. string.format('%d', seq + i + 1) end
   wanted[i + 1] = id
 end
@@ -1717,9 +1742,10 @@ local all_ids_new, new_keys = all_new(wanted)
 local batch = { order = {} }
 local reply = {}
 local scheduled, new_scheduled = {}, {}
+local wrote = false
 
 for i = 0, n - 1 do
-  local b = 2 + i * FIELDS
+  local b = FIRST + i * FIELDS
   local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
   local delay, run_at = tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
@@ -1773,12 +1799,16 @@ for i = 0, n - 1 do
     end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
+    wrote = true
   end
 end
 
 chunked('ZADD', K_SCHEDULED, scheduled)
 if #scheduled > 0 then ring_sched_bell(new_scheduled) end
 if admit(batch) then ring_doorbell() end
+-- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
+-- and writes nothing (invariant 3)
+if request and wrote then redis.call('SET', request.key, fingerprint .. '\\n' .. cjson.encode(reply), 'PX', request.ttl) end
 return reply
 `,
   },

@@ -72,6 +72,7 @@ describe('the public API', () => {
           "HandlerContext",
           "HandlerTimeoutError",
           "Held",
+          "IdempotencyConflictError",
           "InvalidArgumentError",
           "InvalidNameError",
           "Job",

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { IdempotencyConflictError, InvalidArgumentError, Queue, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
+import { checkInvariants } from '../invariants.js';
+import { keysOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
+
+/**
+ * A transport whose every request runs twice, as when a reply is lost and the client sends the
+ * request again (@upstash/redis retries a request whose fetch throws; ioredis resends what was
+ * unanswered after a reconnect): the caller sees the second reply only.
+ */
+class TwiceTransport implements Transport {
+  constructor(private readonly inner: Transport) {}
+
+  async evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+    await this.inner.evalsha(calls);
+    return this.inner.evalsha(calls);
+  }
+
+  async eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+    await this.inner.eval(calls);
+    return this.inner.eval(calls);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+describe('one enqueue is one job, however often its request runs', () => {
+  const redis = useRedis();
+
+  it('a request that runs twice makes one job, and answers as the first run did', async () => {
+    const name = redis.queue().name;
+    const queue = new Queue<number>(new TwiceTransport(redis.transport), name);
+    expect(await queue.add(1)).toEqual({ id: 'JOB:1', state: 'pending' });
+    expect(await queue.add(2, { delayMs: 60_000 })).toEqual({ id: 'JOB:2', state: 'scheduled' });
+    expect(await queue.add(3, { id: 'mine' })).toEqual({ id: 'JOB:mine', state: 'pending' });
+    const bulk = await queue.addBulk(Array.from({ length: 1500 }, (_, i) => ({ payload: 10 + i })));
+    expect(bulk.map((r) => r.state)).toEqual(Array.from({ length: 1500 }, () => 'pending'));
+    expect(new Set(bulk.map((r) => r.id)).size).toBe(1500);
+    const { counts } = await queue.stats();
+    expect(counts).toMatchObject({ pending: 1502, scheduled: 1 });
+    expect(await checkInvariants(redis.raw, name)).toEqual([]);
+  });
+
+  it('an idempotency key answers the first call again, with the same jobs only', async () => {
+    const queue = redis.queue<{ to: string }>();
+    const first = await queue.add({ to: 'a' }, { idempotencyKey: 'welcome-a', group: 'g' });
+    const before = await snapshotKeys(redis.raw, `${keysOf(queue).prefix}*`);
+    expect(await queue.add({ to: 'a' }, { idempotencyKey: 'welcome-a', group: 'g' })).toEqual(first);
+    expect(await snapshotKeys(redis.raw, `${keysOf(queue).prefix}*`)).toEqual(before);
+    await expect(queue.add({ to: 'b' }, { idempotencyKey: 'welcome-a', group: 'g' })).rejects.toBeInstanceOf(IdempotencyConflictError);
+    await expect(queue.add({ to: 'a' }, { idempotencyKey: 'welcome-a' })).rejects.toMatchObject({ code: 'EMQCONFLICT', status: 409 });
+    expect(await snapshotKeys(redis.raw, `${keysOf(queue).prefix}*`)).toEqual(before);
+    // another key is another enqueue
+    expect((await queue.add({ to: 'a' }, { idempotencyKey: 'welcome-a2', group: 'g' })).id).not.toBe(first.id);
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
+  it('a key of a bulk enqueue covers all its jobs, over several script calls', async () => {
+    const queue = redis.queue<number>();
+    const jobs = Array.from({ length: 1200 }, (_, i) => ({ payload: i }));
+    const first = await queue.addBulk(jobs, { idempotencyKey: 'import-7' });
+    expect(await queue.addBulk(jobs, { idempotencyKey: 'import-7' })).toEqual(first);
+    expect((await queue.stats()).counts.pending).toBe(1200);
+  });
+
+  it('forgets a key after idempotencyTtlMs', async () => {
+    const queue = redis.queue<number>({ idempotencyTtlMs: 50 });
+    const first = await queue.add(1, { idempotencyKey: 'k' });
+    await sleep(80);
+    const again = await queue.add(1, { idempotencyKey: 'k' });
+    expect(again.id).not.toBe(first.id);
+  });
+
+  it('refuses a malformed key before any write', async () => {
+    const queue = redis.queue<number>();
+    for (const key of ['', 'a b', 'x'.repeat(201), 'é']) {
+      await expect(queue.add(1, { idempotencyKey: key })).rejects.toBeInstanceOf(InvalidArgumentError);
+    }
+    expect(await redis.raw.keys(`${keysOf(queue).prefix}*`)).toEqual([]);
+  });
+
+  it('a request of duplicates alone writes nothing, however often it runs', async () => {
+    const queue = redis.queue<number>();
+    await queue.add(1, { id: 'd' });
+    const row = await redis.raw.hgetall(keysOf(queue).job('JOB:d'));
+    const requests = await redis.raw.keys(`${keysOf(queue).prefix}req:*`);
+    const twice = new Queue<number>(new TwiceTransport(redis.transport), queue.name);
+    expect(await twice.add(2, { id: 'd' })).toEqual({ id: 'JOB:d', state: 'duplicate' });
+    expect(await redis.raw.hgetall(keysOf(queue).job('JOB:d'))).toEqual(row);
+    // no record of the request: it wrote nothing to answer for
+    expect(await redis.raw.keys(`${keysOf(queue).prefix}req:*`)).toEqual(requests);
+  });
+});
