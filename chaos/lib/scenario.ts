@@ -1,0 +1,29 @@
+/** What every chaos scenario gets. */
+export interface ScenarioContext {
+  /** The run's private Redis. */
+  readonly redisUrl: string;
+  /** Small sizes and fewer faults, bounded to fit in CI (`--quick`). */
+  readonly quick: boolean;
+  /** The seed of the injected faults, so a run can be repeated. */
+  readonly seed: number;
+}
+
+/** One scenario's counts: what was injected, and every job accounted for. */
+export type ScenarioResult = Record<string, string | number | Record<string, number>>;
+
+/** One fault scenario of `npm run chaos`. */
+export interface Scenario {
+  readonly name: string;
+  run(ctx: ScenarioContext): Promise<ScenarioResult>;
+}
+
+/**
+ * The promises of every scenario: a result breaks one when a count that must be 0 is not.
+ * `jobs_lost`, `duplicate_jobs`, `reruns_unexplained`, `invariant_violations` and `not_finished`.
+ */
+export const MUST_BE_ZERO = ['jobs_lost', 'duplicate_jobs', 'reruns_unexplained', 'invariant_violations', 'not_finished'] as const;
+
+/** The promises a result breaks, by name. */
+export function broken(result: ScenarioResult): string[] {
+  return MUST_BE_ZERO.filter((name) => typeof result[name] === 'number' && result[name] !== 0).map((name) => `${name}=${String(result[name])}`);
+}

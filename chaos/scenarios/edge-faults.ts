@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
+import { startBridge } from '../../src/node/bridge/index.js';
+import { startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { Queue } from '../../src/queue.js';
+import { checkInvariants } from '../../test/invariants.js';
+import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
+
+const QUEUE = 'chaos-edge';
+
+/**
+ * The edge path over a faulty network: the Worker's own code (its API and its scheduled drains,
+ * `createWorker`) run on Node over @upstash/redis, through a fault proxy in front of `emq bridge`
+ * that answers 500, drops replies after Redis ran the request, stalls, or resets, each on a share
+ * of the requests. Clients enqueue through the API one at a time, retrying a failure with the
+ * same Idempotency-Key; scheduled events drain until every job is completed or dead. Then the
+ * faults stop, the queue drains, and every job is accounted for.
+ */
+export const edgeFaults: Scenario = {
+  name: 'edge-faults',
+  async run(ctx: ScenarioContext): Promise<ScenarioResult> {
+    const jobs = ctx.quick ? 200 : 2_000;
+    const rate = ctx.quick ? 0.05 : 0.1;
+    const started = performance.now();
+    const token = randomBytes(8).toString('hex');
+    const raw = new Redis(ctx.redisUrl);
+    const direct = IoredisTransport.connect(ctx.redisUrl);
+    const queue = new Queue(direct, QUEUE);
+    const bridge = await startBridge({ redisUrl: ctx.redisUrl, token });
+    const proxy = await startFaultProxy({
+      target: bridge.url,
+      faults: { error500: rate, dropReply: rate, stall: rate, reset: rate },
+      stallMs: ctx.quick ? 500 : 3_000,
+      seed: ctx.seed,
+    });
+    /** Handler runs per job id. */
+    const runs = new Map<string, number>();
+    const env: WorkerEnv = {
+      UPSTASH_REDIS_REST_URL: proxy.url,
+      UPSTASH_REDIS_REST_TOKEN: token,
+      EMQ_TOKEN: 'chaos',
+      EMQ_DRAIN_ON_ENQUEUE_MS: '0',
+      EMQ_BEAT_DEADLINE_MS: '3000',
+      EMQ_JOB_TIMEOUT_MS: '500',
+      EMQ_LEASE_MARGIN_MS: '1000',
+      EMQ_REAP_EVERY_MS: '500',
+    };
+    const worker = createWorker({
+      handlers: {
+        [QUEUE]: (job: { id: string }) => void runs.set(job.id, (runs.get(job.id) ?? 0) + 1),
+      },
+      log: () => {},
+    });
+    const ctxWait = { waitUntil: () => {} };
+    const scheduled = () => worker.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, env, ctxWait).catch(() => {});
+    try {
+      const old = await raw.keys(`emq:{${QUEUE}}:*`);
+      if (old.length > 0) await raw.del(...old);
+      // enqueue one at a time; a client retries a failed request with the same key
+      let acknowledged = 0;
+      let gaveUp = 0;
+      let clientRetries = 0;
+      for (let n = 0; n < jobs; n++) {
+        let ok = false;
+        for (let attempt = 0; attempt < 10 && !ok; attempt++) {
+          if (attempt > 0) clientRetries++;
+          try {
+            const res = await worker.fetch(
+              new Request(`http://edge/v1/queues/${QUEUE}/jobs`, {
+                method: 'POST',
+                headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
+                body: JSON.stringify({ payload: { n } }),
+              }),
+              env,
+              ctxWait,
+            );
+            ok = res.status === 201 || res.status === 200;
+          } catch {
+            ok = false;
+          }
+        }
+        if (ok) acknowledged++;
+        else gaveUp++;
+      }
+      // drain under faults, then without them
+      const drainUntil = performance.now() + (ctx.quick ? 30_000 : 120_000);
+      const stats = async () => (await queue.stats()).counts;
+      let counts = await stats();
+      while (counts.pending + counts.scheduled + counts.active > 0 && performance.now() < drainUntil) {
+        await scheduled();
+        counts = await stats();
+      }
+      proxy.setFaults({});
+      for (let i = 0; i < 20 && counts.pending + counts.scheduled + counts.active > 0; i++) {
+        await scheduled();
+        if (counts.active > 0) await new Promise((resolve) => setTimeout(resolve, 500));
+        counts = await stats();
+      }
+      // every row: which job (payload n), its state and claims
+      const rows: Array<{ id: string; n: number; state: string; attempts: number }> = [];
+      const prefix = `emq:{${QUEUE}}:job:`;
+      for (const key of await raw.keys(`${prefix}*`)) {
+        const [d, s, a] = await raw.hmget(key, 'd', 's', 'a');
+        rows.push({ id: key.slice(prefix.length), n: (JSON.parse(d ?? '{}') as { n: number }).n, state: s ?? '', attempts: Number(a ?? 0) });
+      }
+      const perN = new Map<number, number>();
+      for (const row of rows) perN.set(row.n, (perN.get(row.n) ?? 0) + 1);
+      const duplicates = [...perN.values()].reduce((sum, c) => sum + (c - 1), 0);
+      const lost = Array.from({ length: jobs }, (_, n) => n).filter((n) => !perN.has(n)).length - gaveUp;
+      const rerun = [...runs.values()].filter((c) => c > 1).length;
+      // a job run again was claimed again: its first lease lapsed (its reply or its settle lost)
+      const unexplained = rows.filter((row) => (runs.get(row.id) ?? 0) > row.attempts).length;
+      const violations = await checkInvariants(raw, QUEUE);
+      return {
+        scenario: 'edge-faults',
+        jobs,
+        faults: `${Math.round(rate * 100)}% each of 500, dropped reply, stall, reset`,
+        injected: { ...proxy.counts() },
+        acknowledged,
+        enqueue_gave_up: gaveUp,
+        client_retries: clientRetries,
+        jobs_lost: Math.max(0, lost),
+        duplicate_jobs: duplicates,
+        completed: counts.completed,
+        not_finished: counts.pending + counts.scheduled + counts.active,
+        ran_more_than_once: rerun,
+        reruns_unexplained: unexplained,
+        invariant_violations: violations.length,
+        duration_s: Math.round((performance.now() - started) / 100) / 10,
+      };
+    } finally {
+      raw.disconnect();
+      await direct.close();
+      await proxy.close();
+      await bridge.close();
+    }
+  },
+};
