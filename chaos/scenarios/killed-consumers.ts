@@ -1,0 +1,107 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { Queue } from '../../src/queue.js';
+import { checkInvariants } from '../../test/invariants.js';
+import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
+
+const QUEUE = 'chaos-kill';
+const RUNS = 'chaos:kill:runs';
+
+/**
+ * Consumers killed during a mixed load: four consumers in child processes on one queue (groups
+ * with limits, delayed jobs, jobs that fail once, that retry after a delay, that fail for good),
+ * one of them SIGKILLed (by its PID) every few hundred ms and replaced. At least once, never two
+ * holders of one attempt: every handler run records its (job, lease token); a token run twice
+ * would be two holders at once. Every job ends completed or dead.
+ */
+export const killedConsumers: Scenario = {
+  name: 'killed-consumers',
+  async run(ctx: ScenarioContext): Promise<ScenarioResult> {
+    const jobs = ctx.quick ? 1_000 : 6_000;
+    const started = performance.now();
+    const raw = new Redis(ctx.redisUrl);
+    const transport = IoredisTransport.connect(ctx.redisUrl);
+    const queue = new Queue<{ n: number; ms: number; fail?: string }>(transport, QUEUE, { keepCompletedMs: -1 });
+    const children = new Set<ChildProcess>();
+    let kills = 0;
+    const spawnConsumer = async (): Promise<ChildProcess> => {
+      const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'children', 'consumer.ts'), ctx.redisUrl, QUEUE, RUNS], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      children.add(child);
+      child.on('exit', () => children.delete(child));
+      await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve()));
+      return child;
+    };
+    try {
+      const old = await raw.keys(`emq:{${QUEUE}}:*`);
+      if (old.length > 0) await raw.del(...old);
+      await raw.del(RUNS);
+      for (const g of ['g0', 'g1', 'g2']) await queue.setGroupLimit(g, 2);
+      await Promise.all([0, 1, 2, 3].map(() => spawnConsumer()));
+      const kinds = [undefined, undefined, undefined, 'retry', 'later', 'dead'] as const;
+      for (let i = 0; i < jobs; i += 100) {
+        await queue.addBulk(
+          Array.from({ length: Math.min(100, jobs - i) }, (_, j) => {
+            const n = i + j;
+            const fail = kinds[n % kinds.length];
+            return {
+              payload: { n, ms: 20 + (n % 150), ...(fail ? { fail } : {}) },
+              options: { ...(n % 3 === 0 ? {} : { group: `g${n % 3}` }), ...(n % 10 === 0 ? { delayMs: 200 + (n % 7) * 100 } : {}), backoff: 50 },
+            };
+          }),
+        );
+      }
+      // kill one consumer every 200 ms and start another, until the queue is done or time is up
+      const until = performance.now() + (ctx.quick ? 40_000 : 240_000);
+      let counts = (await queue.stats()).counts;
+      while (counts.pending + counts.scheduled + counts.active > 0 && performance.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const victim = [...children][Math.floor(Math.random() * children.size)];
+        if (victim?.pid !== undefined && performance.now() < until - 5_000) {
+          process.kill(victim.pid, 'SIGKILL');
+          kills++;
+          await spawnConsumer();
+        }
+        counts = (await queue.stats()).counts;
+      }
+      const runs = await raw.hgetall(RUNS);
+      // jobs that fail their first attempt on purpose run twice by design
+      const designed = new Map<string, number>();
+      for (const key of await raw.keys(`emq:{${QUEUE}}:job:*`)) {
+        const d = await raw.hget(key, 'd');
+        const fail = (JSON.parse(d ?? '{}') as { fail?: string }).fail;
+        designed.set(key.slice(`emq:{${QUEUE}}:job:`.length), fail === 'retry' || fail === 'later' ? 2 : 1);
+      }
+      const perJob = new Map<string, number>();
+      let twoHolders = 0;
+      for (const [key, value] of Object.entries(runs)) {
+        if (Number(value) > 1) twoHolders++;
+        const id = key.split('|')[0]!;
+        perJob.set(id, (perJob.get(id) ?? 0) + 1);
+      }
+      const violations = await checkInvariants(raw, QUEUE);
+      return {
+        scenario: 'killed-consumers',
+        jobs,
+        faults: `a consumer of four SIGKILLed every 200 ms (${kills} kills)`,
+        jobs_lost: jobs - counts.completed - counts.dead - (counts.pending + counts.scheduled + counts.active),
+        duplicate_jobs: 0,
+        completed: counts.completed,
+        dead: counts.dead,
+        not_finished: counts.pending + counts.scheduled + counts.active,
+        // a run cut short by a kill runs again once its lease lapses: at least once, as promised
+        rerun_after_kill: [...perJob].filter(([id, c]) => c > (designed.get(id) ?? 1)).length,
+        reruns_unexplained: twoHolders,
+        invariant_violations: violations.length,
+        duration_s: Math.round((performance.now() - started) / 100) / 10,
+      };
+    } finally {
+      for (const child of children) if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+      await transport.close();
+      raw.disconnect();
+    }
+  },
+};
