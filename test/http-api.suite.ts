@@ -6,6 +6,11 @@ import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Leases } from '../src/lease.js';
 import { Queue } from '../src/queue.js';
 
+/** The enqueue route's body limit with the default payload cap: 1 MiB and 64 KiB for the options. */
+const ENQUEUE_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
+/** The bulk route's body limit (the contract's 10 MiB). */
+const BULK_BODY_LIMIT = 10 * 1024 * 1024;
+
 /** A running API to test: the Node server or the Worker under miniflare. */
 export interface ApiTarget {
   readonly baseUrl: string;
@@ -102,6 +107,61 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       });
     }
 
+    /**
+     * Sends `chunks` as a chunked body (Transfer-Encoding: chunked, no Content-Length), the way
+     * fetch sends a stream body.
+     */
+    async function chunkedCall(path: string, chunks: ReadonlyArray<string | Uint8Array>): Promise<Answer> {
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const chunk of chunks) controller.enqueue(typeof chunk === 'string' ? encoder.encode(chunk) : chunk);
+          controller.close();
+        },
+      });
+      const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+      if (target.token) headers.Authorization = `Bearer ${target.token}`;
+      const res = await fetch(target.baseUrl + path, { method: 'POST', headers, body, duplex: 'half' });
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : {}) as Answer['body'], headers: res.headers };
+    }
+
+    /**
+     * Streams `bytes` bytes of a chunked body that never ends, and reads the answer. Exactly one byte
+     * over a limit, then silence: the server has read every byte sent when it answers, so it closes
+     * a connection with nothing left unread (no reset that could cost the client the answer), and
+     * the client is not writing when it does.
+     */
+    function chunkedOnly(path: string, bytes: number): Promise<{ status: number; body: Answer['body'] }> {
+      return new Promise((resolve, reject) => {
+        let answered = false;
+        const req = request(target.baseUrl + path, {
+          method: 'POST',
+          agent: false,
+          headers: { 'Content-Type': 'application/json', ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}) },
+        });
+        req.on('error', (error) => (answered ? undefined : reject(error)));
+        req.on('response', (res) => {
+          answered = true;
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (part: string) => (text += part));
+          res.on('end', () => {
+            req.destroy();
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Answer['body'] });
+          });
+        });
+        const chunk = Buffer.alloc(64 * 1024, ' ');
+        const write = (left: number): void => {
+          if (answered || left === 0) return;
+          const part = left >= chunk.length ? chunk : chunk.subarray(0, left);
+          if (req.write(part)) setImmediate(() => write(left - part.length));
+          else req.once('drain', () => write(left - part.length));
+        };
+        write(bytes);
+      });
+    }
+
     it('answers /healthz without a token', async () => {
       const answer = await call('GET', '/healthz', undefined, { auth: null });
       expect(answer).toMatchObject({ status: 200, body: { ok: true } });
@@ -157,6 +217,25 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/groups/g/limit`, { limit: -1 });
       await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/groups/g/limit`, {});
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/dead?limit=0`);
+    });
+
+    it('takes a chunked body (no Content-Length) on both enqueue routes', async () => {
+      const queue = q();
+      const one = await chunkedCall(`/v1/queues/${queue}/jobs`, ['{"payload":', '{"to":"a@example.com"', '},"id":"chunked-1"}']);
+      expect(one.status, JSON.stringify(one.body)).toBe(201);
+      expect(one.body).toEqual({ id: 'JOB:chunked-1', state: 'pending' });
+      expect((await call('GET', `/v1/queues/${queue}/jobs/chunked-1`)).body).toMatchObject({ payload: { to: 'a@example.com' } });
+      // a character cut in two between chunks reads whole
+      const text = new TextEncoder().encode('{"jobs":[{"payload":1},{"payload":"中文 ✓"}]}');
+      const cut = text.indexOf(0xe4) + 1;
+      const bulk = await chunkedCall(`/v1/queues/${queue}/jobs/bulk`, [text.slice(0, cut), text.slice(cut)]);
+      expect(bulk).toMatchObject({ status: 201, body: { states: ['pending', 'pending'] } });
+      expect((await call('GET', `/v1/queues/${queue}/jobs/${(bulk.body.ids as string[])[1]}`)).body).toMatchObject({ payload: '中文 ✓' });
+      // read whole, then judged like any other body
+      const bad = await chunkedCall(`/v1/queues/${queue}/jobs`, ['{"payload":1,', '"delayMs":-1}']);
+      expect(bad).toMatchObject({ status: 400, body: { error: { code: 'EMQARG' } } });
+      const malformed = await chunkedCall(`/v1/queues/${queue}/jobs`, ['{"payload":', '1']);
+      expect(malformed).toMatchObject({ status: 400, body: { error: { code: 'EMQARG' } } });
     });
 
     it('reads, removes and reprocesses jobs, with 404 and 409 where they fit', async () => {
@@ -259,5 +338,23 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect((await keysOf(queue)).sort()).toEqual(before);
     });
 
+    it('reads a chunked body up to the limit, and refuses one a byte over it with 413 and writes nothing', async () => {
+      const queue = q();
+      const limits = [
+        [`/v1/queues/${queue}/jobs`, ENQUEUE_BODY_LIMIT, '{"payload":1}'],
+        [`/v1/queues/${queue}/jobs/bulk`, BULK_BODY_LIMIT, '{"jobs":[{"payload":1}]}'],
+      ] as const;
+      for (const [path, limit, json] of limits) {
+        // JSON padded with spaces to exactly the limit: read whole, and taken
+        const padded = json + ' '.repeat(limit - json.length);
+        const half = limit >> 1;
+        expect((await chunkedCall(path, [padded.slice(0, half), padded.slice(half)])).status).toBe(201);
+        const before = (await keysOf(queue)).sort();
+        const answer = await chunkedOnly(path, limit + 1);
+        expect(answer.status, JSON.stringify(answer.body)).toBe(413);
+        expect(answer.body.error?.code).toBe('EMQTOOLARGE');
+        expect((await keysOf(queue)).sort()).toEqual(before);
+      }
+    });
   });
 }

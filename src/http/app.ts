@@ -1,6 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
@@ -8,6 +7,7 @@ import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
 import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
 import { bearerAuth } from './auth.js';
+import { bodyLimit } from './body-limit.js';
 import { renderMetrics } from './metrics.js';
 import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
@@ -152,7 +152,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   const queues = new QueueCache(options.queueOptions);
   const queueOf = (c: AppContext<Bindings>, name: string) => queues.get(options.transport(c), name);
   const tooLarge = (limit: number): MiddlewareHandler<AppEnv<Bindings>> =>
-    bodyLimit({ maxSize: limit, onError: (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`) });
+    bodyLimit(limit, (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`));
 
   const app = new OpenAPIHono<AppEnv<Bindings>>({
     // Validation failures answer 400 EMQARG naming the field, and write nothing.
@@ -214,7 +214,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   app.openapi(openApiRoute, (c) => c.json((document ??= app.getOpenAPI31Document(DOCUMENT)), 200));
 
-  // the body limits run first: a body declared too large is refused before any of it is read
+  // the body limits run first: a body declared too large is refused before any of it is read, a
+  // chunked one as soon as it passes the limit
   app.on('POST', enqueueRoute.getRoutingPath(), tooLarge(maxPayload + 64 * 1024));
   app.openapi(enqueueRoute, async (c) => {
     const { queue } = c.req.valid('param');
