@@ -6,8 +6,13 @@ import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Leases } from '../src/lease.js';
 import { Queue } from '../src/queue.js';
 
-/** The enqueue route's body limit with the default payload cap: 1 MiB and 64 KiB for the options. */
-const ENQUEUE_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
+/** The payload cap by default: 1 MiB of UTF-8 JSON as stored. */
+const PAYLOAD_CAP = 1024 * 1024;
+/**
+ * The enqueue route's body limit with the default cap: six times it (`\uXXXX` spells one stored
+ * byte in six) and 64 KiB for the options.
+ */
+const ENQUEUE_BODY_LIMIT = 6 * PAYLOAD_CAP + 64 * 1024;
 /** The bulk route's body limit (the contract's 10 MiB). */
 const BULK_BODY_LIMIT = 10 * 1024 * 1024;
 
@@ -324,6 +329,26 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect((await call('GET', '/metrics', undefined, { auth: null })).status).toBe(401);
       expect((await call('GET', `/v1/queues/${queue}`)).status).toBe(200);
     });
+
+    it('caps the payload as stored, not as escaped: JSON \\uXXXX escapes get through the body limit', async () => {
+      const queue = q();
+      // as Python's json.dumps writes it: every non-ASCII character escaped, six bytes for three
+      const spelled = (text: string): string => `{"payload": "${text.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}"}`;
+      // stored as 2 quotes and 3 bytes a character: the most characters within the cap, and one more
+      const most = Math.floor((PAYLOAD_CAP - 2) / 3);
+      const under = await call('POST', `/v1/queues/${queue}/jobs`, undefined, { raw: spelled('中'.repeat(most)) });
+      expect(under.status, JSON.stringify(under.body)).toBe(201);
+      expect((await call('GET', `/v1/queues/${queue}/jobs/${String(under.body.id)}`)).body.payload).toBe('中'.repeat(most));
+      // a 2 MiB body, well under the body limit: the stored size refuses it
+      await refused(queue, 413, 'EMQTOOLARGE', 'POST', `/v1/queues/${queue}/jobs`, undefined, { raw: spelled('中'.repeat(most + 1)) });
+      // the worst case, six bytes of body for one stored: ASCII spelled as escapes, a byte under the cap
+      const ascii = `{"payload":"${'\\u0041'.repeat(PAYLOAD_CAP - 3)}"}`;
+      expect(ascii.length).toBeGreaterThan(6 * PAYLOAD_CAP - 64);
+      const worst = await call('POST', `/v1/queues/${queue}/jobs`, undefined, { raw: ascii });
+      expect(worst.status, JSON.stringify(worst.body)).toBe(201);
+      expect((await call('GET', `/v1/queues/${queue}/jobs/${String(worst.body.id)}`)).body.payload).toBe('A'.repeat(PAYLOAD_CAP - 3));
+    });
+
     // Last: a server that answers 413 closes the connection, which the client's keep-alive pool
     // may only notice on its next request.
     it('refuses a payload over 1 MiB with 413 and writes nothing', async () => {
@@ -332,7 +357,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 413, 'EMQTOOLARGE', 'POST', `/v1/queues/${queue}/jobs`, { payload: 'x'.repeat(1024 * 1024 + 10) });
       // refused from its declared length, before any of it is read
       const before = (await keysOf(queue)).sort();
-      const answer = await declaredOnly(`/v1/queues/${queue}/jobs`, 3 * 1024 * 1024);
+      const answer = await declaredOnly(`/v1/queues/${queue}/jobs`, ENQUEUE_BODY_LIMIT + 1);
       expect(answer.status, JSON.stringify(answer.body)).toBe(413);
       expect(answer.body.error?.code).toBe('EMQTOOLARGE');
       expect((await keysOf(queue)).sort()).toEqual(before);

@@ -84,6 +84,14 @@ export interface AppOptions<Bindings extends object = {}> {
   readonly maxBulkBodyBytes?: number;
 }
 
+/**
+ * The enqueue route's body limit for a payload cap. The cap is on the payload as stored (UTF-8
+ * bytes of its JSON, encode.ts), and a body may spell one stored byte as six (`\u0041`; Python's
+ * `json.dumps` escapes all non-ASCII by default): six times the cap, and 64 KiB for the options,
+ * lets every payload that fits as stored through to that check.
+ */
+const enqueueBodyLimit = (maxPayloadBytes: number): number => 6 * maxPayloadBytes + 64 * 1024;
+
 /** The document's fixed parts; the paths come from the routes. */
 const DOCUMENT = {
   openapi: '3.1.0',
@@ -216,7 +224,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
 
   // the body limits run first: a body declared too large is refused before any of it is read, a
   // chunked one as soon as it passes the limit
-  app.on('POST', enqueueRoute.getRoutingPath(), tooLarge(maxPayload + 64 * 1024));
+  app.on('POST', enqueueRoute.getRoutingPath(), tooLarge(enqueueBodyLimit(maxPayload)));
   app.openapi(enqueueRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const body = c.req.valid('json');
