@@ -72,14 +72,20 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
 
     const keysOf = async (queue: string): Promise<string[]> => raw.keys(`emq:{${queue}}:*`);
 
-    /** The request fails with `status` and `code`, and the queue's keyspace is untouched. */
+    /** The queue's keys, and whether the registry of queues holds its name. */
+    const stateOf = async (queue: string): Promise<{ keys: string[]; registered: number }> => ({
+      keys: (await keysOf(queue)).sort(),
+      registered: await raw.sismember('emq:queues', queue),
+    });
+
+    /** The request fails with `status` and `code`, and the queue's keyspace and registry entry are untouched. */
     async function refused(queue: string, status: number, code: string, method: string, path: string, body?: unknown, init?: { raw?: string }): Promise<void> {
-      const before = (await keysOf(queue)).sort();
+      const before = await stateOf(queue);
       const answer = await call(method, path, body, init);
       expect(answer.status, JSON.stringify(answer.body)).toBe(status);
       expect(answer.body.error?.code).toBe(code);
       expect(typeof answer.body.error?.message).toBe('string');
-      expect((await keysOf(queue)).sort()).toEqual(before);
+      expect(await stateOf(queue)).toEqual(before);
     }
 
     /**
@@ -217,6 +223,9 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, delayMs: 5, runAt: 5 });
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, group: 'has space' });
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, id: 'a/b' });
+      // passes the id's pattern, but the scripts' kind door refuses a bare JOB:
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, id: 'JOB:' });
+      await refused(queue, 400, 'EMQARG', 'POST', `${path}/bulk`, { jobs: [{ payload: 1 }, { payload: 2, id: 'JOB:' }] });
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, unknownField: true });
       await refused(queue, 400, 'EMQARG', 'POST', '/v1/queues/bad%20name/jobs', { payload: 1 });
       await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/groups/g/limit`, { limit: -1 });
