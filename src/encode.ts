@@ -46,7 +46,11 @@ function intOption(name: string, value: unknown, min: number, max = Number.MAX_S
 
 /**
  * The `JOB:` id for a user's id: `42` and `JOB:42` name the same job.
- * Throws InvalidArgumentError for anything but letters, digits and `._:-` (at most 200).
+ * Throws InvalidArgumentError for anything but letters, digits and `._:-` (at most 200), and for
+ * a bare `JOB:`. Every id it returns passes the scripts' kind door (`check_kind`: `JOB:` and 1 to
+ * 252 more characters), so an id the door would refuse fails here, before any Redis call: an
+ * enqueue's queue registration rides in the same round trip, and would be written before the
+ * script refused.
  */
 export function toJobId(id: unknown): string {
   if (typeof id !== 'string' || !USER_ID.test(id)) {
@@ -54,6 +58,7 @@ export function toJobId(id: unknown): string {
       `a job id is 1 to 200 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(id)}`,
     );
   }
+  if (id === JOB_PREFIX) throw new InvalidArgumentError(`a job id needs a name after ${JOB_PREFIX}, got "${id}"`);
   return id.startsWith(JOB_PREFIX) ? id : JOB_PREFIX + id;
 }
 

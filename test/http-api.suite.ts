@@ -6,6 +6,16 @@ import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Leases } from '../src/lease.js';
 import { Queue } from '../src/queue.js';
 
+/** The payload cap by default: 1 MiB of UTF-8 JSON as stored. */
+const PAYLOAD_CAP = 1024 * 1024;
+/**
+ * The enqueue route's body limit with the default cap: six times it (`\uXXXX` spells one stored
+ * byte in six) and 64 KiB for the options.
+ */
+const ENQUEUE_BODY_LIMIT = 6 * PAYLOAD_CAP + 64 * 1024;
+/** The bulk route's body limit (the contract's 10 MiB). */
+const BULK_BODY_LIMIT = 10 * 1024 * 1024;
+
 /** A running API to test: the Node server or the Worker under miniflare. */
 export interface ApiTarget {
   readonly baseUrl: string;
@@ -62,14 +72,20 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
 
     const keysOf = async (queue: string): Promise<string[]> => raw.keys(`emq:{${queue}}:*`);
 
-    /** The request fails with `status` and `code`, and the queue's keyspace is untouched. */
+    /** The queue's keys, and whether the registry of queues holds its name. */
+    const stateOf = async (queue: string): Promise<{ keys: string[]; registered: number }> => ({
+      keys: (await keysOf(queue)).sort(),
+      registered: await raw.sismember('emq:queues', queue),
+    });
+
+    /** The request fails with `status` and `code`, and the queue's keyspace and registry entry are untouched. */
     async function refused(queue: string, status: number, code: string, method: string, path: string, body?: unknown, init?: { raw?: string }): Promise<void> {
-      const before = (await keysOf(queue)).sort();
+      const before = await stateOf(queue);
       const answer = await call(method, path, body, init);
       expect(answer.status, JSON.stringify(answer.body)).toBe(status);
       expect(answer.body.error?.code).toBe(code);
       expect(typeof answer.body.error?.message).toBe('string');
-      expect((await keysOf(queue)).sort()).toEqual(before);
+      expect(await stateOf(queue)).toEqual(before);
     }
 
     /**
@@ -99,6 +115,61 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
           });
         });
         req.flushHeaders();
+      });
+    }
+
+    /**
+     * Sends `chunks` as a chunked body (Transfer-Encoding: chunked, no Content-Length), the way
+     * fetch sends a stream body.
+     */
+    async function chunkedCall(path: string, chunks: ReadonlyArray<string | Uint8Array>): Promise<Answer> {
+      const encoder = new TextEncoder();
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (const chunk of chunks) controller.enqueue(typeof chunk === 'string' ? encoder.encode(chunk) : chunk);
+          controller.close();
+        },
+      });
+      const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+      if (target.token) headers.Authorization = `Bearer ${target.token}`;
+      const res = await fetch(target.baseUrl + path, { method: 'POST', headers, body, duplex: 'half' });
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : {}) as Answer['body'], headers: res.headers };
+    }
+
+    /**
+     * Streams `bytes` bytes of a chunked body that never ends, and reads the answer. Exactly one byte
+     * over a limit, then silence: the server has read every byte sent when it answers, so it closes
+     * a connection with nothing left unread (no reset that could cost the client the answer), and
+     * the client is not writing when it does.
+     */
+    function chunkedOnly(path: string, bytes: number): Promise<{ status: number; body: Answer['body'] }> {
+      return new Promise((resolve, reject) => {
+        let answered = false;
+        const req = request(target.baseUrl + path, {
+          method: 'POST',
+          agent: false,
+          headers: { 'Content-Type': 'application/json', ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}) },
+        });
+        req.on('error', (error) => (answered ? undefined : reject(error)));
+        req.on('response', (res) => {
+          answered = true;
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (part: string) => (text += part));
+          res.on('end', () => {
+            req.destroy();
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Answer['body'] });
+          });
+        });
+        const chunk = Buffer.alloc(64 * 1024, ' ');
+        const write = (left: number): void => {
+          if (answered || left === 0) return;
+          const part = left >= chunk.length ? chunk : chunk.subarray(0, left);
+          if (req.write(part)) setImmediate(() => write(left - part.length));
+          else req.once('drain', () => write(left - part.length));
+        };
+        write(bytes);
       });
     }
 
@@ -152,11 +223,33 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, delayMs: 5, runAt: 5 });
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, group: 'has space' });
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, id: 'a/b' });
+      // passes the id's pattern, but the scripts' kind door refuses a bare JOB:
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, id: 'JOB:' });
+      await refused(queue, 400, 'EMQARG', 'POST', `${path}/bulk`, { jobs: [{ payload: 1 }, { payload: 2, id: 'JOB:' }] });
       await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, unknownField: true });
       await refused(queue, 400, 'EMQARG', 'POST', '/v1/queues/bad%20name/jobs', { payload: 1 });
       await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/groups/g/limit`, { limit: -1 });
       await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/groups/g/limit`, {});
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/dead?limit=0`);
+    });
+
+    it('takes a chunked body (no Content-Length) on both enqueue routes', async () => {
+      const queue = q();
+      const one = await chunkedCall(`/v1/queues/${queue}/jobs`, ['{"payload":', '{"to":"a@example.com"', '},"id":"chunked-1"}']);
+      expect(one.status, JSON.stringify(one.body)).toBe(201);
+      expect(one.body).toEqual({ id: 'JOB:chunked-1', state: 'pending' });
+      expect((await call('GET', `/v1/queues/${queue}/jobs/chunked-1`)).body).toMatchObject({ payload: { to: 'a@example.com' } });
+      // a character cut in two between chunks reads whole
+      const text = new TextEncoder().encode('{"jobs":[{"payload":1},{"payload":"中文 ✓"}]}');
+      const cut = text.indexOf(0xe4) + 1;
+      const bulk = await chunkedCall(`/v1/queues/${queue}/jobs/bulk`, [text.slice(0, cut), text.slice(cut)]);
+      expect(bulk).toMatchObject({ status: 201, body: { states: ['pending', 'pending'] } });
+      expect((await call('GET', `/v1/queues/${queue}/jobs/${(bulk.body.ids as string[])[1]}`)).body).toMatchObject({ payload: '中文 ✓' });
+      // read whole, then judged like any other body
+      const bad = await chunkedCall(`/v1/queues/${queue}/jobs`, ['{"payload":1,', '"delayMs":-1}']);
+      expect(bad).toMatchObject({ status: 400, body: { error: { code: 'EMQARG' } } });
+      const malformed = await chunkedCall(`/v1/queues/${queue}/jobs`, ['{"payload":', '1']);
+      expect(malformed).toMatchObject({ status: 400, body: { error: { code: 'EMQARG' } } });
     });
 
     it('reads, removes and reprocesses jobs, with 404 and 409 where they fit', async () => {
@@ -245,6 +338,26 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect((await call('GET', '/metrics', undefined, { auth: null })).status).toBe(401);
       expect((await call('GET', `/v1/queues/${queue}`)).status).toBe(200);
     });
+
+    it('caps the payload as stored, not as escaped: JSON \\uXXXX escapes get through the body limit', async () => {
+      const queue = q();
+      // as Python's json.dumps writes it: every non-ASCII character escaped, six bytes for three
+      const spelled = (text: string): string => `{"payload": "${text.replace(/[^\x00-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}"}`;
+      // stored as 2 quotes and 3 bytes a character: the most characters within the cap, and one more
+      const most = Math.floor((PAYLOAD_CAP - 2) / 3);
+      const under = await call('POST', `/v1/queues/${queue}/jobs`, undefined, { raw: spelled('中'.repeat(most)) });
+      expect(under.status, JSON.stringify(under.body)).toBe(201);
+      expect((await call('GET', `/v1/queues/${queue}/jobs/${String(under.body.id)}`)).body.payload).toBe('中'.repeat(most));
+      // a 2 MiB body, well under the body limit: the stored size refuses it
+      await refused(queue, 413, 'EMQTOOLARGE', 'POST', `/v1/queues/${queue}/jobs`, undefined, { raw: spelled('中'.repeat(most + 1)) });
+      // the worst case, six bytes of body for one stored: ASCII spelled as escapes, a byte under the cap
+      const ascii = `{"payload":"${'\\u0041'.repeat(PAYLOAD_CAP - 3)}"}`;
+      expect(ascii.length).toBeGreaterThan(6 * PAYLOAD_CAP - 64);
+      const worst = await call('POST', `/v1/queues/${queue}/jobs`, undefined, { raw: ascii });
+      expect(worst.status, JSON.stringify(worst.body)).toBe(201);
+      expect((await call('GET', `/v1/queues/${queue}/jobs/${String(worst.body.id)}`)).body.payload).toBe('A'.repeat(PAYLOAD_CAP - 3));
+    });
+
     // Last: a server that answers 413 closes the connection, which the client's keep-alive pool
     // may only notice on its next request.
     it('refuses a payload over 1 MiB with 413 and writes nothing', async () => {
@@ -253,11 +366,29 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 413, 'EMQTOOLARGE', 'POST', `/v1/queues/${queue}/jobs`, { payload: 'x'.repeat(1024 * 1024 + 10) });
       // refused from its declared length, before any of it is read
       const before = (await keysOf(queue)).sort();
-      const answer = await declaredOnly(`/v1/queues/${queue}/jobs`, 3 * 1024 * 1024);
+      const answer = await declaredOnly(`/v1/queues/${queue}/jobs`, ENQUEUE_BODY_LIMIT + 1);
       expect(answer.status, JSON.stringify(answer.body)).toBe(413);
       expect(answer.body.error?.code).toBe('EMQTOOLARGE');
       expect((await keysOf(queue)).sort()).toEqual(before);
     });
 
+    it('reads a chunked body up to the limit, and refuses one a byte over it with 413 and writes nothing', async () => {
+      const queue = q();
+      const limits = [
+        [`/v1/queues/${queue}/jobs`, ENQUEUE_BODY_LIMIT, '{"payload":1}'],
+        [`/v1/queues/${queue}/jobs/bulk`, BULK_BODY_LIMIT, '{"jobs":[{"payload":1}]}'],
+      ] as const;
+      for (const [path, limit, json] of limits) {
+        // JSON padded with spaces to exactly the limit: read whole, and taken
+        const padded = json + ' '.repeat(limit - json.length);
+        const half = limit >> 1;
+        expect((await chunkedCall(path, [padded.slice(0, half), padded.slice(half)])).status).toBe(201);
+        const before = (await keysOf(queue)).sort();
+        const answer = await chunkedOnly(path, limit + 1);
+        expect(answer.status, JSON.stringify(answer.body)).toBe(413);
+        expect(answer.body.error?.code).toBe('EMQTOOLARGE');
+        expect((await keysOf(queue)).sort()).toEqual(before);
+      }
+    });
   });
 }

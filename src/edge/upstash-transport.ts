@@ -1,4 +1,5 @@
 import { Redis, type RedisConfigCloudflare } from '@upstash/redis/cloudflare';
+import { RedisError } from '../errors.js';
 import type { Reply, ScriptCall, Transport } from '../transport.js';
 
 type Settled = Array<Reply | Error>;
@@ -14,7 +15,16 @@ export interface UpstashEnv {
 export type UpstashConnectOptions = Omit<RedisConfigCloudflare, 'url' | 'token' | 'automaticDeserialization'> & {
   readonly url: string;
   readonly token: string;
+  /**
+   * How long one request may take, the client's retries included, before it fails with EMQREDIS
+   * (default 10 s): a stalled request must not hold a Worker's beat to the platform's limit.
+   */
+  readonly timeoutMs?: number;
 };
+
+/** The default of `timeoutMs`. */
+const DEFAULT_TIMEOUT_MS = 10_000;
+type Signal = NonNullable<RedisConfigCloudflare['signal']>;
 
 /**
  * The core's Transport over @upstash/redis (HTTP): however many calls, one `/pipeline` request,
@@ -22,6 +32,15 @@ export type UpstashConnectOptions = Omit<RedisConfigCloudflare, 'url' | 'token' 
  * EVAL. Replies come back as Redis sent them: the client must not JSON-parse strings
  * (`automaticDeserialization: false`), or a job's payload text would turn into an object.
  * No connection to hold, so close() has nothing to do. Runs on Node and in a Worker alike.
+ *
+ * Errors: a Redis error reply stays one call's Error value (the core tells NOSCRIPT, EMQKIND and
+ * EMQARG apart by its text); anything else (fetch failed, an HTTP error status, a body that is
+ * not a reply, the timeout) rejects with RedisError (EMQREDIS, 503) naming the endpoint, never
+ * the token. The client retries a request whose fetch throws (5 more times, backing off 50 ms to
+ * 2.7 s, about 4.3 s in all), and a fetch may throw after Redis ran the request, so every
+ * request sent through here must be harmless twice. connect() bounds each request, retries
+ * included, by `timeoutMs`: one that stalls fails at it, and one whose timeout falls in a backoff
+ * pause fails when the pause ends (at most 2.7 s later).
  *
  * @example
  * // in a Worker
@@ -33,22 +52,40 @@ export type UpstashConnectOptions = Omit<RedisConfigCloudflare, 'url' | 'token' 
  * const transport = new UpstashTransport(new Redis({ url, token, automaticDeserialization: false }));
  */
 export class UpstashTransport implements Transport {
+  /** The URL and token as the client holds them, and the endpoint errors name instead. */
+  private readonly url: string;
+  private readonly token: string;
+  private readonly endpoint: string;
+
   /** @param redis a client built with `automaticDeserialization: false` (checked) */
   constructor(readonly redis: Redis) {
-    // opts is protected in the client's types but is where it keeps the setting
-    const options = (redis as unknown as { opts?: { automaticDeserialization?: boolean } }).opts;
-    if (options?.automaticDeserialization !== false) {
+    // opts and client are protected in the client's types but keep the setting, URL and token
+    const inner = redis as unknown as {
+      opts?: { automaticDeserialization?: boolean };
+      client?: { baseUrl?: string; headers?: { authorization?: string } };
+    };
+    if (inner.opts?.automaticDeserialization !== false) {
       throw new TypeError('UpstashTransport needs an @upstash/redis client built with automaticDeserialization: false');
     }
+    this.url = inner.client?.baseUrl ?? '';
+    this.token = inner.client?.headers?.authorization?.replace(/^Bearer /, '') ?? '';
+    this.endpoint = endpointOf(this.url);
   }
 
   /**
    * A transport on a new client for `url`. Auto-pipelining is off: the transport batches by
    * itself, and every request it makes is one it asked for, which keeps request counts exact.
    */
-  static connect({ url, token, ...options }: UpstashConnectOptions): UpstashTransport {
+  static connect({ url, token, timeoutMs = DEFAULT_TIMEOUT_MS, signal, ...options }: UpstashConnectOptions): UpstashTransport {
     return new UpstashTransport(
-      new Redis({ enableAutoPipelining: false, ...options, url, token, automaticDeserialization: false }),
+      new Redis({
+        enableAutoPipelining: false,
+        ...options,
+        signal: deadline(timeoutMs, signal),
+        url,
+        token,
+        automaticDeserialization: false,
+      }),
     );
   }
 
@@ -70,7 +107,11 @@ export class UpstashTransport implements Transport {
   }
 
   async ping(): Promise<void> {
-    await this.redis.ping();
+    try {
+      await this.redis.ping();
+    } catch (error) {
+      throw this.failed(error);
+    }
   }
 
   async close(): Promise<void> {}
@@ -79,8 +120,49 @@ export class UpstashTransport implements Transport {
     if (calls.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const call of calls) add(pipeline, call);
-    const replies = await pipeline.exec({ keepErrors: true });
-    // each error is Redis's own text, so the core can tell NOSCRIPT, EMQKIND and EMQARG apart
-    return replies.map(({ result, error }) => (error ? new Error(error) : (result as Reply)));
+    try {
+      const replies = await pipeline.exec({ keepErrors: true });
+      // each error is Redis's own text, so the core can tell NOSCRIPT, EMQKIND and EMQARG apart
+      return replies.map(({ result, error }) => (error ? new Error(error) : (result as Reply)));
+    } catch (error) {
+      throw this.failed(error);
+    }
+  }
+
+  /** The request failed as a whole: Redis gave no reply to read. */
+  private failed(error: unknown): RedisError {
+    const cause = error instanceof Error ? error : new Error(String(error));
+    // the client appends the whole request body (scripts, payloads) to an HTTP error's message
+    let why = cause.message.split(', command was: ')[0]!;
+    // fetch's own message is "fetch failed" on Node: the reason (ECONNREFUSED...) is its cause
+    if (cause.cause instanceof Error) why += ` (${cause.cause.message})`;
+    // fetch may quote the URL as given, which may carry credentials or `?_token=`
+    if (this.url) why = why.split(this.url).join(this.endpoint);
+    if (this.token) why = why.split(this.token).join('<token>');
+    if (why.length > 300) why = `${why.slice(0, 300)}...`;
+    return new RedisError(`Redis at ${this.endpoint} did not answer: ${cause.name}: ${why}`, { cause });
+  }
+}
+
+/**
+ * The client's signal option as a function: the client calls it once per request (so one deadline
+ * covers the request's retries), and throws on abort, where given a bare signal it would answer an
+ * aborted request with a made-up 200 whose body is no reply.
+ */
+function deadline(timeoutMs: number, theirs: Signal | undefined): () => AbortSignal {
+  return () => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    if (theirs === undefined) return timeout;
+    return AbortSignal.any([typeof theirs === 'function' ? theirs() : theirs, timeout]);
+  };
+}
+
+/** The endpoint to name in errors: origin and path only. */
+function endpointOf(baseUrl: string): string {
+  try {
+    const url = new URL(baseUrl);
+    return url.origin + url.pathname.replace(/\/$/, '');
+  } catch {
+    return 'the REST endpoint';
   }
 }

@@ -1,6 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
@@ -8,6 +7,7 @@ import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
 import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
 import { bearerAuth } from './auth.js';
+import { bodyLimit } from './body-limit.js';
 import { renderMetrics } from './metrics.js';
 import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
@@ -84,6 +84,14 @@ export interface AppOptions<Bindings extends object = {}> {
   readonly maxBulkBodyBytes?: number;
 }
 
+/**
+ * The enqueue route's body limit for a payload cap. The cap is on the payload as stored (UTF-8
+ * bytes of its JSON, encode.ts), and a body may spell one stored byte as six (`\u0041`; Python's
+ * `json.dumps` escapes all non-ASCII by default): six times the cap, and 64 KiB for the options,
+ * lets every payload that fits as stored through to that check.
+ */
+const enqueueBodyLimit = (maxPayloadBytes: number): number => 6 * maxPayloadBytes + 64 * 1024;
+
 /** The document's fixed parts; the paths come from the routes. */
 const DOCUMENT = {
   openapi: '3.1.0',
@@ -152,7 +160,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   const queues = new QueueCache(options.queueOptions);
   const queueOf = (c: AppContext<Bindings>, name: string) => queues.get(options.transport(c), name);
   const tooLarge = (limit: number): MiddlewareHandler<AppEnv<Bindings>> =>
-    bodyLimit({ maxSize: limit, onError: (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`) });
+    bodyLimit(limit, (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`));
 
   const app = new OpenAPIHono<AppEnv<Bindings>>({
     // Validation failures answer 400 EMQARG naming the field, and write nothing.
@@ -214,8 +222,9 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   app.openapi(openApiRoute, (c) => c.json((document ??= app.getOpenAPI31Document(DOCUMENT)), 200));
 
-  // the body limits run first: a body declared too large is refused before any of it is read
-  app.on('POST', enqueueRoute.getRoutingPath(), tooLarge(maxPayload + 64 * 1024));
+  // the body limits run first: a body declared too large is refused before any of it is read, a
+  // chunked one as soon as it passes the limit
+  app.on('POST', enqueueRoute.getRoutingPath(), tooLarge(enqueueBodyLimit(maxPayload)));
   app.openapi(enqueueRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const body = c.req.valid('json');

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Miniflare } from 'miniflare';
@@ -114,6 +116,32 @@ describe('the Worker', () => {
       expect((await fetch(`${dev.url}/healthz`)).headers.get('x-emq-warning')).toMatch(/no EMQ_TOKEN/);
     } finally {
       await dev.mf.dispose();
+    }
+  });
+
+  it('answers 503 EMQREDIS, not 500, when Redis does not answer', async () => {
+    // a port nothing listens on: one the system gave out and took back
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const { mf, url } = await startWorker(`http://127.0.0.1:${port}`, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+    try {
+      const headers = { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' };
+      // at once: each waits out the client's retries (about 4.3 s)
+      const answers = await Promise.all([
+        fetch(`${url}/v1/queues/${queueName}/jobs`, { method: 'POST', headers, body: JSON.stringify({ payload: 1 }) }),
+        fetch(`${url}/v1/queues/${queueName}`, { headers }),
+      ]);
+      for (const res of answers) {
+        const body = (await res.json()) as { error?: { code: string; message: string } };
+        expect(res.status, JSON.stringify(body)).toBe(503);
+        expect(body.error?.code).toBe('EMQREDIS');
+        expect(body.error?.message).toContain(`127.0.0.1:${port}`);
+        expect(body.error?.message).not.toContain(BRIDGE_TOKEN);
+      }
+    } finally {
+      await mf.dispose();
     }
   });
 

@@ -74,6 +74,9 @@ describe('bad input', () => {
       { backoff: { type: 'exponential' as const, delayMs: 10, jitter: 2 } },
       { id: 'has space' },
       { id: '' },
+      // the kind door refuses a bare JOB:, and the registration riding with the enqueue would
+      // have been written before it did
+      { id: 'JOB:' },
     ];
     for (const options of bad) await rejectsAndWritesNothing(() => queue.add(1, options), InvalidArgumentError);
     await expect(queue.setGroupLimit('g', -1)).rejects.toBeInstanceOf(InvalidArgumentError);
@@ -81,6 +84,22 @@ describe('bad input', () => {
     await expect(leases(queue).claim(0, 1000)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(leases(queue).claim(1, 0)).rejects.toBeInstanceOf(InvalidArgumentError);
     await expect(queue.getJob('no spaces allowed')).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('refuses here, before any Redis call, every id the scripts\' kind door would refuse', async () => {
+    const queue = redis.queue({ name: queueName('bad') });
+    const ids = ['', 'JOB:', 'JOB', 'JOB:x', 'JOB:JOB:', ':', 'job:', 'FLOW:1', '-', 'x'.repeat(200), 'x'.repeat(201), 'JOB:' + 'x'.repeat(196), 'JOB:' + 'x'.repeat(197), ' JOB:1', 'JOB:1 '];
+    for (const id of ids) {
+      // an id the core takes reaches get-job.lua, which is read-only and checks the door
+      let error: unknown;
+      try {
+        await queue.getJob(id);
+      } catch (e) {
+        error = e;
+      }
+      expect(error === undefined || error instanceof InvalidArgumentError, `${JSON.stringify(id)}: ${String(error)}`).toBe(true);
+    }
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, { payload: 2, options: { id: 'JOB:' } }]), InvalidArgumentError);
   });
 
   it('writes nothing of a bulk enqueue when any one job is bad', async () => {
