@@ -50,8 +50,13 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
 
     const q = (): string => `http-${randomBytes(5).toString('hex')}`;
 
-    async function call(method: string, path: string, body?: unknown, init: { auth?: string | null; raw?: string } = {}): Promise<Answer> {
-      const headers: Record<string, string> = {};
+    async function call(
+      method: string,
+      path: string,
+      body?: unknown,
+      init: { auth?: string | null; raw?: string; headers?: Record<string, string> } = {},
+    ): Promise<Answer> {
+      const headers: Record<string, string> = { ...init.headers };
       const auth = init.auth === undefined ? target.token : init.auth;
       if (auth) headers.Authorization = `Bearer ${auth}`;
       if (body !== undefined || init.raw !== undefined) headers['Content-Type'] = 'application/json';
@@ -190,6 +195,28 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(job.status).toBe(200);
       expect(job.body).toMatchObject({ id: 'JOB:order-1', state: 'pending', payload: { to: 'a@example.com' }, group: 'tenant-1', priority: 3, maxAttempts: 5, attempts: 0, backoff: { type: 'fixed', delayMs: 250 } });
       expect(await raw.zcard(`emq:{${queue}}:lane:tenant-1`)).toBe(1);
+    });
+
+    it('takes an Idempotency-Key: the same key again answers the first response and writes nothing', async () => {
+      const queue = q();
+      const key = { headers: { 'Idempotency-Key': 'signup-42' } };
+      const first = await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'a' } }, key);
+      expect(first).toMatchObject({ status: 201, body: { id: 'JOB:1', state: 'pending' } });
+      const keys = await keysOf(queue);
+      // a client retrying after a timeout or a 503 it could not read
+      expect(await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'a' } }, key)).toMatchObject({ status: 201, body: { id: 'JOB:1', state: 'pending' } });
+      expect(await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'b' } }, key)).toMatchObject({ status: 409, body: { error: { code: 'EMQCONFLICT' } } });
+      expect((await keysOf(queue)).sort()).toEqual(keys.sort());
+      expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 1 } });
+      const bulk = { headers: { 'Idempotency-Key': 'import-1' } };
+      const jobs = { jobs: [{ payload: 1 }, { payload: 2 }] };
+      const created = await call('POST', `/v1/queues/${queue}/jobs/bulk`, jobs, bulk);
+      expect(created.status).toBe(201);
+      expect(await call('POST', `/v1/queues/${queue}/jobs/bulk`, jobs, bulk)).toEqual({ ...created, headers: expect.anything() as unknown });
+      expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 3 } });
+      const bad = await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1 }, { headers: { 'Idempotency-Key': 'no spaces' } });
+      expect(bad).toMatchObject({ status: 400, body: { error: { code: 'EMQARG' } } });
+      expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 3 } });
     });
 
     it('schedules delayed and run-at jobs', async () => {

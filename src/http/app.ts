@@ -228,7 +228,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   app.openapi(enqueueRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const body = c.req.valid('json');
-    const result = await queueOf(c, queue).add(body.payload, toOptions(body));
+    const key = c.req.valid('header')['idempotency-key'];
+    const result = await queueOf(c, queue).add(body.payload, { ...toOptions(body), ...(key === undefined ? {} : { idempotencyKey: key }) });
     if (result.state === 'duplicate') return c.json({ id: result.id, duplicate: true } as const, 200);
     options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
     return c.json({ id: result.id, state: result.state }, 201);
@@ -238,7 +239,11 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   app.openapi(bulkRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const { jobs } = c.req.valid('json');
-    const results = await queueOf(c, queue).addBulk(jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })));
+    const key = c.req.valid('header')['idempotency-key'];
+    const results = await queueOf(c, queue).addBulk(
+      jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })),
+      key === undefined ? {} : { idempotencyKey: key },
+    );
     const written = results.flatMap((r, i) => (r.state === 'pending' ? [Date.now()] : r.state === 'scheduled' ? [dueAtOf(jobs[i]!)] : []));
     if (written.length > 0) options.afterEnqueue?.(c, queue, Math.min(...written));
     return c.json({ ids: results.map((r) => r.id), states: results.map((r) => r.state) }, 201);

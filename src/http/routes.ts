@@ -16,7 +16,7 @@ import {
   removed,
   reprocessed,
 } from './responses.js';
-import { bulkBody, deadQuery, enqueueBody, groupParams, jobParams, limitBody, queueParams } from './schemas.js';
+import { bulkBody, deadQuery, enqueueBody, groupParams, idempotencyHeaders, jobParams, limitBody, queueParams } from './schemas.js';
 
 /**
  * Every route of the HTTP API with its request and response schemas: the one list the app
@@ -65,10 +65,11 @@ export const enqueueRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/jobs',
   summary: 'Enqueue one job',
-  request: { params: queueParams, body: body(enqueueBody) },
+  request: { params: queueParams, headers: idempotencyHeaders, body: body(enqueueBody) },
   responses: {
-    201: json(enqueued, 'created'),
+    201: json(enqueued, 'created (or, with an Idempotency-Key seen before, created by the first request)'),
     200: json(duplicate, 'a job with this id exists: nothing was written'),
+    409: failure('the Idempotency-Key was used with other jobs (EMQCONFLICT): nothing was written'),
     413: failure('the body or the payload is over the cap (EMQTOOLARGE)'),
     ...refusals,
   },
@@ -78,9 +79,10 @@ export const bulkRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/jobs/bulk',
   summary: 'Enqueue up to 1000 jobs: all of them, or none when any is bad',
-  request: { params: queueParams, body: body(bulkBody) },
+  request: { params: queueParams, headers: idempotencyHeaders, body: body(bulkBody) },
   responses: {
     201: json(enqueuedBulk, 'created; `duplicate` for an id that exists'),
+    409: failure('the Idempotency-Key was used with other jobs (EMQCONFLICT): nothing was written'),
     413: failure('the body or a payload is over the cap (EMQTOOLARGE)'),
     ...refusals,
   },

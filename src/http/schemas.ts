@@ -47,6 +47,19 @@ export const enqueueBody = z
   .refine((b) => !(b.backoffMs !== undefined && b.backoff !== undefined), 'give backoffMs or backoff, not both');
 
 /** The most jobs in one bulk enqueue. */
+/**
+ * The enqueue routes' `Idempotency-Key` header: the same key again answers what the first request
+ * answered and writes nothing, so a client may retry after an ambiguous failure (design.md,
+ * "Requests that may run twice").
+ */
+export const idempotencyHeaders = z.object({
+  'idempotency-key': z
+    .string()
+    .regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters")
+    .optional()
+    .openapi({ description: 'Retry safely: the same key again answers the first response and writes nothing (24 hours)' }),
+});
+
 export const MAX_BULK = 1000;
 
 export const bulkBody = z.object({ jobs: z.array(enqueueBody).min(1).max(MAX_BULK) }).strict();
