@@ -884,7 +884,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "fe98a3bb50be94966c8aa29b05e01ff4777ca3e6",
+    sha1: "7eaabf8096fe0a491404f3420d2e734e8cd9f1c9",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -897,7 +897,14 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   ARGV[5..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
-           active under that token: the lease was reaped or the job removed; nothing changed)
+           active under that token: the lease was reaped or the job removed; nothing changed).
+           A repeat (the same id and token again: a reply lost and the request sent again)
+           answers 1 while the completed row lasts and writes nothing (no second count, no slot
+           freed twice, no doorbell); with keepMs 0 the row is gone and a repeat answers 0
+  Repeats  a row \`completed\` whose \`t\` is the given token was completed by this very settle: only
+           complete writes \`completed\`, into a row active under the token, and leaves \`t\` as the
+           claim wrote it; a token is handed out once in the queue (invariant 4, claim_jobs) and
+           nothing moves a completed row on (it expires or is removed)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -947,27 +954,32 @@ local function chunked(command, key, list)
   return out
 end
 -- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
--- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil.
+-- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil and
+-- the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Reads three fields where hold reads eight: a completing batch pays per job for every one.
 local function held_group(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return r[3] or ''
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
@@ -1390,6 +1402,9 @@ local codes = each_held(5, 2, held_group, function(id, group)
     if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
   return 1
+end, function(token, state, t)
+  if state == 'completed' and t == token then return 1 end
+  return 0
 end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
@@ -1784,7 +1799,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "6bc1e98bc2dae77f3c973f5162bd1e1c722b0b4e",
+    sha1: "302dfbdaa5e852265c7d0b0bfe6c0e3db9f2dfd2",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1830,27 +1845,32 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
--- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil.
+-- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil and
+-- the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Reads three fields where hold reads eight: a completing batch pays per job for every one.
 local function held_group(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return r[3] or ''
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
@@ -1869,7 +1889,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "c2c47da84313a924caec2bdd075fa3283cddc867",
+    sha1: "b89005d7b4d3989597a904567833ed1f7e9e0166",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1914,28 +1934,33 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
 -- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
@@ -3090,7 +3115,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "6685838d20751e97e39a2e63cbdbdaec0ef6395c",
+    sha1: "0b821d5b21e9583fe76f788f43030bc8a8f4d522",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3131,28 +3156,33 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
 -- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
@@ -3836,7 +3866,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "088636fa86adea60e7286f73b165c19451e5acb4",
+    sha1: "b2ace975da92933768ecbc5514df8f6e70037ad2",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3892,28 +3922,33 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
 -- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
