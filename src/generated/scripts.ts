@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "68d2996baa1a7d254446a827aaf01c6db1f760d1",
+    sha1: "7c4663611440fa5b86e7072d6e84980cafe33be9",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -90,10 +90,16 @@ local function tally(t, g)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -1889,7 +1895,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "b89005d7b4d3989597a904567833ed1f7e9e0166",
+    sha1: "42b479af730551dc03fe4af93349a0d67f0ed159",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -2124,10 +2130,16 @@ local function free_and_admit(freed, batch)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -2826,7 +2838,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "b2ee1513822562e7f53980009dfc176e17996fa2",
+    sha1: "a6c91ad38fe8f451a4ecc675e921bd166c2dee9e",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2897,10 +2909,16 @@ local function tally(t, g)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -3866,7 +3884,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "b2ace975da92933768ecbc5514df8f6e70037ad2",
+    sha1: "27761441c4ff04238e826e2aa1d2e80b0aa75e64",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3877,7 +3895,17 @@ return resumed
            for the backoff's jitter
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
-           0 fenced off (nothing changed)
+           0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
+           and the request sent again) answers the code the first gave (1, 2 or 3) and writes
+           nothing, whatever became of the job since short of a new claim or a remove
+  Repeats  the retry leaves its outcome after the token in \`t\` (\`<token>/r<code>\`,
+           includes/settled_token.lua). Only the holder of the token can write that mark (the
+           fence) and a token is handed out once in the queue (invariant 4), so the mark means
+           this very retry ran. What moves the row on keeps \`t\` as it is (promote, move-group,
+           reprocess, which also leaves \`a\`: the repeat answers as the first did and must not
+           write, the job having moved on) or rewrites it (a claim; remove deletes the row): then
+           fenced. The reaper leaves the claim's bare token (it keeps \`a\` too), so a holder
+           whose lease was reaped is fenced off, never taken for a repeat.
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -3955,6 +3983,25 @@ local function each_held(first, stride, fence, act, again)
   end
   return codes
 end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
+end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -3967,10 +4014,16 @@ local function tally(t, g)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
 -- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
@@ -4181,13 +4234,14 @@ end
 
 local now = now_ms()
 local freed, batch, later = { order = {} }, { order = {} }, {}
+local outcomes = { 1, 2, 3 }
 local codes = each_held(2, 5, hold, function(id, row, i)
   local attempts, group, max_attempts, base, backoff, order = unpack(row)
-  local err = ARGV[i + 2]
+  local token, err = ARGV[i + 1], ARGV[i + 2]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
   if attempts - base >= max_attempts then
-    bury(id, err, now)
+    bury(id, err, now, settled_token(token, 'r3'))
     return 3
   end
   local delay = tonumber(ARGV[i + 3])
@@ -4196,12 +4250,14 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   if delay > 0 then
     redis.call('ZADD', K_SCHEDULED, now + delay, id)
     later[id] = true
-    redis.call('HSET', key, 's', 'scheduled', 'e', err)
+    redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
     return 1
   end
-  redis.call('HSET', key, 's', 'pending', 'e', err)
+  redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
   return 2
+end, function(token, _, t)
+  return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkInvariants } from '../invariants.js';
-import { keysOf, leases, sleep, snapshotKeys, useRedis } from '../helpers.js';
+import { keysOf, laneIds, leases, sleep, snapshotKeys, useRedis } from '../helpers.js';
 
 /**
  * A settle may run twice: @upstash/redis sends a request again when its fetch throws (the reply
@@ -74,6 +74,46 @@ describe('a settle sent twice (invariant 4)', () => {
     expect(await snapshot(queue)).toEqual(after);
     expect(await redis.raw.hget(k.key('meta'), 'completed')).toBe('1');
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
+  it('retry now: answers pending again and puts the job in its lane once', async () => {
+    const { queue, k, held } = await heldUnderLimit();
+    const answer = await twice(queue, () => leases(queue).retry([{ ...held, error: 'boom', delayMs: 0 }]));
+    expect(answer).toEqual(['pending']);
+    expect(await laneIds(redis.raw, k, 'g')).toEqual(['JOB:1', 'JOB:2']);
+    expect(await redis.raw.hget(k.key('gactive'), 'g')).toBeNull();
+    expect(await queue.getJob(held.id)).toMatchObject({ state: 'pending', attempts: 1, error: 'boom' });
+  });
+
+  it('retry later: answers scheduled again, also once the job was promoted, and schedules it once', async () => {
+    const { queue, k, held } = await heldUnderLimit();
+    const answer = await twice(queue, () => leases(queue).retry([{ ...held, error: 'boom', delayMs: 50 }]));
+    expect(answer).toEqual(['scheduled']);
+    expect(await redis.raw.zrange(k.key('scheduled'), 0, '-1')).toEqual([held.id]);
+
+    // promoted since: the repeat still answers what the first did, and moves nothing
+    await sleep(80);
+    expect((await leases(queue).promote()).promoted).toBe(1);
+    const promoted = await twice(queue, () => leases(queue).retry([{ ...held, error: 'boom', delayMs: 50 }]));
+    expect(promoted).toEqual(['scheduled']);
+    expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
+    expect(await laneIds(redis.raw, k, 'g')).toEqual(['JOB:1', 'JOB:2']);
+  });
+
+  it('retry past the last attempt: answers dead again, buried once, also once reprocessed', async () => {
+    const { queue, k, held } = await heldUnderLimit({ maxAttempts: 1 });
+    const answer = await twice(queue, () => leases(queue).retry([{ ...held, error: 'boom' }]));
+    expect(answer).toEqual(['dead']);
+    expect(await redis.raw.hget(k.key('meta'), 'buried')).toBe('1');
+    expect(await redis.raw.zrange(k.key('dead'), 0, '-1')).toEqual([held.id]);
+
+    // reprocessed since: the repeat must not bury it again
+    await queue.reprocess(held.id);
+    const reprocessed = await twice(queue, () => leases(queue).retry([{ ...held, error: 'boom' }]));
+    expect(reprocessed).toEqual(['dead']);
+    expect(await queue.getJob(held.id)).toMatchObject({ state: 'pending' });
+    expect(await redis.raw.zcard(k.key('dead'))).toBe(0);
+    expect(await redis.raw.hget(k.key('meta'), 'buried')).toBe('1');
   });
 
   it('a holder whose lease was reaped is fenced off, before and after the job is claimed again', async () => {
