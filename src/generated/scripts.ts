@@ -1895,7 +1895,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "42b479af730551dc03fe4af93349a0d67f0ed159",
+    sha1: "30326613c63e97fdc4ef08bb3ebf0a304a97ec6a",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1904,7 +1904,15 @@ end)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed)
+  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
+           again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
+           became of the job since short of a new claim or a remove
+  Repeats  the fail leaves \`<token>/f1\` in \`t\` (includes/settled_token.lua). Only the holder of
+           the token can write that mark (the fence) and a token is handed out once in the queue
+           (invariant 4), so the mark means this very fail ran. reprocess keeps \`t\` (and \`a\`):
+           a repeat after it still answers 1 and must not bury the job again; a claim rewrites
+           \`t\` and remove deletes the row: then fenced. The reaper buries with the claim's bare
+           token, and a retry's burial leaves \`/r3\`, so neither is taken for this fail's repeat
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -1972,6 +1980,25 @@ local function each_held(first, stride, fence, act, again)
     end
   end
   return codes
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -2156,12 +2183,14 @@ end
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local freed = { order = {} }
+local freed, outcomes = { order = {} }, { 1 }
 local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
-  bury(id, ARGV[i + 2], now)
+  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
   return 1
+end, function(token, _, t)
+  return repeat_code(token, t, 'f', outcomes)
 end)
 if free_and_admit(freed) then ring_doorbell() end
 return codes

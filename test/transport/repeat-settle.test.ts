@@ -116,6 +116,15 @@ describe('a settle sent twice (invariant 4)', () => {
     expect(await redis.raw.hget(k.key('meta'), 'buried')).toBe('1');
   });
 
+  it('fail: answers dead again, buried once', async () => {
+    const { queue, k, held } = await heldUnderLimit();
+    const answer = await twice(queue, () => leases(queue).fail([{ ...held, error: 'bad input' }]));
+    expect(answer).toEqual(['dead']);
+    expect(await redis.raw.hget(k.key('meta'), 'buried')).toBe('1');
+    expect(await redis.raw.hget(k.key('gactive'), 'g')).toBeNull();
+    expect(await queue.getJob(held.id)).toMatchObject({ state: 'dead', error: 'bad input' });
+  });
+
   it('a holder whose lease was reaped is fenced off, before and after the job is claimed again', async () => {
     const queue = redis.queue<number>();
     const k = keysOf(queue);
