@@ -3162,7 +3162,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "0b821d5b21e9583fe76f788f43030bc8a8f4d522",
+    sha1: "ed03537aac8f34dd278dd223645574b0404767e2",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3172,7 +3172,15 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed)
+  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed). A repeat (the same id and
+           token again: a reply lost and the request sent again) answers 1 and writes nothing,
+           so the claim is un-counted once, until the job is claimed again or removed
+  Repeats  the release leaves \`<token>/g1\` in \`t\` (includes/settled_token.lua) as it writes \`a\`
+           back down. Only the holder of the token can write that mark (the fence) and a token
+           is handed out once in the queue (invariant 4), so the mark means this very release
+           ran: the pending row under a bare token that a reaped lease leaves (\`a\` kept) is not
+           taken for it. move-group keeps \`t\`; a claim rewrites it (the next holder's token) and
+           remove deletes the row: then fenced
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when released work is claimable
 ]]
@@ -3235,6 +3243,25 @@ local function each_held(first, stride, fence, act, again)
     end
   end
   return codes
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -3425,14 +3452,16 @@ local function ring_doorbell()
 end
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
-local freed, batch = { order = {} }, { order = {} }
-local codes = each_held(2, 2, hold, function(id, row)
+local freed, batch, outcomes = { order = {} }, { order = {} }, { 1 }
+local codes = each_held(2, 2, hold, function(id, row, i)
   local attempts, group, order = row[1], row[2], row[6]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
-  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1, 't', settled_token(ARGV[i + 1], 'g1'))
   batch_push(batch, group, order, id)
   return 1
+end, function(token, _, t)
+  return repeat_code(token, t, 'g', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 return codes

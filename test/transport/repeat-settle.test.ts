@@ -125,6 +125,21 @@ describe('a settle sent twice (invariant 4)', () => {
     expect(await queue.getJob(held.id)).toMatchObject({ state: 'dead', error: 'bad input' });
   });
 
+  it('release: answers released again and un-counts the claim once', async () => {
+    const { queue, k, held } = await heldUnderLimit();
+    const answer = await twice(queue, () => leases(queue).release([held]));
+    expect(answer).toEqual(['released']);
+    expect(await queue.getJob(held.id)).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(await laneIds(redis.raw, k, 'g')).toEqual(['JOB:1', 'JOB:2']);
+
+    // claimed again: the old token is fenced off, and the new claim counts from 0 again
+    const [again] = (await leases(queue).claim(1, 30_000)).jobs;
+    expect(again).toMatchObject({ id: held.id, attempts: 1 });
+    const before = await snapshot(queue);
+    expect(await leases(queue).release([held])).toEqual(['fenced']);
+    expect(await snapshot(queue)).toEqual(before);
+  });
+
   it('a holder whose lease was reaped is fenced off, before and after the job is claimed again', async () => {
     const queue = redis.queue<number>();
     const k = keysOf(queue);
@@ -170,6 +185,16 @@ describe('a settle sent twice (invariant 4)', () => {
     const before = await snapshot(queue);
     expect(await leases(queue).fail([{ ...held, error: 'late' }])).toEqual(['fenced']);
     expect(await leases(queue).retry([{ ...held, error: 'late' }])).toEqual(['fenced']);
+    expect((await leases(queue).complete([held])).completed).toEqual([false]);
+    expect(await snapshot(queue)).toEqual(before);
+  });
+
+  it('a settle of one kind does not answer for another kind that ran under the token', async () => {
+    const { queue, held } = await heldUnderLimit();
+    expect(await leases(queue).retry([{ ...held, error: 'boom', delayMs: 0 }])).toEqual(['pending']);
+    const before = await snapshot(queue);
+    expect(await leases(queue).release([held])).toEqual(['fenced']);
+    expect(await leases(queue).fail([{ ...held, error: 'boom' }])).toEqual(['fenced']);
     expect((await leases(queue).complete([held])).completed).toEqual([false]);
     expect(await snapshot(queue)).toEqual(before);
   });
