@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "7c4663611440fa5b86e7072d6e84980cafe33be9",
+    sha1: "e901acb29ceb3b48fdc49f390e2305f8cd88fdc6",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -255,7 +255,9 @@ local function free_and_admit(freed, batch)
 end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
--- slots are freed. Returns requeued, buried, and whether work became claimable.
+-- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
+-- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
+-- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -285,7 +287,8 @@ local function first_score(key)
 end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
--- became claimable.
+-- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
+-- answers scheduled, as it did (includes/settled_token.lua).
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
@@ -357,6 +360,8 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The bare token replaces the mark a settle left there (includes/settled_token.lua): from this
+-- claim on, a settle of an earlier lease sent again is fenced off too.
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
@@ -561,7 +566,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "e4661218230a1d3705a2e109f363c0873ffea1fd",
+    sha1: "efe18fe22ebbaef7c481b2a10366a0e47e82162b",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -704,6 +709,8 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The bare token replaces the mark a settle left there (includes/settled_token.lua): from this
+-- claim on, a settle of an earlier lease sent again is fenced off too.
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
@@ -890,7 +897,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "7eaabf8096fe0a491404f3420d2e734e8cd9f1c9",
+    sha1: "d5f2b924001994f1fbab2ccb9764129bf90d1b78",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1209,6 +1216,8 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The bare token replaces the mark a settle left there (includes/settled_token.lua): from this
+-- claim on, a settle of an earlier lease sent again is fenced off too.
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
@@ -1805,7 +1814,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "302dfbdaa5e852265c7d0b0bfe6c0e3db9f2dfd2",
+    sha1: "71cb6c3ad140903cd98244d8640af70d2956e2bf",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1815,7 +1824,8 @@ return reply
   ARGV[3..] pairs: id, token
   Derives  emq:{q}:job:<id>
   Reply    {deadline or 0, ...}: the new lease deadline (ms), 0 when fenced off (the holder lost
-           the job: it must stop)
+           the job: it must stop). An extend sent again renews again while the lease is active
+           under the token (a later deadline, harmless) and answers 0 once it is not
   Errors   EMQKIND, EMQARG
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -2693,7 +2703,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "41a17f76589957659664c758a041d7e45965163e",
+    sha1: "30eb071596a18aeeee1052d26b764c4a181d40fe",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2829,7 +2839,8 @@ local function first_score(key)
 end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
--- became claimable.
+-- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
+-- answers scheduled, as it did (includes/settled_token.lua).
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
@@ -2867,7 +2878,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "a6c91ad38fe8f451a4ecc675e921bd166c2dee9e",
+    sha1: "0900c31e82a271edaba7ee0132499e6990fd44d2",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -3103,7 +3114,9 @@ local function free_and_admit(freed, batch)
 end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
--- slots are freed. Returns requeued, buried, and whether work became claimable.
+-- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
+-- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
+-- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -3661,10 +3674,12 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "eb3c5ba73f0e28b6ecd1d3fc588c54d1fa0c770f",
+    sha1: "41d97913b67808c39fdd30ab0ae75e61ca6ae7ef",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
-  keeps rising (it is the fence token); the allowance restarts from here.
+  keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
+  fail that buried the job and is sent again still finds its mark there, answers dead as it did
+  and writes nothing (it must not bury the job again); the next claim rewrites \`t\`.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
