@@ -10,7 +10,14 @@
   ARGV[5..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
-           active under that token: the lease was reaped or the job removed; nothing changed)
+           active under that token: the lease was reaped or the job removed; nothing changed).
+           A repeat (the same id and token again: a reply lost and the request sent again)
+           answers 1 while the completed row lasts and writes nothing (no second count, no slot
+           freed twice, no doorbell); with keepMs 0 the row is gone and a repeat answers 0
+  Repeats  a row `completed` whose `t` is the given token was completed by this very settle: only
+           complete writes `completed`, into a row active under the token, and leaves `t` as the
+           claim wrote it; a token is handed out once in the queue (invariant 4, claim_jobs) and
+           nothing moves a completed row on (it expires or is removed)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -47,6 +54,9 @@ local codes = each_held(5, 2, held_group, function(id, group)
     if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
   return 1
+end, function(token, state, t)
+  if state == 'completed' and t == token then return 1 end
+  return 0
 end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)

@@ -7,7 +7,8 @@
   ARGV[3..] pairs: id, token
   Derives  emq:{q}:job:<id>
   Reply    {deadline or 0, ...}: the new lease deadline (ms), 0 when fenced off (the holder lost
-           the job: it must stop)
+           the job: it must stop). An extend sent again renews again while the lease is active
+           under the token (a later deadline, harmless) and answers 0 once it is not
   Errors   EMQKIND, EMQARG
 ]]
 -- @include keyspace

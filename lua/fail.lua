@@ -6,7 +6,15 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed)
+  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
+           again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
+           became of the job since short of a new claim or a remove
+  Repeats  the fail leaves `<token>/f1` in `t` (includes/settled_token.lua). Only the holder of
+           the token can write that mark (the fence) and a token is handed out once in the queue
+           (invariant 4), so the mark means this very fail ran. reprocess keeps `t` (and `a`):
+           a repeat after it still answers 1 and must not bury the job again; a claim rewrites
+           `t` and remove deletes the row: then fenced. The reaper buries with the claim's bare
+           token, and a retry's burial leaves `/r3`, so neither is taken for this fail's repeat
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -15,6 +23,8 @@
 -- @include now_ms
 -- @include hold
 -- @include each_held
+-- @include settled_token
+-- @include repeat_code
 -- @include tally
 -- @include free_and_admit
 -- @include bury
@@ -22,12 +32,14 @@
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local freed = { order = {} }
+local freed, outcomes = { order = {} }, { 1 }
 local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
-  bury(id, ARGV[i + 2], now)
+  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
   return 1
+end, function(token, _, t)
+  return repeat_code(token, t, 'f', outcomes)
 end)
 if free_and_admit(freed) then ring_doorbell() end
 return codes

@@ -7,7 +7,15 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed)
+  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed). A repeat (the same id and
+           token again: a reply lost and the request sent again) answers 1 and writes nothing,
+           so the claim is un-counted once, until the job is claimed again or removed
+  Repeats  the release leaves `<token>/g1` in `t` (includes/settled_token.lua) as it writes `a`
+           back down. Only the holder of the token can write that mark (the fence) and a token
+           is handed out once in the queue (invariant 4), so the mark means this very release
+           ran: the pending row under a bare token that a reaped lease leaves (`a` kept) is not
+           taken for it. move-group keeps `t`; a claim rewrites it (the next holder's token) and
+           remove deletes the row: then fenced
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when released work is claimable
 ]]
@@ -16,20 +24,24 @@
 -- @include job_key
 -- @include hold
 -- @include each_held
+-- @include settled_token
+-- @include repeat_code
 -- @include tally
 -- @include batch_push
 -- @include free_and_admit
 -- @include ring_doorbell
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
-local freed, batch = { order = {} }, { order = {} }
-local codes = each_held(2, 2, hold, function(id, row)
+local freed, batch, outcomes = { order = {} }, { order = {} }, { 1 }
+local codes = each_held(2, 2, hold, function(id, row, i)
   local attempts, group, order = row[1], row[2], row[6]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
-  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1, 't', settled_token(ARGV[i + 1], 'g1'))
   batch_push(batch, group, order, id)
   return 1
+end, function(token, _, t)
+  return repeat_code(token, t, 'g', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 return codes

@@ -1,6 +1,8 @@
 --[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
-  keeps rising (it is the fence token); the allowance restarts from here.
+  keeps rising (it is the fence token); the allowance restarts from here. It keeps `t`: a retry or
+  fail that buried the job and is sent again still finds its mark there, answers dead as it did
+  and writes nothing (it must not bury the job again); the next claim rewrites `t`.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"

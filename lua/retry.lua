@@ -8,7 +8,17 @@
            for the backoff's jitter
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
-           0 fenced off (nothing changed)
+           0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
+           and the request sent again) answers the code the first gave (1, 2 or 3) and writes
+           nothing, whatever became of the job since short of a new claim or a remove
+  Repeats  the retry leaves its outcome after the token in `t` (`<token>/r<code>`,
+           includes/settled_token.lua). Only the holder of the token can write that mark (the
+           fence) and a token is handed out once in the queue (invariant 4), so the mark means
+           this very retry ran. What moves the row on keeps `t` as it is (promote, move-group,
+           reprocess, which also leaves `a`: the repeat answers as the first did and must not
+           write, the job having moved on) or rewrites it (a claim; remove deletes the row): then
+           fenced. The reaper leaves the claim's bare token (it keeps `a` too), so a holder
+           whose lease was reaped is fenced off, never taken for a repeat.
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -20,6 +30,8 @@
 -- @include job_key
 -- @include hold
 -- @include each_held
+-- @include settled_token
+-- @include repeat_code
 -- @include tally
 -- @include bury
 -- @include backoff_delay
@@ -35,13 +47,14 @@ end
 
 local now = now_ms()
 local freed, batch, later = { order = {} }, { order = {} }, {}
+local outcomes = { 1, 2, 3 }
 local codes = each_held(2, 5, hold, function(id, row, i)
   local attempts, group, max_attempts, base, backoff, order = unpack(row)
-  local err = ARGV[i + 2]
+  local token, err = ARGV[i + 1], ARGV[i + 2]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
   if attempts - base >= max_attempts then
-    bury(id, err, now)
+    bury(id, err, now, settled_token(token, 'r3'))
     return 3
   end
   local delay = tonumber(ARGV[i + 3])
@@ -50,12 +63,14 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   if delay > 0 then
     redis.call('ZADD', K_SCHEDULED, now + delay, id)
     later[id] = true
-    redis.call('HSET', key, 's', 'scheduled', 'e', err)
+    redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
     return 1
   end
-  redis.call('HSET', key, 's', 'pending', 'e', err)
+  redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
   return 2
+end, function(token, _, t)
+  return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end

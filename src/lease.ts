@@ -36,7 +36,9 @@ export interface Finished {
 /**
  * What became of a finished job once recorded: `completed`; retried now (`pending`) or after its
  * backoff (`scheduled`); `dead` (attempts used up, or failed for good); or `fenced`: its holder
- * had lost the lease (reaped, removed) and nothing was written.
+ * had lost the lease (reaped, removed) and nothing was written. A settle sent again after its
+ * reply was lost answers what the first did (docs/design.md, invariant 4), except a complete
+ * whose row `keepCompletedMs` 0 deleted at once: that repeat is `fenced`.
  */
 export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced';
 

@@ -1,8 +1,14 @@
 -- @include job_key
 -- Move job `id`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- `mark`: the `t` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end

@@ -15,6 +15,8 @@
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's `t`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The bare token replaces the mark a settle left there (includes/settled_token.lua): from this
+-- claim on, a settle of an earlier lease sent again is fenced off too.
 -- The claim also writes the job's order into the row's `o` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).

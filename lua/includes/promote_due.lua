@@ -5,7 +5,8 @@
 -- @include first_score
 -- Up to `limit` scheduled jobs due by `now` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
--- became claimable.
+-- became claimable. A row keeps its `t`: a retry sent again after its job was promoted still
+-- answers scheduled, as it did (includes/settled_token.lua).
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false

@@ -7,7 +7,9 @@
 -- @include free_and_admit
 -- Up to `limit` jobs whose lease ended by `now` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
--- slots are freed. Returns requeued, buried, and whether work became claimable.
+-- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
+-- claim's bare token in `t` (no settle's mark, includes/settled_token.lua), so a late settle by
+-- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end

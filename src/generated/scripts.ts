@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "68d2996baa1a7d254446a827aaf01c6db1f760d1",
+    sha1: "e901acb29ceb3b48fdc49f390e2305f8cd88fdc6",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -90,10 +90,16 @@ local function tally(t, g)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -249,7 +255,9 @@ local function free_and_admit(freed, batch)
 end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
--- slots are freed. Returns requeued, buried, and whether work became claimable.
+-- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
+-- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
+-- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -279,7 +287,8 @@ local function first_score(key)
 end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
--- became claimable.
+-- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
+-- answers scheduled, as it did (includes/settled_token.lua).
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
@@ -351,6 +360,8 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The bare token replaces the mark a settle left there (includes/settled_token.lua): from this
+-- claim on, a settle of an earlier lease sent again is fenced off too.
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
@@ -555,7 +566,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   },
   claim: {
     name: "claim",
-    sha1: "e4661218230a1d3705a2e109f363c0873ffea1fd",
+    sha1: "efe18fe22ebbaef7c481b2a10366a0e47e82162b",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -698,6 +709,8 @@ end
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The bare token replaces the mark a settle left there (includes/settled_token.lua): from this
+-- claim on, a settle of an earlier lease sent again is fenced off too.
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
@@ -884,7 +897,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   },
   complete: {
     name: "complete",
-    sha1: "fe98a3bb50be94966c8aa29b05e01ff4777ca3e6",
+    sha1: "d5f2b924001994f1fbab2ccb9764129bf90d1b78",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -897,7 +910,14 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   ARGV[5..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
-           active under that token: the lease was reaped or the job removed; nothing changed)
+           active under that token: the lease was reaped or the job removed; nothing changed).
+           A repeat (the same id and token again: a reply lost and the request sent again)
+           answers 1 while the completed row lasts and writes nothing (no second count, no slot
+           freed twice, no doorbell); with keepMs 0 the row is gone and a repeat answers 0
+  Repeats  a row \`completed\` whose \`t\` is the given token was completed by this very settle: only
+           complete writes \`completed\`, into a row active under the token, and leaves \`t\` as the
+           claim wrote it; a token is handed out once in the queue (invariant 4, claim_jobs) and
+           nothing moves a completed row on (it expires or is removed)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -947,27 +967,32 @@ local function chunked(command, key, list)
   return out
 end
 -- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
--- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil.
+-- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil and
+-- the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Reads three fields where hold reads eight: a completing batch pays per job for every one.
 local function held_group(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return r[3] or ''
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
@@ -1191,6 +1216,8 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
+-- The bare token replaces the mark a settle left there (includes/settled_token.lua): from this
+-- claim on, a settle of an earlier lease sent again is fenced off too.
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
@@ -1390,6 +1417,9 @@ local codes = each_held(5, 2, held_group, function(id, group)
     if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
   return 1
+end, function(token, state, t)
+  if state == 'completed' and t == token then return 1 end
+  return 0
 end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
@@ -1814,7 +1844,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "6bc1e98bc2dae77f3c973f5162bd1e1c722b0b4e",
+    sha1: "71cb6c3ad140903cd98244d8640af70d2956e2bf",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -1824,7 +1854,8 @@ return reply
   ARGV[3..] pairs: id, token
   Derives  emq:{q}:job:<id>
   Reply    {deadline or 0, ...}: the new lease deadline (ms), 0 when fenced off (the holder lost
-           the job: it must stop)
+           the job: it must stop). An extend sent again renews again while the lease is active
+           under the token (a later deadline, harmless) and answers 0 once it is not
   Errors   EMQKIND, EMQARG
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -1860,27 +1891,32 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
--- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil.
+-- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil and
+-- the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Reads three fields where hold reads eight: a completing batch pays per job for every one.
 local function held_group(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return r[3] or ''
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
@@ -1899,7 +1935,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "c2c47da84313a924caec2bdd075fa3283cddc867",
+    sha1: "30326613c63e97fdc4ef08bb3ebf0a304a97ec6a",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -1908,7 +1944,15 @@ end)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed)
+  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
+           again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
+           became of the job since short of a new claim or a remove
+  Repeats  the fail leaves \`<token>/f1\` in \`t\` (includes/settled_token.lua). Only the holder of
+           the token can write that mark (the fence) and a token is handed out once in the queue
+           (invariant 4), so the mark means this very fail ran. reprocess keeps \`t\` (and \`a\`):
+           a repeat after it still answers 1 and must not bury the job again; a claim rewrites
+           \`t\` and remove deletes the row: then fenced. The reaper buries with the claim's bare
+           token, and a retry's burial leaves \`/r3\`, so neither is taken for this fail's repeat
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -1944,33 +1988,57 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
 -- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
   end
   return codes
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -2129,10 +2197,16 @@ local function free_and_admit(freed, batch)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -2149,12 +2223,14 @@ end
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
-local freed = { order = {} }
+local freed, outcomes = { order = {} }, { 1 }
 local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
-  bury(id, ARGV[i + 2], now)
+  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
   return 1
+end, function(token, _, t)
+  return repeat_code(token, t, 'f', outcomes)
 end)
 if free_and_admit(freed) then ring_doorbell() end
 return codes
@@ -2657,7 +2733,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "41a17f76589957659664c758a041d7e45965163e",
+    sha1: "30eb071596a18aeeee1052d26b764c4a181d40fe",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2793,7 +2869,8 @@ local function first_score(key)
 end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
--- became claimable.
+-- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
+-- answers scheduled, as it did (includes/settled_token.lua).
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
@@ -2831,7 +2908,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "b2ee1513822562e7f53980009dfc176e17996fa2",
+    sha1: "0900c31e82a271edaba7ee0132499e6990fd44d2",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -2902,10 +2979,16 @@ local function tally(t, g)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -3061,7 +3144,9 @@ local function free_and_admit(freed, batch)
 end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
--- slots are freed. Returns requeued, buried, and whether work became claimable.
+-- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
+-- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
+-- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -3120,7 +3205,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "6685838d20751e97e39a2e63cbdbdaec0ef6395c",
+    sha1: "ed03537aac8f34dd278dd223645574b0404767e2",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3130,7 +3215,15 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed)
+  Reply    {code, ...}: 1 released, 0 fenced off (nothing changed). A repeat (the same id and
+           token again: a reply lost and the request sent again) answers 1 and writes nothing,
+           so the claim is un-counted once, until the job is claimed again or removed
+  Repeats  the release leaves \`<token>/g1\` in \`t\` (includes/settled_token.lua) as it writes \`a\`
+           back down. Only the holder of the token can write that mark (the fence) and a token
+           is handed out once in the queue (invariant 4), so the mark means this very release
+           ran: the pending row under a bare token that a reaped lease leaves (\`a\` kept) is not
+           taken for it. move-group keeps \`t\`; a claim rewrites it (the next holder's token) and
+           remove deletes the row: then fenced
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when released work is claimable
 ]]
@@ -3161,33 +3254,57 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
 -- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
   end
   return codes
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -3378,14 +3495,16 @@ local function ring_doorbell()
 end
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
-local freed, batch = { order = {} }, { order = {} }
-local codes = each_held(2, 2, hold, function(id, row)
+local freed, batch, outcomes = { order = {} }, { order = {} }, { 1 }
+local codes = each_held(2, 2, hold, function(id, row, i)
   local attempts, group, order = row[1], row[2], row[6]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
-  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1)
+  redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1, 't', settled_token(ARGV[i + 1], 'g1'))
   batch_push(batch, group, order, id)
   return 1
+end, function(token, _, t)
+  return repeat_code(token, t, 'g', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 return codes
@@ -3585,10 +3704,12 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "eb3c5ba73f0e28b6ecd1d3fc588c54d1fa0c770f",
+    sha1: "41d97913b67808c39fdd30ab0ae75e61ca6ae7ef",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
-  keeps rising (it is the fence token); the allowance restarts from here.
+  keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
+  fail that buried the job and is sent again still finds its mark there, answers dead as it did
+  and writes nothing (it must not bury the job again); the next claim rewrites \`t\`.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
@@ -3866,7 +3987,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "088636fa86adea60e7286f73b165c19451e5acb4",
+    sha1: "27761441c4ff04238e826e2aa1d2e80b0aa75e64",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -3877,7 +3998,17 @@ return resumed
            for the backoff's jitter
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
-           0 fenced off (nothing changed)
+           0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
+           and the request sent again) answers the code the first gave (1, 2 or 3) and writes
+           nothing, whatever became of the job since short of a new claim or a remove
+  Repeats  the retry leaves its outcome after the token in \`t\` (\`<token>/r<code>\`,
+           includes/settled_token.lua). Only the holder of the token can write that mark (the
+           fence) and a token is handed out once in the queue (invariant 4), so the mark means
+           this very retry ran. What moves the row on keeps \`t\` as it is (promote, move-group,
+           reprocess, which also leaves \`a\`: the repeat answers as the first did and must not
+           write, the job having moved on) or rewrites it (a claim; remove deletes the row): then
+           fenced. The reaper leaves the claim's bare token (it keeps \`a\` too), so a holder
+           whose lease was reaped is fenced off, never taken for a repeat.
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -3922,33 +4053,57 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
--- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil.
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
 -- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
 local function hold(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
-  if r[1] ~= 'active' or r[2] ~= token then return nil end
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
   return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
--- the settle needs of the row, nil unless the job is active under that token; \`act(id, held, i)\`
--- settles a held job (\`held\` what fence returned, \`i\` the index of its id, its other values
--- after it) and returns its code. Returns the codes in ARGV order, 0 for each job fenced off,
--- which is left as it was. The caller runs the ids through check_kind before: the kind door's
--- errors come before any write, and act writes.
-local function each_held(first, stride, fence, act)
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
   local codes = {}
   for i = first, #ARGV, stride do
-    local id = ARGV[i]
-    local held = fence(id, ARGV[i + 1])
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
     else
       codes[#codes + 1] = 0
     end
   end
   return codes
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -3962,10 +4117,16 @@ local function tally(t, g)
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
-local function bury(id, err, now)
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+local function bury(id, err, now, mark)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
-  redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
 end
 -- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
 -- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
@@ -4176,13 +4337,14 @@ end
 
 local now = now_ms()
 local freed, batch, later = { order = {} }, { order = {} }, {}
+local outcomes = { 1, 2, 3 }
 local codes = each_held(2, 5, hold, function(id, row, i)
   local attempts, group, max_attempts, base, backoff, order = unpack(row)
-  local err = ARGV[i + 2]
+  local token, err = ARGV[i + 1], ARGV[i + 2]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
   if attempts - base >= max_attempts then
-    bury(id, err, now)
+    bury(id, err, now, settled_token(token, 'r3'))
     return 3
   end
   local delay = tonumber(ARGV[i + 3])
@@ -4191,12 +4353,14 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   if delay > 0 then
     redis.call('ZADD', K_SCHEDULED, now + delay, id)
     later[id] = true
-    redis.call('HSET', key, 's', 'scheduled', 'e', err)
+    redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
     return 1
   end
-  redis.call('HSET', key, 's', 'pending', 'e', err)
+  redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
   return 2
+end, function(token, _, t)
+  return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end

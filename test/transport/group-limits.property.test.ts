@@ -95,8 +95,12 @@ interface Holding {
 /** What the test knows without asking Redis: who holds what, what is paused, the limits. */
 class Model {
   readonly held = new Map<string, Holding>();
-  /** (id, token) pairs that were valid once and no longer are: using one must be fenced off. */
-  readonly released: Array<{ id: string; token: number }> = [];
+  /**
+   * (id, token) pairs that were valid once and no longer are: using one is fenced off, except the
+   * settle that ended the lease sent again (`settled`, while `trace`: the id not claimed again nor
+   * removed since), which answers as it did the first time.
+   */
+  readonly released: Array<{ id: string; token: number; settled?: { how: string; answer: unknown }; trace: boolean }> = [];
   readonly ids: string[] = [];
   readonly groupOf = new Map<string, string | undefined>();
   readonly removed = new Set<string>();
@@ -104,11 +108,16 @@ class Model {
   readonly limits = new Map<string, number>();
   paused = false;
 
-  release(id: string): void {
+  release(id: string, settled?: { how: string; answer: unknown }): void {
     const h = this.held.get(id);
     if (!h) return;
     this.held.delete(id);
-    this.released.push({ id, token: h.token });
+    this.released.push({ id, token: h.token, ...(settled ? { settled } : {}), trace: true });
+  }
+
+  /** `id` claimed again or removed: no settle of its earlier leases is a repeat any more. */
+  forget(id: string): void {
+    for (const r of this.released) if (r.id === id) r.trace = false;
   }
 }
 
@@ -170,6 +179,7 @@ describe('groups, limits and pauses under random interleavings', () => {
           got.add(job.id);
           expect(model.held.has(job.id), `${job.id} handed out while still validly held`).toBe(false);
           expect(model.removed.has(job.id), `${job.id} was removed`).toBe(false);
+          model.forget(job.id);
           expect(job.group).toBe(model.groupOf.get(job.id));
           if (job.group !== undefined) {
             expect(model.pausedGroups.has(job.group), `${job.id} of paused group ${job.group} handed out`).toBe(false);
@@ -207,10 +217,13 @@ describe('groups, limits and pauses under random interleavings', () => {
         const held = [...model.held.values()];
         let target: { id: string; token: number; claimer: number } | undefined;
         let holding: Holding | undefined;
+        // what a stale settle answers: fenced, or, sent again by the holder that settled, its first answer
+        let repeat: unknown;
         if (op.stale) {
           if (model.released.length > 0) {
             const r = model.released[op.pick % model.released.length]!;
-            target = { ...r, claimer: op.pick % CLAIMERS };
+            target = { id: r.id, token: r.token, claimer: op.pick % CLAIMERS };
+            if (r.trace && r.settled?.how === op.how) repeat = r.settled.answer;
           } else if (held.length > 0) {
             const h = held[op.pick % held.length]!;
             target = { id: h.id, token: h.token + 1, claimer: h.claimer };
@@ -223,24 +236,26 @@ describe('groups, limits and pauses under random interleavings', () => {
         const via = queues[target.claimer]!;
         const item = { id: target.id, token: target.token };
         const before = await redis.raw.hgetall(keysOf(queue).job(target.id));
+        let answer: unknown;
         if (op.how === 'complete') {
-          const { completed } = await leases(via).complete([item]);
-          expect(completed).toEqual([holding !== undefined]);
+          answer = (await leases(via).complete([item])).completed[0];
+          expect(answer).toEqual(holding !== undefined || (repeat ?? false));
         } else if (op.how === 'retry') {
-          const outcome = await leases(via).retry([{ ...item, error: 'boom', delayMs: op.delayMs }]);
+          answer = (await leases(via).retry([{ ...item, error: 'boom', delayMs: op.delayMs }]))[0];
           const want = !holding
-            ? 'fenced'
+            ? (repeat ?? 'fenced')
             : holding.attempts >= holding.maxAttempts
               ? 'dead'
               : op.delayMs > 0
                 ? 'scheduled'
                 : 'pending';
-          expect(outcome).toEqual([want]);
+          expect(answer).toEqual(want);
         } else {
-          expect(await leases(via).fail([{ ...item, error: 'fatal' }])).toEqual([holding ? 'dead' : 'fenced']);
+          answer = (await leases(via).fail([{ ...item, error: 'fatal' }]))[0];
+          expect(answer).toEqual(holding ? 'dead' : (repeat ?? 'fenced'));
         }
-        if (holding) model.release(holding.id);
-        else expect(await redis.raw.hgetall(keysOf(queue).job(target.id)), 'a fenced call changed the row').toEqual(before);
+        if (holding) model.release(holding.id, { how: op.how, answer });
+        else expect(await redis.raw.hgetall(keysOf(queue).job(target.id)), 'a fenced or repeated call changed the row').toEqual(before);
         return;
       }
       case 'reap': {
@@ -287,6 +302,7 @@ describe('groups, limits and pauses under random interleavings', () => {
         } else {
           await queue.remove(id);
           model.release(id);
+          model.forget(id);
           model.removed.add(id);
         }
         return;

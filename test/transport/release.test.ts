@@ -22,11 +22,16 @@ describe('release: giving back jobs never started', () => {
     expect(await laneIds(redis.raw, k, 'g')).toEqual(['JOB:1', 'JOB:2']);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
 
-    // the old token is dead: a second release or a complete changes nothing
-    expect(await leases(queue).release([{ id: held!.id, token: held!.token }])).toEqual(['fenced']);
+    // the release sent again answers as it did and un-counts nothing more (repeat-settle.test.ts);
+    // a complete under the token changes nothing
+    expect(await leases(queue).release([{ id: held!.id, token: held!.token }])).toEqual(['released']);
+    expect(await queue.getJob(held!.id)).toMatchObject({ state: 'pending', attempts: 0 });
     expect((await leases(queue).complete([{ id: held!.id, token: held!.token }])).completed).toEqual([false]);
     const [again] = (await leases(queue).claim(1, 30_000)).jobs;
     expect(again).toMatchObject({ id: 'JOB:1', attempts: 1 });
     expect(again!.token).toBeGreaterThan(held!.token);
+    // claimed again: the old token is fenced off
+    expect(await leases(queue).release([{ id: held!.id, token: held!.token }])).toEqual(['fenced']);
+    expect(await queue.getJob(held!.id)).toMatchObject({ state: 'active', attempts: 1 });
   });
 });

@@ -185,8 +185,11 @@ describe('retry, backoff and dead jobs', () => {
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
     expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 0 });
     expect(await queue.getJob(first.id)).toMatchObject({ state: 'dead', error: 'second', finishedAt: finished, payload: { n: 7 } });
-    // a dead job's holder is fenced off
-    expect(await leases(queue).retry([{ id: second.id, token: second.token, error: 'x' }])).toEqual(['fenced']);
+    // the retry sent again answers as it did and writes nothing (repeat-settle.test.ts); the
+    // holder before it is fenced off
+    expect(await leases(queue).retry([{ id: second.id, token: second.token, error: 'second', delayMs: 0 }])).toEqual(['dead']);
+    expect(await redis.raw.hgetall(k.job(first.id))).toEqual(row);
+    expect(await leases(queue).retry([{ id: first.id, token: first.token, error: 'first' }])).toEqual(['fenced']);
   });
 
   it('fail() sends a job with attempts left straight to dead', async () => {
@@ -202,8 +205,10 @@ describe('retry, backoff and dead jobs', () => {
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
     expect(await laneSize(redis.raw, k)).toBe(0);
     expect((await queue.stats()).counts.dead).toBe(1);
-    expect(await leases(queue).fail([{ id: job.id, token: job.token, error: 'again' }])).toEqual(['fenced']);
+    // the holder's fail sent again answers as it did and writes nothing (repeat-settle.test.ts)
+    expect(await leases(queue).fail([{ id: job.id, token: job.token, error: 'again' }])).toEqual(['dead']);
     expect(await redis.raw.hget(k.job(job.id), 'e')).toBe('unrecoverable');
+    expect((await queue.stats()).counts.dead).toBe(1);
   });
 
   it('reprocess gives a dead job a fresh allowance while its token keeps rising', async () => {
