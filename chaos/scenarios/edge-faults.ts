@@ -58,13 +58,13 @@ export const edgeFaults: Scenario = {
     try {
       const old = await raw.keys(`emq:{${QUEUE}}:*`);
       if (old.length > 0) await raw.del(...old);
-      // enqueue one at a time; a client retries a failed request with the same key
+      // clients enqueue one job at a time (several clients at once); a client retries a failed
+      // request with the same key
       let acknowledged = 0;
       let gaveUp = 0;
       let clientRetries = 0;
-      for (let n = 0; n < jobs; n++) {
-        let ok = false;
-        for (let attempt = 0; attempt < 10 && !ok; attempt++) {
+      const enqueue = async (n: number): Promise<void> => {
+        for (let attempt = 0; attempt < 10; attempt++) {
           if (attempt > 0) clientRetries++;
           try {
             const res = await worker.fetch(
@@ -76,14 +76,23 @@ export const edgeFaults: Scenario = {
               env,
               ctxWait,
             );
-            ok = res.status === 201 || res.status === 200;
+            if (res.status === 201 || res.status === 200) {
+              acknowledged++;
+              return;
+            }
           } catch {
-            ok = false;
+            // a client sees a failure: it retries with the same key
           }
         }
-        if (ok) acknowledged++;
-        else gaveUp++;
-      }
+        gaveUp++;
+      };
+      const clients = ctx.quick ? 4 : 10;
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          while (next < jobs) await enqueue(next++);
+        }),
+      );
       // drain under faults, then without them
       const drainUntil = performance.now() + (ctx.quick ? 30_000 : 120_000);
       const stats = async () => (await queue.stats()).counts;
