@@ -133,6 +133,8 @@ export const edgeFaults: Scenario = {
         jobs_lost: Math.max(0, lost),
         duplicate_jobs: duplicates,
         completed: counts.completed,
+        // attempts used up on leases lost to the faults (3 by default): dead, as designed
+        dead: counts.dead,
         not_finished: counts.pending + counts.scheduled + counts.active,
         ran_more_than_once: rerun,
         reruns_unexplained: unexplained,
