@@ -81,6 +81,9 @@ export class Queue<Payload = unknown> {
   private readonly defaults: JobDefaults;
   private readonly maxPayloadBytes: number;
   private readonly idempotencyTtlMs: number;
+  /** This Queue's own request keys: a random prefix (96 bits, once) and a count, cheaper than randomness per call. */
+  private readonly requestPrefix = randomHex();
+  private requestCount = 0;
   /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
   private registered = false;
 
@@ -147,7 +150,9 @@ export class Queue<Payload = unknown> {
 
   /** The request key of one enqueue call: the caller's, or one of its own. */
   private requestKey(idempotencyKey: string | undefined): EnqueueRequest {
-    if (idempotencyKey === undefined) return { key: `a:${randomHex()}`, ttlMs: OWN_REQUEST_TTL_MS, callerKey: false };
+    if (idempotencyKey === undefined) {
+      return { key: `a:${this.requestPrefix}${(this.requestCount++).toString(36)}`, ttlMs: OWN_REQUEST_TTL_MS, callerKey: false };
+    }
     if (typeof idempotencyKey !== 'string' || !CALLER_KEY.test(idempotencyKey)) {
       throw new InvalidArgumentError(`idempotencyKey must be 1 to 200 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(idempotencyKey)}`);
     }

@@ -1491,7 +1491,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "1b592fb3a66fd3c5bef593e8ebf4a898cfde0d73",
+    sha1: "b83c17f391c09e5079f4484ae0906a92ea3c01dd",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1741,19 +1741,31 @@ end
 
 -- a request seen before answers as it did the first time: its reply was lost, or a client retried
 local request, fingerprint = nil, ''
+local function first_reply(seen)
+  local sep = string.find(seen, '\\n', 1, true)
+  if string.sub(seen, 1, sep - 1) ~= fingerprint then
+    return redis.error_reply('EMQCONFLICT the idempotency key ' .. request_key .. ' was used with other jobs')
+  end
+  return cjson.decode(string.sub(seen, sep + 1))
+end
 if request_key ~= '' then
   local ttl = arg_int(ARGV[3], 'requestTtlMs', 1)
   request = { key = PREFIX .. 'req:' .. request_key, ttl = string.format('%d', ttl) }
-  -- a key of the core's own is random per call: only a caller's key can come back with other jobs
-  if caller_key then fingerprint = redis.sha1hex(table.concat(ARGV, '\\n', FIRST)) end
-  local seen = redis.call('GET', request.key)
-  if seen then
-    local sep = string.find(seen, '\\n', 1, true)
-    if string.sub(seen, 1, sep - 1) ~= fingerprint then
-      return redis.error_reply('EMQCONFLICT the idempotency key ' .. request_key .. ' was used with other jobs')
-    end
-    return cjson.decode(string.sub(seen, sep + 1))
+  -- a caller's key may come back with other jobs, and its repeat must write nothing at all: it is
+  -- looked up first. A key of the core's own is random per call: see below
+  if caller_key then
+    fingerprint = redis.sha1hex(table.concat(ARGV, '\\n', FIRST))
+    local seen = redis.call('GET', request.key)
+    if seen then return first_reply(seen) end
   end
+end
+
+-- a job's due time (-1: claimable now) from its delay or run-at time
+local function due_of(b, now)
+  local delay, run_at = tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
+  if delay > 0 then return now + delay end
+  if run_at >= 0 then return run_at end
+  return -1
 end
 
 local now = now_ms()
@@ -1769,6 +1781,25 @@ for i = 0, n - 1 do
   wanted[i + 1] = id
 end
 local all_ids_new, new_keys = all_new(wanted)
+
+-- a key of the core's own: when every id is new (the usual case) the reply is known before any
+-- row is written, so one SET NX GET both records it and finds a repeat (whose generated ids are
+-- new too: the first run took their numbers). A repeat costs only sequence numbers
+if request and not caller_key then
+  if all_ids_new then
+    local first = {}
+    for i = 0, n - 1 do
+      first[#first + 1] = wanted[i + 1]
+      first[#first + 1] = due_of(FIRST + i * FIELDS, now) > now and 'scheduled' or 'pending'
+    end
+    local seen = redis.call('SET', request.key, '\\n' .. cjson.encode(first), 'NX', 'PX', request.ttl, 'GET')
+    if seen then return first_reply(seen) end
+    request = nil
+  else
+    local seen = redis.call('GET', request.key)
+    if seen then return first_reply(seen) end
+  end
+end
 local batch = { order = {} }
 local reply = {}
 local scheduled, new_scheduled = {}, {}
@@ -1777,7 +1808,6 @@ local wrote = false
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-  local delay, run_at = tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
   seq = seq + 1
   local order = priority * 4294967296 + (seq % 4294967296)
@@ -1794,9 +1824,7 @@ for i = 0, n - 1 do
     id = nil
   end
   if id then
-    local due = -1
-    if run_at >= 0 then due = run_at end
-    if delay > 0 then due = now + delay end
+    local due = due_of(b, now)
     local state = 'pending'
     if due > now then state = 'scheduled' end
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
