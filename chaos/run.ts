@@ -12,8 +12,9 @@ import { startLocalRedis } from '../src/node/local-redis.js';
 import { broken, type Scenario, type ScenarioResult } from './lib/scenario.js';
 import { edgeFaults } from './scenarios/edge-faults.js';
 import { killedConsumers } from './scenarios/killed-consumers.js';
+import { redisRestart } from './scenarios/redis-restart.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, redisRestart];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },

@@ -19,9 +19,10 @@ export interface Scenario {
 
 /**
  * The promises of every scenario: a result breaks one when a count that must be 0 is not.
- * `jobs_lost`, `duplicate_jobs`, `reruns_unexplained`, `invariant_violations` and `not_finished`.
+ * `jobs_lost`, `duplicate_jobs`, `reruns_unexplained`, `invariant_violations`, `not_finished` and
+ * `completions_undone`.
  */
-export const MUST_BE_ZERO = ['jobs_lost', 'duplicate_jobs', 'reruns_unexplained', 'invariant_violations', 'not_finished'] as const;
+export const MUST_BE_ZERO = ['jobs_lost', 'duplicate_jobs', 'reruns_unexplained', 'invariant_violations', 'not_finished', 'completions_undone'] as const;
 
 /** The promises a result breaks, by name. */
 export function broken(result: ScenarioResult): string[] {
