@@ -8,7 +8,9 @@
   ARGV[3]  promoteLimit (>= 0): the most due jobs to promote
   ARGV[4]  n (>= 0): the most jobs to claim
   ARGV[5]  leaseMs (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  ARGV[6]  request key of the claim ("" = none; see claim.lua): a repeat reaps and promotes what
+           is due again (harmless) and answers the first claim's jobs
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    as claim's, with promoted, requeued and buried counts in the head:
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
            unlike claim's, the next due time and lease deadline are there even when n jobs were
@@ -38,4 +40,4 @@ if promote_limit > 0 then
   promoted, promoted_woke = moved, woke
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
-return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
+return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])

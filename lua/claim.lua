@@ -6,9 +6,11 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  n, the most jobs to claim (>= 1)
   ARGV[3]  leaseMs (>= 1): the lease deadline is the server's TIME plus this
+  ARGV[4]  request key ("" = none): the same key again answers the jobs this claim handed out
+           that are still held under its tokens (a repeat after a lost reply), claiming nothing
   Empties  the doorbell and the schedule bell when fewer than n jobs were claimed (see
            includes/claim_reply.lua): a consumer about to park must not wake for stale tokens
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
            {id, token, payload, group or "", attempt of this run, max attempts, created at};
            the token (unique in the queue, kept in the row's `t`) fences every later call about
@@ -22,4 +24,4 @@
 
 local n = arg_int(ARGV[2], 'n', 1)
 local lease_ms = arg_int(ARGV[3], 'leaseMs', 1)
-return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
+return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])

@@ -7,8 +7,9 @@
   ARGV[2]  keepMs: how long a completed row stays readable (-1 forever, 0 deleted at once)
   ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
   ARGV[4]  leaseMs (>= 1) for those claims
-  ARGV[5..] pairs: id, token
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  ARGV[5]  request key of the claim ("" = none; see claim.lua)
+  ARGV[6..] pairs: id, token
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
            active under that token: the lease was reaped or the job removed; nothing changed).
            A repeat (the same id and token again: a reply lost and the request sent again)
@@ -37,13 +38,13 @@
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
 local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
-for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
+for i = 6, #ARGV, 2 do check_kind(ARGV[i]) end
 
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local done, freed = {}, { order = {} }
-local codes = each_held(5, 2, held_group, function(id, group)
+local codes = each_held(6, 2, held_group, function(id, group)
   done[#done + 1] = id
   tally(freed, group)
   local key = job_key(id)
@@ -64,5 +65,5 @@ if #done > 0 then
 end
 if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
-if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
+if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0, false, ARGV[5]) end
 return { codes, claimed }

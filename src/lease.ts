@@ -13,6 +13,7 @@ import {
   Scripts,
 } from './scripts.js';
 import type { Reply, ScriptCall, Transport } from './transport.js';
+import { randomHex } from './random-hex.js';
 
 /** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
 export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
@@ -108,6 +109,8 @@ export class Leases<Payload = unknown> {
   private readonly scripts: Scripts;
   private readonly transport: Transport;
   private readonly keepCompletedMs: number;
+  private readonly keyPrefix = randomHex();
+  private claims = 0;
   private readonly countRequest = (): void => {
     this.requests++;
   };
@@ -167,7 +170,7 @@ export class Leases<Payload = unknown> {
     if (completes.length > 0 || claimWithComplete > 0) {
       const held = completes.map((i) => leaseOf(finished[i]!.job));
       add(
-        this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs }),
+        this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
         ({ completed, claimed }, state) => {
           settle(completes, completed.map((ok) => (ok ? 'completed' : 'fenced')), state);
           state.claimed = claimed;
@@ -191,14 +194,14 @@ export class Leases<Payload = unknown> {
   async claim(n: number, leaseMs: number): Promise<Claimed<Payload>> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
-    return this.decode(await this.run(this.scripts.claimOp(n, leaseMs)));
+    return this.decode(await this.run(this.scripts.claimOp(n, leaseMs, this.claimKey(n))));
   }
 
   /** A claim to send behind a blocking pop, and how to read its reply. */
   claimCall(n: number, leaseMs: number): ClaimCall<Payload> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
-    const op = this.scripts.claimOp(n, leaseMs);
+    const op = this.scripts.claimOp(n, leaseMs, this.claimKey(n));
     return { call: op.call, read: (reply) => this.decode(op.parse(reply)) };
   }
 
@@ -218,7 +221,8 @@ export class Leases<Payload = unknown> {
     held: readonly Held[],
     options: { claimN?: number; leaseMs?: number } = {},
   ): Promise<{ completed: boolean[]; claimed: Claimed<Payload> | null }> {
-    const { completed, claimed } = await this.run(this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options }));
+    const requestKey = this.claimKey(options.claimN ?? 0);
+    const { completed, claimed } = await this.run(this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }));
     return { completed, claimed: claimed && this.decode(claimed) };
   }
 
@@ -258,7 +262,15 @@ export class Leases<Payload = unknown> {
   private beatOp(options: BeatOptions): ScriptOp<ClaimResult> {
     assertCount('n', options.n, 0);
     assertCount('leaseMs', options.leaseMs, 1);
-    return this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options });
+    return this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options, requestKey: this.claimKey(options.n) });
+  }
+
+  /**
+   * The request key of a claim of `n` jobs ("" when it claims none): the same request sent again
+   * (its reply lost) answers the same jobs (lua/claim.lua). A random prefix once, then a count.
+   */
+  private claimKey(n: number): string {
+    return n > 0 ? `c:${this.keyPrefix}${(this.claims++).toString(36)}` : '';
   }
 
   private async run<T>(op: ScriptOp<T>): Promise<T> {

@@ -12,6 +12,7 @@ import type { EnqueueOptions, EnqueueResult, JobRecord, JobState, QueueCounts } 
 import { assertName } from './keyspace.js';
 import { type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
+import { randomHex } from './random-hex.js';
 
 /** Options of a Queue. */
 export interface QueueOptions {
@@ -273,12 +274,4 @@ export class Queue<Payload = unknown> {
       runAt: optionalNumber(row.r),
     };
   }
-}
-
-/** 96 random bits as hex (Web Crypto: the same in a Worker and on Node). */
-function randomHex(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(12));
-  let hex = '';
-  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
-  return hex;
 }

@@ -181,23 +181,24 @@ export class Scripts {
     });
   }
 
-  claimOp(n: number, leaseMs: number): ScriptOp<ClaimResult> {
-    return this.op('claim', [n, leaseMs], (reply) => parseClaim(reply, leaseMs));
+  /** Claims up to `n`; with `requestKey`, the same key again answers this claim's jobs (lua/claim.lua). */
+  claimOp(n: number, leaseMs: number, requestKey = ''): ScriptOp<ClaimResult> {
+    return this.op('claim', [n, leaseMs, requestKey], (reply) => parseClaim(reply, leaseMs));
   }
 
-  beatOp(options: { reapLimit: number; promoteLimit: number; n: number; leaseMs: number }): ScriptOp<ClaimResult> {
-    const { reapLimit, promoteLimit, n, leaseMs } = options;
-    return this.op('beat', [reapLimit, promoteLimit, n, leaseMs], (reply) => parseClaim(reply, leaseMs));
+  beatOp(options: { reapLimit: number; promoteLimit: number; n: number; leaseMs: number; requestKey?: string }): ScriptOp<ClaimResult> {
+    const { reapLimit, promoteLimit, n, leaseMs, requestKey = '' } = options;
+    return this.op('beat', [reapLimit, promoteLimit, n, leaseMs, requestKey], (reply) => parseClaim(reply, leaseMs));
   }
 
   completeOp(
     held: readonly Held[],
-    options: { keepMs: number; claimN?: number; leaseMs?: number },
+    options: { keepMs: number; claimN?: number; leaseMs?: number; requestKey?: string },
   ): ScriptOp<{ completed: boolean[]; claimed: ClaimResult | null }> {
     const leaseMs = options.leaseMs ?? 30_000;
     return this.op(
       'complete',
-      [options.keepMs, options.claimN ?? 0, leaseMs, ...held.flatMap((h) => [h.id, h.token])],
+      [options.keepMs, options.claimN ?? 0, leaseMs, options.requestKey ?? '', ...held.flatMap((h) => [h.id, h.token])],
       (reply) => {
         const [done, claimed] = asArray(reply, 'complete');
         const claimList = asArray(claimed, 'complete claim');

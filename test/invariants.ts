@@ -165,6 +165,8 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
 
   for (const entry of entries) {
     const [key, type, rawValues] = entry as [string, string, unknown];
+    // a key that expired between the SCAN that listed it and its TYPE (a request record) is gone
+    if (type === 'none') continue;
     const values = asStrings(rawValues);
     const rest = key.slice(ks.prefix.length);
     if ((FIXED_KEYS as readonly string[]).includes(rest)) {
@@ -183,7 +185,8 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     } else if (rest.startsWith('req:')) {
       // an enqueue request's first answer: remembered for a while, never for ever
       if (type !== 'string') wrongTypes.set(key, type);
-      else if (!(Number(values[0]) > 0)) undying.push(key);
+      // PTTL -1: no TTL at all (0 is a key expiring this very millisecond)
+      else if (Number(values[0]) === -1) undying.push(key);
     }
     // anything else (the events stream, keys of later features) is not this checker's business
   }

@@ -1,5 +1,6 @@
 -- @include claim_jobs
 -- @include next_times
+-- @include replay_claim
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
@@ -10,8 +11,25 @@
 -- A claim that got all n carries the next times too when the schedule bell holds a token (a job
 -- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
 -- timer from the reply), taking the token, or always with `times` (a beat); -1 otherwise.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
+-- With `request_key` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
+-- same request sent again (its reply lost) answers the same jobs instead of handing out others
+-- and leaving these to lapse (includes/replay_claim.lua).
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
+  local record = nil
+  if request_key ~= nil and request_key ~= '' and n > 0 then
+    record = PREFIX .. 'req:' .. request_key
+    local seen = redis.call('GET', record)
+    if seen then return replay_claim(seen, now) end
+  end
   local jobs, paused = claim_jobs(n, lease_ms, now)
+  if record and #jobs > 0 then
+    local held = {}
+    for _, job in ipairs(jobs) do
+      held[#held + 1] = job[1]
+      held[#held + 1] = string.format('%d', job[2])
+    end
+    redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
+  end
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
     next_due, next_lease = next_times()

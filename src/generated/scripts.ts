@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "e901acb29ceb3b48fdc49f390e2305f8cd88fdc6",
+    sha1: "c3a1fbb48015f451d6f4d17368854ad3c86c5ad4",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -23,7 +23,9 @@ export const scripts = {
   ARGV[3]  promoteLimit (>= 0): the most due jobs to promote
   ARGV[4]  n (>= 0): the most jobs to claim
   ARGV[5]  leaseMs (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  ARGV[6]  request key of the claim ("" = none; see claim.lua): a repeat reaps and promotes what
+           is due again (harmless) and answers the first claim's jobs
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    as claim's, with promoted, requeued and buried counts in the head:
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
            unlike claim's, the next due time and lease deadline are there even when n jobs were
@@ -508,6 +510,25 @@ end
 local function next_times()
   return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
+-- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
+-- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
+-- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
+-- since is left out (its holder is fenced anyway). The reply carries the next times.
+local function replay_claim(seen, now)
+  local held = cjson.decode(seen)
+  local reply = { {} }
+  for i = 1, #held, 2 do
+    local id, token = held[i], held[i + 1]
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    if r[1] == 'active' and r[2] == token then
+      local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+    end
+  end
+  local next_due, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  return reply
+end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
@@ -518,8 +539,25 @@ end
 -- A claim that got all n carries the next times too when the schedule bell holds a token (a job
 -- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
 -- timer from the reply), taking the token, or always with \`times\` (a beat); -1 otherwise.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
+-- With \`request_key\` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
+-- same request sent again (its reply lost) answers the same jobs instead of handing out others
+-- and leaving these to lapse (includes/replay_claim.lua).
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
+  local record = nil
+  if request_key ~= nil and request_key ~= '' and n > 0 then
+    record = PREFIX .. 'req:' .. request_key
+    local seen = redis.call('GET', record)
+    if seen then return replay_claim(seen, now) end
+  end
   local jobs, paused = claim_jobs(n, lease_ms, now)
+  if record and #jobs > 0 then
+    local held = {}
+    for _, job in ipairs(jobs) do
+      held[#held + 1] = job[1]
+      held[#held + 1] = string.format('%d', job[2])
+    end
+    redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
+  end
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
     next_due, next_lease = next_times()
@@ -561,12 +599,12 @@ if promote_limit > 0 then
   promoted, promoted_woke = moved, woke
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
-return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
+return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 `,
   },
   claim: {
     name: "claim",
-    sha1: "efe18fe22ebbaef7c481b2a10366a0e47e82162b",
+    sha1: "bf1a169bee4fd55537cb07da85596501c5db2dc3",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -575,9 +613,11 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  n, the most jobs to claim (>= 1)
   ARGV[3]  leaseMs (>= 1): the lease deadline is the server's TIME plus this
+  ARGV[4]  request key ("" = none): the same key again answers the jobs this claim handed out
+           that are still held under its tokens (a repeat after a lost reply), claiming nothing
   Empties  the doorbell and the schedule bell when fewer than n jobs were claimed (see
            includes/claim_reply.lua): a consumer about to park must not wake for stale tokens
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
            {id, token, payload, group or "", attempt of this run, max attempts, created at};
            the token (unique in the queue, kept in the row's \`t\`) fences every later call about
@@ -862,6 +902,25 @@ end
 local function next_times()
   return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
+-- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
+-- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
+-- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
+-- since is left out (its holder is fenced anyway). The reply carries the next times.
+local function replay_claim(seen, now)
+  local held = cjson.decode(seen)
+  local reply = { {} }
+  for i = 1, #held, 2 do
+    local id, token = held[i], held[i + 1]
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    if r[1] == 'active' and r[2] == token then
+      local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+    end
+  end
+  local next_due, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  return reply
+end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
@@ -872,8 +931,25 @@ end
 -- A claim that got all n carries the next times too when the schedule bell holds a token (a job
 -- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
 -- timer from the reply), taking the token, or always with \`times\` (a beat); -1 otherwise.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
+-- With \`request_key\` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
+-- same request sent again (its reply lost) answers the same jobs instead of handing out others
+-- and leaving these to lapse (includes/replay_claim.lua).
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
+  local record = nil
+  if request_key ~= nil and request_key ~= '' and n > 0 then
+    record = PREFIX .. 'req:' .. request_key
+    local seen = redis.call('GET', record)
+    if seen then return replay_claim(seen, now) end
+  end
   local jobs, paused = claim_jobs(n, lease_ms, now)
+  if record and #jobs > 0 then
+    local held = {}
+    for _, job in ipairs(jobs) do
+      held[#held + 1] = job[1]
+      held[#held + 1] = string.format('%d', job[2])
+    end
+    redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
+  end
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
     next_due, next_lease = next_times()
@@ -892,12 +968,12 @@ end
 
 local n = arg_int(ARGV[2], 'n', 1)
 local lease_ms = arg_int(ARGV[3], 'leaseMs', 1)
-return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
+return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
 `,
   },
   complete: {
     name: "complete",
-    sha1: "d5f2b924001994f1fbab2ccb9764129bf90d1b78",
+    sha1: "8300846b34ea57f97923e68439a5f35d1c1ea5e5",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -907,8 +983,9 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0)
   ARGV[2]  keepMs: how long a completed row stays readable (-1 forever, 0 deleted at once)
   ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
   ARGV[4]  leaseMs (>= 1) for those claims
-  ARGV[5..] pairs: id, token
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  ARGV[5]  request key of the claim ("" = none; see claim.lua)
+  ARGV[6..] pairs: id, token
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
            active under that token: the lease was reaped or the job removed; nothing changed).
            A repeat (the same id and token again: a reply lost and the request sent again)
@@ -1369,6 +1446,25 @@ end
 local function next_times()
   return first_score(K_SCHEDULED), first_score(K_ACTIVE)
 end
+-- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
+-- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
+-- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
+-- since is left out (its holder is fenced anyway). The reply carries the next times.
+local function replay_claim(seen, now)
+  local held = cjson.decode(seen)
+  local reply = { {} }
+  for i = 1, #held, 2 do
+    local id, token = held[i], held[i + 1]
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    if r[1] == 'active' and r[2] == token then
+      local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+    end
+  end
+  local next_due, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  return reply
+end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
@@ -1379,8 +1475,25 @@ end
 -- A claim that got all n carries the next times too when the schedule bell holds a token (a job
 -- became the earliest scheduled while no consumer was parked to hear it: a busy consumer arms its
 -- timer from the reply), taking the token, or always with \`times\` (a beat); -1 otherwise.
-local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times)
+-- With \`request_key\` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
+-- same request sent again (its reply lost) answers the same jobs instead of handing out others
+-- and leaving these to lapse (includes/replay_claim.lua).
+local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
+  local record = nil
+  if request_key ~= nil and request_key ~= '' and n > 0 then
+    record = PREFIX .. 'req:' .. request_key
+    local seen = redis.call('GET', record)
+    if seen then return replay_claim(seen, now) end
+  end
   local jobs, paused = claim_jobs(n, lease_ms, now)
+  if record and #jobs > 0 then
+    local held = {}
+    for _, job in ipairs(jobs) do
+      held[#held + 1] = job[1]
+      held[#held + 1] = string.format('%d', job[2])
+    end
+    redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
+  end
   local next_due, next_lease = -1, -1
   if #jobs < n or n == 0 then
     next_due, next_lease = next_times()
@@ -1400,13 +1513,13 @@ end
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
 local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
-for i = 5, #ARGV, 2 do check_kind(ARGV[i]) end
+for i = 6, #ARGV, 2 do check_kind(ARGV[i]) end
 
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local done, freed = {}, { order = {} }
-local codes = each_held(5, 2, held_group, function(id, group)
+local codes = each_held(6, 2, held_group, function(id, group)
   done[#done + 1] = id
   tally(freed, group)
   local key = job_key(id)
@@ -1427,7 +1540,7 @@ if #done > 0 then
 end
 if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
-if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0) end
+if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0, false, ARGV[5]) end
 return { codes, claimed }
 `,
   },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IdempotencyConflictError, InvalidArgumentError, Queue, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
+import { IdempotencyConflictError, InvalidArgumentError, Leases, Queue, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
 
@@ -96,5 +96,34 @@ describe('one enqueue is one job, however often its request runs', () => {
     expect(await redis.raw.hgetall(keysOf(queue).job('JOB:d'))).toEqual(row);
     // no record of the request: it wrote nothing to answer for
     expect(await redis.raw.keys(`${keysOf(queue).prefix}req:*`)).toEqual(requests);
+  });
+});
+
+describe('a claim whose request runs twice answers the same jobs', () => {
+  const redis = useRedis();
+
+  it('claim, beat and complete-and-claim: the repeat hands out the first run\'s jobs, none left to lapse', async () => {
+    const queue = redis.queue<number>();
+    await queue.addBulk(Array.from({ length: 9 }, (_, i) => ({ payload: i })));
+    const twice = new Leases(new Queue<number>(new TwiceTransport(redis.transport), queue.name));
+
+    const claimed = await twice.claim(2, 30_000);
+    expect(claimed.jobs.map((j) => j.payload)).toEqual([0, 1]);
+    expect((await queue.stats()).counts).toMatchObject({ active: 2, pending: 7 });
+
+    const beat = await twice.beat({ n: 2, leaseMs: 30_000 });
+    expect(beat.jobs.map((j) => j.payload)).toEqual([2, 3]);
+    expect((await queue.stats()).counts).toMatchObject({ active: 4, pending: 5 });
+
+    const finished = [...claimed.jobs, ...beat.jobs].map((job) => ({ job, outcome: { kind: 'complete' } as const }));
+    const round = await twice.round({ finished, claim: 2, leaseMs: 30_000 });
+    expect(round.settled).toEqual(['completed', 'completed', 'completed', 'completed']);
+    expect(round.claimed?.jobs.map((j) => j.payload)).toEqual([4, 5]);
+    expect((await queue.stats()).counts).toMatchObject({ completed: 4, active: 2, pending: 3 });
+    // the jobs handed out are the ones held: settling them leaves nothing active
+    const last = await new Leases(queue).complete(round.claimed!.jobs.map((j) => ({ id: j.id, token: j.token })));
+    expect(last.completed).toEqual([true, true]);
+    expect((await queue.stats()).counts).toMatchObject({ completed: 6, active: 0, pending: 3 });
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 });

@@ -1,0 +1,22 @@
+-- @include job_key
+-- @include job_defaults
+-- @include next_times
+-- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
+-- claim handed out, from its record `seen` (a JSON list id, token, id, token, ...), each still
+-- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
+-- since is left out (its holder is fenced anyway). The reply carries the next times.
+local function replay_claim(seen, now)
+  local held = cjson.decode(seen)
+  local reply = { {} }
+  for i = 1, #held, 2 do
+    local id, token = held[i], held[i + 1]
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    if r[1] == 'active' and r[2] == token then
+      local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+    end
+  end
+  local next_due, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  return reply
+end
