@@ -113,7 +113,8 @@ describe('prefetch in the parked consumer', () => {
     const { consumer, seen } = consume(queue, () => gate, { concurrency: 1, prefetch: 2 });
     const ids = (await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i })))).map((r) => r.id);
     const active = keyspace(queue.name).key('active');
-    await until(async () => seen.length === 1 && (await redis.raw.zcard(active)) === 3);
+    // Redis holds the third lease a moment before the claim's reply reaches the consumer: wait for both
+    await until(async () => seen.length === 1 && consumer.inFlight === 3 && (await redis.raw.zcard(active)) === 3);
     expect(consumer.inFlight).toBe(3);
 
     const stopped = consumer.stop(5_000);
