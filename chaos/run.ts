@@ -28,7 +28,7 @@ if (chosen.length === 0) {
 
 const redis = await startLocalRedis({ env: { PATH: process.env.PATH }, log: (line) => console.log(`# ${line}`) });
 const results: ScenarioResult[] = [];
-let failed = false;
+let failed = 0;
 try {
   for (const scenario of chosen) {
     console.log(`# ${scenario.name}: running${values.quick ? ' (quick)' : ''}`);
@@ -37,7 +37,7 @@ try {
     console.log(JSON.stringify(result));
     const broke = broken(result);
     if (broke.length > 0) {
-      failed = true;
+      failed++;
       console.log(`# ${scenario.name}: BROKE ${broke.join(', ')}`);
     }
   }
@@ -49,5 +49,5 @@ if (!values['no-record']) {
   mkdirSync(dir, { recursive: true });
   appendFileSync(join(dir, `${new Date().toISOString().slice(0, 10)}.jsonl`), results.map((r) => `${JSON.stringify(r)}\n`).join(''));
 }
-console.log(`${results.length - (failed ? 1 : 0)} passed, ${failed ? 1 : 0} failed`);
-process.exit(failed ? 1 : 0);
+console.log(`${results.length - failed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);

@@ -65,4 +65,26 @@ describe('the fault proxy', () => {
     expect(await outcomes(7)).toEqual(a);
     expect(new Set(a).size).toBeGreaterThan(1);
   });
+
+  it('reports each fault with the request it hit and the reply Redis gave when the request ran', async () => {
+    const seen: Array<{ kind: string; at: number; request: string; reply?: string }> = [];
+    const t0 = Date.now();
+    for (const [i, faults] of [{ error500: 1 }, { reset: 1 }, { dropReply: 1 }, { stall: 1 }].entries()) {
+      const proxy = await startFaultProxy({ target, faults, stallMs: 10, onFault: (fault) => void seen.push(fault) });
+      try {
+        await call(proxy.url);
+        // the proxy reports after it cut the connection; give it a turn
+        for (let turn = 0; turn < 100 && seen.length <= i; turn++) await new Promise((resolve) => setTimeout(resolve, 10));
+      } finally {
+        await proxy.close();
+      }
+    }
+    for (const fault of seen) expect(fault.at).toBeGreaterThanOrEqual(t0);
+    expect(seen.map(({ at: _, ...fault }) => fault)).toEqual([
+      { kind: 'error500', request: '[]' },
+      { kind: 'reset', request: '[]' },
+      { kind: 'dropReply', request: '[]', reply: JSON.stringify({ result: '/x' }) },
+      { kind: 'stall', request: '[]', reply: JSON.stringify({ result: '/x' }) },
+    ]);
+  });
 });

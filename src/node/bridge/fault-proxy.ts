@@ -24,6 +24,21 @@ export interface FaultProxyOptions {
   readonly seed?: number;
   /** The loopback port (default: a free one). */
   readonly port?: number;
+  /** Called with each fault injected, so a run can tell which request (and job) met which fault. */
+  readonly onFault?: (fault: InjectedFault) => void;
+}
+
+/** The kinds of fault a FaultProxy injects. */
+export type FaultKind = 'error500' | 'dropReply' | 'stall' | 'reset';
+
+/** One fault injected: its kind, when its request arrived, the request's body, and the reply Redis gave when the request ran. */
+export interface InjectedFault {
+  readonly kind: FaultKind;
+  /** When the request reached the proxy (`Date.now()`). */
+  readonly at: number;
+  readonly request: string;
+  /** The reply the caller never saw (`dropReply`) or saw late (`stall`); absent when nothing ran. */
+  readonly reply?: string;
 }
 
 /** What a FaultProxy did, request by request. */
@@ -93,14 +108,18 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
     return fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'POST', headers, ...(body.length > 0 ? { body } : {}) });
   };
 
-  const reply = async (res: ServerResponse, answer: Response): Promise<void> => {
+  const reply = async (res: ServerResponse, answer: Response): Promise<Buffer> => {
     const text = Buffer.from(await answer.arrayBuffer());
     res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
     res.end(text);
+    return text;
   };
+  const report = (kind: FaultKind, at: number, request: Buffer, answer?: Buffer): void =>
+    options.onFault?.({ kind, at, request: request.toString(), ...(answer ? { reply: answer.toString() } : {}) });
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     counts.requests++;
+    const at = Date.now();
     const body = await readBody(req);
     const draw = next();
     const { error500 = 0, dropReply = 0, stall = 0, reset = 0 } = faults;
@@ -108,17 +127,20 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Runni
       counts.error500++;
       res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: 'injected: 500 before the request ran' }));
+      report('error500', at, body);
     } else if (draw < error500 + reset) {
       counts.reset++;
       req.socket.destroy();
+      report('reset', at, body);
     } else if (draw < error500 + reset + dropReply) {
       counts.dropReply++;
-      await (await forward(req, body)).arrayBuffer();
+      const dropped = Buffer.from(await (await forward(req, body)).arrayBuffer());
       req.socket.destroy();
+      report('dropReply', at, body, dropped);
     } else if (draw < error500 + reset + dropReply + stall) {
       counts.stall++;
       await new Promise((resolve) => setTimeout(resolve, stallMs));
-      await reply(res, await forward(req, body));
+      report('stall', at, body, await reply(res, await forward(req, body)));
     } else {
       await reply(res, await forward(req, body));
     }
