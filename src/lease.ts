@@ -122,11 +122,23 @@ export class Leases<Payload = unknown> {
     this.scripts = new Scripts(queue.transport, queue.name);
   }
 
-  /** Records what finished, gives back, and claims, in one round trip (see Round). */
-  async round(round: Round): Promise<RoundResult<Payload>> {
+  /**
+   * Records what finished, gives back, and claims, in one round trip (see Round). When the request
+   * fails and `again(error, failures)` resolves true, the same request goes again: every part of a
+   * round is harmless twice (a settle repeated answers what the first did, a give-back repeated
+   * is fenced, the claim carries its request key and a repeat answers the same jobs), so a reply
+   * lost after Redis ran the round costs a round trip, not a lease.
+   */
+  async round(round: Round, again?: (error: unknown, failures: number) => Promise<boolean>): Promise<RoundResult<Payload>> {
     const prepared = this.prepare(round);
     if (prepared.calls.length === 0) return prepared.read([]);
-    return prepared.read(await this.send(prepared.calls));
+    for (let failures = 0; ; failures++) {
+      try {
+        return prepared.read(await this.send(prepared.calls));
+      } catch (error) {
+        if (!(await again?.(error, failures))) throw error;
+      }
+    }
   }
 
   /** A Round's calls without sending them, to share a round trip with other queues' (sendRounds). */
