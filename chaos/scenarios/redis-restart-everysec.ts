@@ -162,6 +162,7 @@ export const redisRestartEverysec: Scenario = {
     const steadyGapMs = ctx.quick ? 2 : 1;
     const burstSize = ctx.quick ? 3_000 : 4_000;
     const started = performance.now();
+    const startedAt = Date.now();
     const binary = findRedisServer();
     if (!binary) throw new Error('redis-server not found');
     const redis = new DurableRedis(binary, await freePort(), 'everysec', NO_REWRITE);
@@ -261,7 +262,7 @@ export const redisRestartEverysec: Scenario = {
       }
       const reloads: Reloaded[] = [];
       for (const restart of restarts) reloads.push(await reload(binary, restart.files));
-      return account({ plan, seen, restarts, resends, reloads, final, producerRetries, consumerErrors, started });
+      return account({ plan, seen, restarts, resends, reloads, final, producerRetries, consumerErrors, started, startedAt });
     } finally {
       load.stop = true;
       await consumer.stop();
@@ -284,7 +285,9 @@ interface Observed {
   readonly final: QueueSnapshot;
   readonly producerRetries: number;
   readonly consumerErrors: number;
+  /** performance.now() at the start, for the duration; and the clock's time then. */
   readonly started: number;
+  readonly startedAt: number;
 }
 
 /** The token a row's last claim handed out (`t`, with any settle's outcome after a slash). */
@@ -416,7 +419,15 @@ function account(o: Observed): ScenarioResult {
     // the same claim (its lease end) also reported completed: a renewal in flight behind the
     // settle came back refused, and the consumer reported the job fenced after the fact
     if (completions.some((c) => c.id === f.id && c.token === f.token && c.since === f.since)) fencedBy.after_its_completion_was_recorded++;
-    else if (k === K || f.at < restarts[k]!.spawnedAt) fencedBy.without_a_restart++;
+    else if (k === K || f.at < restarts[k]!.spawnedAt) {
+      // rare (10 in one of ten full runs): say enough to explain the next one
+      if (fencedBy.without_a_restart++ < 3) {
+        const r = restarts.filter((x) => x.spawnedAt <= f.at).length;
+        const since = r === 0 ? 'the start' : `restart ${r}`;
+        const from = r === 0 ? o.startedAt : restarts[r - 1]!.readyAt;
+        console.log(`# redis-restart-everysec: fenced without a restart: ${f.id} token ${f.token}, claimed ${f.since - from} ms and fenced ${f.at - from} ms after ${since}`);
+      }
+    }
     else if (tokenOf(reloads[k]!.snap.rows.get(f.id)) === f.token) fencedBy.lease_lapsed_before_renewal++;
     else {
       fencedBy.claim_lost_to_fsync++;
