@@ -1,58 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { findRedisServer, freePort } from '../../src/node/local-redis.js';
 import { Queue } from '../../src/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
+import { DurableRedis } from '../lib/durable-redis.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
 const QUEUE = 'chaos-restart';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A redis-server of the scenario's own, with an append-only file that survives its kill. */
-class DurableRedis {
-  private child: ChildProcess | undefined;
-  readonly dir = mkdtempSync(join(tmpdir(), 'echomq-chaos-'));
-  constructor(
-    private readonly binary: string,
-    readonly port: number,
-  ) {}
-
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-
-  async start(): Promise<void> {
-    this.child = spawn(this.binary, ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
-    const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on('error', () => {}); // refused while the server starts: expected
-    for (let i = 0; i < 400; i++) {
-      try {
-        await probe.connect();
-        if ((await probe.ping()) === 'PONG') break;
-      } catch {
-        probe.disconnect();
-        await sleep(25);
-      }
-    }
-    probe.disconnect();
-  }
-
-  /** SIGKILL by its PID: no shutdown, no final fsync beyond what `always` already did. */
-  kill(): void {
-    if (this.child?.pid !== undefined) process.kill(this.child.pid, 'SIGKILL');
-  }
-
-  async stop(): Promise<void> {
-    this.kill();
-    await sleep(50);
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
 
 /**
  * Redis SIGKILLed and restarted under load, with `appendonly yes` and `appendfsync always`: a
@@ -69,7 +25,7 @@ export const redisRestart: Scenario = {
     const started = performance.now();
     const binary = findRedisServer();
     if (!binary) throw new Error('redis-server not found');
-    const redis = new DurableRedis(binary, await freePort());
+    const redis = new DurableRedis(binary, await freePort(), 'always');
     await redis.start();
     const transport = IoredisTransport.connect(redis.url);
     const queue = new Queue<{ n: number }>(transport, QUEUE, { keepCompletedMs: -1 });
@@ -104,7 +60,7 @@ export const redisRestart: Scenario = {
       })();
       for (let r = 0; r < restarts; r++) {
         await sleep(ctx.quick ? 800 : 1_500);
-        redis.kill();
+        await redis.kill();
         kills++;
         await sleep(300);
         await redis.start();
