@@ -19,7 +19,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   if request_key ~= nil and request_key ~= '' and n > 0 then
     record = PREFIX .. 'req:' .. request_key
     local seen = redis.call('GET', record)
-    if seen then return replay_claim(seen, now) end
+    if seen then return replay_claim(seen, now, lease_ms) end
   end
   local jobs, paused = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then

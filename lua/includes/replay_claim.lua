@@ -4,8 +4,9 @@
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record `seen` (a JSON list id, token, id, token, ...), each still
 -- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
--- since is left out (its holder is fenced anyway). The reply carries the next times.
-local function replay_claim(seen, now)
+-- since is left out (its holder is fenced anyway). The lease of each job answered is renewed to
+-- now + lease_ms, the deadline its holder reckons from this reply. The reply carries the next times.
+local function replay_claim(seen, now, lease_ms)
   local held = cjson.decode(seen)
   local reply = { {} }
   for i = 1, #held, 2 do
@@ -14,6 +15,7 @@ local function replay_claim(seen, now)
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
   local next_due, next_lease = next_times()

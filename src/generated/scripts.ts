@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "c3a1fbb48015f451d6f4d17368854ad3c86c5ad4",
+    sha1: "c4b99b94073b852efec0ed1d9eccd021784981aa",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -513,8 +513,9 @@ end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
 -- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
--- since is left out (its holder is fenced anyway). The reply carries the next times.
-local function replay_claim(seen, now)
+-- since is left out (its holder is fenced anyway). The lease of each job answered is renewed to
+-- now + lease_ms, the deadline its holder reckons from this reply. The reply carries the next times.
+local function replay_claim(seen, now, lease_ms)
   local held = cjson.decode(seen)
   local reply = { {} }
   for i = 1, #held, 2 do
@@ -523,6 +524,7 @@ local function replay_claim(seen, now)
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
   local next_due, next_lease = next_times()
@@ -547,7 +549,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   if request_key ~= nil and request_key ~= '' and n > 0 then
     record = PREFIX .. 'req:' .. request_key
     local seen = redis.call('GET', record)
-    if seen then return replay_claim(seen, now) end
+    if seen then return replay_claim(seen, now, lease_ms) end
   end
   local jobs, paused = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then
@@ -604,7 +606,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
   },
   claim: {
     name: "claim",
-    sha1: "bf1a169bee4fd55537cb07da85596501c5db2dc3",
+    sha1: "4a85a89ccc124d315030a786f17c71e169522060",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -905,8 +907,9 @@ end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
 -- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
--- since is left out (its holder is fenced anyway). The reply carries the next times.
-local function replay_claim(seen, now)
+-- since is left out (its holder is fenced anyway). The lease of each job answered is renewed to
+-- now + lease_ms, the deadline its holder reckons from this reply. The reply carries the next times.
+local function replay_claim(seen, now, lease_ms)
   local held = cjson.decode(seen)
   local reply = { {} }
   for i = 1, #held, 2 do
@@ -915,6 +918,7 @@ local function replay_claim(seen, now)
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
   local next_due, next_lease = next_times()
@@ -939,7 +943,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   if request_key ~= nil and request_key ~= '' and n > 0 then
     record = PREFIX .. 'req:' .. request_key
     local seen = redis.call('GET', record)
-    if seen then return replay_claim(seen, now) end
+    if seen then return replay_claim(seen, now, lease_ms) end
   end
   local jobs, paused = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then
@@ -973,7 +977,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
   },
   complete: {
     name: "complete",
-    sha1: "8300846b34ea57f97923e68439a5f35d1c1ea5e5",
+    sha1: "3232338d58b3bec3b3656f44c29674b2fbbdda91",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1449,8 +1453,9 @@ end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
 -- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
--- since is left out (its holder is fenced anyway). The reply carries the next times.
-local function replay_claim(seen, now)
+-- since is left out (its holder is fenced anyway). The lease of each job answered is renewed to
+-- now + lease_ms, the deadline its holder reckons from this reply. The reply carries the next times.
+local function replay_claim(seen, now, lease_ms)
   local held = cjson.decode(seen)
   local reply = { {} }
   for i = 1, #held, 2 do
@@ -1459,6 +1464,7 @@ local function replay_claim(seen, now)
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
   local next_due, next_lease = next_times()
@@ -1483,7 +1489,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   if request_key ~= nil and request_key ~= '' and n > 0 then
     record = PREFIX .. 'req:' .. request_key
     local seen = redis.call('GET', record)
-    if seen then return replay_claim(seen, now) end
+    if seen then return replay_claim(seen, now, lease_ms) end
   end
   local jobs, paused = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then

@@ -102,6 +102,26 @@ describe('one enqueue is one job, however often its request runs', () => {
 describe('a claim whose request runs twice answers the same jobs', () => {
   const redis = useRedis();
 
+  it('the repeat renews the leases to the deadline its reply reports: a holder never believes a lease longer than Redis keeps it', async () => {
+    const queue = redis.queue<number>();
+    await queue.addBulk([{ payload: 1 }, { payload: 2 }]);
+    /** Runs each request twice, 200 ms apart: the repeat's `now` is later than the first run's. */
+    class LateTwiceTransport extends TwiceTransport {
+      override async evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+        await redis.transport.evalsha(calls);
+        await sleep(200);
+        return redis.transport.evalsha(calls);
+      }
+    }
+    const late = new Leases(new Queue<number>(new LateTwiceTransport(redis.transport), queue.name));
+    await new Leases(queue).claim(1, 1_000); // the claim script loaded (job 1 held elsewhere)
+    const claimed = await late.claim(1, 30_000);
+    expect(claimed.jobs).toHaveLength(1);
+    const deadline = Number(await redis.raw.zscore(keysOf(queue).key('active'), claimed.jobs[0]!.id));
+    expect(deadline).toBe(claimed.jobs[0]!.leaseUntil);
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
   it('claim, beat and complete-and-claim: the repeat hands out the first run\'s jobs, none left to lapse', async () => {
     const queue = redis.queue<number>();
     await queue.addBulk(Array.from({ length: 9 }, (_, i) => ({ payload: i })));
