@@ -67,4 +67,28 @@ describe('JobsInHand', () => {
     expect(jobs.drainWaiting().map((h) => h.job.id)).toEqual(['JOB:3']);
     expect(jobs.waitingCount).toBe(0);
   });
+
+  it('a renewal refused after the settle was recorded changes nothing: no fence, no abort, no onFenced', () => {
+    const { jobs, fenced } = inHand();
+    jobs.wait(job(1), new AbortController());
+    const one = jobs.start(jobs.takeWaiting(1)[0]!);
+    const [renewing] = jobs.renewable(); // a renewal goes out, then the settle, then its reply
+    jobs.recorded(one);
+    expect(jobs.renewable()).toEqual([]);
+    jobs.leaseLost(renewing!);
+    expect(one.fenced).toBe(false);
+    expect(one.controller.signal.aborted).toBe(false);
+    jobs.leave(one);
+    expect(fenced).toEqual([]);
+  });
+
+  it('a settle recorded after a renewal found the lease gone (their replies read out of order) unfences the job', () => {
+    const { jobs, fenced } = inHand();
+    jobs.wait(job(1), new AbortController());
+    const one = jobs.start(jobs.takeWaiting(1)[0]!);
+    jobs.leaseLost(one); // the renewal ran after the settle, and its reply was read first
+    jobs.recorded(one);
+    jobs.leave(one);
+    expect(fenced).toEqual([]);
+  });
 });

@@ -20,10 +20,12 @@ export interface HeldJob<Payload> {
   readonly fenced: boolean;
   /** stop() gave up on it: its lease lapses and it is reaped. */
   readonly abandoned: boolean;
+  /** Its settle was recorded: a renewal refused after that (the lease ended with it) changes nothing. */
+  readonly recorded: boolean;
 }
 
 /** The marks as JobsInHand writes them (HeldJob shows them read-only to everyone else). */
-type Marks = { fenced: boolean; abandoned: boolean };
+type Marks = { fenced: boolean; abandoned: boolean; recorded: boolean };
 const marksOf = <P>(h: HeldJob<P>): Marks => h;
 
 /**
@@ -65,7 +67,7 @@ export class JobsInHand<Payload> {
 
   /** A claimed job joins the wait, with the controller its run will use. */
   wait(job: Job<Payload>, controller: AbortController): void {
-    this.waiting.push({ job, controller, startedAt: 0, fenced: false, abandoned: false });
+    this.waiting.push({ job, controller, startedAt: 0, fenced: false, abandoned: false, recorded: false });
   }
 
   /** Drops the waiting jobs whose lease was lost: they never run (onFenced tells). True if any. */
@@ -114,11 +116,26 @@ export class JobsInHand<Payload> {
     marksOf(h).fenced = true;
   }
 
-  /** A renewal found `h`'s lease lost: it is fenced, and its run (if it started) is aborted. */
+  /**
+   * A settle recorded the job's outcome: the lease ended with it, the job leaves our hands next.
+   * The settle proves the lease was ours until it ran, so a renewal that found the lease gone (sent
+   * on another connection, run after the settle, its reply read first) raced it: not a fence.
+   */
+  recorded(h: HeldJob<Payload>): void {
+    marksOf(h).recorded = true;
+    marksOf(h).fenced = false;
+  }
+
+  /**
+   * A renewal found `h`'s lease lost: it is fenced, and its run (if it started) is aborted. Unless
+   * its settle was recorded meanwhile (the renewal went out before the settle, its reply came after):
+   * then the lease ended because the job did, and nothing changes.
+   */
   leaseLost(h: HeldJob<Payload>): void {
-    marksOf(h).fenced = true;
-    // a waiting job may have started while the call was out: fence the one in hand too
+    // a waiting job may have started while the call was out: the one in hand is the one to fence
     const started = this.held.get(h.job.id);
+    if ((started ?? h).recorded) return;
+    marksOf(h).fenced = true;
     if (started && !started.fenced) marksOf(started).fenced = true;
     (started ?? h).controller.abort(new LeaseLostError(h.job.id));
   }
@@ -134,6 +151,6 @@ export class JobsInHand<Payload> {
 
   /** The jobs whose leases are ours to renew: held and waiting, neither fenced nor abandoned. */
   renewable(): Array<HeldJob<Payload>> {
-    return [...this.held.values(), ...this.waiting].filter((h) => !h.fenced && !h.abandoned);
+    return [...this.held.values(), ...this.waiting].filter((h) => !h.fenced && !h.abandoned && !h.recorded);
   }
 }

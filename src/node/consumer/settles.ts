@@ -169,8 +169,12 @@ export class Settles<Payload> {
     entries.forEach(({ held, outcome }, i) => {
       const how: Settled = settled[i] ?? 'fenced';
       const durationMs = durationOf(held);
-      if (how === 'fenced') this.jobs.fence(held);
-      else if (how === 'completed') fireHook(this.hooks, 'onCompleted', held.job, { durationMs });
+      if (how === 'fenced') {
+        this.jobs.fence(held);
+        return;
+      }
+      this.jobs.recorded(held);
+      if (how === 'completed') fireHook(this.hooks, 'onCompleted', held.job, { durationMs });
       else if (how === 'dead') fireHook(this.hooks, 'onDead', held.job, { durationMs, error: errorOf(outcome) });
       else fireHook(this.hooks, 'onRetried', held.job, { durationMs, error: errorOf(outcome), outcome: how });
     });

@@ -13,6 +13,7 @@ const waiting = (n: number): HeldJob<number> => ({
   controller: new AbortController(),
   startedAt: 0,
   fenced: false,
+  recorded: false,
   abandoned: false,
 });
 
