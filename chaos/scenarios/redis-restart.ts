@@ -14,7 +14,7 @@ const QUEUE = 'chaos-restart';
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A redis-server of the scenario's own, with an append-only file that survives its kill. */
-class DurableRedis {
+export class DurableRedis {
   private child: ChildProcess | undefined;
   readonly dir = mkdtempSync(join(tmpdir(), 'echomq-chaos-'));
   constructor(
