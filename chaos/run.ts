@@ -15,8 +15,9 @@ import { fuzzHttp } from './scenarios/fuzz-http.js';
 import { killedConsumers } from './scenarios/killed-consumers.js';
 import { redisRestart } from './scenarios/redis-restart.js';
 import { redisRestartEverysec } from './scenarios/redis-restart-everysec.js';
+import { soak } from './scenarios/soak.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, redisRestart, redisRestartEverysec, fuzzHttp];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, redisRestart, redisRestartEverysec, fuzzHttp, soak];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },

@@ -285,7 +285,8 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   `scheduled`, `active`, `dead`. A job in lane g or list `fifo:g` has `g` = g in its row; a job
  *   in pending or `fifo` has no `g`. Ids are `JOB:` ids; rows carry a known state.
  * - (b) group counts: `gactive[g]` equals the number of active jobs whose row has group g (absent
- *   means 0; a stored value is a non-negative integer). `glimit` values are non-negative integers.
+ *   means 0; a stored value is a positive integer: a count that reaches 0 is deleted, so a group
+ *   that ran once leaves no field behind). `glimit` values are non-negative integers.
  * - (c) the ring: each entry at most once, and an entry is on the ring iff it is serviceable
  *   (see {@link serviceable}).
  * - (d) the bells: `wake` (and `sched`, the schedule bell, where the keyspace has one) hold at
@@ -402,6 +403,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
       out.push(`group ${g}: gactive holds ${JSON.stringify(stored)}, not a count`);
       continue;
     }
+    if (stored !== undefined && Number(stored) === 0) out.push(`group ${g}: gactive holds ${JSON.stringify(stored)}, where a count of 0 is deleted`);
     const want = counted.get(g) ?? 0;
     if (Number(stored ?? '0') !== want) {
       out.push(`group ${g}: gactive says ${stored ?? '(absent)'} but ${want} of its jobs are active`);
