@@ -1,4 +1,5 @@
 export { IoredisTransport } from './ioredis-transport.js';
+export type { IoredisTransportOptions, IoredisConnectOptions } from './ioredis-transport.js';
 export { startLocalRedis, findRedisServer, freePort, RedisMissingError } from './local-redis.js';
 export type { LocalRedis, LocalRedisOptions } from './local-redis.js';
 export { Consumer, BatchConsumer, LeaseLostError, ConsumerStoppedError } from './consumer/index.js';
