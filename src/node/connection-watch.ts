@@ -5,6 +5,11 @@ import { type ConnectionError, type ConnectionFailure, InvalidArgumentError } fr
 /** How long a request waits for a connection by default (connectTimeoutMs), in ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
+/** Throws InvalidArgumentError unless `ms` is a whole number of ms, at least 1. */
+export function checkConnectTimeout(ms: number): void {
+  if (!Number.isSafeInteger(ms) || ms < 1) throw new InvalidArgumentError(`connectTimeoutMs must be an integer >= 1, got ${String(ms)}`);
+}
+
 /** Failures retrying cannot mend: a request waiting for a connection fails at once on them. */
 const PERMANENT: ReadonlySet<ConnectionFailure> = new Set(['auth', 'tls']);
 
@@ -34,6 +39,7 @@ export class ConnectionWatch {
   private everReady: boolean;
   private readonly waiters = new Set<Waiter>();
   private handshake: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
 
   constructor(
     private readonly redis: Redis,
@@ -41,9 +47,7 @@ export class ConnectionWatch {
     readonly url: string,
     readonly timeoutMs: number,
   ) {
-    if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1) {
-      throw new InvalidArgumentError(`connectTimeoutMs must be an integer >= 1, got ${String(timeoutMs)}`);
-    }
+    checkConnectTimeout(timeoutMs);
     this.everReady = redis.status === 'ready';
     redis.on('ready', () => {
       this.clearHandshake();
@@ -79,8 +83,8 @@ export class ConnectionWatch {
    */
   ready(): Promise<void> | undefined {
     const status = this.redis.status;
+    if (this.closed || status === 'end') return Promise.reject(this.error('closed'));
     if (status === 'ready') return undefined;
-    if (status === 'end') return Promise.reject(this.error('closed'));
     const known = failureOf(this.lastError);
     if (known !== undefined && PERMANENT.has(known)) return Promise.reject(this.error(known));
     return new Promise<void>((resolve, reject) => {
@@ -96,6 +100,13 @@ export class ConnectionWatch {
     });
   }
 
+  /** The transport closed the connection: requests fail at once from now on, and so do those waiting. */
+  close(): void {
+    this.closed = true;
+    this.clearHandshake();
+    this.failWaiters('closed');
+  }
+
   /**
    * What a request that failed should reject with: a ConnectionError when `error` is a
    * connection failure (the connection was lost with the request out, the client is closed...),
@@ -104,7 +115,7 @@ export class ConnectionWatch {
   failure(error: unknown): Error {
     const failure = failureOf(error);
     if (failure === undefined) return error instanceof Error ? error : new Error(String(error));
-    if (this.redis.status === 'end') return this.error('closed');
+    if (this.closed || this.redis.status === 'end') return this.error('closed');
     if (failure !== 'lost') return this.error(failure, undefined, error);
     // ioredis fails a request it had sent when the connection drops ("max retries per request"):
     // the socket's own error, if it gave one, says why

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { BlockingTransport, ParkedReply, Reply, ScriptCall } from '../transport.js';
-import { ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
+import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;
 
@@ -56,6 +56,7 @@ export class IoredisTransport implements BlockingTransport {
   /** A transport on a new connection to `url`, closed with the transport. */
   static connect(url: string, options: IoredisConnectOptions = {}): IoredisTransport {
     const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, ...redisOptions } = options;
+    checkConnectTimeout(connectTimeoutMs); // before a connection is opened, not after
     const redis = new Redis(url, { protocol: 2, maxRetriesPerRequest: 0, connectTimeout: connectTimeoutMs, ...redisOptions });
     return new IoredisTransport(quiet(redis), { owned: true, connectTimeoutMs });
   }
@@ -126,9 +127,22 @@ export class IoredisTransport implements BlockingTransport {
     blocking?.redis.disconnect();
   }
 
+  /**
+   * Releases the doorbell connection and, when this transport opened its connection, closes it:
+   * resolves once the socket is closed, so nothing of it keeps the process alive.
+   */
   async close(): Promise<void> {
     this.interrupt();
-    if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
+    if (!this.owned) return;
+    this.watch.close();
+    const status = this.redis.status;
+    if (status === 'end') return;
+    const ended = new Promise<void>((resolve) => this.redis.once('end', resolve));
+    // QUIT on a ready connection lets replies in flight arrive first; any other is dropped at once
+    if (status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
+    // between two attempts there is no socket to close: ioredis then only cancels the next attempt
+    if (status !== 'reconnecting' && (this.redis.status as string) !== 'end') await ended;
   }
 
   /** The doorbell connection, opened on first use. */
