@@ -119,7 +119,7 @@ export class ConnectionWatch {
     if (failure !== 'lost') return this.error(failure, undefined, error);
     // ioredis fails a request it had sent when the connection drops ("max retries per request"):
     // the socket's own error, if it gave one, says why
-    const why = this.lastError === undefined ? 'it closed while the request was out' : describeCause(this.lastError);
+    const why = this.lastError === undefined ? 'it closed with the request out' : describeCause(this.lastError);
     return connectionError(this.url, 'lost', { cause: error, detail: why });
   }
 
