@@ -102,9 +102,12 @@ export class Loop<Payload> implements SettlesLoop {
   }
 
   /**
-   * Stops claiming at the settle point, waits up to `timeoutMs` for jobs in hand to finish, then
-   * aborts the rest (their leases lapse and they are reaped and run again) and releases the
-   * doorbell connection. A parked consumer stops at once.
+   * Stops claiming at the settle point, gives back the jobs waiting for a slot, waits up to
+   * `timeoutMs` for the jobs running to finish, then aborts the rest and gives them back too
+   * (`release`: claimable at once, their attempt not counted; if that request fails, their leases
+   * lapse and they are reaped), and releases the doorbell connection. A handler that ignores its
+   * aborted signal runs on, but nothing it does is recorded any more: its settle is never sent,
+   * and Redis would refuse it (the given-back lease is fenced). A parked consumer stops at once.
    */
   async stop(timeoutMs = this.settings.stopTimeoutMs): Promise<void> {
     if (!this.loopDone) return;
@@ -120,8 +123,8 @@ export class Loop<Payload> implements SettlesLoop {
     await Promise.race([Promise.allSettled([this.loopDone, this.runs.allEnded()]), timeout]);
     this.runs.stopWaiting();
     clearTimeout(timer);
-    this.jobs.abandonAll();
     this.timers.stopRenewing();
+    await this.settles.giveBack(this.jobs.abandonAll());
     this.transport.interrupt();
     this.loopDone = undefined;
   }

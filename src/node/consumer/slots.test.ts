@@ -14,6 +14,7 @@ const waiting = (n: number): HeldJob<number> => ({
   startedAt: 0,
   fenced: false,
   abandoned: false,
+  settling: false,
 });
 
 /** settle() calls as the loop counts them: `sizes[i]` entries in call i. */
