@@ -72,7 +72,7 @@ export class ConnectionWatch {
     redis.on('close', () => this.clearHandshake());
     redis.on('end', () => {
       this.clearHandshake();
-      this.failWaiters('closed');
+      this.failWaiters(this.ended());
     });
   }
 
@@ -83,8 +83,10 @@ export class ConnectionWatch {
    */
   ready(): Promise<void> | undefined {
     const status = this.redis.status;
-    if (this.closed || status === 'end') return Promise.reject(this.error('closed'));
+    if (this.closed || status === 'end') return Promise.reject(this.error(this.ended()));
     if (status === 'ready') return undefined;
+    // a lazyConnect client connects on its first command, and none is written before it is ready
+    if (status === 'wait') this.redis.connect().catch(() => {});
     const known = failureOf(this.lastError);
     if (known !== undefined && PERMANENT.has(known)) return Promise.reject(this.error(known));
     return new Promise<void>((resolve, reject) => {
@@ -115,12 +117,17 @@ export class ConnectionWatch {
   failure(error: unknown): Error {
     const failure = failureOf(error);
     if (failure === undefined) return error instanceof Error ? error : new Error(String(error));
-    if (this.closed || this.redis.status === 'end') return this.error('closed');
+    if (this.closed || this.redis.status === 'end') return this.error(this.ended());
     if (failure !== 'lost') return this.error(failure, undefined, error);
     // ioredis fails a request it had sent when the connection drops ("max retries per request"):
     // the socket's own error, if it gave one, says why
     const why = this.lastError === undefined ? 'it closed with the request out' : describeCause(this.lastError);
     return connectionError(this.url, 'lost', { cause: error, detail: why });
+  }
+
+  /** Why the connection ended: closed by the transport, or given up (a retryStrategy of yours) after its last failure. */
+  private ended(): ConnectionFailure {
+    return this.closed ? 'closed' : (failureOf(this.lastError) ?? 'closed');
   }
 
   private error(failure: ConnectionFailure, withinMs?: number, cause: unknown = this.lastError): ConnectionError {
@@ -129,7 +136,7 @@ export class ConnectionWatch {
       cause,
       wasConnected: this.everReady,
       ...(withinMs === undefined ? {} : { withinMs }),
-      ...(failure === 'closed' ? { detail: 'the transport was closed' } : opened ? { detail: 'the connection opened but Redis did not answer' } : {}),
+      ...(failure === 'closed' ? { detail: this.closed ? 'the transport was closed' : 'the client gave up reconnecting' } : opened ? { detail: 'the connection opened but Redis did not answer' } : {}),
     });
   }
 
