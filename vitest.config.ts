@@ -13,6 +13,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     testTimeout: 30_000,
+    // consumers log their connection's changes on stderr by default ("[emq] consumer of q:
+    // connected to ..."): one line per consumer, kept out of the test output
+    onConsoleLog: (log) => !log.startsWith('[emq] '),
     hookTimeout: 30_000,
     // Suites share one Redis but each test works on its own random queue name.
     fileParallelism: true,

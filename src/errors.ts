@@ -20,7 +20,10 @@ export const errorCodes = {
   EMQSTATE: 409,
   /** An idempotency key used again with other jobs than it first came with. */
   EMQCONFLICT: 409,
-  /** Redis failed or answered something no script returns. */
+  /**
+   * Redis failed or answered something no script returns; or could not be reached
+   * (`ConnectionError`: the URL and why, `reason`).
+   */
   EMQREDIS: 503,
   /** A request without the bearer token the server requires, or with a wrong one. */
   EMQAUTH: 401,
@@ -124,6 +127,33 @@ export class IdempotencyConflictError extends EmqError {
 export class RedisError extends EmqError {
   constructor(message: string, context?: EmqErrorContext) {
     super('EMQREDIS', message, context);
+  }
+}
+
+/**
+ * Why Redis could not be reached: the connection was refused, the host name did not resolve, the
+ * credentials were refused, TLS failed, nothing answered in time, the connection was lost (and not
+ * back in time), or the transport was closed.
+ */
+export type ConnectionFailure = 'refused' | 'dns' | 'auth' | 'tls' | 'timeout' | 'lost' | 'closed';
+
+/**
+ * Redis could not be reached: the message names the URL (never its password) and the cause, and
+ * `reason` says which kind of cause. A RedisError (EMQREDIS, HTTP 503) like any other Redis
+ * trouble, so code that retries on EMQREDIS retries on it too.
+ *
+ * @example
+ * try { await queue.add(job) } catch (e) { if (e instanceof ConnectionError && e.reason === 'auth') process.exit(1) }
+ */
+export class ConnectionError extends RedisError {
+  /** The Redis it tried to reach, without credentials. */
+  readonly url: string;
+  readonly reason: ConnectionFailure;
+
+  constructor(message: string, context: EmqErrorContext & { url: string; reason: ConnectionFailure }) {
+    super(message, context);
+    this.url = context.url;
+    this.reason = context.reason;
   }
 }
 

@@ -35,8 +35,9 @@ export {
   JobStateError,
   IdempotencyConflictError,
   RedisError,
+  ConnectionError,
   errorCodes,
 } from './errors.js';
-export type { EmqErrorCode, EmqErrorContext } from './errors.js';
+export type { EmqErrorCode, EmqErrorContext, ConnectionFailure } from './errors.js';
 export { UnrecoverableError, RetryAfterError, HandlerTimeoutError } from './handler.js';
 export type { Handler, HandlerContext, Outcome } from './handler.js';

@@ -24,6 +24,11 @@ export interface QueueOptions {
   readonly keepCompletedMs?: number;
   /** How long an idempotency key of the caller's is remembered, in ms (default 24 hours). */
   readonly idempotencyTtlMs?: number;
+  /**
+   * close() also closes the transport: for a Queue on a transport opened for it alone, as
+   * `connectQueue` (echomq/node) opens one. Default false: a transport you pass in is yours.
+   */
+  readonly ownsTransport?: boolean;
 }
 
 /** How long a key the core makes for one enqueue call is remembered: longer than any transport retries a request. */
@@ -87,6 +92,7 @@ export class Queue<Payload = unknown> {
   private requestCount = 0;
   /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
   private registered = false;
+  private readonly ownsTransport: boolean;
 
   constructor(
     /** The transport this queue (and the consumers built on it) talks to Redis through. */
@@ -107,6 +113,7 @@ export class Queue<Payload = unknown> {
     if (!Number.isSafeInteger(this.idempotencyTtlMs) || this.idempotencyTtlMs < 1) {
       throw new InvalidArgumentError(`idempotencyTtlMs must be an integer >= 1, got ${this.idempotencyTtlMs}`);
     }
+    this.ownsTransport = options.ownsTransport ?? false;
     this.keepCompletedMs = options.keepCompletedMs ?? 3_600_000;
     if (!Number.isSafeInteger(this.keepCompletedMs) || this.keepCompletedMs < -1) {
       throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${this.keepCompletedMs}`);
@@ -253,6 +260,25 @@ export class Queue<Payload = unknown> {
   async sweepGroup(group: string): Promise<{ stored: number; counted: number }> {
     assertName('group', group);
     return this.scripts.run(this.scripts.sweepGroupOp(group));
+  }
+
+  /**
+   * Closes the transport when this Queue owns it (`ownsTransport`, as `connectQueue` sets), so a
+   * process with nothing else to do exits; a transport you passed in is left open for you to
+   * close. Harmless twice. `await using` calls it.
+   *
+   * @example
+   * await using mail = connectQueue<{ to: string }>(process.env.REDIS_URL!, 'mail'); // echomq/node
+   * await mail.add({ to: 'a@example.com' });
+   * // closed here, as the block ends
+   */
+  async close(): Promise<void> {
+    if (this.ownsTransport) await this.transport.close();
+  }
+
+  /** close(), for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   private decodeRow(id: string, row: Record<string, string>): JobRecord<Payload> {

@@ -14,9 +14,15 @@ export interface ScriptCall {
  * The little the core needs from a Redis client. Each runtime's adapter fills it in
  * (`echomq/node` over ioredis, `echomq/edge` over @upstash/redis); the core never imports one.
  * Both methods send all calls in one round trip and resolve per call, an Error standing in for
- * each call Redis refused.
+ * each call Redis refused; a request that failed as a whole rejects, with a ConnectionError
+ * (naming the endpoint and the cause) when Redis could not be reached.
  */
 export interface Transport {
+  /**
+   * Where this transport reaches Redis, for messages and log lines: a URL without credentials.
+   * Optional: a transport without one is named "Redis".
+   */
+  readonly endpoint?: string;
   /** EVALSHA each call by its script's sha1. */
   evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>>;
   /** EVAL each call with its script's source (the fallback when Redis answers NOSCRIPT). */

@@ -1,4 +1,5 @@
 import { Redis, type RedisConfigCloudflare } from '@upstash/redis/cloudflare';
+import { connectionError, failureOf } from '../connection-failure.js';
 import { RedisError } from '../errors.js';
 import type { Reply, ScriptCall, Transport } from '../transport.js';
 
@@ -34,9 +35,9 @@ type Signal = NonNullable<RedisConfigCloudflare['signal']>;
  * No connection to hold, so close() has nothing to do. Runs on Node and in a Worker alike.
  *
  * Errors: a Redis error reply stays one call's Error value (the core tells NOSCRIPT, EMQKIND and
- * EMQARG apart by its text); anything else (fetch failed, an HTTP error status, a body that is
- * not a reply, the timeout) rejects with RedisError (EMQREDIS, 503) naming the endpoint, never
- * the token. The client retries a request whose fetch throws (5 more times, backing off 50 ms to
+ * EMQARG apart by its text); anything else rejects with RedisError (EMQREDIS, 503) naming the
+ * endpoint, never the token: ConnectionError (`reason`) when Redis could not be reached (fetch
+ * refused, DNS, TLS, the timeout, a refused token), worded as the ioredis transport words it. The client retries a request whose fetch throws (5 more times, backing off 50 ms to
  * 2.7 s, about 4.3 s in all), and a fetch may throw after Redis ran the request, so every
  * request sent through here must be harmless twice. connect() bounds each request, retries
  * included, by `timeoutMs`: one that stalls fails at it, and one whose timeout falls in a backoff
@@ -52,13 +53,23 @@ type Signal = NonNullable<RedisConfigCloudflare['signal']>;
  * const transport = new UpstashTransport(new Redis({ url, token, automaticDeserialization: false }));
  */
 export class UpstashTransport implements Transport {
-  /** The URL and token as the client holds them, and the endpoint errors name instead. */
+  /** The endpoint errors name: origin and path of the REST URL, no credentials. */
+  readonly endpoint: string;
+  /** The URL and token as the client holds them, kept out of every message. */
   private readonly url: string;
   private readonly token: string;
-  private readonly endpoint: string;
+  /** The bound on one request, retries included, when connect() set it. */
+  private readonly timeoutMs: number | undefined;
 
-  /** @param redis a client built with `automaticDeserialization: false` (checked) */
-  constructor(readonly redis: Redis) {
+  /**
+   * @param redis a client built with `automaticDeserialization: false` (checked)
+   * @param timeoutMs the deadline the client's requests carry, to name in messages
+   */
+  constructor(
+    readonly redis: Redis,
+    timeoutMs?: number,
+  ) {
+    this.timeoutMs = timeoutMs;
     // opts and client are protected in the client's types but keep the setting, URL and token
     const inner = redis as unknown as {
       opts?: { automaticDeserialization?: boolean };
@@ -86,6 +97,7 @@ export class UpstashTransport implements Transport {
         token,
         automaticDeserialization: false,
       }),
+      timeoutMs,
     );
   }
 
@@ -129,7 +141,11 @@ export class UpstashTransport implements Transport {
     }
   }
 
-  /** The request failed as a whole: Redis gave no reply to read. */
+  /**
+   * The request failed as a whole: Redis gave no reply to read. Redis that could not be reached
+   * (refused, DNS, TLS, the timeout, a refused token) is a ConnectionError worded as the ioredis
+   * transport words it; anything else (an HTTP error status, a body that is no reply) a RedisError.
+   */
   private failed(error: unknown): RedisError {
     const cause = error instanceof Error ? error : new Error(String(error));
     // the client appends the whole request body (scripts, payloads) to an HTTP error's message
@@ -140,7 +156,11 @@ export class UpstashTransport implements Transport {
     if (this.url) why = why.split(this.url).join(this.endpoint);
     if (this.token) why = why.split(this.token).join('<token>');
     if (why.length > 300) why = `${why.slice(0, 300)}...`;
-    return new RedisError(`Redis at ${this.endpoint} did not answer: ${cause.name}: ${why}`, { cause });
+    const detail = `${cause.name}: ${why}`;
+    const failure = failureOf(cause) ?? (/^(Unauthorized|WRONGPASS|NOAUTH)/i.test(why) ? 'auth' : undefined);
+    if (failure === undefined) return new RedisError(`Redis at ${this.endpoint} failed: ${detail}`, { cause });
+    const withinMs = failure === 'timeout' && this.timeoutMs !== undefined ? { withinMs: this.timeoutMs } : {};
+    return connectionError(this.endpoint, failure, { cause, detail, ...withinMs });
   }
 }
 

@@ -1,8 +1,11 @@
 export { IoredisTransport } from './ioredis-transport.js';
+export type { IoredisTransportOptions, IoredisConnectOptions } from './ioredis-transport.js';
+export { connectQueue } from './connect-queue.js';
+export type { ConnectQueueOptions } from './connect-queue.js';
 export { startLocalRedis, findRedisServer, freePort, RedisMissingError } from './local-redis.js';
 export type { LocalRedis, LocalRedisOptions } from './local-redis.js';
 export { Consumer, BatchConsumer, LeaseLostError, ConsumerStoppedError } from './consumer/index.js';
-export type { ConsumerOptions, BatchConsumerOptions, BatchHandler, ConsumerHooks, ParkedLoopOptions } from './consumer/index.js';
+export type { ConsumerOptions, BatchConsumerOptions, BatchHandler, ConsumerHooks, ParkedLoopOptions, ConnectOptions, TransportOwnership } from './consumer/index.js';
 export { serveApi } from './cli/serve.js';
 export type { ApiServer, ServeApiOptions } from './cli/serve.js';
 export { startBridge, createBridge } from './bridge/index.js';

@@ -1,34 +1,64 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { BlockingTransport, ParkedReply, Reply, ScriptCall } from '../transport.js';
+import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;
 
 const settle = (results: Array<[Error | null, unknown]> | null): Settled =>
   (results ?? []).map(([error, value]) => error ?? (value as Reply));
 
+/** Options of an IoredisTransport over a connection of yours. */
+export interface IoredisTransportOptions {
+  /** close() also quits the connection (default false: it is yours to close). */
+  readonly owned?: boolean;
+  /**
+   * How long a request waits for a connection (the first, or one lost and being made again)
+   * before it fails with ConnectionError, in ms (default 5,000).
+   */
+  readonly connectTimeoutMs?: number;
+}
+
+/** IoredisTransport.connect's options: ioredis's, and how long a request waits for a connection. */
+export type IoredisConnectOptions = RedisOptions & Pick<IoredisTransportOptions, 'connectTimeoutMs'>;
+
 /**
  * The core's Transport over ioredis (TCP). Several calls go out as one pipeline; a single call
  * as a plain command. `blpop` waits on a duplicate connection of its own, opened on first use.
  *
+ * A request is written only to a ready connection: while there is none (not yet made, or lost
+ * and being made again) it waits up to `connectTimeoutMs`, then rejects with ConnectionError
+ * (EMQREDIS) naming the URL, without its password, and the cause: refused, auth, TLS, DNS,
+ * timeout. Refused credentials and TLS fail at once. A request out when the connection drops
+ * rejects at once (connect() sets `maxRetriesPerRequest: 0`) rather than being sent again later.
+ * ioredis keeps reconnecting meanwhile.
+ *
  * @example
- * const transport = IoredisTransport.connect(process.env.REDIS_URL!);
+ * const transport = IoredisTransport.connect(process.env.REDIS_URL!, { connectTimeoutMs: 2_000 });
  * const queue = new Queue(transport, 'mail');
  */
 export class IoredisTransport implements BlockingTransport {
-  private blocking: Redis | undefined;
+  /** Where it connects: the URL without credentials. */
+  readonly endpoint: string;
+  private blocking: { redis: Redis; watch: ConnectionWatch } | undefined;
+  private readonly watch: ConnectionWatch;
+  private readonly owned: boolean;
 
-  /**
-   * @param redis the connection to use
-   * @param owned whether close() should also quit `redis` (true when this transport opened it)
-   */
+  /** @param redis the connection to use (see IoredisTransportOptions for whose it is) */
   constructor(
     readonly redis: Redis,
-    private readonly owned = false,
-  ) {}
+    options: IoredisTransportOptions = {},
+  ) {
+    this.owned = options.owned ?? false;
+    this.endpoint = endpointOf(redis);
+    this.watch = new ConnectionWatch(redis, this.endpoint, options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS);
+  }
 
   /** A transport on a new connection to `url`, closed with the transport. */
-  static connect(url: string, options: RedisOptions = {}): IoredisTransport {
-    return new IoredisTransport(quiet(new Redis(url, { protocol: 2, ...options })), true);
+  static connect(url: string, options: IoredisConnectOptions = {}): IoredisTransport {
+    const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, ...redisOptions } = options;
+    checkConnectTimeout(connectTimeoutMs); // before a connection is opened, not after
+    const redis = new Redis(url, { protocol: 2, maxRetriesPerRequest: 0, connectTimeout: connectTimeoutMs, ...redisOptions });
+    return new IoredisTransport(quiet(redis), { owned: true, connectTimeoutMs });
   }
 
   evalsha(calls: readonly ScriptCall[]): Promise<Settled> {
@@ -40,33 +70,45 @@ export class IoredisTransport implements BlockingTransport {
   }
 
   async ping(): Promise<void> {
-    await this.redis.ping();
+    await this.watch.ready();
+    try {
+      await this.redis.ping();
+    } catch (error) {
+      throw this.watch.failure(error);
+    }
   }
 
   async blpop(keys: readonly string[], timeoutMs: number): Promise<string | null> {
     const blocking = this.blockingConnection();
     try {
-      const reply = await blocking.blpop(...(keys as string[]), seconds(timeoutMs));
+      await blocking.watch.ready();
+      const reply = await blocking.redis.blpop(...(keys as string[]), seconds(timeoutMs));
       return reply ? reply[0] : null;
     } catch (error) {
       if (this.blocking !== blocking) return null; // interrupted
-      throw error;
+      throw blocking.watch.failure(error);
     }
   }
 
   async blpopThen(keys: readonly string[], timeoutMs: number, call: ScriptCall): Promise<ParkedReply> {
     const blocking = this.blockingConnection();
+    try {
+      await blocking.watch.ready();
+    } catch (error) {
+      if (this.blocking !== blocking) return { key: null, reply: undefined }; // interrupted
+      throw error;
+    }
     // Both go out now, in order: Redis holds the EVALSHA in the connection's input until the
     // BLPOP returns, then runs it at once, and both replies come back together.
-    const popped = blocking.blpop(...(keys as string[]), seconds(timeoutMs));
-    const then = blocking.call('evalsha', argv(call.script.sha1, call)).then((value) => value as Reply, asError);
+    const popped = blocking.redis.blpop(...(keys as string[]), seconds(timeoutMs));
+    const then = blocking.redis.call('evalsha', argv(call.script.sha1, call)).then((value) => value as Reply, asError);
     let key: string | null;
     try {
       const reply = await popped;
       key = reply ? reply[0] : null;
     } catch (error) {
       if (this.blocking !== blocking) return { key: null, reply: undefined }; // interrupted
-      throw error;
+      throw blocking.watch.failure(error);
     }
     if (key !== null) return { key, reply: await then };
     // A null BLPOP is Redis's timeout, or ioredis's own deadline on a connection that may have
@@ -82,28 +124,55 @@ export class IoredisTransport implements BlockingTransport {
   interrupt(): void {
     const blocking = this.blocking;
     this.blocking = undefined;
-    blocking?.disconnect();
+    blocking?.redis.disconnect();
   }
 
+  /**
+   * Releases the doorbell connection and, when this transport opened its connection, closes it:
+   * resolves once the socket is closed, so nothing of it keeps the process alive.
+   */
   async close(): Promise<void> {
     this.interrupt();
-    if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
+    if (!this.owned) return;
+    this.watch.close();
+    const status = this.redis.status;
+    if (status === 'end') return;
+    const ended = new Promise<void>((resolve) => this.redis.once('end', resolve));
+    // QUIT on a ready connection lets replies in flight arrive first; any other is dropped at once
+    if (status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
+    // between two attempts there is no socket to close: ioredis then only cancels the next attempt
+    if (status !== 'reconnecting' && (this.redis.status as string) !== 'end') await ended;
   }
 
   /** The doorbell connection, opened on first use. */
-  private blockingConnection(): Redis {
+  private blockingConnection(): { redis: Redis; watch: ConnectionWatch } {
+    if (this.blocking) return this.blocking;
     // blockingTimeout arms a client-side deadline (timeout + grace): a connection that died
     // silently must not park us forever.
-    return (this.blocking ??= quiet(this.redis.duplicate({ blockingTimeout: 60_000 })));
+    const redis = quiet(this.redis.duplicate({ blockingTimeout: 60_000 }));
+    return (this.blocking = { redis, watch: new ConnectionWatch(redis, this.endpoint, this.watch.timeoutMs) });
   }
 
-  private async send(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
+  /** Sends once the connection is ready (at once, with no promise in between, when it is). */
+  private send(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
+    const waiting = this.watch.ready();
+    return waiting ? waiting.then(() => this.sendNow(calls, head)) : this.sendNow(calls, head);
+  }
+
+  /**
+   * One round trip: a call Redis refused is that call's Error; a connection failure (lost with the
+   * request out) rejects the whole request with ConnectionError.
+   */
+  private async sendNow(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
     if (calls.length === 1) {
       const call = calls[0]!;
       const [command, first] = head(call);
       try {
         return [(await this.redis.call(command, argv(first, call))) as Reply];
       } catch (error) {
+        const failed = this.watch.failure(error);
+        if (failed !== error) throw failed;
         return [asError(error)];
       }
     }
@@ -112,7 +181,20 @@ export class IoredisTransport implements BlockingTransport {
       const [command, first] = head(call);
       pipeline.call(command, argv(first, call));
     }
-    return settle(await pipeline.exec());
+    let results: Array<[Error | null, unknown]> | null;
+    try {
+      results = await pipeline.exec();
+    } catch (error) {
+      throw this.watch.failure(error);
+    }
+    const settled = settle(results);
+    for (const value of settled) {
+      if (value instanceof Error) {
+        const failed = this.watch.failure(value);
+        if (failed !== value) throw failed;
+      }
+    }
+    return settled;
   }
 }
 
@@ -129,6 +211,14 @@ function argv(first: string, call: ScriptCall): Array<string | number> {
   for (const key of call.keys) out.push(key);
   for (const arg of call.args) out.push(arg);
   return out;
+}
+
+/** The URL a connection reaches, from its options: a password shows as `***`. */
+function endpointOf(redis: Redis): string {
+  const { host, port, path, tls, username, password, db } = redis.options;
+  if (path) return `unix://${path}`;
+  const auth = password ? `${username ?? ''}:***@` : username ? `${username}@` : '';
+  return `${tls ? 'rediss' : 'redis'}://${auth}${host ?? 'localhost'}:${port ?? 6379}${db ? `/${db}` : ''}`;
 }
 
 /**

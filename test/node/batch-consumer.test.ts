@@ -21,6 +21,20 @@ describe('the batch consumer', () => {
     return consumer.start();
   }
 
+  it('gives back the jobs of a batch still running when stop() runs out of time, uncounted', async () => {
+    const queue = redis.queue<number>();
+    const ids = (await queue.addBulk([1, 2, 3].map((payload) => ({ payload })))).map((r) => r.id);
+    let calls = 0;
+    const consumer = consume(queue, () => {
+      calls++;
+      return new Promise<never>(() => {}); // ignores its signal
+    }, 3);
+    await until(() => calls === 1);
+    await consumer.stop(100);
+    for (const id of ids) expect(await queue.getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+    expect((await queue.stats()).counts).toMatchObject({ pending: 3, active: 0 });
+  });
+
   it('hands up to batchSize jobs to one call', async () => {
     const queue = redis.queue<number>();
     const sizes: number[] = [];

@@ -1,7 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
-import { sleep, useRedis } from '../helpers.js';
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort, startLocalRedis } from '../../src/node/local-redis.js';
+import { passwordRedis, silentPort } from '../fixtures/unreachable.js';
+import { queueName, sleep, until, useRedis } from '../helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
@@ -13,7 +16,7 @@ interface Run {
 }
 
 /** Starts `emq ...args` as a child process. */
-function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Run>; stdout: () => string } {
+function start(args: string[], env: Record<string, string | undefined> = {}): { child: ChildProcess; done: Promise<Run>; stdout: () => string; stderr: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
@@ -24,10 +27,10 @@ function start(args: string[], env: Record<string, string> = {}): { child: Child
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, stdout: () => stdout };
+  return { child, done, stdout: () => stdout, stderr: () => stderr };
 }
 
-const emq = (args: string[], env?: Record<string, string>): Promise<Run> => start(args, env).done;
+const emq = (args: string[], env?: Record<string, string | undefined>): Promise<Run> => start(args, env).done;
 
 describe('the emq CLI', () => {
   const redis = useRedis();
@@ -78,9 +81,9 @@ describe('the emq CLI', () => {
   });
 
   it('says in one line when Redis cannot be reached (exit 1)', async () => {
-    const run = await emq(['stats', 'q'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    const run = await emq(['stats', 'q'], { REDIS_URL: 'redis://127.0.0.1:1', REDIS_CONNECT_TIMEOUT_MS: '300' });
     expect(run.code).toBe(1);
-    expect(run.stderr.trim()).toMatch(/^emq stats: cannot reach Redis at redis:\/\/127\.0\.0\.1:1: /);
+    expect(run.stderr.trim()).toMatch(/^emq stats: cannot reach Redis at redis:\/\/127\.0\.0\.1:1 within 300 ms: connection refused \(/);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
   });
 
@@ -149,4 +152,84 @@ describe('the emq bin', () => {
     expect(code).toBe(0);
     expect(out).toMatch(/^emq: echomq's command line/);
   });
+});
+
+describe('emq against a Redis it cannot reach', () => {
+  let silent: Awaited<ReturnType<typeof silentPort>>;
+  let locked: Awaited<ReturnType<typeof passwordRedis>>;
+  let closed: number;
+  beforeAll(async () => {
+    silent = await silentPort();
+    locked = await passwordRedis('cli-s3cret');
+    closed = await freePort();
+  });
+  afterAll(async () => {
+    await silent.close();
+    await locked.stop();
+  });
+
+  it('consume, enqueue and stats exit 1 within REDIS_CONNECT_TIMEOUT_MS, with one line naming the URL and the cause', async () => {
+    const handler = ['--handler', 'test/fixtures/sleep-handler.mjs'];
+    const cases: Array<{ url: string; shown: string; cause: RegExp }> = [
+      { url: `redis://127.0.0.1:${closed}`, shown: `redis://127.0.0.1:${closed} within 700 ms`, cause: /connection refused \(connect ECONNREFUSED/ },
+      { url: `redis://127.0.0.1:${silent.port}`, shown: `redis://127.0.0.1:${silent.port} within 700 ms`, cause: /no answer/ },
+      { url: 'redis://nonexistent.invalid:6379', shown: 'redis://nonexistent.invalid:6379 within 700 ms', cause: /host name not found/ },
+      { url: `redis://:wrong@127.0.0.1:${locked.port}`, shown: `redis://:***@127.0.0.1:${locked.port}`, cause: /authentication failed \(WRONGPASS/ },
+    ];
+    // one URL at a time, its three commands at once: a dozen tsx starts at once would swamp 2 cores
+    for (const { url, shown, cause } of cases) {
+      await Promise.all(
+        [['consume', 'q', ...handler], ['enqueue', 'q', '{"to":"a@example.com"}'], ['stats', 'q']].map(async (args) => {
+          const started = performance.now();
+          const run = await emq(args, { REDIS_URL: url, REDIS_CONNECT_TIMEOUT_MS: '700' });
+          const ms = performance.now() - started;
+          const label = `${args[0]} ${url}`;
+          expect(run.code, label).toBe(1);
+          const lines = run.stderr.trim().split('\n');
+          expect(lines, label).toHaveLength(1);
+          expect(lines[0], label).toMatch(new RegExp(`^emq ${args[0]}: cannot reach Redis at `));
+          expect(lines[0], label).toContain(`cannot reach Redis at ${shown}: `);
+          expect(lines[0], label).toMatch(cause);
+          expect(lines[0], label).not.toContain('wrong');
+          // the child's own start (tsx) takes a second or more on a busy machine; without the
+          // bound, ioredis gave up after about 75 s
+          expect(ms, label).toBeLessThan(700 + 10_000);
+        }),
+      );
+    }
+  }, 90_000);
+
+  it('refuses a REDIS_CONNECT_TIMEOUT_MS that is no number (exit 2)', async () => {
+    const run = await emq(['stats', 'q'], { REDIS_URL: `redis://127.0.0.1:${closed}`, REDIS_CONNECT_TIMEOUT_MS: 'soon' });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^emq stats: REDIS_CONNECT_TIMEOUT_MS takes a whole number of ms >= 1, got "soon"/);
+  });
+
+  it('consume, once started, rides out an outage: lost and back once each, then stops with exit 0', async () => {
+    const port = await freePort();
+    const env = { PATH: process.env.PATH };
+    let server = await startLocalRedis({ env, port });
+    const { child, done, stderr } = start(
+      ['consume', queueName(), '--handler', 'test/fixtures/sleep-handler.mjs', '--beat-ms', '300'],
+      { REDIS_URL: server.url, REDIS_CONNECT_TIMEOUT_MS: '500' },
+    );
+    try {
+      await until(() => /connected to /.test(stderr()), 15_000);
+      await server.stop();
+      await sleep(3_000);
+      expect(child.exitCode).toBeNull();
+      server = await startLocalRedis({ env, port });
+      await until(() => / is back after /.test(stderr()), 10_000);
+    } finally {
+      child.kill('SIGTERM');
+      await server.stop();
+    }
+    const run = await done;
+    expect(run.code).toBe(0);
+    const lines = run.stderr.trim().split('\n');
+    expect(lines.filter((l) => l.includes(': connected to '))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes(`: lost ${server.url}: cannot reach Redis at ${server.url}`))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes(` is back after `))).toHaveLength(1);
+    expect(run.stderr).not.toMatch(/max retries per request|redis: /);
+  }, 40_000);
 });

@@ -7,8 +7,9 @@ import type { Job } from '../../src/job.js';
 import type { Queue } from '../../src/queue.js';
 import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { LeaseLostError } from '../../src/node/consumer/index.js';
-import { keysOf, sleep, until, useRedis, leases } from '../helpers.js';
+import { ConsumerStoppedError, LeaseLostError } from '../../src/node/consumer/index.js';
+import { checkInvariants } from '../invariants.js';
+import { keysOf, laneIds, sleep, until, useRedis, leases } from '../helpers.js';
 
 
 describe('the parked consumer', () => {
@@ -256,7 +257,7 @@ describe('the parked consumer', () => {
     expect(consumer.running).toBe(false);
   });
 
-  it('lets a job in hand finish on stop, and abandons one that outlives the timeout', async () => {
+  it('lets a job in hand finish on stop, and gives back one that outlives the timeout, uncounted', async () => {
     const queue = redis.queue();
     const { consumer, seen } = consume(queue, () => sleep(200), { concurrency: 2 });
     await queue.add('short');
@@ -265,14 +266,35 @@ describe('the parked consumer', () => {
     expect((await queue.stats()).counts.completed).toBe(1);
 
     const slow = redis.queue();
-    const { consumer: stuck, seen: started } = consume(slow, () => new Promise(() => {}), { leaseMs: 5_000 });
+    let finish: () => void = () => {};
+    let aborted: unknown;
+    // a handler that ignores its signal and ends only when told
+    const { consumer: stuck, seen: started } = consume(slow, (_job, signal) => {
+      signal.addEventListener('abort', () => (aborted = signal.reason));
+      return new Promise<void>((resolve) => (finish = resolve));
+    }, { leaseMs: 30_000 });
     const { id } = await slow.add('never ends');
     await until(() => started.length === 1);
     const t0 = performance.now();
     await stuck.stop(200);
     expect(performance.now() - t0).toBeLessThan(1_000);
-    // not settled: the lease is left to lapse and be reaped
-    expect(await slow.getJob(id)).toMatchObject({ state: 'active' });
+    expect(aborted).toBeInstanceOf(ConsumerStoppedError);
+    // given back at once, not left active until its 30 s lease lapses: claimable, the claim not counted
+    const k = keysOf(slow);
+    expect(await redis.raw.hmget(k.job(id), 's', 'a')).toEqual(['pending', '0']);
+    expect(await redis.raw.zcard(k.key('active'))).toBe(0);
+    expect(await laneIds(redis.raw, k)).toEqual([id]);
+    expect(await checkInvariants(redis.raw, slow.name)).toEqual([]);
+
+    // the handler that ran on ends now: nothing it does is recorded
+    finish();
+    await sleep(100);
+    expect(await slow.getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+
+    // and the next consumer runs it at once, as its first attempt
+    const { seen: again } = consume(slow, () => {});
+    await until(async () => (await slow.stats()).counts.completed === 1, 2_000);
+    expect(again.map((s) => s.job)).toMatchObject([{ id, attempts: 1 }]);
   });
 
   it('re-runs the job of a consumer SIGKILLed mid-job once its lease lapses, exactly once', async () => {

@@ -41,7 +41,7 @@ describe('pipelined settle-and-claim', () => {
 
   const counting = (): CountingTransport => {
     const base = IoredisTransport.connect(url);
-    return new CountingTransport(base.redis, true);
+    return new CountingTransport(base.redis, { owned: true });
   };
 
   it('sends a second request while the first is in flight, within its slots and prefetch, and parks once drained', async () => {

@@ -1,12 +1,14 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { redactUrl } from '../../connection-failure.js';
 import { EmqError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
 import { startBridge } from '../bridge/index.js';
 import { Consumer } from '../consumer/index.js';
+import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 import { serveApi } from './serve.js';
 
@@ -33,6 +35,10 @@ usage:
       local edge work; clients send UPSTASH_REDIS_REST_TOKEN (required in the environment) as
       their bearer token. Prints its URL; SIGTERM or SIGINT stops it. Host default 127.0.0.1.
 
+environment: REDIS_URL (default redis://127.0.0.1:6379); REDIS_CONNECT_TIMEOUT_MS, how long a
+command waits for Redis to answer before it fails with exit 1 (default 5000): emq consume fails
+so only at start, and afterwards reconnects for as long as it runs.
+
 exit codes: 0 done, 1 failed (Redis, a handler module), 2 usage`;
 
 class UsageError extends Error {}
@@ -50,17 +56,33 @@ function intOption(values: Record<string, unknown>, name: string): number | unde
 
 const redisUrl = (): string => process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** A connection for one command: it fails fast, with the URL, when Redis cannot be reached. */
-function connect(): IoredisTransport {
-  return IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 0, connectTimeout: 5_000, retryStrategy: () => null });
+/** How long a command waits for Redis to answer a connection: REDIS_CONNECT_TIMEOUT_MS, default 5000. */
+function connectTimeoutMs(): number {
+  const raw = process.env.REDIS_CONNECT_TIMEOUT_MS;
+  if (raw === undefined || raw === '') return DEFAULT_CONNECT_TIMEOUT_MS;
+  const ms = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(ms) || ms < 1) {
+    throw new UsageError(`REDIS_CONNECT_TIMEOUT_MS takes a whole number of ms >= 1, got ${JSON.stringify(raw)}`);
+  }
+  return ms;
 }
 
+/**
+ * The connection of one command. A Redis it cannot reach within the connect timeout fails its
+ * request with a ConnectionError naming the URL (never its password) and the cause: one line,
+ * exit 1.
+ */
+function connect(): IoredisTransport {
+  return IoredisTransport.connect(redisUrl(), { connectTimeoutMs: connectTimeoutMs() });
+}
+
+/** `work`'s result; a failure that is no EmqError still names the Redis (without its password). */
 async function reachable<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof EmqError && error.code !== 'EMQREDIS') throw error;
-    throw new Error(`cannot reach Redis at ${redisUrl()}: ${(error as Error).message}`);
+    if (error instanceof EmqError) throw error;
+    throw new Error(`Redis at ${redactUrl(redisUrl())} failed: ${(error as Error).message}`);
   }
 }
 
@@ -96,9 +118,17 @@ async function consume(args: string[]): Promise<number> {
   if (!queueName || extra.length > 0) throw new UsageError('consume takes one queue name');
   if (!values.handler) throw new UsageError('consume needs --handler <module>');
   const handler = await loadHandler(values.handler);
-  const log = values.quiet ? () => {} : (line: string) => process.stderr.write(`[emq] ${line}\n`);
-  // The consumer's connection reconnects for ever: Redis going away is backed off, never fatal.
-  const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
+  const say = (line: string): void => void process.stderr.write(`[emq] ${line}\n`);
+  const log = values.quiet ? () => {} : say;
+  // A Redis it cannot reach at start is a failure (exit 1, one line); once started, the
+  // connection reconnects for ever: Redis going away is backed off and told once, never fatal.
+  const transport = connect();
+  try {
+    await reachable(() => transport.ping());
+  } catch (error) {
+    await transport.close();
+    throw error;
+  }
   const queue = new Queue(transport, queueName);
   const consumer = new Consumer(transport, queue, handler, {
     concurrency: intOption(values, 'concurrency') ?? 1,
@@ -107,12 +137,17 @@ async function consume(args: string[]): Promise<number> {
     timeoutMs: intOption(values, 'timeout-ms') ?? 0,
     stopTimeoutMs: intOption(values, 'stop-timeout-ms') ?? 10_000,
     ownsTransport: true,
+    // connected, lost (with the cause), back: one line each, --quiet or not
+    log: say,
     hooks: {
       onCompleted: (job, { durationMs }) => log(`completed ${job.id} in ${durationMs.toFixed(1)} ms`),
       onRetried: (job, { error, outcome }) => log(`retry ${job.id} (${outcome}): ${error.split('\n')[0]}`),
       onDead: (job, { error }) => log(`dead ${job.id}: ${error.split('\n')[0]}`),
       onFenced: (job) => log(`lost the lease of ${job.id}: its result was not recorded`),
-      onError: (error) => log(`redis: ${(error as Error).message}`),
+      // Redis trouble is told by the lines above, once, not once per retry
+      onError: (error) => {
+        if (!(error instanceof EmqError && error.code === 'EMQREDIS')) log(`error: ${(error as Error).message}`);
+      },
     },
   });
   consumer.start();
@@ -215,7 +250,7 @@ function listenOptions(command: string, args: string[]): { port: number | undefi
 async function serve(args: string[]): Promise<number> {
   const { port = 8787, host } = listenOptions('serve', args);
   const token = process.env.EMQ_TOKEN || undefined;
-  const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
+  const transport = connect();
   const api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(host ? { host } : {}) });
   process.stdout.write(`${api.url}\n`);
   if (api.open) {

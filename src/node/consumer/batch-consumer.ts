@@ -1,8 +1,9 @@
 import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type BatchHandler, BatchSlots } from './batch-slots.js';
+import { type ConnectOptions, connectConsumer } from './connect.js';
 import type { ParkedLoopOptions } from './options.js';
-import { ParkedConsumer } from './parked-consumer.js';
+import { ParkedConsumer, type TransportOwnership } from './parked-consumer.js';
 
 export type { BatchHandler } from './batch-slots.js';
 
@@ -31,10 +32,22 @@ export class BatchConsumer<Payload = unknown> extends ParkedConsumer<Payload, Ba
     transport: BlockingTransport,
     queue: Queue<Payload> | string,
     handler: BatchHandler<Payload>,
-    options: BatchConsumerOptions<Payload> = {},
+    options: BatchConsumerOptions<Payload> & TransportOwnership = {},
   ) {
     super(transport, queue, options, ({ timeoutMs }) => new BatchSlots(handler, options, timeoutMs));
     this.batchSize = this.slots.batchSize;
     this.concurrency = this.slots.concurrency;
+  }
+
+  /**
+   * A batch consumer on its own connection to `url`, closed when it stops (see Consumer.connect).
+   *
+   * @example
+   * await using rows = BatchConsumer.connect<Row>(process.env.REDIS_URL!, 'rows', async (jobs) => {
+   *   await db.insertMany(jobs.map((j) => j.payload));
+   * }, { batchSize: 100 }).start();
+   */
+  static connect<P>(url: string, queue: string, handler: BatchHandler<P>, options: BatchConsumerOptions<P> & ConnectOptions = {}): BatchConsumer<P> {
+    return connectConsumer<P, BatchConsumer<P>>(url, queue, options, (transport, q) => new BatchConsumer<P>(transport, q, handler, { ...options, ownsTransport: true }));
   }
 }

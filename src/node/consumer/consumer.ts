@@ -1,9 +1,9 @@
 import type { Handler } from '../../handler.js';
-import { Queue, type QueueOptions } from '../../queue.js';
+import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
-import { IoredisTransport } from '../ioredis-transport.js';
+import { type ConnectOptions, connectConsumer } from './connect.js';
 import type { ParkedLoopOptions } from './options.js';
-import { ParkedConsumer } from './parked-consumer.js';
+import { ParkedConsumer, type TransportOwnership } from './parked-consumer.js';
 import { SingleSlots } from './single-slots.js';
 
 /** Options of a Consumer. */
@@ -29,34 +29,23 @@ export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
  */
 export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleSlots<Payload>> {
   readonly concurrency: number;
-  private readonly owned: boolean;
 
   constructor(
     transport: BlockingTransport,
     queue: Queue<Payload> | string,
     handler: Handler<Payload>,
-    options: ConsumerOptions<Payload> & { ownsTransport?: boolean } = {},
+    options: ConsumerOptions<Payload> & TransportOwnership = {},
   ) {
     super(transport, queue, options, ({ timeoutMs }) => new SingleSlots(handler, options.concurrency, timeoutMs));
     this.concurrency = this.slots.concurrency;
-    this.owned = options.ownsTransport ?? false;
   }
 
-  /** A consumer on its own connection to `url`, closed when it stops. */
-  static connect<P>(
-    url: string,
-    queue: string,
-    handler: Handler<P>,
-    options: ConsumerOptions<P> & { queue?: QueueOptions } = {},
-  ): Consumer<P> {
-    // Calls fail after two reconnect attempts instead of queueing for ever: the loop then backs
-    // off on its own schedule, and stop() is never held up by a Redis that went away.
-    const transport = IoredisTransport.connect(url, { maxRetriesPerRequest: 2 });
-    return new Consumer<P>(transport, new Queue<P>(transport, queue, options.queue), handler, { ...options, ownsTransport: true });
-  }
-
-  override async stop(timeoutMs?: number): Promise<void> {
-    await super.stop(timeoutMs);
-    if (this.owned) await this.transport.close();
+  /**
+   * A consumer on its own connection to `url`, closed when it stops. A request waits for a
+   * connection at most `connectTimeoutMs` (default 5,000), then fails with ConnectionError,
+   * which the consumer logs (see ParkedLoopOptions.log) and backs off from.
+   */
+  static connect<P>(url: string, queue: string, handler: Handler<P>, options: ConsumerOptions<P> & ConnectOptions = {}): Consumer<P> {
+    return connectConsumer<P, Consumer<P>>(url, queue, options, (transport, q) => new Consumer<P>(transport, q, handler, { ...options, ownsTransport: true }));
   }
 }

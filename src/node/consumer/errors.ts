@@ -14,7 +14,8 @@ export class LeaseLostError extends Error {
 }
 
 /**
- * Thrown into held jobs' signals when stop() runs out of time.
+ * Thrown into held jobs' signals when stop() runs out of time: the job has been given back
+ * (claimable at once), so another consumer may run it now, and nothing this run does is recorded.
  *
  * @example
  * if (signal.reason instanceof ConsumerStoppedError) await saveProgress();

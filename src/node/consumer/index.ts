@@ -5,3 +5,5 @@ export type { BatchConsumerOptions, BatchHandler } from './batch-consumer.js';
 export { LeaseLostError, ConsumerStoppedError } from './errors.js';
 export type { ConsumerHooks } from './hooks.js';
 export type { ParkedLoopOptions } from './options.js';
+export type { ConnectOptions } from './connect.js';
+export type { TransportOwnership } from './parked-consumer.js';

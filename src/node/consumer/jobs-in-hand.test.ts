@@ -58,7 +58,8 @@ describe('JobsInHand', () => {
     jobs.fence(a!);
     expect(a!.fenced).toBe(true);
     jobs.leaseLost(jobs.renewable().find((h) => h.job.id === 'JOB:4')!);
-    jobs.abandonAll();
+    // a: fenced, not given back; b: still running, given back
+    expect(jobs.abandonAll().map((h) => h.job.id)).toEqual(['JOB:2']);
     expect(b!.abandoned).toBe(true);
     expect(b!.controller.signal.reason).toBeInstanceOf(ConsumerStoppedError);
     expect(jobs.heldCount).toBe(0);
@@ -90,5 +91,13 @@ describe('JobsInHand', () => {
     jobs.recorded(one);
     jobs.leave(one);
     expect(fenced).toEqual([]);
+  });
+
+  it('stop() gives back the jobs still running, not those whose settle is on its way', () => {
+    const { jobs } = inHand();
+    [1, 2].forEach((n) => jobs.wait(job(n), new AbortController()));
+    const [a] = jobs.takeWaiting(2).map((w) => jobs.start(w));
+    jobs.settling(a!);
+    expect(jobs.abandonAll().map((h) => h.job.id)).toEqual(['JOB:2']);
   });
 });

@@ -18,14 +18,16 @@ export interface HeldJob<Payload> {
   readonly startedAt: number;
   /** The lease was lost: nothing about this job may be recorded any more. */
   readonly fenced: boolean;
-  /** stop() gave up on it: its lease lapses and it is reaped. */
+  /** stop() gave up on it: given back (or, if that failed, its lease lapses and it is reaped). */
   readonly abandoned: boolean;
+  /** Its run ended and its settle is on its way: stop() lets that settle decide, never gives it back. */
+  readonly settling: boolean;
   /** Its settle was recorded: a renewal refused after that (the lease ended with it) changes nothing. */
   readonly recorded: boolean;
 }
 
 /** The marks as JobsInHand writes them (HeldJob shows them read-only to everyone else). */
-type Marks = { fenced: boolean; abandoned: boolean; recorded: boolean };
+type Marks = { fenced: boolean; abandoned: boolean; settling: boolean; recorded: boolean };
 const marksOf = <P>(h: HeldJob<P>): Marks => h;
 
 /**
@@ -67,7 +69,7 @@ export class JobsInHand<Payload> {
 
   /** A claimed job joins the wait, with the controller its run will use. */
   wait(job: Job<Payload>, controller: AbortController): void {
-    this.waiting.push({ job, controller, startedAt: 0, fenced: false, abandoned: false, recorded: false });
+    this.waiting.push({ job, controller, startedAt: 0, fenced: false, abandoned: false, settling: false, recorded: false });
   }
 
   /** Drops the waiting jobs whose lease was lost: they never run (onFenced tells). True if any. */
@@ -140,13 +142,25 @@ export class JobsInHand<Payload> {
     (started ?? h).controller.abort(new LeaseLostError(h.job.id));
   }
 
-  /** stop() ran out of time: the jobs still held are given up (their leases lapse) and aborted. */
-  abandonAll(): void {
+  /** `h`'s run ended: its settle is on its way. */
+  settling(h: HeldJob<Payload>): void {
+    marksOf(h).settling = true;
+  }
+
+  /**
+   * stop() ran out of time: the jobs still held are given up and their runs aborted; nothing about
+   * them is recorded any more. Returns those still running whose lease is ours, for stop() to give
+   * back (a job whose settle is on its way is left to that settle).
+   */
+  abandonAll(): Array<HeldJob<Payload>> {
+    const running: Array<HeldJob<Payload>> = [];
     for (const h of this.held.values()) {
+      if (!h.fenced && !h.settling) running.push(h);
       marksOf(h).abandoned = true;
       h.controller.abort(new ConsumerStoppedError());
     }
     this.held.clear();
+    return running;
   }
 
   /** The jobs whose leases are ours to renew: held and waiting, neither fenced nor abandoned. */

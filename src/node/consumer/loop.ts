@@ -3,6 +3,7 @@ import { Leases } from '../../lease.js';
 import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { backoffMs, sleep } from './backoff.js';
+import { ConnectionHealth } from './connection-health.js';
 import { fireHook } from './hooks.js';
 import { JobsInHand } from './jobs-in-hand.js';
 import { LeaseTimers } from './lease-timers.js';
@@ -38,13 +39,18 @@ export class Loop<Payload> implements SettlesLoop {
   private loopDone: Promise<void> | undefined;
   #stopping = false;
   private slotWaiter: (() => void) | undefined;
+  private readonly settings: LoopSettings<Payload>;
+  private readonly health: ConnectionHealth;
 
   constructor(
     private readonly transport: BlockingTransport,
     queue: Queue<Payload>,
-    private readonly settings: LoopSettings<Payload>,
+    settings: LoopSettings<Payload>,
     private readonly slots: SlotStrategy<Payload>,
   ) {
+    this.health = new ConnectionHealth(settings.log, queue.transport.endpoint, queue.name);
+    // every failure the parts report reaches the health too
+    this.settings = settings = { ...settings, hooks: this.health.watching(settings.hooks) };
     const { leaseMs, hooks } = settings;
     const leases = new Leases(queue);
     this.jobs = new JobsInHand(hooks);
@@ -96,9 +102,12 @@ export class Loop<Payload> implements SettlesLoop {
   }
 
   /**
-   * Stops claiming at the settle point, waits up to `timeoutMs` for jobs in hand to finish, then
-   * aborts the rest (their leases lapse and they are reaped and run again) and releases the
-   * doorbell connection. A parked consumer stops at once.
+   * Stops claiming at the settle point, gives back the jobs waiting for a slot, waits up to
+   * `timeoutMs` for the jobs running to finish, then aborts the rest and gives them back too
+   * (`release`: claimable at once, their attempt not counted; if that request fails, their leases
+   * lapse and they are reaped), and releases the doorbell connection. A handler that ignores its
+   * aborted signal runs on, but nothing it does is recorded any more: its settle is never sent,
+   * and Redis would refuse it (the given-back lease is fenced). A parked consumer stops at once.
    */
   async stop(timeoutMs = this.settings.stopTimeoutMs): Promise<void> {
     if (!this.loopDone) return;
@@ -114,8 +123,8 @@ export class Loop<Payload> implements SettlesLoop {
     await Promise.race([Promise.allSettled([this.loopDone, this.runs.allEnded()]), timeout]);
     this.runs.stopWaiting();
     clearTimeout(timer);
-    this.jobs.abandonAll();
     this.timers.stopRenewing();
+    await this.settles.giveBack(this.jobs.abandonAll());
     this.transport.interrupt();
     this.loopDone = undefined;
   }
@@ -135,6 +144,7 @@ export class Loop<Payload> implements SettlesLoop {
       if (early) {
         const { claimed, asked } = early;
         early = undefined;
+        this.health.succeeded();
         if (claimed.jobs.length > 0) this.runs.accept(claimed.jobs);
         // the park ended on the schedule bell or the beat's end: the beat (reap, promote) is due
         if (next === 'beat') continue;
@@ -175,6 +185,7 @@ export class Loop<Payload> implements SettlesLoop {
         continue;
       }
       failures = 0;
+      this.health.succeeded();
       // stopped while the claim was in flight: leave the jobs to their leases (reaped, run again)
       if (this.#stopping) break;
       if (reply.jobs.length > 0) this.runs.accept(reply.jobs);

@@ -36,6 +36,15 @@ export interface ParkedLoopOptions<Payload> {
    */
   readonly prefetch?: number | 'auto';
   readonly hooks?: ConsumerHooks<Payload>;
+  /**
+   * Where the consumer says how its connection to Redis goes: connected, cannot connect, lost
+   * (with the cause), back; one line each, never one per retry. Default: each line on stderr,
+   * prefixed `[emq] `; `false`: nowhere; a function: yours to route (a logger, an alert).
+   *
+   * @example
+   * Consumer.connect(url, 'mail', handler, { log: (line) => logger.warn(line) });
+   */
+  readonly log?: false | ((line: string) => void);
 }
 
 /** The options as the loop uses them: defaults filled in, each checked. */
@@ -47,6 +56,7 @@ export interface LoopSettings<Payload> {
   readonly stopTimeoutMs: number;
   readonly prefetch: number | 'auto';
   readonly hooks: ConsumerHooks<Payload>;
+  readonly log: (line: string) => void;
 }
 
 /**
@@ -65,8 +75,13 @@ export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>): LoopSe
   if (prefetch !== 'auto' && (!Number.isSafeInteger(prefetch) || prefetch < 0)) {
     throw new InvalidArgumentError(`prefetch must be 'auto' or an integer >= 0, got ${String(prefetch)}`);
   }
-  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, hooks: options.hooks ?? {} };
+  const log = options.log === false ? () => {} : (options.log ?? stderrLine);
+  if (typeof log !== 'function') throw new InvalidArgumentError('log must be false or a function of one line');
+  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, hooks: options.hooks ?? {}, log };
 }
+
+/** The default log: one line on stderr. */
+const stderrLine = (line: string): void => console.error(`[emq] ${line}`);
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value < 1) throw new InvalidArgumentError(`${name} must be a number >= 1, got ${value}`);

@@ -14,17 +14,19 @@ import type { SlotStrategy } from './slots.js';
  *   constructor(t, q, handler, options) { super(t, q, options, ({ timeoutMs }) => new SingleSlots(handler, options.concurrency, timeoutMs)); }
  * }
  */
-export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> {
+export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implements AsyncDisposable {
   readonly queue: Queue<Payload>;
   protected readonly slots: Slots;
   private readonly loop: Loop<Payload>;
+  private readonly ownsTransport: boolean;
 
   protected constructor(
     protected readonly transport: BlockingTransport,
     queue: Queue<Payload> | string,
-    options: ParkedLoopOptions<Payload>,
+    options: ParkedLoopOptions<Payload> & TransportOwnership,
     slotsFor: (settings: LoopSettings<Payload>) => Slots,
   ) {
+    this.ownsTransport = options.ownsTransport ?? false;
     this.queue = typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue;
     const settings = settingsOf(options);
     this.slots = slotsFor(settings);
@@ -48,11 +50,24 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> {
   }
 
   /**
-   * Stops claiming at the settle point, waits up to `timeoutMs` for jobs in hand to finish, then
-   * aborts the rest (their leases lapse and they are reaped and run again) and releases the
-   * doorbell connection. A parked consumer stops at once.
+   * Stops claiming at the settle point, waits up to `timeoutMs` (default `stopTimeoutMs`) for jobs
+   * in hand to finish, then aborts the rest and gives them back (see Loop.stop) and releases the
+   * doorbell connection; with `ownsTransport` (as `connect` sets), closes the transport too. A
+   * parked consumer stops at once.
    */
-  stop(timeoutMs?: number): Promise<void> {
-    return this.loop.stop(timeoutMs);
+  async stop(timeoutMs?: number): Promise<void> {
+    await this.loop.stop(timeoutMs);
+    if (this.ownsTransport) await this.transport.close();
   }
+
+  /** stop(), for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}
+
+/** Whose the transport a consumer runs on is. */
+export interface TransportOwnership {
+  /** stop() also closes the transport: it was opened for this consumer alone (`connect` sets it). Default false. */
+  readonly ownsTransport?: boolean;
 }

@@ -75,6 +75,7 @@ export class Settles<Payload> {
 
   /** Records how held jobs ended and frees their slots; resolves once recorded. */
   settle(entries: ReadonlyArray<SettleEntry<Payload>>): Promise<void> {
+    for (const { held } of entries) this.jobs.settling(held);
     return new Promise<void>((resolve) => {
       this.thisTurn.push({ entries, resolve });
       this.flushTimer ??= setImmediate(() => this.flush());
@@ -153,11 +154,14 @@ export class Settles<Payload> {
     this.loop.slotFreed();
   }
 
-  /** stop(): jobs claimed but never started go back to their lanes, their attempt not counted. */
-  async giveBack(unstarted: ReadonlyArray<HeldJob<Payload>>): Promise<void> {
-    if (unstarted.length === 0) return;
+  /**
+   * stop(): jobs claimed but never started, and those still running when its time ran out, go
+   * back to their lanes, claimable at once, their attempt not counted (`release`).
+   */
+  async giveBack(jobs: ReadonlyArray<HeldJob<Payload>>): Promise<void> {
+    if (jobs.length === 0) return;
     try {
-      await this.leases.release(unstarted.map(leaseOf));
+      await this.leases.release(jobs.map(leaseOf));
     } catch (error) {
       // their leases lapse and they are reaped: run again, one attempt counted
       fireHook(this.hooks, 'onError', error);

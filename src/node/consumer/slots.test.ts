@@ -15,6 +15,7 @@ const waiting = (n: number): HeldJob<number> => ({
   fenced: false,
   recorded: false,
   abandoned: false,
+  settling: false,
 });
 
 /** settle() calls as the loop counts them: `sizes[i]` entries in call i. */
