@@ -13,6 +13,7 @@ import { assertName } from './keyspace.js';
 import { type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
+import { formatTraceparent, parseTraceparent } from './trace-context.js';
 
 /** Options of a Queue. */
 export interface QueueOptions {
@@ -45,6 +46,11 @@ export interface RequestOptions {
    * most once however its transport repeats the request (a key of its own, kept two minutes).
    */
   readonly idempotencyKey?: string;
+  /**
+   * A W3C `traceparent` the jobs carry (the HTTP API passes its request's header), stored on each
+   * new row. Ignored when malformed.
+   */
+  readonly traceparent?: string;
 }
 
 /** One job of a bulk enqueue. */
@@ -62,6 +68,11 @@ export interface QueueStats {
 
 const BULK_CHUNK = 1000;
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
+
+const carried = (traceparent: string | undefined): string => {
+  const context = parseTraceparent(traceparent);
+  return context ? formatTraceparent(context) : '';
+};
 
 const optionalNumber = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : Number(value);
@@ -120,7 +131,7 @@ export class Queue<Payload = unknown> {
   async add(payload: Payload, options?: EnqueueOptions & RequestOptions): Promise<EnqueueResult> {
     const job = encodeJob(payload, options, this.defaults, this.maxPayloadBytes);
     const request = this.requestKey(options?.idempotencyKey);
-    const [result] = (await this.enqueue([this.scripts.enqueueOp([job], request)]))[0]!;
+    const [result] = (await this.enqueue([this.scripts.enqueueOp([job], { ...request, traceparent: carried(options?.traceparent) })]))[0]!;
     return result!;
   }
 
@@ -144,7 +155,7 @@ export class Queue<Payload = unknown> {
     for (let i = 0; i < encoded.length; i += BULK_CHUNK) {
       // each script call of the request is a request of its own to the scripts
       const part = i === 0 ? request : { ...request, key: `${request.key}:${i / BULK_CHUNK}` };
-      ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK), part));
+      ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK), { ...part, traceparent: carried(options.traceparent) }));
     }
     return (await this.enqueue(ops)).flat();
   }

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "c3a1fbb48015f451d6f4d17368854ad3c86c5ad4",
+    sha1: "f5b690483625cb286308eec3dbae5b09c67e08d9",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -368,7 +368,7 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -474,7 +474,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
@@ -489,7 +489,7 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
     end
   end
@@ -519,10 +519,10 @@ local function replay_claim(seen, now)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
     end
   end
   local next_due, next_lease = next_times()
@@ -604,7 +604,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
   },
   claim: {
     name: "claim",
-    sha1: "bf1a169bee4fd55537cb07da85596501c5db2dc3",
+    sha1: "600649fe26fc31426026d97023d9a1e128804dd2",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -755,7 +755,7 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -861,7 +861,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
@@ -876,7 +876,7 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
     end
   end
@@ -911,10 +911,10 @@ local function replay_claim(seen, now)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
     end
   end
   local next_due, next_lease = next_times()
@@ -973,7 +973,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
   },
   complete: {
     name: "complete",
-    sha1: "8300846b34ea57f97923e68439a5f35d1c1ea5e5",
+    sha1: "7249a0b43986ce774b278b40ca2b9c28776497f5",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1299,7 +1299,7 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -1405,7 +1405,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
@@ -1420,7 +1420,7 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
     end
   end
@@ -1455,10 +1455,10 @@ local function replay_claim(seen, now)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
     end
   end
   local next_due, next_lease = next_times()
@@ -1604,7 +1604,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "b83c17f391c09e5079f4484ae0906a92ea3c01dd",
+    sha1: "61dd5c1739123f146b358afe4647db736aee2e04",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1615,7 +1615,10 @@ return {
   ARGV[3]  how long the request key is remembered, ms (>= 1 with a key)
   ARGV[4]  "1": the key is a caller's (Idempotency-Key), so a repeat must carry the same jobs;
            "0": a key the core made for this one call
-  ARGV[5]  n, the number of jobs (>= 1)
+  ARGV[5]  the W3C traceparent of the enqueue's span ("" = none), written to each new row's \`x\`
+           (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
+           under another span is the same request
+  ARGV[6]  n, the number of jobs (>= 1)
   then 8 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
@@ -1625,10 +1628,10 @@ return {
   Row      \`m\` and \`b\` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order \`o\` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into
-           the row)
+           the row); \`x\` (the traceparent) only when ARGV[5] gives one
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing; a known request key answers its first reply again
-  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number), EMQCONFLICT (a
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number or traceparent), EMQCONFLICT (a
            caller's request key seen with other jobs); all raised before anything is written
   Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
            is the earliest scheduled one
@@ -1838,11 +1841,23 @@ local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
   if head and ids[head] then push_token(K_SCHED) end
 end
+-- A W3C traceparent as the core formats it ("00-<32 hex>-<16 hex>-<2 hex>", lowercase, 55
+-- characters), or nil for "" (none). Anything else is refused with EMQARG before the script
+-- writes anything: the row's \`x\` is always a traceparent a reader can parse.
+local TRACEPARENT = '^00%-' .. string.rep('[0-9a-f]', 32) .. '%-' .. string.rep('[0-9a-f]', 16) .. '%-[0-9a-f][0-9a-f]$'
+local function check_traceparent(v)
+  if v == '' then return nil end
+  if type(v) ~= 'string' or not string.find(v, TRACEPARENT) then
+    error(redis.error_reply('EMQARG a traceparent must be 00-<32 hex>-<16 hex>-<2 hex>, got ' .. tostring(v)))
+  end
+  return v
+end
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
-local n = arg_int(ARGV[5], 'n', 1)
+local traceparent = check_traceparent(ARGV[5])
+local n = arg_int(ARGV[6], 'n', 1)
 local FIELDS = 8
-local FIRST = 5
+local FIRST = 6
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
@@ -1957,6 +1972,11 @@ for i = 0, n - 1 do
       rare = rare or {}
       rare[#rare + 1] = 'p'
       rare[#rare + 1] = string.format('%d', priority)
+    end
+    if traceparent then
+      rare = rare or {}
+      rare[#rare + 1] = 'x'
+      rare[#rare + 1] = traceparent
     end
     write_row(key, state, payload, now_text, order_text, group, rare)
     if state == 'scheduled' then
