@@ -20,8 +20,9 @@ const ZERO_SPAN = '0'.repeat(16);
 
 /** Whether `traceId` and `spanId` are well formed and not the all-zero ids W3C reserves for "none". */
 export function isValidTraceContext(context: TraceContext): boolean {
+  // the all-zero ids first: the API's no-op spans carry them, and a hot path asks about those
   return (
-    /^[0-9a-f]{32}$/.test(context.traceId) && context.traceId !== ZERO_TRACE && /^[0-9a-f]{16}$/.test(context.spanId) && context.spanId !== ZERO_SPAN
+    context.spanId !== ZERO_SPAN && context.traceId !== ZERO_TRACE && /^[0-9a-f]{32}$/.test(context.traceId) && /^[0-9a-f]{16}$/.test(context.spanId)
   );
 }
 
