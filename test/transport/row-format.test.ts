@@ -249,7 +249,8 @@ describe('the row format', () => {
       const bare = await queue.add('bare');
       const traced = await queue.add('traced', { traceparent: TP });
       const later = await queue.add('later', { traceparent: TP, delayMs: 60_000, priority: 3, group: 'g' });
-      // no span and no header: nothing beyond what the row needs
+      // no span and no header: nothing beyond what the row needs (the suites run with
+      // @opentelemetry/api installed and no tracer provider registered)
       expect(await redis.raw.hget(k.job(bare.id), 'x')).toBeNull();
       expect(await redis.raw.hget(k.job(traced.id), 'x')).toBe(TP);
       expect(await redis.raw.hget(k.job(later.id), 'x')).toBe(TP);
