@@ -8,7 +8,10 @@
   ARGV[3]  how long the request key is remembered, ms (>= 1 with a key)
   ARGV[4]  "1": the key is a caller's (Idempotency-Key), so a repeat must carry the same jobs;
            "0": a key the core made for this one call
-  ARGV[5]  n, the number of jobs (>= 1)
+  ARGV[5]  the W3C traceparent of the enqueue's span ("" = none), written to each new row's `x`
+           (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
+           under another span is the same request
+  ARGV[6]  n, the number of jobs (>= 1)
   then 8 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
@@ -18,10 +21,10 @@
   Row      `m` and `b` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order `o` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into
-           the row)
+           the row); `x` (the traceparent) only when ARGV[5] gives one
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing; a known request key answers its first reply again
-  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number), EMQCONFLICT (a
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number or traceparent), EMQCONFLICT (a
            caller's request key seen with other jobs); all raised before anything is written
   Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
            is the earliest scheduled one
@@ -40,11 +43,13 @@
 -- @include admit
 -- @include ring_doorbell
 -- @include ring_sched_bell
+-- @include check_traceparent
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
-local n = arg_int(ARGV[5], 'n', 1)
+local traceparent = check_traceparent(ARGV[5])
+local n = arg_int(ARGV[6], 'n', 1)
 local FIELDS = 8
-local FIRST = 5
+local FIRST = 6
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
@@ -159,6 +164,11 @@ for i = 0, n - 1 do
       rare = rare or {}
       rare[#rare + 1] = 'p'
       rare[#rare + 1] = string.format('%d', priority)
+    end
+    if traceparent then
+      rare = rare or {}
+      rare[#rare + 1] = 'x'
+      rare[#rare + 1] = traceparent
     end
     write_row(key, state, payload, now_text, order_text, group, rare)
     if state == 'scheduled' then

@@ -1,4 +1,5 @@
 import type { Job } from './job.js';
+import { startProcess } from './telemetry.js';
 
 /**
  * A job handler: resolves to complete the job; throws or rejects to retry it with its backoff.
@@ -43,6 +44,8 @@ export type Outcome =
   | { readonly kind: 'complete' }
   | { readonly kind: 'retry'; readonly error: string; readonly delayMs?: number }
   | { readonly kind: 'fail'; readonly error: string };
+
+const COMPLETE: Outcome = { kind: 'complete' };
 
 /** The longest error text kept on a row. */
 const MAX_ERROR_CHARS = 4000;
@@ -95,21 +98,23 @@ export function contextOf(controller: AbortController): HandlerContext {
 /**
  * Runs `handler` on `job` and says how it ended: a resolve completes; a throw, a rejection or
  * running past `timeoutMs` (0 = no timeout) retries; UnrecoverableError fails for good. Never
- * throws: nothing a handler does escapes into the loop that called it.
+ * throws: nothing a handler does escapes into the loop that called it. With `queue`, the run is a
+ * `process <queue>` span when OpenTelemetry is there (README, "Telemetry").
  */
 export async function runHandler<Payload>(
   handler: Handler<Payload>,
   job: Job<Payload>,
-  options: { controller: AbortController; timeoutMs?: number; onTimeout?: () => void },
+  options: { controller: AbortController; timeoutMs?: number; onTimeout?: () => void; queue?: string },
 ): Promise<Outcome> {
   const timeoutMs = options.timeoutMs ?? 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const span = options.queue === undefined ? undefined : startProcess(options.queue, job);
   try {
     // called now, not a microtask later: a caller that goes on to send its next claim would
     // otherwise hold the handler's start back by that whole send (a socket write)
     let run: Promise<void> | void;
     try {
-      run = handler(job, contextOf(options.controller));
+      run = span ? span.run(() => handler(job, contextOf(options.controller))) : handler(job, contextOf(options.controller));
     } catch (error) {
       run = Promise.reject(error);
     }
@@ -124,9 +129,12 @@ export async function runHandler<Payload>(
     } else {
       await run;
     }
-    return { kind: 'complete' };
+    span?.end(COMPLETE);
+    return COMPLETE;
   } catch (error) {
-    return outcomeOf(error);
+    const outcome = outcomeOf(error);
+    span?.end(outcome, error);
+    return outcome;
   } finally {
     if (timer !== undefined) clearTimeout(timer);
   }

@@ -56,6 +56,11 @@ export interface Job<Payload = unknown> {
   readonly createdAt: number;
   /** When the lease ends unless extended (server time, epoch ms). */
   readonly leaseUntil: number;
+  /**
+   * The W3C traceparent of the span that enqueued it, when there was one (README, "Telemetry"):
+   * the parent of its `process` span, for a consumer of your own to continue the trace.
+   */
+  readonly traceparent?: string | undefined;
 }
 
 /** A job as read back from its row. */

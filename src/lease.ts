@@ -14,6 +14,8 @@ import {
 } from './scripts.js';
 import type { Reply, ScriptCall, Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
+import { findOpenTelemetry } from './opentelemetry.js';
+import { traceReceive, traceSettles } from './telemetry.js';
 
 /** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
 export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
@@ -130,6 +132,8 @@ export class Leases<Payload = unknown> {
    * lost after Redis ran the round costs a round trip, not a lease.
    */
   async round(round: Round, again?: (error: unknown, failures: number) => Promise<boolean>): Promise<RoundResult<Payload>> {
+    const looking = findOpenTelemetry();
+    if (looking) await looking;
     const prepared = this.prepare(round);
     if (prepared.calls.length === 0) return prepared.read([]);
     for (let failures = 0; ; failures++) {
@@ -146,6 +150,8 @@ export class Leases<Payload = unknown> {
     const { finished = [], giveBack = [], claim = 0, beat = false, leaseMs } = round;
     assertCount('claim', claim, 0);
     assertCount('leaseMs', leaseMs, 1);
+    // when the request goes out: the start of its settle and receive spans (README, "Telemetry")
+    const sentAt = Date.now();
     const retries: number[] = [];
     const fails: number[] = [];
     const completes: number[] = [];
@@ -197,7 +203,8 @@ export class Leases<Payload = unknown> {
       read: (replies) => {
         const state: RoundState = { settled: new Array<Settled>(finished.length).fill('fenced'), givenBack: [], claimed: null };
         readers.forEach((reader, i) => reader(replies[i]!, state));
-        return { settled: state.settled, givenBack: state.givenBack, claimed: state.claimed && this.decode(state.claimed) };
+        traceSettles(this.queue, sentAt, finished, state.settled);
+        return { settled: state.settled, givenBack: state.givenBack, claimed: state.claimed && this.decode(state.claimed, sentAt) };
       },
     };
   }
@@ -206,7 +213,8 @@ export class Leases<Payload = unknown> {
   async claim(n: number, leaseMs: number): Promise<Claimed<Payload>> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
-    return this.decode(await this.run(this.scripts.claimOp(n, leaseMs, this.claimKey(n))));
+    const sentAt = Date.now();
+    return this.decode(await this.run(this.scripts.claimOp(n, leaseMs, this.claimKey(n))), sentAt);
   }
 
   /** A claim to send behind a blocking pop, and how to read its reply. */
@@ -214,7 +222,9 @@ export class Leases<Payload = unknown> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
     const op = this.scripts.claimOp(n, leaseMs, this.claimKey(n));
-    return { call: op.call, read: (reply) => this.decode(op.parse(reply)) };
+    // a receive that waits behind a blocking pop: its span covers the wait, as a long poll's does
+    const sentAt = Date.now();
+    return { call: op.call, read: (reply) => this.decode(op.parse(reply), sentAt) };
   }
 
   /**
@@ -222,7 +232,8 @@ export class Leases<Payload = unknown> {
    * reply carries the next due time and lease deadline even when it claimed `n`.
    */
   async beat(options: BeatOptions): Promise<Claimed<Payload>> {
-    return this.decode(await this.run(this.beatOp(options)));
+    const sentAt = Date.now();
+    return this.decode(await this.run(this.beatOp(options)), sentAt);
   }
 
   /**
@@ -295,9 +306,11 @@ export class Leases<Payload = unknown> {
     return runOps(this.transport, ops, this.countRequest);
   }
 
-  /** A claim's rows as jobs with decoded payloads. */
-  private decode(result: ClaimResult): Claimed<Payload> {
-    return { ...result, jobs: result.jobs.map((row) => ({ ...row, payload: JSON.parse(row.payload) as Payload })) };
+  /** A claim's rows as jobs with decoded payloads; its `receive` span, from `sentAt`, when it claimed any. */
+  private decode(result: ClaimResult, sentAt?: number): Claimed<Payload> {
+    const claimed = { ...result, jobs: result.jobs.map((row) => ({ ...row, payload: JSON.parse(row.payload) as Payload })) };
+    if (sentAt !== undefined) traceReceive(this.queue, sentAt, claimed.jobs);
+    return claimed;
   }
 }
 
@@ -313,6 +326,8 @@ export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
   rounds: T,
   onRequest?: () => void,
 ): Promise<{ [K in keyof T]: T[K] extends PreparedRound<infer P> ? RoundResult<P> : never }> {
+  const looking = findOpenTelemetry();
+  if (looking) await looking;
   const calls = rounds.flatMap((r) => r.calls);
   const replies = calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, parse: (reply: Reply) => reply })), onRequest);
   let next = 0;

@@ -13,6 +13,8 @@ import { assertName } from './keyspace.js';
 import { type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
+import { findOpenTelemetry } from './opentelemetry.js';
+import { traceSend } from './telemetry.js';
 
 /** Options of a Queue. */
 export interface QueueOptions {
@@ -50,6 +52,12 @@ export interface RequestOptions {
    * most once however its transport repeats the request (a key of its own, kept two minutes).
    */
   readonly idempotencyKey?: string;
+  /**
+   * A W3C `traceparent` to continue when no span is active (the HTTP API passes its request's
+   * header): the enqueue's `send` span becomes its child, or, without `@opentelemetry/api`, the
+   * jobs carry it as it is. Ignored when malformed (README, "Telemetry").
+   */
+  readonly traceparent?: string;
 }
 
 /** One job of a bulk enqueue. */
@@ -118,6 +126,8 @@ export class Queue<Payload = unknown> {
     if (!Number.isSafeInteger(this.keepCompletedMs) || this.keepCompletedMs < -1) {
       throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${this.keepCompletedMs}`);
     }
+    // once per process: spans need @opentelemetry/api, looked for without waiting (README, "Telemetry")
+    void findOpenTelemetry();
   }
 
   /**
@@ -127,7 +137,9 @@ export class Queue<Payload = unknown> {
   async add(payload: Payload, options?: EnqueueOptions & RequestOptions): Promise<EnqueueResult> {
     const job = encodeJob(payload, options, this.defaults, this.maxPayloadBytes);
     const request = this.requestKey(options?.idempotencyKey);
-    const [result] = (await this.enqueue([this.scripts.enqueueOp([job], request)]))[0]!;
+    const [result] = await traceSend(this.name, 1, options?.traceparent, async (traceparent) =>
+      (await this.enqueue([this.scripts.enqueueOp([job], { ...request, traceparent })]))[0]!,
+    );
     return result!;
   }
 
@@ -147,13 +159,15 @@ export class Queue<Payload = unknown> {
       }
     });
     if (encoded.length === 0) return [];
-    const ops: Array<ScriptOp<EnqueueResult[]>> = [];
-    for (let i = 0; i < encoded.length; i += BULK_CHUNK) {
-      // each script call of the request is a request of its own to the scripts
-      const part = i === 0 ? request : { ...request, key: `${request.key}:${i / BULK_CHUNK}` };
-      ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK), part));
-    }
-    return (await this.enqueue(ops)).flat();
+    return traceSend(this.name, encoded.length, options.traceparent, async (traceparent) => {
+      const ops: Array<ScriptOp<EnqueueResult[]>> = [];
+      for (let i = 0; i < encoded.length; i += BULK_CHUNK) {
+        // each script call of the request is a request of its own to the scripts
+        const part = i === 0 ? request : { ...request, key: `${request.key}:${i / BULK_CHUNK}` };
+        ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK), { ...part, traceparent }));
+      }
+      return (await this.enqueue(ops)).flat();
+    });
   }
 
   /** The request key of one enqueue call: the caller's, or one of its own. */

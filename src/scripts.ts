@@ -21,6 +21,8 @@ export interface ClaimedRow {
   readonly maxAttempts: number;
   readonly createdAt: number;
   readonly leaseUntil: number;
+  /** The W3C traceparent its enqueue stored (the row's `x`), when it was traced. */
+  readonly traceparent: string | undefined;
 }
 
 /** What a claim (or a beat) saw and took. */
@@ -66,6 +68,8 @@ export interface EnqueueRequest {
   readonly ttlMs: number;
   /** A caller's key (Idempotency-Key), checked against the jobs it first came with. */
   readonly callerKey: boolean;
+  /** The W3C traceparent to store on each new row ("" or absent: none); enqueue.lua checks its shape. */
+  readonly traceparent?: string;
 }
 
 const NO_REQUEST: EnqueueRequest = { key: '', ttlMs: 0, callerKey: false };
@@ -125,6 +129,7 @@ function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
         maxAttempts: asNumber(j[5], 'maxAttempts'),
         createdAt: asNumber(j[6], 'createdAt'),
         leaseUntil: now + leaseMs,
+        traceparent: j[7] == null ? undefined : asString(j[7], 'traceparent'),
       };
     }),
   };
@@ -170,8 +175,8 @@ export class Scripts {
     jobs: readonly EncodedJob[],
     request: EnqueueRequest = NO_REQUEST,
   ): ScriptOp<Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }>> {
-    const { key, ttlMs, callerKey } = request;
-    return this.op('enqueue', [key, ttlMs, callerKey ? '1' : '0', jobs.length, ...jobs.flat()], (reply) => {
+    const { key, ttlMs, callerKey, traceparent = '' } = request;
+    return this.op('enqueue', [key, ttlMs, callerKey ? '1' : '0', traceparent, jobs.length, ...jobs.flat()], (reply) => {
       const list = asArray(reply, 'enqueue');
       const out: Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }> = [];
       for (let i = 0; i < list.length; i += 2) {

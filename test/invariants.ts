@@ -22,6 +22,7 @@
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
+import { formatTraceparent, parseTraceparent } from '../src/trace-context.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
@@ -301,6 +302,9 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   dead, completed, or back in its lane) has an `o` of its priority. An arrivals list holds only
  *   jobs never claimed, at priority 0, each row with its `o`, strictly rising from head to tail
  *   (enqueue appends a fresh seq; anything going back in its place goes to the zset).
+ * - (g) trace context: a row's `x`, when present, is a version-00 W3C traceparent as the core
+ *   writes it (`00-<32 hex>-<16 hex>-<2 hex>`, lowercase, ids not all zero), so every reader can
+ *   parse it.
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -434,6 +438,13 @@ export function findViolations(snap: QueueSnapshot): string[] {
   // (e) every lane's group is known
   for (const g of new Set([...snap.lanes.keys(), ...[...snap.fifos.keys()].filter((e) => e !== UNGROUPED)])) {
     if (!snap.groups.has(g)) out.push(`group ${g}: has a lane but is not in groups`);
+  }
+
+  // (g) trace context
+  for (const [id, row] of snap.rows) {
+    if (row.x === undefined) continue;
+    const context = parseTraceparent(row.x);
+    if (!context || formatTraceparent(context) !== row.x) out.push(`${id}: its row's traceparent ${JSON.stringify(row.x)} is not a W3C traceparent`);
   }
 
   return out;

@@ -21,7 +21,7 @@
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -127,7 +127,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
@@ -142,7 +142,7 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
     end
   end

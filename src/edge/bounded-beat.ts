@@ -191,6 +191,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     const run = runHandler(handler, job, {
       controller,
       timeoutMs: Math.min(jobTimeoutMs, Math.max(1, timeLeft())),
+      queue: queue.name,
       onTimeout: () => controller.abort(new Error(`handler timeout (${jobTimeoutMs} ms)`)),
     }).then((outcome) => {
       finished.push({ job, outcome });

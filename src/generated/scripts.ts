@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "c4b99b94073b852efec0ed1d9eccd021784981aa",
+    sha1: "5a91f41b6206660e7f03ac1de4489e11327ec5f4",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -368,7 +368,7 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -474,7 +474,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
@@ -489,7 +489,7 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
     end
   end
@@ -520,10 +520,10 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -606,7 +606,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
   },
   claim: {
     name: "claim",
-    sha1: "4a85a89ccc124d315030a786f17c71e169522060",
+    sha1: "f7376bc31b6b7aba536ffce0b2ed847726c4c1e9",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -757,7 +757,7 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -863,7 +863,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
@@ -878,7 +878,7 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
     end
   end
@@ -914,10 +914,10 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -977,7 +977,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
   },
   complete: {
     name: "complete",
-    sha1: "3232338d58b3bec3b3656f44c29674b2fbbdda91",
+    sha1: "72654870c8d08b2a7993bc17b6c6c71b52dc702e",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1303,7 +1303,7 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -1409,7 +1409,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
@@ -1424,7 +1424,7 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]) }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
     end
   end
@@ -1460,10 +1460,10 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]) }
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -1610,7 +1610,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "b83c17f391c09e5079f4484ae0906a92ea3c01dd",
+    sha1: "61dd5c1739123f146b358afe4647db736aee2e04",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1621,7 +1621,10 @@ return {
   ARGV[3]  how long the request key is remembered, ms (>= 1 with a key)
   ARGV[4]  "1": the key is a caller's (Idempotency-Key), so a repeat must carry the same jobs;
            "0": a key the core made for this one call
-  ARGV[5]  n, the number of jobs (>= 1)
+  ARGV[5]  the W3C traceparent of the enqueue's span ("" = none), written to each new row's \`x\`
+           (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
+           under another span is the same request
+  ARGV[6]  n, the number of jobs (>= 1)
   then 8 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
@@ -1631,10 +1634,10 @@ return {
   Row      \`m\` and \`b\` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order \`o\` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into
-           the row)
+           the row); \`x\` (the traceparent) only when ARGV[5] gives one
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing; a known request key answers its first reply again
-  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number), EMQCONFLICT (a
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number or traceparent), EMQCONFLICT (a
            caller's request key seen with other jobs); all raised before anything is written
   Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
            is the earliest scheduled one
@@ -1844,11 +1847,23 @@ local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
   if head and ids[head] then push_token(K_SCHED) end
 end
+-- A W3C traceparent as the core formats it ("00-<32 hex>-<16 hex>-<2 hex>", lowercase, 55
+-- characters), or nil for "" (none). Anything else is refused with EMQARG before the script
+-- writes anything: the row's \`x\` is always a traceparent a reader can parse.
+local TRACEPARENT = '^00%-' .. string.rep('[0-9a-f]', 32) .. '%-' .. string.rep('[0-9a-f]', 16) .. '%-[0-9a-f][0-9a-f]$'
+local function check_traceparent(v)
+  if v == '' then return nil end
+  if type(v) ~= 'string' or not string.find(v, TRACEPARENT) then
+    error(redis.error_reply('EMQARG a traceparent must be 00-<32 hex>-<16 hex>-<2 hex>, got ' .. tostring(v)))
+  end
+  return v
+end
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
-local n = arg_int(ARGV[5], 'n', 1)
+local traceparent = check_traceparent(ARGV[5])
+local n = arg_int(ARGV[6], 'n', 1)
 local FIELDS = 8
-local FIRST = 5
+local FIRST = 6
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
@@ -1963,6 +1978,11 @@ for i = 0, n - 1 do
       rare = rare or {}
       rare[#rare + 1] = 'p'
       rare[#rare + 1] = string.format('%d', priority)
+    end
+    if traceparent then
+      rare = rare or {}
+      rare[#rare + 1] = 'x'
+      rare[#rare + 1] = traceparent
     end
     write_row(key, state, payload, now_text, order_text, group, rare)
     if state == 'scheduled' then

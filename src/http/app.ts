@@ -229,7 +229,13 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const { queue } = c.req.valid('param');
     const body = c.req.valid('json');
     const key = c.req.valid('header')['idempotency-key'];
-    const result = await queueOf(c, queue).add(body.payload, { ...toOptions(body), ...(key === undefined ? {} : { idempotencyKey: key }) });
+    // a W3C traceparent continues the caller's trace (README, "Telemetry"); a malformed one is ignored
+    const traceparent = c.req.header('traceparent');
+    const result = await queueOf(c, queue).add(body.payload, {
+      ...toOptions(body),
+      ...(key === undefined ? {} : { idempotencyKey: key }),
+      ...(traceparent === undefined ? {} : { traceparent }),
+    });
     if (result.state === 'duplicate') return c.json({ id: result.id, duplicate: true } as const, 200);
     options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
     return c.json({ id: result.id, state: result.state }, 201);
@@ -240,9 +246,10 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const { queue } = c.req.valid('param');
     const { jobs } = c.req.valid('json');
     const key = c.req.valid('header')['idempotency-key'];
+    const traceparent = c.req.header('traceparent');
     const results = await queueOf(c, queue).addBulk(
       jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })),
-      key === undefined ? {} : { idempotencyKey: key },
+      { ...(key === undefined ? {} : { idempotencyKey: key }), ...(traceparent === undefined ? {} : { traceparent }) },
     );
     const written = results.flatMap((r, i) => (r.state === 'pending' ? [Date.now()] : r.state === 'scheduled' ? [dueAtOf(jobs[i]!)] : []));
     if (written.length > 0) options.afterEnqueue?.(c, queue, Math.min(...written));

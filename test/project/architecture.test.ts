@@ -75,6 +75,11 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
     why: 'the bridge is a REST front for Redis and nothing else',
   },
   {
+    room: () => true,
+    forbids: (t) => t.startsWith('@opentelemetry/'),
+    why: 'OpenTelemetry is an optional peer: found by one dynamic import (src/opentelemetry.ts), never imported statically nor named in a type',
+  },
+  {
     room: (m) => m !== 'scripts',
     forbids: (t) => t === 'src/run-scripts',
     why: 'only the script gateway (src/scripts.ts) calls the transport',
@@ -118,6 +123,7 @@ describe('the dependency rules', () => {
       ['edge/drain', 'src/run-scripts'],
       ['http/metrics', 'src/generated/scripts'],
       ['node/consumer/park', 'src/scripts'],
+      ['telemetry', '@opentelemetry/api'],
     ];
     for (const [module, target] of planted) {
       expect(RULES.some((rule) => rule.room(module) && rule.forbids(target, module)), `${module} -> ${target}`).toBe(true);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_JOB_DEFAULTS, encodeBackoff } from '../../src/encode.js';
+import { DEFAULT_JOB_DEFAULTS, encodeBackoff, encodeJob } from '../../src/encode.js';
+import { InvalidArgumentError } from '../../src/errors.js';
 import { checkInvariants, flagChecker } from '../invariants.js';
-import { keysOf, laneOrder, sleep, useRedis, leases } from '../helpers.js';
+import { keysOf, laneOrder, scriptsOf, sleep, snapshotKeys, useRedis, leases } from '../helpers.js';
 
 /**
  * The compact row (docs/design.md, "The row"): a job waiting in a lane carries only what the
@@ -237,5 +238,74 @@ describe('the row format', () => {
       () => redis.raw.hset(k.job(later.id), 'o', '3'),
       new RegExp(`${later.id}: scheduled but its row has no order`),
     );
+  });
+
+  describe('the trace context (`x`)', () => {
+    const TP = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+    it('is written only when the enqueue carries one, and a claim hands it out', async () => {
+      const queue = redis.queue<string>();
+      const k = keysOf(queue);
+      const bare = await queue.add('bare');
+      const traced = await queue.add('traced', { traceparent: TP });
+      const later = await queue.add('later', { traceparent: TP, delayMs: 60_000, priority: 3, group: 'g' });
+      // no span and no header: nothing beyond what the row needs (the suites run with
+      // @opentelemetry/api installed and no tracer provider registered)
+      expect(await redis.raw.hget(k.job(bare.id), 'x')).toBeNull();
+      expect(await redis.raw.hget(k.job(traced.id), 'x')).toBe(TP);
+      expect(await redis.raw.hget(k.job(later.id), 'x')).toBe(TP);
+      // a malformed header is ignored, as W3C says: nothing stored
+      const junk = await queue.add('junk', { traceparent: 'not-a-traceparent' });
+      expect(await redis.raw.hget(k.job(junk.id), 'x')).toBeNull();
+      expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+
+      const jobs = (await leases(queue).claim(3, 30_000)).jobs;
+      expect(jobs.map((j) => [j.id, j.traceparent])).toEqual([
+        [bare.id, undefined],
+        [traced.id, TP],
+        [junk.id, undefined],
+      ]);
+    });
+
+    it('every job of a bulk enqueue carries it; a claim sent again hands it out again', async () => {
+      const queue = redis.queue<number>();
+      const k = keysOf(queue);
+      const results = await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }], { traceparent: TP });
+      for (const { id } of results) expect(await redis.raw.hget(k.job(id), 'x')).toBe(TP);
+      const gateway = scriptsOf(queue);
+      const first = await gateway.run(gateway.claimOp(2, 30_000, 'c:again'));
+      const repeat = await gateway.run(gateway.claimOp(2, 30_000, 'c:again'));
+      expect(first.jobs.map((j) => j.traceparent)).toEqual([TP, TP]);
+      expect(repeat.jobs.map((j) => [j.id, j.token, j.traceparent])).toEqual(first.jobs.map((j) => [j.id, j.token, j.traceparent]));
+      expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+    });
+
+    it('enqueue refuses a malformed one with EMQARG and writes nothing', async () => {
+      const queue = redis.queue<string>();
+      await queue.add('first');
+      const gateway = scriptsOf(queue);
+      const job = encodeJob('x', undefined, DEFAULT_JOB_DEFAULTS, 1024);
+      const before = await snapshotKeys(redis.raw, `emq:{${queue.name}}:*`);
+      for (const traceparent of ['garbage', TP.toUpperCase(), `${TP}-extra`]) {
+        const refused = gateway.run(gateway.enqueueOp([job], { key: '', ttlMs: 0, callerKey: false, traceparent }));
+        await expect(refused).rejects.toBeInstanceOf(InvalidArgumentError);
+        await expect(refused).rejects.toMatchObject({ code: 'EMQARG' });
+      }
+      expect(await snapshotKeys(redis.raw, `emq:{${queue.name}}:*`)).toEqual(before);
+    });
+
+    it('the checker names a row whose traceparent is malformed', async () => {
+      const queue = redis.queue<string>();
+      const k = keysOf(queue);
+      const { id } = await queue.add('traced', { traceparent: TP });
+      const expectFlag = flagChecker(redis.raw, queue.name);
+      for (const bad of ['junk', TP.replace('-01', '-1'), `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`]) {
+        await expectFlag(
+          () => redis.raw.hset(k.job(id), 'x', bad),
+          () => redis.raw.hset(k.job(id), 'x', TP),
+          new RegExp(`${id}: its row's traceparent .* is not a W3C traceparent`),
+        );
+      }
+    });
   });
 });

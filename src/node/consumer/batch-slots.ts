@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { InvalidArgumentError } from '../../errors.js';
 import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
 import type { Job } from '../../job.js';
+import { startBatchProcess } from '../../telemetry.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
 import type { SlotHost, SlotStrategy } from './slots.js';
@@ -85,7 +86,10 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
 
   private async runBatch(held: Array<HeldJob<Payload>>, controller: AbortController, host: SlotHost<Payload>): Promise<void> {
     const startedAt = performance.now();
-    const outcomes = await this.outcomes(held, controller);
+    // the batch's `process` span, active while the handler is called (README, "Telemetry")
+    const span = startBatchProcess(host.queue, held);
+    const outcomes = await (span ? span.run(() => this.outcomes(held, controller)) : this.outcomes(held, controller));
+    span?.end(...batchEnd(outcomes));
     const settled = host.settle(held.map((h, i) => ({ held: h, outcome: outcomes[i]! })));
     this.runningBatches--;
     host.handlerEnded(performance.now() - startedAt);
@@ -119,4 +123,11 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
       clearTimeout(timer);
     }
   }
+}
+
+/** How a batch ended, for its span: complete, or the first failure and how many of the jobs failed. */
+function batchEnd(outcomes: readonly Outcome[]): [Outcome, string?] {
+  const failed = outcomes.filter((o): o is Exclude<Outcome, { kind: 'complete' }> => o.kind !== 'complete');
+  if (failed.length === 0) return [{ kind: 'complete' }];
+  return [failed[0]!, `${failed.length} of ${outcomes.length} jobs failed; the first: ${failed[0]!.error.split('\n')[0]}`];
 }

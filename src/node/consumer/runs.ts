@@ -14,7 +14,7 @@ export type RunsLoop = Pick<SettlesLoop, 'stopping' | 'slotFreed'>;
  * all to end. It is the host the strategy runs jobs through.
  *
  * @example
- * const runs = new Runs(slots, jobs, settles, prefetch, hooks, loop);
+ * const runs = new Runs(slots, jobs, settles, prefetch, hooks, loop, queue.name);
  * runs.accept(claimed.jobs);
  * await runs.allEnded();
  */
@@ -30,6 +30,7 @@ export class Runs<Payload> implements SlotHost<Payload> {
     private readonly prefetch: Prefetch,
     private readonly hooks: ConsumerHooks<Payload>,
     private readonly loop: RunsLoop,
+    readonly queue: string,
   ) {}
 
   /** Claimed jobs join the wait; as many as there are free slots start now. */

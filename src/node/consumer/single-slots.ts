@@ -57,6 +57,7 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
         runHandler(this.handler, held.job, {
           controller: held.controller,
           timeoutMs: this.timeoutMs,
+          queue: host.queue,
           ...(this.timeoutMs > 0 ? { onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)) } : {}),
         }).then((outcome) => {
           const settled = host.settle([{ held, outcome }]);

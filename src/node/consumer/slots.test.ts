@@ -33,6 +33,7 @@ function host(): SlotHost<number> & {
   const jobs = new JobsInHand<number>({});
   const recorded: Array<() => void> = [];
   return {
+    queue: 'slots-test',
     settled: [],
     ended: 0,
     freed: 0,

@@ -37,6 +37,8 @@ export interface SlotStrategy<Payload> {
  * host.keep(run(held).then((outcome) => host.settle([{ held, outcome }])));
  */
 export interface SlotHost<Payload> {
+  /** The queue the jobs come from: their `process` spans name it (README, "Telemetry"). */
+  readonly queue: string;
   /** Takes a waiting job into hand as it starts (a batch's jobs share the batch's controller). */
   start(waiting: HeldJob<Payload>, controller?: AbortController): HeldJob<Payload>;
   /**
