@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "c3a1fbb48015f451d6f4d17368854ad3c86c5ad4",
+    sha1: "c7195b2749769229145fc63cc23ea307d35d85a1",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -39,6 +39,9 @@ export const scripts = {
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -604,7 +607,7 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
   },
   claim: {
     name: "claim",
-    sha1: "bf1a169bee4fd55537cb07da85596501c5db2dc3",
+    sha1: "fe1ec80eaa89dbfff0136d0f47932010b5348f2a",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -629,6 +632,9 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -973,7 +979,7 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
   },
   complete: {
     name: "complete",
-    sha1: "8300846b34ea57f97923e68439a5f35d1c1ea5e5",
+    sha1: "4e39c6c2d65c9d4e0cc60d8ac385aaa9ee6ae76b",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -986,6 +992,8 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
   ARGV[5]  request key of the claim ("" = none; see claim.lua)
   ARGV[6..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Index    each completed row is indexed in emq:{q}:completed (score = finished ms) unless keepMs
+           is 0, and entries older than keepMs leave it (includes/index_completed.lua)
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
            active under that token: the lease was reaped or the job removed; nothing changed).
            A repeat (the same id and token again: a reply lost and the request sent again)
@@ -1003,6 +1011,9 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1509,6 +1520,23 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end
+-- Index the rows \`ids\` just completed at \`now\` (\`now_text\` its text) in K_COMPLETED, score = when,
+-- so getJobs, clean and obliterate find them; then drop the entries older than \`keep_ms\` (when it
+-- is above 0), at most 1000 a call: their rows have expired by their own TTL, and a backlog (the
+-- retention just shortened) goes over several calls instead of blocking one. keep_ms 0 keeps no
+-- row and indexes nothing. One ZADD for the batch, one ZCOUNT, and a ZREMRANGEBYRANK when stale.
+local function index_completed(ids, now, now_text, keep_ms)
+  if keep_ms == 0 or #ids == 0 then return end
+  local scored = {}
+  for _, id in ipairs(ids) do
+    scored[#scored + 1] = now_text
+    scored[#scored + 1] = id
+  end
+  chunked('ZADD', K_COMPLETED, scored)
+  if keep_ms < 0 then return end
+  local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('%d', now - keep_ms))
+  if stale > 0 then redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, math.min(stale, 1000) - 1) end
+end
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -1537,6 +1565,7 @@ end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
+  index_completed(done, now, now_text, keep_ms)
 end
 if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
@@ -1546,7 +1575,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "c0a08dc5f2765b487a4230642af2536f5f6cf5ad",
+    sha1: "b3cd927e8bb0e9329df76057e3c6b4e4bba96fd8",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -1562,6 +1591,9 @@ return { codes, claimed }
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1604,7 +1636,7 @@ return {
   },
   enqueue: {
     name: "enqueue",
-    sha1: "b83c17f391c09e5079f4484ae0906a92ea3c01dd",
+    sha1: "6db5d546d4add883680aecc0cddec04d0db40f90",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1638,6 +1670,9 @@ return {
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1985,7 +2020,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "71cb6c3ad140903cd98244d8640af70d2956e2bf",
+    sha1: "58b1462279a42c951f435b8e3ab59c075f498c75",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -2004,6 +2039,9 @@ return reply
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2076,7 +2114,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "30326613c63e97fdc4ef08bb3ebf0a304a97ec6a",
+    sha1: "46f8708b08ed97de696ecc943e9679c9e08883c0",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -2102,6 +2140,9 @@ end)
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2379,7 +2420,7 @@ return codes
   },
   getJob: {
     name: "getJob",
-    sha1: "8f748be0de5db826d77ce60395a3a9d52f4e7972",
+    sha1: "5083750c2f1651a3d24a1143e9571d92479650ed",
     lua: `--[[
   get-job: one job's row.
 
@@ -2397,6 +2438,9 @@ return codes
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2456,7 +2500,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "8f0562cbff6baef53508857662039c3c667e4aca",
+    sha1: "905eb00fc003ebfc77b7cd54a224633380f6cca5",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -2475,6 +2519,9 @@ return row
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2558,7 +2605,7 @@ return 1
   },
   listDead: {
     name: "listDead",
-    sha1: "dbbb1a32b13ccbd0d6151226742211c5ace00559",
+    sha1: "d20e501227441ff03deb6e7dd4e2a96d96037aee",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -2575,6 +2622,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2643,7 +2693,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "0b07765d56980cc6c8758c8a52a96de8b98a6b14",
+    sha1: "08bdd322375e41de9009078748d67d806dc59d96",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -2662,6 +2712,9 @@ return names
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2825,7 +2878,7 @@ return 1
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "acbace6bc73f15f50cf121c3ed019a37385320a1",
+    sha1: "cfd800b0a26ae2ff476f2e104825a7a4d53f542f",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -2840,6 +2893,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2852,7 +2908,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "076b507f4095a3f9d265fc12a0da79dc2056f0e6",
+    sha1: "3d031d37387788c4a54846c29ab31e8522fdb026",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -2865,6 +2921,9 @@ return paused
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2874,7 +2933,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "30eb071596a18aeeee1052d26b764c4a181d40fe",
+    sha1: "9e3964681e7a953819db176a12c059d58f187b3b",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2892,6 +2951,9 @@ return redis.call('HSETNX', K_META, 'paused', 1)
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3049,7 +3111,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "0900c31e82a271edaba7ee0132499e6990fd44d2",
+    sha1: "5e4f92590cb256d392e2de5dff99df7809cce092",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -3067,6 +3129,9 @@ return { moved, next_due }
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3346,7 +3411,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "ed03537aac8f34dd278dd223645574b0404767e2",
+    sha1: "7caa0a9cec365c183e4462ff8fa675175fab0b25",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3373,6 +3438,9 @@ return redis.call('SADD', KEYS[1], ARGV[1])
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3653,7 +3721,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "da1fcd2ae8b1769887672a13e51f0b931e3aabb1",
+    sha1: "dccb4312e97d70bf2cc8ea35288034026c32fb47",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -3671,6 +3739,9 @@ return codes
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3838,6 +3909,8 @@ elseif state == 'scheduled' then
   redis.call('ZREM', K_SCHEDULED, id)
 elseif state == 'dead' then
   redis.call('ZREM', K_DEAD, id)
+elseif state == 'completed' then
+  redis.call('ZREM', K_COMPLETED, id)
 end
 redis.call('DEL', key)
 return 1
@@ -3845,7 +3918,7 @@ return 1
   },
   reprocess: {
     name: "reprocess",
-    sha1: "41d97913b67808c39fdd30ab0ae75e61ca6ae7ef",
+    sha1: "9f079d985f5e7521a0b8fe3d199f03f95407c11d",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -3865,6 +3938,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4005,7 +4081,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "728fbec7b8072ff4b04bbd71ba6aff2a5b43129c",
+    sha1: "c2fec1cc7d70dfdc42795c7844d9a7774b3d2bb2",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -4021,6 +4097,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4091,7 +4170,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "ea17dbeaac976c735656ba5379d772346861100b",
+    sha1: "94f21efce1866cbc8c0ba604039a1823d56f6776",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -4105,6 +4184,9 @@ return resumed
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4128,7 +4210,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "27761441c4ff04238e826e2aa1d2e80b0aa75e64",
+    sha1: "b5e2b840f47b959d53ecb9af2dd2739a0bf8d518",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -4159,6 +4241,9 @@ return resumed
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4510,7 +4595,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "88b7ee96be6689cea9baaa96a9abf408633dceb8",
+    sha1: "2b855570dd36e4697be88c363e400c535a373e99",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -4527,6 +4612,9 @@ return codes
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
