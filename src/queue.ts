@@ -64,10 +64,12 @@ export interface QueueStats {
 
 const BULK_CHUNK = 1000;
 /**
- * The most rows one script call of a bulk admin operation (clean, drain, obliterate,
- * reprocessDead) touches: about 3-6 ms of Redis time each (bench/cases/admin-chunks.ts).
+ * The most rows one script call of a bulk admin operation touches (clean, drain, obliterate),
+ * and of reprocessDead, whose rows cost about four times as much (each goes back into its lane):
+ * a few ms of Redis time a call either way (bench/cases/admin-chunks.ts, docs/design.md).
  */
 const ADMIN_CHUNK = 1000;
+const REPROCESS_CHUNK = 250;
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
 
 const optionalNumber = (value: string | undefined): number | undefined =>
@@ -278,8 +280,8 @@ export class Queue<Payload = unknown> {
     return this.scripts.run(this.scripts.sweepGroupOp(group));
   }
 
-  // Admin in bulk. Each bulk operation runs in chunks of at most ADMIN_CHUNK rows, one script call
-  // each, so a million-row clean holds Redis for a few ms at a time (docs/design.md, "Admin in
+  // Admin in bulk. Each bulk operation runs in chunks of at most ADMIN_CHUNK rows (REPROCESS_CHUNK
+  // for reprocessDead), one script call each, so a million-row clean holds Redis for a few ms at a time (docs/design.md, "Admin in
   // bulk"); every chunk carries a request key of its own, so a chunk sent again answers as it did.
 
   /**
@@ -387,7 +389,7 @@ export class Queue<Payload = unknown> {
     const limit = bulkLimit(options.limit);
     let reprocessed = 0;
     while (reprocessed < limit) {
-      const chunk = await this.scripts.run(this.scripts.reprocessDeadOp(Math.min(ADMIN_CHUNK, limit - reprocessed), this.adminRequest()));
+      const chunk = await this.scripts.run(this.scripts.reprocessDeadOp(Math.min(REPROCESS_CHUNK, limit - reprocessed), this.adminRequest()));
       reprocessed += chunk.reprocessed;
       if (!chunk.more) break;
     }

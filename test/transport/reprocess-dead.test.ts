@@ -5,7 +5,7 @@ import { keysOf, laneIds, leases, scriptsOf, sleep, useRedis } from '../helpers.
 
 /**
  * reprocessDead({limit}): dead jobs, oldest first, back to their lanes at their own orders with a
- * fresh allowance of attempts (as reprocess does one), in chunks of at most 1000; the doorbell
+ * fresh allowance of attempts (as reprocess does one), in chunks of at most 250; the doorbell
  * rings once a chunk when any became claimable.
  */
 describe('reprocessDead', () => {
@@ -33,7 +33,7 @@ describe('reprocessDead', () => {
     expect(await queue.reprocessDead()).toBe(0);
   });
 
-  it('takes the oldest first, up to its limit, in chunks of 1000', async () => {
+  it('takes the oldest first, up to its limit, in chunks', async () => {
     const queue = redis.queue<number>();
     const k = keysOf(queue);
     const older = await buryJobs(queue, [1, 2]);
