@@ -65,10 +65,10 @@ export interface QueueStats {
 const BULK_CHUNK = 1000;
 /**
  * The most rows one script call of a bulk admin operation touches (clean, drain, obliterate),
- * and of reprocessDead, whose rows cost about four times as much (each goes back into its lane):
- * a few ms of Redis time a call either way (bench/cases/admin-chunks.ts, docs/design.md).
+ * and of reprocessDead, whose rows cost about twice a clean's (each goes back into its lane): a
+ * few ms of Redis time a call either way (bench/cases/admin-chunks.ts, docs/design.md).
  */
-const ADMIN_CHUNK = 1000;
+const ADMIN_CHUNK = 500;
 const REPROCESS_CHUNK = 250;
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
 

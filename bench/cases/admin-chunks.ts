@@ -9,7 +9,7 @@ import { round } from '../lib/stats.js';
 /**
  * `admin-chunks`: how long one chunk of a bulk admin operation holds Redis. Each of drain,
  * reprocessDead, clean (dead, completed) and obliterate runs over a queue of N rows (200,000;
- * 20,000 with --quick), one script call per chunk (1000 rows, 250 for reprocessDead). Figures per operation:
+ * 20,000 with --quick), one script call per chunk (500 rows, 250 for reprocessDead). Figures per operation:
  * `_rows` it touched, `_chunks` (script calls), `_server_avg_ms` Redis's time per call (INFO
  * commandstats: the usec of EVALSHA and EVAL over their calls), `_server_max_ms` the longest call
  * by SLOWLOG (its threshold at 500 us for the window, since Redis 7 logs the commands inside a

@@ -8,7 +8,7 @@ import { jobParams, queueParams } from './schemas.js';
  * schemas: list a state's jobs, clean finished jobs, drain, obliterate, reprocess every dead job,
  * change a waiting job's priority or payload, and the dead-job retention. A bulk route does at
  * most `limit` rows per request (default 10,000, at most 100,000: a Worker has a budget of
- * subrequests, one a chunk of 1,000 rows, 250 for reprocess) and says `more` when it stopped at its
+ * subrequests, one a chunk of 500 rows, 250 for reprocess) and says `more` when it stopped at its
  * limit: send it again.
  */
 

@@ -5,7 +5,7 @@ import { keysOf, leases, scriptsOf, sleep, useRedis } from '../helpers.js';
 
 /**
  * clean(state, {olderThanMs, limit}): finished jobs (completed, dead) that finished at least
- * olderThanMs ago, oldest first, rows and index entries deleted, in chunks of at most 1000 rows
+ * olderThanMs ago, oldest first, rows and index entries deleted, in chunks of at most 500 rows
  * a script call; resolves with the ids.
  */
 describe('clean', () => {
@@ -51,7 +51,7 @@ describe('clean', () => {
     expect((await leases(queue).claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual([10]);
   });
 
-  it('goes in chunks of 1000 rows, oldest first, up to its limit', async () => {
+  it('goes in chunks of 500 rows, oldest first, up to its limit', async () => {
     const queue = redis.queue<number>({ keepCompletedMs: -1 });
     const k = keysOf(queue);
     const ids = await completeJobs(queue, Array.from({ length: 2500 }, (_, i) => i));

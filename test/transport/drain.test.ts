@@ -5,7 +5,7 @@ import { keysOf, leases, scriptsOf, useRedis } from '../helpers.js';
 
 /**
  * drain(): the jobs waiting to run (pending in every lane, scheduled) are deleted, rows and all,
- * in chunks of at most 1000 rows; active jobs run on; lanes leave the ring, group counts, limits
+ * in chunks of at most 500 rows; active jobs run on; lanes leave the ring, group counts, limits
  * and paused flags stay, and the keyspace checker holds.
  */
 describe('drain', () => {

@@ -5,7 +5,7 @@ import { leases, scriptsOf, useRedis } from '../helpers.js';
 
 /**
  * obliterate({force, limit}): the whole queue goes, every key and its registry entry, in chunks
- * of at most 1000 rows; refused (EMQSTATE, nothing written) while jobs are active unless forced.
+ * of at most 500 rows; refused (EMQSTATE, nothing written) while jobs are active unless forced.
  * Only the request records (`req:*`, each with a TTL) are left to expire.
  */
 describe('obliterate', () => {
