@@ -42,6 +42,10 @@ const print = (value: unknown): void => {
  * The admin commands (`jobs`, `clean`, `drain`, `obliterate`, `reprocess-dead`, `change-priority`,
  * `update-data`, `dead-retention`) by name, each resolving to its exit code: thin calls of the
  * Queue methods, whose bad input throws a typed error the CLI prints as a usage failure.
+ *
+ * @example
+ * const commands = { consume, ...adminCommands({ withQueue, intOption, usage: (m) => new UsageError(m) }) };
+ * await commands.drain(['mail']); // prints {"removed": n}
  */
 export function adminCommands(cli: AdminCli): Record<string, (args: string[]) => Promise<number>> {
   /** Parses `args`, which must hold exactly `names` positionals. */
