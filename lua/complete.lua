@@ -10,6 +10,8 @@
   ARGV[5]  request key of the claim ("" = none; see claim.lua)
   ARGV[6..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Index    each completed row is indexed in emq:{q}:completed (score = finished ms) unless keepMs
+           is 0, and entries older than keepMs leave it (includes/index_completed.lua)
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
            active under that token: the lease was reaped or the job removed; nothing changed).
            A repeat (the same id and token again: a reply lost and the request sent again)
@@ -34,6 +36,7 @@
 -- @include free_and_admit
 -- @include ring_doorbell
 -- @include claim_reply
+-- @include index_completed
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -62,6 +65,7 @@ end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
+  index_completed(done, now, now_text, keep_ms)
 end
 if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}

@@ -37,6 +37,8 @@ elseif state == 'scheduled' then
   redis.call('ZREM', K_SCHEDULED, id)
 elseif state == 'dead' then
   redis.call('ZREM', K_DEAD, id)
+elseif state == 'completed' then
+  redis.call('ZREM', K_COMPLETED, id)
 end
 redis.call('DEL', key)
 return 1

@@ -13,11 +13,13 @@ export { listQueues, queueOverviews } from './registry.js';
 export type { QueueOverview } from './registry.js';
 export type {
   BackoffOptions,
+  DeadRetention,
   EnqueueOptions,
   EnqueueResult,
   Job,
   JobRecord,
   JobState,
+  PageOptions,
   QueueCounts,
 } from './job.js';
 export type { Transport, BlockingTransport, ParkedReply, ScriptCall, Reply } from './transport.js';

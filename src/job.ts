@@ -97,3 +97,22 @@ export interface QueueCounts {
   /** Jobs completed since the queue began (a counter: completed rows expire). */
   readonly completed: number;
 }
+
+/**
+ * How long a queue keeps its dead jobs and how many: a setting stored with the queue, applied by
+ * whichever runtime buries a job (each burial deletes at most two of the oldest dead jobs past
+ * it). null: no limit of that kind. Both null (the default): dead jobs stay until removed,
+ * cleaned or reprocessed.
+ */
+export interface DeadRetention {
+  /** The most ms a dead job is kept after it died. */
+  readonly maxAgeMs: number | null;
+  /** The most dead jobs kept: past it, the oldest go first. */
+  readonly maxCount: number | null;
+}
+
+/** Which jobs a page lists: `limit` (1 to 1000, default 50) from `offset` (default 0). */
+export interface PageOptions {
+  readonly offset?: number;
+  readonly limit?: number;
+}

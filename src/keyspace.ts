@@ -34,6 +34,7 @@ export const FIXED_KEYS = [
   'gactive',
   'groups',
   'sched',
+  'completed',
 ] as const;
 
 /** The name of one of a queue's fixed keys. */

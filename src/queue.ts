@@ -4,13 +4,15 @@ import {
   decodeBackoff,
   encodeBackoff,
   encodeJob,
+  encodePayload,
   type JobDefaults,
+  MAX_PRIORITY,
   toJobId,
 } from './encode.js';
 import { InvalidArgumentError, JobNotFoundError, JobStateError } from './errors.js';
-import type { EnqueueOptions, EnqueueResult, JobRecord, JobState, QueueCounts } from './job.js';
+import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
-import { type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
+import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
@@ -74,10 +76,33 @@ export interface QueueStats {
 }
 
 const BULK_CHUNK = 1000;
+/**
+ * The most rows one script call of a bulk admin operation touches (clean, drain, obliterate),
+ * and of reprocessDead, whose rows cost about twice a clean's (each goes back into its lane): a
+ * few ms of Redis time a call either way (bench/cases/admin-chunks.ts, docs/design.md).
+ */
+const ADMIN_CHUNK = 500;
+const REPROCESS_CHUNK = 250;
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
 
 const optionalNumber = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : Number(value);
+
+/** A page's offset and limit, checked: limit 1 to 1000 (default 50), offset from 0. */
+function pageOf(options: PageOptions): { offset: number; limit: number } {
+  const offset = options.offset ?? 0;
+  const limit = options.limit ?? 50;
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be an integer >= 0');
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit must be an integer from 1 to 1000');
+  return { offset, limit };
+}
+
+/** The most rows a bulk admin call may touch: an integer >= 1, or no limit (undefined). */
+function bulkLimit(limit: number | undefined): number {
+  if (limit === undefined) return Number.POSITIVE_INFINITY;
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new InvalidArgumentError(`limit must be an integer >= 1, got ${String(limit)}`);
+  return limit;
+}
 
 /**
  * A queue: produce jobs, inspect them and control them. The same class runs on Node and in a
@@ -293,6 +318,187 @@ export class Queue<Payload = unknown> {
   /** close(), for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
+  }
+
+  // Admin in bulk. Each bulk operation runs in chunks of at most ADMIN_CHUNK rows (REPROCESS_CHUNK
+  // for reprocessDead), one script call each, so a million-row clean holds Redis for a few ms at a time (docs/design.md, "Admin in
+  // bulk"); every chunk carries a request key of its own, so a chunk sent again answers as it did.
+
+  /**
+   * A page of the jobs in `state`, in that state's order: pending lane by lane (ungrouped first,
+   * then the groups by name), each lane in the order a claim takes it; scheduled by due time and
+   * active by lease deadline, soonest first; completed and dead most recent first. A completed
+   * row that expired since is left out, so that page may be short.
+   *
+   * @example
+   * const next = await queue.getJobs('pending', { limit: 10 }); // the next ten, lane by lane
+   */
+  async getJobs(state: JobState, options: PageOptions = {}): Promise<Array<JobRecord<Payload>>> {
+    if (!STATES.includes(state)) throw new InvalidArgumentError(`state must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
+    const { offset, limit } = pageOf(options);
+    const entries = await this.scripts.run(this.scripts.listJobsOp(state, offset, limit));
+    return entries.map(({ id, row }) => this.decodeRow(id, row));
+  }
+
+  /**
+   * Deletes finished jobs, completed or dead, that finished at least `olderThanMs` ago (default
+   * 0: all of them), oldest first, at most `limit` (default: no limit), and resolves with their
+   * ids. Waiting jobs are not cleaned by age: `drain` removes them all, `remove` one.
+   *
+   * @example
+   * const gone = await queue.clean('dead', { olderThanMs: 7 * 86_400_000 }); // dead for a week
+   */
+  async clean(state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
+    if (state !== 'completed' && state !== 'dead') {
+      throw new InvalidArgumentError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
+    }
+    const olderThanMs = options.olderThanMs ?? 0;
+    if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0) throw new InvalidArgumentError('olderThanMs must be an integer >= 0');
+    const limit = bulkLimit(options.limit);
+    const ids: string[] = [];
+    let cutoff = -1;
+    while (ids.length < limit) {
+      const chunk = await this.scripts.run(
+        this.scripts.cleanOp(state, olderThanMs, cutoff, Math.min(ADMIN_CHUNK, limit - ids.length), this.adminRequest()),
+      );
+      cutoff = chunk.cutoff;
+      for (const id of chunk.ids) ids.push(id);
+      if (!chunk.more) break;
+    }
+    return ids;
+  }
+
+  /**
+   * Deletes the jobs waiting to run, pending and scheduled, never active ones, at most `limit`
+   * (default: no limit), and resolves with how many. Lanes, the ring and group settings stay
+   * consistent; a job enqueued while it runs may or may not be drained.
+   *
+   * @example
+   * await queue.drain();
+   */
+  async drain(options: { limit?: number } = {}): Promise<number> {
+    const limit = bulkLimit(options.limit);
+    let deleted = 0;
+    let cursor = '';
+    while (deleted < limit && cursor !== 'done') {
+      const chunk = await this.scripts.run(this.scripts.drainOp(Math.min(ADMIN_CHUNK, limit - deleted), cursor, this.adminRequest()));
+      deleted += chunk.deleted;
+      cursor = chunk.cursor;
+    }
+    return deleted;
+  }
+
+  /**
+   * Deletes the whole queue, every job and setting, and takes its name out of the registry of
+   * queues. Refused with JobStateError (EMQSTATE), nothing deleted, while jobs are active, unless
+   * `force` (their holders are then fenced off). The queue is paused from the first chunk, so
+   * nothing is claimed meanwhile. With `limit`, it stops after about that many rows and resolves
+   * false: call again to go on. Resolves true once the queue is gone. Stop its producers first: a
+   * job enqueued meanwhile may be left behind.
+   *
+   * @example
+   * await queue.obliterate({ force: true });
+   */
+  async obliterate(options: { force?: boolean; limit?: number } = {}): Promise<boolean> {
+    const force = options.force ?? false;
+    if (typeof force !== 'boolean') throw new InvalidArgumentError('force must be a boolean');
+    const limit = bulkLimit(options.limit);
+    for (let deleted = 0; deleted < limit; ) {
+      const chunk = await this.scripts.run(this.scripts.obliterateOp(force, Math.min(ADMIN_CHUNK, limit - deleted)));
+      if (chunk.outcome === 'refused') {
+        throw new JobStateError(`queue ${this.name} has ${chunk.count} active job(s): obliterate with force to delete them too`);
+      }
+      if (chunk.outcome === 'done') {
+        await this.scripts.run(this.scripts.unregisterOp());
+        this.registered = false;
+        return true;
+      }
+      deleted += Math.max(chunk.count, 1);
+    }
+    return false;
+  }
+
+  /**
+   * Puts dead jobs back to be claimed, oldest first, each with a fresh allowance of attempts (as
+   * `reprocess`), at most `limit` (default: all), and resolves with how many.
+   *
+   * @example
+   * await queue.reprocessDead({ limit: 100 });
+   */
+  async reprocessDead(options: { limit?: number } = {}): Promise<number> {
+    const limit = bulkLimit(options.limit);
+    let reprocessed = 0;
+    while (reprocessed < limit) {
+      const chunk = await this.scripts.run(this.scripts.reprocessDeadOp(Math.min(REPROCESS_CHUNK, limit - reprocessed), this.adminRequest()));
+      reprocessed += chunk.reprocessed;
+      if (!chunk.more) break;
+    }
+    return reprocessed;
+  }
+
+  /**
+   * Gives a job waiting to run (pending or scheduled) another priority (0 to 2097151, lower runs
+   * first); among jobs of that priority it keeps its place by arrival. Throws JobNotFoundError
+   * when there is none, JobStateError when it is active, completed or dead.
+   *
+   * @example
+   * await queue.changePriority(id, 0); // to the front of its lane's default-priority jobs
+   */
+  async changePriority(id: string, priority: number): Promise<void> {
+    const jobId = toJobId(id);
+    if (!Number.isSafeInteger(priority) || priority < 0 || priority > MAX_PRIORITY) {
+      throw new InvalidArgumentError(`priority must be an integer from 0 to ${MAX_PRIORITY}, got ${String(priority)}`);
+    }
+    const code = await this.scripts.run(this.scripts.changePriorityOp(jobId, priority));
+    if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
+    if (code < 0) throw new JobStateError(`job ${jobId} is not waiting (pending or scheduled)`, { jobId });
+  }
+
+  /**
+   * Replaces the payload of a job waiting to run (pending or scheduled), within the payload cap:
+   * its next run gets the new one. Throws JobNotFoundError when there is none, JobStateError when
+   * it is active, completed or dead; a bad payload throws before any Redis call.
+   *
+   * @example
+   * await queue.updateData(id, { to: 'b@example.com' });
+   */
+  async updateData(id: string, payload: Payload): Promise<void> {
+    const jobId = toJobId(id);
+    const text = encodePayload(payload, this.maxPayloadBytes);
+    const code = await this.scripts.run(this.scripts.updateDataOp(jobId, text));
+    if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
+    if (code < 0) throw new JobStateError(`job ${jobId} is not waiting (pending or scheduled)`, { jobId });
+  }
+
+  /**
+   * Sets how long dead jobs are kept and how many (null or absent: no limit of that kind), stored with the
+   * queue so every runtime that buries a job applies it: each burial deletes at most two of the
+   * oldest dead jobs past it. It deletes nothing by itself: `clean('dead', ...)` removes a
+   * backlog at once.
+   *
+   * @example
+   * await queue.setDeadRetention({ maxAgeMs: 7 * 86_400_000, maxCount: 10_000 });
+   */
+  async setDeadRetention(retention: Partial<DeadRetention>): Promise<DeadRetention> {
+    if (typeof retention !== 'object' || retention === null) throw new InvalidArgumentError('setDeadRetention takes {maxAgeMs?, maxCount?}');
+    const maxAgeMs = retention.maxAgeMs ?? null;
+    const maxCount = retention.maxCount ?? null;
+    for (const [name, value] of [['maxAgeMs', maxAgeMs], ['maxCount', maxCount]] as const) {
+      if (value !== null && (!Number.isSafeInteger(value) || value < 0)) {
+        throw new InvalidArgumentError(`${name} must be an integer >= 0 or null, got ${String(value)}`);
+      }
+    }
+    return this.scripts.run(this.scripts.setDeadRetentionOp(maxAgeMs, maxCount));
+  }
+
+  /** The queue's retention of dead jobs (see setDeadRetention). */
+  async deadRetention(): Promise<DeadRetention> {
+    return this.scripts.run(this.scripts.deadRetentionOp());
+  }
+
+  /** The request key of one chunk of a bulk admin call: a repeat of the chunk answers its first reply. */
+  private adminRequest(): AdminRequest {
+    return { key: `b:${this.requestPrefix}${(this.requestCount++).toString(36)}`, ttlMs: OWN_REQUEST_TTL_MS };
   }
 
   private decodeRow(id: string, row: Record<string, string>): JobRecord<Payload> {

@@ -1,4 +1,5 @@
 import { type EncodedJob } from './encode.js';
+import type { DeadRetention, JobState } from './job.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
 import { asArray, asNumber, asRecord, asString } from './reply.js';
@@ -330,4 +331,93 @@ export class Scripts {
       }),
     );
   }
+
+  // Admin in bulk (lua/list-jobs.lua ... lua/dead-retention.lua). Each bulk op is one chunk of at
+  // most `n` rows; its request key makes the same chunk sent again answer what it answered.
+
+  /** A page of the jobs in `state`, in that state's order (lua/list-jobs.lua). */
+  listJobsOp(state: JobState, offset: number, limit: number): ScriptOp<Array<{ id: string; row: Record<string, string> }>> {
+    return this.op('listJobs', [state, offset, limit], (reply) =>
+      asArray(reply, 'listJobs').map((entry) => {
+        const [id, ...fields] = asArray(entry, 'listJobs entry');
+        return { id: asString(id, 'id'), row: asRecord(fields, 'listJobs row') };
+      }),
+    );
+  }
+
+  /** One chunk of a clean: finished rows at or before the cutoff (-1: now less `olderThanMs`). */
+  cleanOp(
+    state: 'completed' | 'dead',
+    olderThanMs: number,
+    cutoff: number,
+    n: number,
+    request: AdminRequest,
+  ): ScriptOp<{ cutoff: number; more: boolean; ids: string[] }> {
+    return this.op('clean', [state, olderThanMs, cutoff, n, request.key, request.ttlMs], (reply) => {
+      const [at, more, ids] = asArray(reply, 'clean');
+      return { cutoff: asNumber(at, 'clean cutoff'), more: asNumber(more, 'clean more') === 1, ids: asArray(ids, 'clean ids').map((id) => asString(id, 'id')) };
+    });
+  }
+
+  /** One chunk of a drain, from `cursor` ("" to start); the reply's cursor is "done" at the end. */
+  drainOp(n: number, cursor: string, request: AdminRequest): ScriptOp<{ deleted: number; cursor: string }> {
+    return this.op('drain', [n, cursor, request.key, request.ttlMs], (reply) => {
+      const [deleted, next] = asArray(reply, 'drain');
+      return { deleted: asNumber(deleted, 'drain deleted'), cursor: asString(next, 'drain cursor') };
+    });
+  }
+
+  /** One chunk of an obliteration: `refused` (with the active count) when jobs are active and not forced. */
+  obliterateOp(force: boolean, n: number): ScriptOp<{ outcome: 'done' | 'more' | 'refused'; count: number }> {
+    return this.op('obliterate', [force ? '1' : '0', n], (reply) => {
+      const [code, count] = codes(reply, 'obliterate');
+      return { outcome: code === 1 ? 'done' : code === 0 ? 'more' : 'refused', count: count ?? 0 };
+    });
+  }
+
+  /** Takes this queue out of the registry of queues (`emq:queues`, outside the queue's slot). */
+  unregisterOp(): ScriptOp<boolean> {
+    return {
+      call: { script: scripts.unregisterQueue, keys: [QUEUE_REGISTRY], args: [this.keys.queue] },
+      parse: (reply) => asNumber(reply, 'unregisterQueue') === 1,
+    };
+  }
+
+  /** One chunk of reprocessDead: up to `n` dead jobs, oldest first, back to their lanes. */
+  reprocessDeadOp(n: number, request: AdminRequest): ScriptOp<{ reprocessed: number; more: boolean }> {
+    return this.op('reprocessDead', [n, request.key, request.ttlMs], (reply) => {
+      const [reprocessed, more] = codes(reply, 'reprocessDead');
+      return { reprocessed: reprocessed ?? 0, more: more === 1 };
+    });
+  }
+
+  /** 1 changed, 0 no such job, -1 not pending or scheduled. */
+  changePriorityOp(id: string, priority: number): ScriptOp<number> {
+    return this.op('changePriority', [id, priority], (reply) => asNumber(reply, 'changePriority'));
+  }
+
+  /** 1 replaced, 0 no such job, -1 not pending or scheduled. */
+  updateDataOp(id: string, payload: string): ScriptOp<number> {
+    return this.op('updateData', [id, payload], (reply) => asNumber(reply, 'updateData'));
+  }
+
+  /** Stores the retention of dead jobs (null: no limit of that kind) and answers it. */
+  setDeadRetentionOp(maxAgeMs: number | null, maxCount: number | null): ScriptOp<DeadRetention> {
+    return this.op('setDeadRetention', [maxAgeMs ?? -1, maxCount ?? -1], (reply) => parseRetention(reply, 'setDeadRetention'));
+  }
+
+  deadRetentionOp(): ScriptOp<DeadRetention> {
+    return this.op('deadRetention', [], (reply) => parseRetention(reply, 'deadRetention'));
+  }
+}
+
+/** The request a chunk of a bulk admin call belongs to: the same key again answers its first reply. */
+export interface AdminRequest {
+  readonly key: string;
+  readonly ttlMs: number;
+}
+
+function parseRetention(reply: Reply, what: string): DeadRetention {
+  const [age, count] = codes(reply, what);
+  return { maxAgeMs: nullable(age ?? -1), maxCount: nullable(count ?? -1) };
 }

@@ -50,6 +50,7 @@ const FIXED_TYPES: Readonly<Record<string, KeyType>> = {
   gactive: 'hash',
   groups: 'set',
   sched: 'list',
+  completed: 'zset',
 };
 
 /** The bells: token lists a parked consumer blocks on, each capped at {@link WAKE_CAP} tokens `1`. */
@@ -81,6 +82,11 @@ export interface QueueSnapshot {
   readonly scheduled: ReadonlyMap<string, number>;
   /** Dead jobs: id -> when they died (ms). */
   readonly dead: ReadonlyMap<string, number>;
+  /**
+   * The index of completed rows (`emq:{q}:completed`): id -> when it completed (ms). An index, not
+   * a place: an entry may outlive its row (expired) or name an id enqueued again since.
+   */
+  readonly completed: ReadonlyMap<string, number>;
   /** The ring, head first. */
   readonly ring: readonly string[];
   /** The doorbell tokens. */
@@ -206,6 +212,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     active: zset('active'),
     scheduled: zset('scheduled'),
     dead: zset('dead'),
+    completed: zset('completed'),
     ring: values('ring'),
     wake: values('wake'),
     bells: new Map(BELLS.filter((b) => fixed.has(b)).map((b) => [b, values(b)])),
@@ -294,6 +301,10 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   most 64 tokens, each `1`.
  * - (e) bookkeeping: every key has the type the keyspace gives it, and every group with a lane or
  *   an arrivals list is in `groups` (the counts read lanes through that set).
+ * - (g) finished rows: every `completed` row is in the completed index with its `f` as score (an
+ *   entry whose row is gone or in another state is stale, and allowed: rows expire on their own
+ *   TTL and the index is trimmed behind them); the dead-job retention in `meta` (`dage`, `dmax`)
+ *   holds non-negative integers.
  * - (f) order: a claimable job's lane score is an order of its row's priority (an integer in
  *   [p * 2^32, (p + 1) * 2^32)) and equals its row's `o` when the row has one. A row may leave `o`
  *   out only while its job waits in a lane never claimed (enqueue writes no `o` for a job that goes
@@ -393,6 +404,18 @@ export function findViolations(snap: QueueSnapshot): string[] {
     }
     const bad = badOrder(Number(row.o), row.p);
     if (bad !== undefined) out.push(`${id}: its row's ${bad}`);
+  }
+
+  // (g) finished rows: the completed index names every completed row, at its finish time
+  for (const [id, row] of [...snap.rows].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (row.s !== 'completed') continue;
+    const at = snap.completed.get(id);
+    if (at === undefined) out.push(`${id}: completed but not in the completed index`);
+    else if (at !== Number(row.f)) out.push(`${id}: in the completed index at ${at} but finished at ${JSON.stringify(row.f)}`);
+  }
+  for (const field of ['dage', 'dmax']) {
+    const value = snap.meta[field];
+    if (value !== undefined && !isCount(value)) out.push(`meta ${field} holds ${JSON.stringify(value)}, not a count`);
   }
 
   // (b) group active counts

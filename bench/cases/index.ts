@@ -1,4 +1,5 @@
 import type { BenchCase } from '../lib/context.js';
+import { adminChunks } from './admin-chunks.js';
 import { edgeBusy, edgeDelayed, edgeEnqueue, edgeIdle } from './edge.js';
 import { delayedBurst } from './delayed-burst.js';
 import { delayedSpread } from './delayed-spread.js';
@@ -35,4 +36,5 @@ export const CASES: readonly BenchCase[] = [
   groupsC10,
   fairnessC1,
   idleSlots,
+  adminChunks,
 ];

@@ -44,10 +44,17 @@ const request = fc.record({
     fc.tuple(segment, segment).map(([q, id]) => `/v1/queues/${encodeURIComponent(q)}/jobs/${encodeURIComponent(id)}/reprocess`),
     fc.tuple(segment, segment).map(([q, g]) => `/v1/queues/${encodeURIComponent(q)}/groups/${encodeURIComponent(g)}/limit`),
     fc.tuple(segment).map(([q]) => `/v1/queues/${encodeURIComponent(q)}/dead`),
+    // admin in bulk (the admin routes)
+    fc.tuple(segment, fc.constantFrom('', '/clean', '/drain', '/dead/reprocess', '/dead/retention')).map(([q, rest]) => `/v1/queues/${encodeURIComponent(q)}${rest}`),
+    fc.tuple(segment, segment, fc.constantFrom('priority', 'payload')).map(([q, id, what]) => `/v1/queues/${encodeURIComponent(q)}/jobs/${encodeURIComponent(id)}/${what}`),
     fc.constantFrom('/healthz', '/metrics', '/v1/openapi.json', '/', '/v1', '/v1/queues'),
     fc.string({ maxLength: 30 }).map((p) => `/${p}`),
   ),
-  query: fc.oneof(fc.constant(''), fc.tuple(segment, segment).map(([a, b]) => `?limit=${encodeURIComponent(a)}&offset=${encodeURIComponent(b)}`)),
+  query: fc.oneof(
+    fc.constant(''),
+    fc.tuple(segment, segment).map(([a, b]) => `?limit=${encodeURIComponent(a)}&offset=${encodeURIComponent(b)}`),
+    fc.tuple(fc.constantFrom('pending', 'dead', 'completed', 'waiting'), segment).map(([s, f]) => `?state=${s}&force=${encodeURIComponent(f)}`),
+  ),
   body: fc.oneof(
     // well-formed often enough that requests get past validation and write
     { arbitrary: fc.record({ payload: value }, { requiredKeys: ['payload'] }).map((b) => JSON.stringify(b)), weight: 3 },
@@ -57,6 +64,7 @@ const request = fc.record({
     value.map((v) => JSON.stringify(v)),
     fc.string({ maxLength: 50 }),
     fc.constantFrom('{"payload":1', '{"limit":null}', '{"limit":-1}', '{"payload":"' + 'x'.repeat(1_100_000) + '"}'),
+    fc.record({ state: fc.constantFrom('dead', 'completed', 'pending'), olderThanMs: value, limit: value, priority: value, maxAgeMs: value, maxCount: value }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
   ),
   contentType: fc.constantFrom('application/json', 'text/plain', '', 'application/json; charset=utf-8'),
   auth: fc.oneof({ arbitrary: fc.constant(`Bearer ${TOKEN}`), weight: 8 }, { arbitrary: fc.constantFrom('Bearer wrong', '', 'Basic abc'), weight: 1 }),

@@ -1,6 +1,9 @@
 -- @include job_key
+-- @include trim_dead
 -- Move job `id`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
 -- `mark`: the `t` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 local function bury(id, err, now, mark)
@@ -11,4 +14,5 @@ local function bury(id, err, now, mark)
   else
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
   end
+  trim_dead(now)
 end

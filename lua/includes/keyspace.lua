@@ -3,6 +3,9 @@
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'

@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "5a91f41b6206660e7f03ac1de4489e11327ec5f4",
+    sha1: "583db5ecd8e8908dfd485f65db76feeaac885bf7",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -39,6 +39,9 @@ export const scripts = {
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -90,8 +93,38 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 local function bury(id, err, now, mark)
@@ -102,6 +135,7 @@ local function bury(id, err, now, mark)
   else
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
   end
+  trim_dead(now)
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -604,9 +638,107 @@ if reaped_woke or promoted_woke then ring_doorbell() end
 return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 `,
   },
+  changePriority: {
+    name: "changePriority",
+    sha1: "793dc319da2021d9211278ce85610fd675b26e49",
+    lua: `--[[
+  change-priority: give a job not running or finished (pending or scheduled) another priority. Its
+  order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
+  its place by arrival. A pending job moves within its lane (out of the arrivals list, if it was
+  there, into the lane's zset: a list takes only newer orders than its own), so the lane, the ring
+  and the group counts are as they were; a scheduled one keeps its due time and takes the new
+  order with it to its lane when promoted. The same priority again changes nothing.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  ARGV[3]  priority (0 to 2097151, lower runs first)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Reply    1 changed (or already that priority), 0 no such job, -1 the job is active, completed or
+           dead
+  Errors   EMQKIND, EMQARG (a priority out of range), before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+
+local id = ARGV[2]
+check_kind(id)
+local priority = arg_int(ARGV[3], 'priority', 0)
+if priority > 2097151 then error(redis.error_reply('EMQARG priority must be at most 2097151, got ' .. ARGV[3])) end
+local key = job_key(id)
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'p')
+if not r[1] then return 0 end
+if r[1] ~= 'pending' and r[1] ~= 'scheduled' then return -1 end
+if tonumber(r[4] or '0') == priority then return 1 end
+
+local entry = r[2] or UNGROUPED
+-- a pending job's order is its zset score, or its row's \`o\` when it waits in an arrivals list
+local order, in_zset = nil, false
+if r[1] == 'pending' then
+  order = redis.call('ZSCORE', lane_key(entry), id)
+  in_zset = order ~= false
+end
+if not in_zset then order = r[3] end
+local SPAN = 4294967296
+local new_order = string.format('%d', priority * SPAN + tonumber(order) % SPAN)
+if priority == 0 then
+  redis.call('HDEL', key, 'p')
+  redis.call('HSET', key, 'o', new_order)
+else
+  redis.call('HSET', key, 'o', new_order, 'p', string.format('%d', priority))
+end
+if r[1] == 'pending' then
+  if not in_zset then redis.call('LREM', fifo_key(entry), 1, id) end
+  redis.call('ZADD', lane_key(entry), new_order, id)
+end
+return 1
+`,
+  },
   claim: {
     name: "claim",
-    sha1: "f7376bc31b6b7aba536ffce0b2ed847726c4c1e9",
+    sha1: "b1e865bc8acc6de0e389c271bab475dde912843e",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -631,6 +763,9 @@ return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -975,9 +1110,127 @@ local lease_ms = arg_int(ARGV[3], 'leaseMs', 1)
 return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
 `,
   },
+  clean: {
+    name: "clean",
+    sha1: "0b337b24a36537fd7bc1ef8982a6ba020f30dd9a",
+    lua: `--[[
+  clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
+  call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
+  a thousand short calls, never one long one). Only finished jobs: completed (emq:{q}:completed)
+  and dead; waiting work is drain's or remove's.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  state: completed | dead
+  ARGV[3]  olderThanMs (>= 0): the cutoff is the server's time less this, when ARGV[4] is -1
+  ARGV[4]  cutoff (epoch ms), or -1: the first chunk works it out and answers it, and the later
+           chunks of the same clean pass it, so one clean has one cutoff however long it runs
+  ARGV[5]  n (>= 1): the most index entries this call takes
+  ARGV[6]  request key ("" = none): the same key again answers this call's reply and deletes
+           nothing more (a reply lost and the call sent again)
+  ARGV[7]  how long the request key is remembered, ms (>= 1 with a key)
+  Derives  emq:{q}:job:<id>, emq:{q}:req:<request key>
+  Reply    {cutoff, more 0|1 (entries at or before the cutoff remain), {id, ...} the rows deleted}.
+           A completed entry whose row expired, or whose id was enqueued again, leaves the index
+           and is not in the list
+  Errors   EMQARG (another state, a malformed number), before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit).
+local function delete_rows(ids)
+  local keys = {}
+  for i, id in ipairs(ids) do keys[i] = job_key(id) end
+  for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
+end
+-- What a bulk admin call answered when it ran before under request key \`key\` (not ""): its reply
+-- was lost and the same call sent again, so it answers the same and writes nothing. nil when the
+-- key is "" or unseen. The record is emq:{q}:req:<key>, written by record_reply.
+local function recorded_reply(key)
+  if key == '' then return nil end
+  local seen = redis.call('GET', PREFIX .. 'req:' .. key)
+  if seen then return cjson.decode(seen) end
+  return nil
+end
+-- Remember \`reply\` under request key \`key\` for \`ttl\` ms (nothing for key ""), so the same call sent
+-- again answers it (recorded_reply); returns \`reply\`. A reply is numbers and strings in nested
+-- lists, which cjson carries both ways (an empty list comes back as an empty list).
+local function record_reply(key, ttl, reply)
+  if key ~= '' then redis.call('SET', PREFIX .. 'req:' .. key, cjson.encode(reply), 'PX', ttl) end
+  return reply
+end
+
+local state = ARGV[2]
+if state ~= 'completed' and state ~= 'dead' then
+  error(redis.error_reply('EMQARG clean takes completed or dead, got ' .. tostring(state)))
+end
+local older = arg_int(ARGV[3], 'olderThanMs', 0)
+local cutoff = arg_int(ARGV[4], 'cutoff', -1)
+local n = arg_int(ARGV[5], 'n', 1)
+local request = ARGV[6]
+local ttl = 0
+if request ~= '' then ttl = arg_int(ARGV[7], 'requestTtlMs', 1) end
+local seen = recorded_reply(request)
+if seen then return seen end
+
+if cutoff < 0 then cutoff = now_ms() - older end
+local cutoff_text = string.format('%d', cutoff)
+local index = K_DEAD
+if state == 'completed' then index = K_COMPLETED end
+local ids = redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, n)
+local removed = {}
+for _, id in ipairs(ids) do
+  if redis.call('HGET', job_key(id), 's') == state then removed[#removed + 1] = id end
+end
+delete_rows(removed)
+chunked('ZREM', index, ids)
+local more = 0
+if #redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, 1) > 0 then more = 1 end
+return record_reply(request, ttl, { cutoff, more, removed })
+`,
+  },
   complete: {
     name: "complete",
-    sha1: "72654870c8d08b2a7993bc17b6c6c71b52dc702e",
+    sha1: "1aa632fed0c6a49e5b343f5070dc2d4bdc27165e",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -990,6 +1243,8 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
   ARGV[5]  request key of the claim ("" = none; see claim.lua)
   ARGV[6..] pairs: id, token
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Index    each completed row is indexed in emq:{q}:completed (score = finished ms) unless keepMs
+           is 0, and entries older than keepMs leave it (includes/index_completed.lua)
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
            active under that token: the lease was reaped or the job removed; nothing changed).
            A repeat (the same id and token again: a reply lost and the request sent again)
@@ -1007,6 +1262,9 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1515,6 +1773,23 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end
+-- Index the rows \`ids\` just completed at \`now\` (\`now_text\` its text) in K_COMPLETED, score = when,
+-- so getJobs, clean and obliterate find them; then drop the entries older than \`keep_ms\` (when it
+-- is above 0), at most 1000 a call: their rows have expired by their own TTL, and a backlog (the
+-- retention just shortened) goes over several calls instead of blocking one. keep_ms 0 keeps no
+-- row and indexes nothing. One ZADD for the batch, one ZCOUNT, and a ZREMRANGEBYRANK when stale.
+local function index_completed(ids, now, now_text, keep_ms)
+  if keep_ms == 0 or #ids == 0 then return end
+  local scored = {}
+  for _, id in ipairs(ids) do
+    scored[#scored + 1] = now_text
+    scored[#scored + 1] = id
+  end
+  chunked('ZADD', K_COMPLETED, scored)
+  if keep_ms < 0 then return end
+  local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('%d', now - keep_ms))
+  if stale > 0 then redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, math.min(stale, 1000) - 1) end
+end
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -1543,6 +1818,7 @@ end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
+  index_completed(done, now, now_text, keep_ms)
 end
 if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
@@ -1552,7 +1828,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "c0a08dc5f2765b487a4230642af2536f5f6cf5ad",
+    sha1: "b3cd927e8bb0e9329df76057e3c6b4e4bba96fd8",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -1568,6 +1844,9 @@ return { codes, claimed }
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1608,9 +1887,216 @@ return {
 }
 `,
   },
+  deadRetention: {
+    name: "deadRetention",
+    sha1: "d8792ad5dfa35ea03cfab411dc05c3da7b2d48e4",
+    lua: `--[[
+  dead-retention: the queue's retention of dead jobs (see set-dead-retention).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  Reply    {maxAgeMs or -1, maxCount or -1}
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+
+local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
+`,
+  },
+  drain: {
+    name: "drain",
+    sha1: "745f469d8648b33f056077e7cf8e58dc3b31ba96",
+    lua: `--[[
+  drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
+  ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
+  call answers until it answers "done". Lanes go first, ungrouped work then each group (SSCAN over
+  emq:{q}:groups, the cursor carried from call to call), then scheduled. A lane emptied leaves the
+  ring; group counts, limits, paused flags and the groups set stay (they describe the groups, not
+  their waiting jobs), and nothing rings: nothing became claimable. A job enqueued while a drain
+  runs may be drained or kept, as it lands before or behind the cursor.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  n (>= 1): the most rows this call deletes; it also stops scanning groups once it has
+           visited n (between two SSCAN batches, so a batch is never left half visited)
+  ARGV[3]  cursor: "" to start, else what the previous call answered
+  ARGV[4]  request key ("" = none): the same key again answers this call's reply and deletes
+           nothing more (a reply lost and the call sent again)
+  ARGV[5]  how long the request key is remembered, ms (>= 1 with a key)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Reply    {deleted, cursor}: cursor "done" when nothing waiting is left to visit
+  Errors   EMQARG (a malformed number or cursor), before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit).
+local function delete_rows(ids)
+  local keys = {}
+  for i, id in ipairs(ids) do keys[i] = job_key(id) end
+  for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- Delete up to \`budget\` of ring entry g's claimable jobs, rows and all (its zset's first, then its
+-- arrivals list's), and take the entry off the ring when that emptied its lane. Returns how many
+-- went.
+local function drop_lane(g, budget)
+  if budget <= 0 then return 0 end
+  local ids = {}
+  local popped = redis.call('ZPOPMIN', lane_key(g), string.format('%d', budget))
+  for p = 1, #popped, 2 do ids[#ids + 1] = popped[p] end
+  if #ids < budget then
+    for _, id in ipairs(redis.call('LPOP', fifo_key(g), string.format('%d', budget - #ids)) or {}) do ids[#ids + 1] = id end
+  end
+  if #ids == 0 then return 0 end
+  delete_rows(ids)
+  leave_ring(g)
+  return #ids
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- What a bulk admin call answered when it ran before under request key \`key\` (not ""): its reply
+-- was lost and the same call sent again, so it answers the same and writes nothing. nil when the
+-- key is "" or unseen. The record is emq:{q}:req:<key>, written by record_reply.
+local function recorded_reply(key)
+  if key == '' then return nil end
+  local seen = redis.call('GET', PREFIX .. 'req:' .. key)
+  if seen then return cjson.decode(seen) end
+  return nil
+end
+-- Remember \`reply\` under request key \`key\` for \`ttl\` ms (nothing for key ""), so the same call sent
+-- again answers it (recorded_reply); returns \`reply\`. A reply is numbers and strings in nested
+-- lists, which cjson carries both ways (an empty list comes back as an empty list).
+local function record_reply(key, ttl, reply)
+  if key ~= '' then redis.call('SET', PREFIX .. 'req:' .. key, cjson.encode(reply), 'PX', ttl) end
+  return reply
+end
+
+local n = arg_int(ARGV[2], 'n', 1)
+local cursor = ARGV[3]
+if not (cursor == '' or cursor == 's' or string.match(cursor, '^g%d+$')) then
+  error(redis.error_reply('EMQARG not a drain cursor: ' .. tostring(cursor)))
+end
+local request = ARGV[4]
+local ttl = 0
+if request ~= '' then ttl = arg_int(ARGV[5], 'requestTtlMs', 1) end
+local seen = recorded_reply(request)
+if seen then return seen end
+
+local budget, visits, deleted = n, n, 0
+local function reply(next_cursor)
+  return record_reply(request, ttl, { deleted, next_cursor })
+end
+
+if cursor == '' then
+  local went = drop_lane(UNGROUPED, budget)
+  deleted, budget = deleted + went, budget - went
+  if budget == 0 then return reply('') end
+  cursor = 'g0'
+end
+
+while string.sub(cursor, 1, 1) == 'g' do
+  local at = string.sub(cursor, 2)
+  local scan = redis.call('SSCAN', K_GROUPS, at, 'COUNT', 100)
+  for _, g in ipairs(scan[2]) do
+    local went = drop_lane(g, budget)
+    deleted, budget, visits = deleted + went, budget - went, visits - 1
+    -- out of rows within this batch: the next call scans it again (an emptied lane costs two
+    -- commands and no row, so it always gets further)
+    if budget == 0 then return reply(cursor) end
+  end
+  if scan[1] == '0' then cursor = 's' else cursor = 'g' .. scan[1] end
+  if visits <= 0 and cursor ~= 's' then return reply(cursor) end
+end
+
+local ids = redis.call('ZRANGE', K_SCHEDULED, 0, budget - 1)
+delete_rows(ids)
+chunked('ZREM', K_SCHEDULED, ids)
+deleted = deleted + #ids
+if #ids == budget and redis.call('EXISTS', K_SCHEDULED) == 1 then return reply('s') end
+return reply('done')
+`,
+  },
   enqueue: {
     name: "enqueue",
-    sha1: "61dd5c1739123f146b358afe4647db736aee2e04",
+    sha1: "cc63ce8fcb9a32cc924b7ea64b0ff81d60a51499",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -1647,6 +2133,9 @@ return {
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2011,7 +2500,7 @@ return reply
   },
   extend: {
     name: "extend",
-    sha1: "71cb6c3ad140903cd98244d8640af70d2956e2bf",
+    sha1: "58b1462279a42c951f435b8e3ab59c075f498c75",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -2030,6 +2519,9 @@ return reply
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2102,7 +2594,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "30326613c63e97fdc4ef08bb3ebf0a304a97ec6a",
+    sha1: "6687bcd8b1979fc0d9605889d1ac5bb2cac9a62f",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -2128,6 +2620,9 @@ end)
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2362,8 +2857,38 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 local function bury(id, err, now, mark)
@@ -2374,6 +2899,7 @@ local function bury(id, err, now, mark)
   else
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
   end
+  trim_dead(now)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -2405,7 +2931,7 @@ return codes
   },
   getJob: {
     name: "getJob",
-    sha1: "8f748be0de5db826d77ce60395a3a9d52f4e7972",
+    sha1: "5083750c2f1651a3d24a1143e9571d92479650ed",
     lua: `--[[
   get-job: one job's row.
 
@@ -2423,6 +2949,9 @@ return codes
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2482,7 +3011,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "8f0562cbff6baef53508857662039c3c667e4aca",
+    sha1: "905eb00fc003ebfc77b7cd54a224633380f6cca5",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -2501,6 +3030,9 @@ return row
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2584,7 +3116,7 @@ return 1
   },
   listDead: {
     name: "listDead",
-    sha1: "dbbb1a32b13ccbd0d6151226742211c5ace00559",
+    sha1: "d20e501227441ff03deb6e7dd4e2a96d96037aee",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -2601,6 +3133,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2652,6 +3187,212 @@ end
 return reply
 `,
   },
+  listJobs: {
+    name: "listJobs",
+    sha1: "8b30baa055f329c125c47969f21a65369cc3ed6d",
+    lua: `--[[
+  list-jobs: a page of the jobs in one state, in that state's order:
+    pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
+               order a claim takes them (priority, then arrival; a job back in its place after a
+               run where it was). Which lane a claim serves next turns with the ring, so this is
+               each lane's order, not one global one.
+    scheduled  by due time, soonest first
+    active     by lease deadline, soonest first
+    completed  most recently finished first (emq:{q}:completed); a row that expired since its
+               entry was written, or whose id was enqueued again, is left out, so a page may hold
+               fewer than \`limit\`
+    dead       most recently buried first (as list-dead)
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  state: pending | scheduled | active | completed | dead
+  ARGV[3]  offset (>= 0)
+  ARGV[4]  limit (>= 1)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Reply    { {id, field, value, ...}, ... }, each row with its defaults written in (as get-job),
+           plus its lease deadline ("l") when active or its due time ("r") when scheduled
+  Cost     one ZRANGE (or LRANGE) and one HGETALL a job; pending also sizes every lane (two
+           commands a group) to find where the page starts
+  Errors   EMQARG (an unknown state, a malformed number)
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A row as HGETALL returned it (a flat field/value list), with the defaults written out for the
+-- fields enqueue leaves out (\`m\`, \`b\`), so a reader of get-job or list-dead sees every field.
+local function with_defaults(row)
+  local has = {}
+  for i = 1, #row, 2 do has[row[i]] = true end
+  if not has['m'] then
+    row[#row + 1] = 'm'
+    row[#row + 1] = tostring(DEFAULT_MAX_ATTEMPTS)
+  end
+  if not has['b'] then
+    row[#row + 1] = 'b'
+    row[#row + 1] = DEFAULT_BACKOFF
+  end
+  return row
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+end
+-- The ids of ring entry g's claimable jobs at positions [skip, skip + count) of the order a claim
+-- takes them: its zset (zn members) and its arrivals list (fn) as one order, the zset's scores
+-- against the list members' rows' \`o\` (see pop_lane). Where the two parts split at \`skip\` is
+-- found by a binary search (a ZRANGE, a LINDEX and an HGET a step), so a page far down a long lane
+-- reads its own entries and a few probes, never the entries before it. A lane with one part empty
+-- (the usual case: no zset) is one LRANGE or ZRANGE.
+local function lane_range(g, skip, count, zn, fn)
+  local zkey, fkey = lane_key(g), fifo_key(g)
+  if zn == 0 then return redis.call('LRANGE', fkey, skip, skip + count - 1) end
+  if fn == 0 then return redis.call('ZRANGE', zkey, skip, skip + count - 1) end
+  local function zorder(i)
+    return tonumber(redis.call('ZRANGE', zkey, i, i, 'WITHSCORES')[2])
+  end
+  local function forder(j)
+    return tonumber(redis.call('HGET', job_key(redis.call('LINDEX', fkey, j)), 'o')) or 0
+  end
+  -- i: how many of the first \`skip\` jobs come from the zset (j = skip - i from the list)
+  local lo, hi = math.max(0, skip - fn), math.min(skip, zn)
+  local i = lo
+  while lo <= hi do
+    i = math.floor((lo + hi) / 2)
+    local j = skip - i
+    if i < zn and j > 0 and forder(j - 1) > zorder(i) then
+      lo = i + 1
+    elseif i > 0 and j < fn and zorder(i - 1) > forder(j) then
+      hi = i - 1
+    else
+      break
+    end
+  end
+  local j = skip - i
+  local z = redis.call('ZRANGE', zkey, i, i + count - 1, 'WITHSCORES')
+  local f = redis.call('LRANGE', fkey, j, j + count - 1)
+  local ids, zi, fi, f_order = {}, 1, 1, nil
+  while #ids < count and (zi <= #z or fi <= #f) do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) or 0 end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  return ids
+end
+
+local state = ARGV[2]
+local offset = arg_int(ARGV[3], 'offset', 0)
+local limit = arg_int(ARGV[4], 'limit', 1)
+local last = offset + limit - 1
+
+-- ids, and each one's score as the field the row reads it under ('l' or 'r'), when it has one
+local ids, scores, field = {}, {}, nil
+local function scored(list)
+  for i = 1, #list, 2 do
+    ids[#ids + 1] = list[i]
+    scores[#ids] = list[i + 1]
+  end
+end
+if state == 'scheduled' then
+  field = 'r'
+  scored(redis.call('ZRANGE', K_SCHEDULED, offset, last, 'WITHSCORES'))
+elseif state == 'active' then
+  field = 'l'
+  scored(redis.call('ZRANGE', K_ACTIVE, offset, last, 'WITHSCORES'))
+elseif state == 'dead' then
+  ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
+elseif state == 'completed' then
+  ids = redis.call('ZREVRANGE', K_COMPLETED, offset, last)
+elseif state == 'pending' then
+  local entries = redis.call('SMEMBERS', K_GROUPS)
+  table.sort(entries)
+  table.insert(entries, 1, UNGROUPED)
+  local skip, need = offset, limit
+  for _, g in ipairs(entries) do
+    if need == 0 then break end
+    local zn, fn = lane_size(g)
+    if skip >= zn + fn then
+      skip = skip - zn - fn
+    else
+      for _, id in ipairs(lane_range(g, skip, math.min(need, zn + fn - skip), zn, fn)) do
+        ids[#ids + 1] = id
+        need = need - 1
+      end
+      skip = 0
+    end
+  end
+else
+  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed or dead, got ' .. tostring(state)))
+end
+
+local reply = {}
+for i, id in ipairs(ids) do
+  local row = redis.call('HGETALL', job_key(id))
+  local s
+  for k = 1, #row, 2 do
+    if row[k] == 's' then s = row[k + 1] end
+  end
+  -- the completed index may name a row gone (expired) or moved on (its id enqueued again)
+  if s == state then
+    with_defaults(row)
+    if field then
+      row[#row + 1] = field
+      row[#row + 1] = scores[i]
+    end
+    table.insert(row, 1, id)
+    reply[#reply + 1] = row
+  end
+end
+return reply
+`,
+  },
   listQueues: {
     name: "listQueues",
     sha1: "2b9a7c3b96e3fc5e786a05798d246ed91b2f2038",
@@ -2669,7 +3410,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "0b07765d56980cc6c8758c8a52a96de8b98a6b14",
+    sha1: "08bdd322375e41de9009078748d67d806dc59d96",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -2688,6 +3429,9 @@ return names
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2849,9 +3593,264 @@ if admit_one(to, order, id) then ring_doorbell() end
 return 1
 `,
   },
+  obliterate: {
+    name: "obliterate",
+    sha1: "19f171bcb06006e85c8648316b89ca551798c3b0",
+    lua: `--[[
+  obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
+  calls again until it answers done, then takes the name out of the registry of queues
+  (unregister-queue: that key is outside the queue's slot). The first call pauses the queue, so
+  nothing is claimed while it goes. Refused, writing nothing, while jobs are active, unless forced:
+  then the active rows go first (their slots freed, so the group counts stay true), and their
+  holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
+  every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
+  and last, once no row is left, every fixed key and the events stream. The state between two
+  calls is a smaller, paused queue: the keyspace checker holds at every step.
+  Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
+  (their TTL is at most the queue's idempotencyTtlMs).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  "1": go even while jobs are active; "0": refuse then
+  ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:events
+  Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
+           number of active jobs)}. Sent again it goes on, or answers done: harmless twice
+  Errors   EMQARG (a malformed number), before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit).
+local function delete_rows(ids)
+  local keys = {}
+  for i, id in ipairs(ids) do keys[i] = job_key(id) end
+  for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
+end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local below, counts, zero = {}, {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = (tonumber(actives[i]) or 0) - count
+    local limit = tonumber(limits[i])
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = string.format('%d', left)
+    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
+  end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 then back[#back + 1] = g end
+    end
+  end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
+  chunked('RPUSH', K_RING, back)
+  return #back > 0
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- Delete up to \`budget\` of ring entry g's claimable jobs, rows and all (its zset's first, then its
+-- arrivals list's), and take the entry off the ring when that emptied its lane. Returns how many
+-- went.
+local function drop_lane(g, budget)
+  if budget <= 0 then return 0 end
+  local ids = {}
+  local popped = redis.call('ZPOPMIN', lane_key(g), string.format('%d', budget))
+  for p = 1, #popped, 2 do ids[#ids + 1] = popped[p] end
+  if #ids < budget then
+    for _, id in ipairs(redis.call('LPOP', fifo_key(g), string.format('%d', budget - #ids)) or {}) do ids[#ids + 1] = id end
+  end
+  if #ids == 0 then return 0 end
+  delete_rows(ids)
+  leave_ring(g)
+  return #ids
+end
+
+local force = ARGV[2] == '1'
+local n = arg_int(ARGV[3], 'n', 1)
+if not force then
+  local active = redis.call('ZCARD', K_ACTIVE)
+  if active > 0 then return { -1, active } end
+end
+redis.call('HSET', K_META, 'paused', '1')
+
+local budget, deleted = n, 0
+-- counts \`rows\` deleted and \`visits\` (a group visited) against the budget; true when it is spent
+local function spend(rows, visits)
+  deleted = deleted + rows
+  budget = budget - rows - (visits or 0)
+  return budget <= 0
+end
+
+-- active rows, their group slots freed
+local ids = redis.call('ZRANGE', K_ACTIVE, 0, budget - 1)
+if #ids > 0 then
+  local freed = { order = {} }
+  for _, id in ipairs(ids) do tally(freed, redis.call('HGET', job_key(id), 'g')) end
+  delete_rows(ids)
+  chunked('ZREM', K_ACTIVE, ids)
+  free_slots(freed)
+  if spend(#ids) then return { 0, deleted } end
+end
+
+-- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
+-- which the lanes' turn deletes
+for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED }) do
+  ids = redis.call('ZRANGE', index, 0, budget - 1)
+  if #ids > 0 then
+    local rows = ids
+    if index == K_COMPLETED then
+      rows = {}
+      for _, id in ipairs(ids) do
+        if redis.call('HGET', job_key(id), 's') == 'completed' then rows[#rows + 1] = id end
+      end
+    end
+    delete_rows(rows)
+    chunked('ZREM', index, ids)
+    if spend(#ids) then return { 0, deleted } end
+  end
+end
+
+if spend(drop_lane(UNGROUPED, budget)) then return { 0, deleted } end
+while redis.call('SCARD', K_GROUPS) > 0 do
+  for _, g in ipairs(redis.call('SRANDMEMBER', K_GROUPS, 100)) do
+    -- out of budget with the lane not yet empty: the next call visits it again
+    if spend(drop_lane(g, budget)) then return { 0, deleted } end
+    redis.call('SREM', K_GROUPS, g)
+    if spend(0, 1) then return { 0, deleted } end
+  end
+end
+
+redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
+  K_GROUPS, K_SCHED, K_COMPLETED, PREFIX .. 'fifo', PREFIX .. 'events')
+return { 1, deleted }
+`,
+  },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "acbace6bc73f15f50cf121c3ed019a37385320a1",
+    sha1: "cfd800b0a26ae2ff476f2e104825a7a4d53f542f",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -2866,6 +3865,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2878,7 +3880,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "076b507f4095a3f9d265fc12a0da79dc2056f0e6",
+    sha1: "3d031d37387788c4a54846c29ab31e8522fdb026",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -2891,6 +3893,9 @@ return paused
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2900,7 +3905,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   },
   promote: {
     name: "promote",
-    sha1: "30eb071596a18aeeee1052d26b764c4a181d40fe",
+    sha1: "9e3964681e7a953819db176a12c059d58f187b3b",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -2918,6 +3923,9 @@ return redis.call('HSETNX', K_META, 'paused', 1)
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3075,7 +4083,7 @@ return { moved, next_due }
   },
   reap: {
     name: "reap",
-    sha1: "0900c31e82a271edaba7ee0132499e6990fd44d2",
+    sha1: "3e3c575b2e13df7f76d990b13d534de75d8885ba",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -3093,6 +4101,9 @@ return { moved, next_due }
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3144,8 +4155,38 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 local function bury(id, err, now, mark)
@@ -3156,6 +4197,7 @@ local function bury(id, err, now, mark)
   else
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
   end
+  trim_dead(now)
 end
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
@@ -3372,7 +4414,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "ed03537aac8f34dd278dd223645574b0404767e2",
+    sha1: "7caa0a9cec365c183e4462ff8fa675175fab0b25",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -3399,6 +4441,9 @@ return redis.call('SADD', KEYS[1], ARGV[1])
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3679,7 +4724,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "da1fcd2ae8b1769887672a13e51f0b931e3aabb1",
+    sha1: "dccb4312e97d70bf2cc8ea35288034026c32fb47",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -3697,6 +4742,9 @@ return codes
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3864,14 +4912,200 @@ elseif state == 'scheduled' then
   redis.call('ZREM', K_SCHEDULED, id)
 elseif state == 'dead' then
   redis.call('ZREM', K_DEAD, id)
+elseif state == 'completed' then
+  redis.call('ZREM', K_COMPLETED, id)
 end
 redis.call('DEL', key)
 return 1
 `,
   },
+  reprocessDead: {
+    name: "reprocessDead",
+    sha1: "b63e4cd2573c7504489e5bb459bdaaf7e2216572",
+    lua: `--[[
+  reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
+  attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
+  back in its lane at its own order): one chunk of Queue.reprocessDead, which calls again while
+  dead jobs remain and its limit allows.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  n (>= 1): the most jobs this call takes
+  ARGV[3]  request key ("" = none): the same key again answers this call's reply and takes no
+           more (a reply lost and the call sent again)
+  ARGV[4]  how long the request key is remembered, ms (>= 1 with a key)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Reply    {reprocessed, more 0|1 (dead jobs remain)}
+  Errors   EMQARG (a malformed number), before anything is written
+  Rings    the doorbell once when any of them is claimable now
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  push_token(K_WAKE)
+end
+-- What a bulk admin call answered when it ran before under request key \`key\` (not ""): its reply
+-- was lost and the same call sent again, so it answers the same and writes nothing. nil when the
+-- key is "" or unseen. The record is emq:{q}:req:<key>, written by record_reply.
+local function recorded_reply(key)
+  if key == '' then return nil end
+  local seen = redis.call('GET', PREFIX .. 'req:' .. key)
+  if seen then return cjson.decode(seen) end
+  return nil
+end
+-- Remember \`reply\` under request key \`key\` for \`ttl\` ms (nothing for key ""), so the same call sent
+-- again answers it (recorded_reply); returns \`reply\`. A reply is numbers and strings in nested
+-- lists, which cjson carries both ways (an empty list comes back as an empty list).
+local function record_reply(key, ttl, reply)
+  if key ~= '' then redis.call('SET', PREFIX .. 'req:' .. key, cjson.encode(reply), 'PX', ttl) end
+  return reply
+end
+
+local n = arg_int(ARGV[2], 'n', 1)
+local request = ARGV[3]
+local ttl = 0
+if request ~= '' then ttl = arg_int(ARGV[4], 'requestTtlMs', 1) end
+local seen = recorded_reply(request)
+if seen then return seen end
+
+local ids = redis.call('ZRANGE', K_DEAD, 0, n - 1)
+local batch = { order = {} }
+for _, id in ipairs(ids) do
+  local key = job_key(id)
+  local r = redis.call('HMGET', key, 'g', 'o', 'a')
+  redis.call('HSET', key, 's', 'pending', 'z', r[3])
+  redis.call('HDEL', key, 'f')
+  batch_push(batch, r[1], r[2], id)
+end
+chunked('ZREM', K_DEAD, ids)
+if admit(batch) then ring_doorbell() end
+return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
+`,
+  },
   reprocess: {
     name: "reprocess",
-    sha1: "41d97913b67808c39fdd30ab0ae75e61ca6ae7ef",
+    sha1: "9f079d985f5e7521a0b8fe3d199f03f95407c11d",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -3891,6 +5125,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4031,7 +5268,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "728fbec7b8072ff4b04bbd71ba6aff2a5b43129c",
+    sha1: "c2fec1cc7d70dfdc42795c7844d9a7774b3d2bb2",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -4047,6 +5284,9 @@ return 1
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4117,7 +5357,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "ea17dbeaac976c735656ba5379d772346861100b",
+    sha1: "94f21efce1866cbc8c0ba604039a1823d56f6776",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -4131,6 +5371,9 @@ return resumed
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4154,7 +5397,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "27761441c4ff04238e826e2aa1d2e80b0aa75e64",
+    sha1: "46c15a56c9471c8f3c3df680539e9f5be0e0d551",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -4185,6 +5428,9 @@ return resumed
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4282,8 +5528,38 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove).
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 local function bury(id, err, now, mark)
@@ -4294,6 +5570,7 @@ local function bury(id, err, now, mark)
   else
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
   end
+  trim_dead(now)
 end
 -- The delay before retry number \`attempts\` under backoff spec "<f|e>,<delayMs>,<capMs>,<jitter>":
 -- fixed or exponential (delay * 2^(attempts-1)), capped, then reduced by up to \`jitter\` of
@@ -4534,9 +5811,52 @@ if next(later) then ring_sched_bell(later) end
 return codes
 `,
   },
+  setDeadRetention: {
+    name: "setDeadRetention",
+    sha1: "d0a9c9f47629eef2eecbbf5cbf204c9ec1a4a812",
+    lua: `--[[
+  set-dead-retention: how long dead jobs are kept and how many, a setting of the queue stored in
+  its meta (\`dage\`, \`dmax\`), so every runtime that buries a job applies the same one
+  (includes/trim_dead.lua: each burial deletes at most two of the oldest dead jobs past it).
+  Setting it deletes nothing by itself: clean('dead') removes a backlog at once.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  maxAgeMs (>= 0), or -1 for no age limit
+  ARGV[3]  maxCount (>= 0), or -1 for no count limit
+  Reply    {maxAgeMs or -1, maxCount or -1}: the retention now
+  Errors   EMQARG (a malformed number), before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+
+local age = arg_int(ARGV[2], 'maxAgeMs', -1)
+local count = arg_int(ARGV[3], 'maxCount', -1)
+if age < 0 then redis.call('HDEL', K_META, 'dage') else redis.call('HSET', K_META, 'dage', string.format('%d', age)) end
+if count < 0 then redis.call('HDEL', K_META, 'dmax') else redis.call('HSET', K_META, 'dmax', string.format('%d', count)) end
+return { age, count }
+`,
+  },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "88b7ee96be6689cea9baaa96a9abf408633dceb8",
+    sha1: "2b855570dd36e4697be88c363e400c535a373e99",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -4553,6 +5873,9 @@ return codes
 -- derived key carries the same {q} hash tag, so a script touches one cluster slot.
 local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4632,6 +5955,70 @@ end
 -- the stored count may have been wrong and the ring with it: ask the ring, not the count
 match_ring(g, redis.call('LPOS', K_RING, g) ~= false)
 return { stored, counted }
+`,
+  },
+  unregisterQueue: {
+    name: "unregisterQueue",
+    sha1: "1e16de516a661440f7fe0d6811e826fee7d090c6",
+    lua: `--[[
+  unregister-queue: take a queue's name out of the registry of queues, once obliterate has
+  deleted its keys. The registry is the one key outside any queue's {q} slot, so this is a
+  script of its own.
+
+  KEYS[1]  emq:queues (set)
+  ARGV[1]  the queue's name
+  Reply    1 removed now, 0 was not there (a repeat)
+]]
+return redis.call('SREM', KEYS[1], ARGV[1])
+`,
+  },
+  updateData: {
+    name: "updateData",
+    sha1: "5a789d233487c400bd08d57189c61ea146cfb93d",
+    lua: `--[[
+  update-data: replace the payload of a job not running or finished (pending or scheduled): the
+  run that claims it next gets the new payload. Nothing else of the row changes. The same payload
+  again writes the same.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id
+  ARGV[3]  payload (JSON text, within the cap: checked by the core before any Redis call)
+  Derives  emq:{q}:job:<id>
+  Reply    1 replaced, 0 no such job, -1 the job is active, completed or dead
+  Errors   EMQKIND, before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+
+local id = ARGV[2]
+check_kind(id)
+local key = job_key(id)
+local state = redis.call('HGET', key, 's')
+if not state then return 0 end
+if state ~= 'pending' and state ~= 'scheduled' then return -1 end
+redis.call('HSET', key, 'd', ARGV[3])
+return 1
 `,
   },
 } as const satisfies Record<string, ScriptSource>;

@@ -6,6 +6,7 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
 import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
 import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
+import { registerAdminRoutes } from './admin-api.js';
 import { bearerAuth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import { renderMetrics } from './metrics.js';
@@ -317,6 +318,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     await queueOf(c, queue).setGroupLimit(group, limit);
     return c.json({ queue, group, limit }, 200);
   });
+
+  registerAdminRoutes(app, { queueOf, jobView, payloadLimit: tooLarge(enqueueBodyLimit(maxPayload)) });
 
   app.notFound((c) => problem(c, 'EMQNOTFOUND', `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {

@@ -10,6 +10,7 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Leases } from '../../src/lease.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { Queue } from '../../src/queue.js';
+import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { sleep, until } from '../helpers.js';
 import { buildWorker } from './worker-bundle.js';
@@ -40,6 +41,12 @@ let sharedBridge: RunningBridge | undefined;
 const bridgeFor = async (): Promise<RunningBridge> => (sharedBridge ??= await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN }));
 
 describeHttpApi('the HTTP API on the Worker under miniflare', () => inject('redisUrl'), async () => {
+  const bridge = await bridgeFor();
+  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
+});
+
+describeHttpAdmin('the admin routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
   const bridge = await bridgeFor();
   const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
   return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };

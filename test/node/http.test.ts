@@ -1,6 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { serveApi } from '../../src/node/cli/serve.js';
+import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 
 const quiet = (): void => {};
@@ -20,6 +21,19 @@ for (const token of [undefined, 'test-token-1234']) {
     };
   });
 }
+
+describeHttpAdmin('the admin routes on Node', () => inject('redisUrl'), async () => {
+  const transport = IoredisTransport.connect(inject('redisUrl'));
+  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-admin' });
+  return {
+    baseUrl: api.url,
+    token: 'test-token-admin',
+    close: async () => {
+      await api.close();
+      await transport.close();
+    },
+  };
+});
 
 describe('the HTTP API on Node, beyond the contract', () => {
   it('binds loopback only when open, and answers 503 when Redis does not', async () => {

@@ -141,11 +141,29 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('release a lost lease', () => leases(queue).release(held(short?.jobs ?? [])));
   await step('sweep g-1', () => queue.sweepGroup('g-1'));
   await step('lift the limit', () => queue.setGroupLimit('g-1', null));
+  // admin in bulk
+  for (const state of ['pending', 'scheduled', 'active', 'completed', 'dead'] as const) {
+    await step(`jobs ${state}`, () => queue.getJobs(state, { limit: 10 }));
+  }
+  const waiting = await queue.getJobs('pending', { limit: 1 });
+  await step('change priority', () => queue.changePriority(waiting[0]?.id ?? 'none', 7));
+  await step('update data', () => queue.updateData(waiting[0]?.id ?? 'none', { updated: 'OK' }));
+  await step('set dead retention', () => queue.setDeadRetention({ maxCount: 100 }));
+  await step('dead retention', () => queue.deadRetention());
+  await step('add one to bury', () => queue.add('dies', { maxAttempts: 1 }));
+  const doomed = await step('claim it', () => leases(queue).claim(10, 30_000));
+  await step('fail them', () => leases(queue).fail(held(doomed?.jobs ?? []).map((h) => ({ ...h, error: 'x' }))));
+  await step('reprocess dead', () => queue.reprocessDead());
+  await step('clean completed', () => queue.clean('completed'));
+  await step('clean dead', () => queue.clean('dead'));
+  await step('drain', () => queue.drain());
   await step('kind door', () => scriptsOf(queue).run(scriptsOf(queue).completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
   await step('a malformed number', () => scriptsOf(queue).run(scriptsOf(queue).claimOp(-1, 0)));
   // the registry holds every queue of the run's Redis: only this queue's presence is comparable
   await step('list queues', async () => (await listQueues(transport)).includes(queue.name));
   await step('final stats', () => queue.stats());
+  await step('obliterate while active', () => queue.obliterate());
+  await step('obliterate', () => queue.obliterate({ force: true }));
   return steps;
 }
 
@@ -201,6 +219,8 @@ describe('UpstashTransport and IoredisTransport answer alike', () => {
     expect(typed.get('kind door')).toMatchObject({ code: 'EMQKIND' });
     expect(typed.get('a malformed number')).toMatchObject({ code: 'EMQARG' });
     expect(typed.get('list queues')).toBe(true);
+    expect(typed.get('obliterate while active')).toMatchObject({ code: 'EMQSTATE' });
+    expect(typed.get('obliterate')).toBe(true);
     expect((typed.get('claim') as { jobs: Array<Job<unknown>> }).jobs.map((j) => j.group)).toContain('g-1');
   });
 });

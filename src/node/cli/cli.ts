@@ -7,6 +7,7 @@ import type { Handler } from '../../handler.js';
 import type { EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
 import { startBridge } from '../bridge/index.js';
+import { ADMIN_USAGE, adminCommands } from './admin.js';
 import { Consumer } from '../consumer/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { IoredisTransport } from '../ioredis-transport.js';
@@ -26,6 +27,7 @@ usage:
       Adds one job; prints {"id", "state"}.
   emq stats <queue>
       Prints {"queue", "paused", "counts"}.
+${ADMIN_USAGE}
   emq serve [--port N] [--host H]
       Serves the HTTP API (the same app as the Worker's) over REDIS_URL, default port 8787.
       Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
@@ -278,7 +280,25 @@ async function bridge(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { consume, enqueue, stats, serve, bridge };
+/** Runs `work` on queue `name` over a connection of its own, closed after (the admin commands). */
+async function withQueue<T>(name: string, work: (queue: Queue) => Promise<T>): Promise<T> {
+  const transport = connect();
+  try {
+    const queue = new Queue(transport, name);
+    return await reachable(() => work(queue));
+  } finally {
+    await transport.close();
+  }
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  consume,
+  enqueue,
+  stats,
+  serve,
+  bridge,
+  ...adminCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
+};
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {

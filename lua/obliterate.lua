@@ -1,0 +1,89 @@
+--[[
+  obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
+  calls again until it answers done, then takes the name out of the registry of queues
+  (unregister-queue: that key is outside the queue's slot). The first call pauses the queue, so
+  nothing is claimed while it goes. Refused, writing nothing, while jobs are active, unless forced:
+  then the active rows go first (their slots freed, so the group counts stay true), and their
+  holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
+  every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
+  and last, once no row is left, every fixed key and the events stream. The state between two
+  calls is a smaller, paused queue: the keyspace checker holds at every step.
+  Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
+  (their TTL is at most the queue's idempotencyTtlMs).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  "1": go even while jobs are active; "0": refuse then
+  ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:events
+  Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
+           number of active jobs)}. Sent again it goes on, or answers done: harmless twice
+  Errors   EMQARG (a malformed number), before anything is written
+]]
+-- @include keyspace
+-- @include arg_int
+-- @include job_key
+-- @include chunked
+-- @include delete_rows
+-- @include tally
+-- @include free_slots
+-- @include drop_lane
+
+local force = ARGV[2] == '1'
+local n = arg_int(ARGV[3], 'n', 1)
+if not force then
+  local active = redis.call('ZCARD', K_ACTIVE)
+  if active > 0 then return { -1, active } end
+end
+redis.call('HSET', K_META, 'paused', '1')
+
+local budget, deleted = n, 0
+-- counts `rows` deleted and `visits` (a group visited) against the budget; true when it is spent
+local function spend(rows, visits)
+  deleted = deleted + rows
+  budget = budget - rows - (visits or 0)
+  return budget <= 0
+end
+
+-- active rows, their group slots freed
+local ids = redis.call('ZRANGE', K_ACTIVE, 0, budget - 1)
+if #ids > 0 then
+  local freed = { order = {} }
+  for _, id in ipairs(ids) do tally(freed, redis.call('HGET', job_key(id), 'g')) end
+  delete_rows(ids)
+  chunked('ZREM', K_ACTIVE, ids)
+  free_slots(freed)
+  if spend(#ids) then return { 0, deleted } end
+end
+
+-- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
+-- which the lanes' turn deletes
+for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED }) do
+  ids = redis.call('ZRANGE', index, 0, budget - 1)
+  if #ids > 0 then
+    local rows = ids
+    if index == K_COMPLETED then
+      rows = {}
+      for _, id in ipairs(ids) do
+        if redis.call('HGET', job_key(id), 's') == 'completed' then rows[#rows + 1] = id end
+      end
+    end
+    delete_rows(rows)
+    chunked('ZREM', index, ids)
+    if spend(#ids) then return { 0, deleted } end
+  end
+end
+
+if spend(drop_lane(UNGROUPED, budget)) then return { 0, deleted } end
+while redis.call('SCARD', K_GROUPS) > 0 do
+  for _, g in ipairs(redis.call('SRANDMEMBER', K_GROUPS, 100)) do
+    -- out of budget with the lane not yet empty: the next call visits it again
+    if spend(drop_lane(g, budget)) then return { 0, deleted } end
+    redis.call('SREM', K_GROUPS, g)
+    if spend(0, 1) then return { 0, deleted } end
+  end
+end
+
+redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
+  K_GROUPS, K_SCHED, K_COMPLETED, PREFIX .. 'fifo', PREFIX .. 'events')
+return { 1, deleted }
