@@ -69,6 +69,9 @@ export function createWorker(options: WorkerOptions): EchomqWorker {
 
   /** The isolate's state of `name`, or undefined when the Worker has no handler for it. */
   const queueOf = (env: WorkerEnv, name: string): IsolateQueue | undefined => {
+    // own properties only: a queue named `toString` or `constructor` has no handler here, not
+    // the object prototype's method
+    if (!Object.hasOwn(options.handlers, name)) return undefined;
     const handler = options.handlers[name] as Handler<unknown> | undefined;
     if (!handler) return undefined;
     const { transport, queues } = isolateOf(env);
