@@ -1,11 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { WORKER_ENTRY } from '../../src/node/cli/init-worker.js';
 import { root, typecheck } from './typecheck.js';
 
 const fixture = join(root, 'test', 'fixtures', 'worker-handlers.ts');
 /** The fixture without its directives: a file of its own beside it, never written to disk. */
 const stripped = join(root, 'test', 'fixtures', 'worker-handlers.stripped.ts');
+/** Where `emq init worker` writes its entry, as a user's project: here, a file never written. */
+const initEntry = join(root, 'test', 'fixtures', 'init-worker', 'workers', 'index.ts');
 const DIRECTIVE = /^(\s*)\/\/ @ts-expect-error (.+)$/;
 
 /**
@@ -22,11 +25,20 @@ describe('createWorker handler types', () => {
     new Map([
       [fixture, source],
       [stripped, lines.map((line) => line.replace(DIRECTIVE, '$1//')).join('\n')],
+      [initEntry, WORKER_ENTRY],
     ]),
   );
 
   it('compile: a payload field of the queue type-checks', () => {
-    expect(errors.filter((e) => e.file !== stripped)).toEqual([]);
+    expect(errors.filter((e) => e.file === fixture)).toEqual([]);
+  });
+
+  it('compile the Worker entry `emq init worker` writes', () => {
+    expect(errors.filter((e) => e.file === initEntry)).toEqual([]);
+  });
+
+  it('report no error outside the files they check', () => {
+    expect(errors.filter((e) => ![fixture, stripped, initEntry].includes(e.file))).toEqual([]);
   });
 
   it('refuse a wrong field, a wrong type, an untyped payload, a missing or unknown queue', () => {

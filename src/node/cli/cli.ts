@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
+import { type ParseArgsConfig, parseArgs as parseNodeArgs } from 'node:util';
 import { EmqError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { EnqueueOptions } from '../../job.js';
@@ -8,6 +8,8 @@ import { Queue } from '../../queue.js';
 import { startBridge } from '../bridge/index.js';
 import { Consumer } from '../consumer/index.js';
 import { IoredisTransport } from '../ioredis-transport.js';
+import { initWorker } from './init-worker.js';
+import { nearest } from './nearest.js';
 import { serveApi } from './serve.js';
 
 /** Exit codes scripts can rely on. */
@@ -32,10 +34,36 @@ usage:
       Serves an Upstash-REST-compatible API over REDIS_URL (POST /, /pipeline, /multi-exec) for
       local edge work; clients send UPSTASH_REDIS_REST_TOKEN (required in the environment) as
       their bearer token. Prints its URL; SIGTERM or SIGINT stops it. Host default 127.0.0.1.
+  emq init worker [--name N] [--force]
+      Writes a Cloudflare Worker to start from into the current directory: wrangler.toml (the
+      cron beat, minify) and workers/index.ts (one typed queue). Refuses, writing nothing, when
+      either file exists (exit 1), unless --force. --name: the Worker's name (default: the
+      directory's).
 
-exit codes: 0 done, 1 failed (Redis, a handler module), 2 usage`;
+exit codes: 0 done, 1 failed (Redis, a handler module, a file init would overwrite), 2 usage`;
 
 class UsageError extends Error {}
+
+/** " (did you mean X?)" when `input` looks like a typo of one of `known`, else "". */
+const didYouMean = (input: string, known: readonly string[]): string => {
+  const guess = nearest(input, known);
+  return guess === undefined ? '' : `: did you mean ${guess}?`;
+};
+
+/**
+ * node's parseArgs, strict, but an unknown option is a usage error that names the nearest known
+ * one (`unknown option --concurency: did you mean --concurrency?`).
+ */
+function parseArgs<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseNodeArgs<T>> {
+  try {
+    return parseNodeArgs(config);
+  } catch (error) {
+    const unknown = /^Unknown option '([^']+)'/.exec((error as Error).message);
+    if (!unknown || (error as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') throw error;
+    const known = Object.keys(config.options ?? {}).map((name) => `--${name}`);
+    throw new UsageError(`unknown option ${unknown[1]}${didYouMean(unknown[1]!, known)}`);
+  }
+}
 
 /** The parsed integer of option `name`, if given. */
 function intOption(values: Record<string, unknown>, name: string): number | undefined {
@@ -70,10 +98,10 @@ async function loadHandler(module: string): Promise<Handler> {
   try {
     loaded = (await import(url)) as { default?: unknown };
   } catch (error) {
-    throw new EmqError('EMQARG', `cannot load handler module ${module}: ${(error as Error).message.split('\n')[0]}`);
+    throw new Error(`cannot load handler module ${module}: ${(error as Error).message.split('\n')[0]}`);
   }
   if (typeof loaded.default !== 'function') {
-    throw new EmqError('EMQARG', `handler module ${module} has no default export function`);
+    throw new Error(`handler module ${module} has no default export function`);
   }
   return loaded.default as Handler;
 }
@@ -243,7 +271,24 @@ async function bridge(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { consume, enqueue, stats, serve, bridge };
+async function init(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, force: { type: 'boolean' } },
+  });
+  const [kind, ...extra] = positionals;
+  if (kind !== 'worker' || extra.length > 0) {
+    throw new UsageError(
+      kind === undefined || extra.length > 0 ? 'init takes what to write: worker' : `init writes a worker, not ${JSON.stringify(kind)}${didYouMean(kind, ['worker'])}`,
+    );
+  }
+  const written = await initWorker(process.cwd(), { force: values.force === true, ...(values.name === undefined ? {} : { name: values.name }) });
+  process.stderr.write(`[emq] wrote ${written.join(' and ')}; next: npm install -D wrangler, then npx wrangler dev\n`);
+  return EXIT.ok;
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { consume, enqueue, stats, serve, bridge, init };
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -252,9 +297,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command ? EXIT.ok : EXIT.usage;
   }
-  const run = COMMANDS[command];
+  // own keys only: `emq toString` is an unknown command, not Object.prototype's method
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) {
-    process.stderr.write(`emq: unknown command ${JSON.stringify(command)}\n\n${USAGE}\n`);
+    process.stderr.write(`emq: unknown command ${JSON.stringify(command)}${didYouMean(command, Object.keys(COMMANDS))}\n\n${USAGE}\n`);
     return EXIT.usage;
   }
   try {
