@@ -11,7 +11,7 @@ export interface TscError {
 }
 
 /** The package's entries mapped to their sources, as a user's `import ... from 'echomq/node'` sees them. */
-const ECHOMQ_PATHS: Record<string, string[]> = {
+export const ECHOMQ_PATHS: Record<string, string[]> = {
   echomq: [join(root, 'src', 'index.ts')],
   'echomq/node': [join(root, 'src', 'node', 'index.ts')],
   'echomq/edge': [join(root, 'src', 'edge', 'index.ts')],
