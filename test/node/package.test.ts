@@ -176,7 +176,10 @@ describe('the packed package, installed into a fresh project', () => {
     mkdirSync(join(app, 'src'), { recursive: true });
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { echomq: tarball }, devDependencies: tools }, null, 2));
     writeFileSync(join(app, 'package-lock.json'), JSON.stringify(userLockfile(packed, tarball, tools), null, 2));
-    await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], app, 60_000);
+    await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], app, 60_000).catch((error: Error) => {
+      if (!/ENOTCACHED/.test(error.message)) throw error;
+      throw new Error(`npm's cache lacks a package of package-lock.json: \`npm ci\` in this project fills it\n${error.message}`);
+    });
     mark('install');
 
     // the bin as npm links it; the Worker entry from `emq init worker`
