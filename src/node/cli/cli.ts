@@ -44,7 +44,7 @@ exit codes: 0 done, 1 failed (Redis, a handler module, a file init would overwri
 
 class UsageError extends Error {}
 
-/** " (did you mean X?)" when `input` looks like a typo of one of `known`, else "". */
+/** ": did you mean X?" when `input` looks like a typo of one of `known`, else "". */
 const didYouMean = (input: string, known: readonly string[]): string => {
   const guess = nearest(input, known);
   return guess === undefined ? '' : `: did you mean ${guess}?`;
