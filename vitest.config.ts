@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 /**
  * Tests by layer (docs/design.md, "Tests"):
  * - `unit`: pure units beside the code they test (`src/**\/*.test.ts`, `tools/`) and the checks of
- *   the tree itself (`test/project/`: import rules, the public API): no Redis, milliseconds.
- * - `ioredis`: every suite under `test/` against a private redis-server the global setup starts.
+ *   the tree itself (`test/project/`: import rules, the public API, types): no Redis, seconds.
+ * - `ioredis`: every suite under `test/` against a private redis-server the global setup starts,
+ *   and `test/project/readme.test.ts`, which runs the README's snippets on it.
  * - `upstash`: the suites in `test/transport/` a second time, over @upstash/redis and the REST
  *   bridge: a suite that drives the scripts through `redis.transport` goes in that folder and runs
  *   on both transports; node-only suites (`test/node/`) and the Worker under miniflare
@@ -22,14 +23,18 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/project/**/*.test.ts'] },
+        test: {
+          name: 'unit',
+          include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/project/**/*.test.ts'],
+          exclude: ['test/project/readme.test.ts'],
+        },
       },
       {
         extends: true,
         test: {
           name: 'ioredis',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/project/**'],
+          exclude: ['test/project/**/!(readme).test.ts'],
           globalSetup: ['test/global-setup.ts'],
         },
       },

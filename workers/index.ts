@@ -6,8 +6,8 @@
 import { createWorker } from '../src/edge/worker.js';
 import { type DemoPayload, demoHandler } from './demo-handler.js';
 
-export default createWorker({
+export default createWorker<{ demo: DemoPayload }>({
   handlers: {
-    demo: (job: { id: string; payload: DemoPayload; attempts: number; maxAttempts: number }) => demoHandler(job, 'edge'),
+    demo: (job) => demoHandler(job, 'edge'),
   },
 });

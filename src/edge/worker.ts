@@ -22,10 +22,19 @@ export interface ScheduledTrigger {
   readonly scheduledTime: number;
 }
 
-/** What to run: handlers by queue name, and how to run them. */
-export interface WorkerOptions {
+/**
+ * A handler per queue name, each typed by its queue's payload in `Payloads` (a map from queue
+ * name to payload type): `{ mail: Handler<{ to: string }> }` for `{ mail: { to: string } }`.
+ */
+export type WorkerHandlers<Payloads> = { readonly [Name in keyof Payloads]: Handler<Payloads[Name]> };
+
+/**
+ * What to run: handlers by queue name, and how to run them. `Payloads` maps each queue name to
+ * its payload type; `createWorker` infers it from the handlers when not given.
+ */
+export interface WorkerOptions<Payloads = Record<string, unknown>> {
   /** A handler per queue: the scheduled beat and the drain after enqueue serve these queues. */
-  readonly handlers: Readonly<Record<string, Handler<never>>>;
+  readonly handlers: WorkerHandlers<Payloads>;
   readonly queueOptions?: QueueOptions;
   /** Bounded beat options (concurrency, batchSize, jobTimeoutMs, maxRequests, leaseMarginMs, reapEveryMs). */
   readonly beat?: DrainBeatOptions;
@@ -52,11 +61,21 @@ const ENQUEUE_DRAIN_BUDGET = 50;
  * user does not wait for the next minute. What one isolate keeps per queue (IsolateQueue) lets a
  * completion ride with the next request instead of costing one of its own.
  *
+ * The payload types come from a map from queue name to payload type, given as the type argument
+ * or inferred from the handlers' own parameter types; every queue of the map needs its handler.
+ *
  * @example
  * // workers/index.ts
- * export default createWorker({ handlers: { mail: async (job) => send(job.payload) } });
+ * export default createWorker<{ mail: { to: string }; thumbs: { url: string } }>({
+ *   handlers: {
+ *     mail: async (job) => { await sendMail(job.payload.to); },
+ *     thumbs: async (job) => { await thumbnail(job.payload.url); },
+ *   },
+ * });
  */
-export function createWorker(options: WorkerOptions): EchomqWorker {
+export function createWorker<Payloads extends { [Name in keyof Payloads]: unknown } = Record<string, unknown>>(
+  options: WorkerOptions<Payloads>,
+): EchomqWorker {
   const log = options.log ?? ((entry: Record<string, unknown>) => console.log(JSON.stringify(entry)));
   /** Per env object (one per isolate in practice): its transport and what it knows of each queue. */
   const isolates = new WeakMap<object, { transport: UpstashTransport; queues: Map<string, IsolateQueue> }>();
@@ -69,7 +88,11 @@ export function createWorker(options: WorkerOptions): EchomqWorker {
 
   /** The isolate's state of `name`, or undefined when the Worker has no handler for it. */
   const queueOf = (env: WorkerEnv, name: string): IsolateQueue | undefined => {
-    const handler = options.handlers[name] as Handler<unknown> | undefined;
+    // own properties only: a queue named `toString` or `constructor` has no handler here, not
+    // the object prototype's method; the payload types are the caller's promise about what its
+    // queues carry, so at run time a handler takes whatever its queue holds
+    if (!Object.hasOwn(options.handlers, name)) return undefined;
+    const handler = (options.handlers as Readonly<Record<string, Handler<unknown>>>)[name];
     if (!handler) return undefined;
     const { transport, queues } = isolateOf(env);
     let shared = queues.get(name);

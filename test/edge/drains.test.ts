@@ -146,6 +146,24 @@ describe('the edge drains, request by request', () => {
     expect(new Set(w.ran).size).toBe(150);
   });
 
+  it('runs no job of a queue it has no handler for, even one named after a prototype method', async () => {
+    const w = worker([queueName('own')]);
+    for (const name of ['toString', 'constructor', 'hasOwnProperty']) {
+      const res = await w.enqueue(name, { payload: name });
+      expect(res.status).toBe(201);
+      await w.settled();
+      try {
+        // left pending for a consumer that serves the queue, not run by Object.prototype[name]
+        const queue = new Queue(UpstashTransport.connect({ url: bridge.url, token }), name);
+        expect((await queue.stats()).counts, name).toMatchObject({ pending: 1, active: 0, completed: 0 });
+        expect(w.ran).toEqual([]);
+      } finally {
+        const keys = await raw.keys(`emq:{${name}}:*`);
+        if (keys.length > 0) await raw.del(...keys);
+      }
+    }
+  });
+
   it('counts a NOSCRIPT retry among the requests it spent', async () => {
     const transport = UpstashTransport.connect({ url: bridge.url, token });
     const queue = new Queue<number>(transport, queueName('noscript'));

@@ -1,6 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';
 import { passwordRedis, silentPort } from '../fixtures/unreachable.js';
@@ -8,6 +12,8 @@ import { queueName, sleep, until, useRedis } from '../helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
+/** tsx by its path, so a child started in another directory finds it. */
+const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
 
 interface Run {
   code: number | null;
@@ -16,9 +22,9 @@ interface Run {
 }
 
 /** Starts `emq ...args` as a child process. */
-function start(args: string[], env: Record<string, string | undefined> = {}): { child: ChildProcess; done: Promise<Run>; stdout: () => string; stderr: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], {
-    cwd: root,
+function start(args: string[], env: Record<string, string | undefined> = {}, cwd = root): { child: ChildProcess; done: Promise<Run>; stdout: () => string; stderr: () => string } {
+  const child = spawn(process.execPath, ['--import', tsx, cli, ...args], {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -30,7 +36,7 @@ function start(args: string[], env: Record<string, string | undefined> = {}): { 
   return { child, done, stdout: () => stdout, stderr: () => stderr };
 }
 
-const emq = (args: string[], env?: Record<string, string | undefined>): Promise<Run> => start(args, env).done;
+const emq = (args: string[], env?: Record<string, string | undefined>, cwd?: string): Promise<Run> => start(args, env, cwd).done;
 
 describe('the emq CLI', () => {
   const redis = useRedis();
@@ -43,7 +49,30 @@ describe('the emq CLI', () => {
     expect((await emq([])).code).toBe(2);
     const unknown = await emq(['frobnicate']);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    expect(unknown.stderr).toMatch(/unknown command "frobnicate"\n/);
+    const inherited = await emq(['toString']);
+    expect(inherited.code).toBe(2);
+    expect(inherited.stderr).toMatch(/unknown command "toString"\n/);
+  });
+
+  it('names the nearest command or option for a typo (exit 2)', async () => {
+    const runs: Array<Promise<void>> = [];
+    const command = await emq(['consme', 'mail']);
+    expect(command.code).toBe(2);
+    expect(command.stderr).toMatch(/^emq: unknown command "consme": did you mean consume\?\n/);
+    for (const [args, line] of [
+      [['consume', 'mail', '--handler', 'h.mjs', '--concurency', '2'], 'emq consume: unknown option --concurency: did you mean --concurrency?'],
+      [['enqueue', 'mail', '{}', '--delay', '5'], 'emq enqueue: unknown option --delay: did you mean --delay-ms?'],
+      [['serve', '--prot', '1'], 'emq serve: unknown option --prot: did you mean --port?'],
+      [['init', 'wroker'], 'emq init: init writes a worker, not "wroker": did you mean worker?'],
+      [['stats', 'mail', '--verbose'], 'emq stats: unknown option --verbose'],
+    ] as const) {
+      runs.push(emq([...args]).then((run) => {
+        expect(run.code, args.join(' ')).toBe(2);
+        expect(run.stderr.split('\n')[0]).toBe(line);
+      }));
+    }
+    await Promise.all(runs);
   });
 
   it('enqueues a job and reads the stats', async () => {
@@ -70,7 +99,6 @@ describe('the emq CLI', () => {
       ['enqueue', queue.name, '1', '--delay-ms', 'soon'],
       ['enqueue', queue.name],
       ['consume', queue.name],
-      ['consume', queue.name, '--handler', './no/such/module.mjs'],
     ]) {
       const run = await emq(args, env);
       expect(run.code, args.join(' ')).toBe(2);
@@ -78,6 +106,25 @@ describe('the emq CLI', () => {
       expect(run.stderr).not.toMatch(/\n\s+at /); // no stack trace
     }
     expect((await queue.stats()).counts.pending).toBe(0);
+  });
+
+  it('fails with exit 1, in one line, on a handler module it cannot load', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-handler-'));
+    writeFileSync(join(dir, 'no-default.mjs'), 'export const handler = () => {};\n');
+    writeFileSync(join(dir, 'broken.mjs'), 'export default (job) => {\n');
+    const runs: Array<Promise<void>> = [];
+    for (const [module, message] of [
+      ['./no/such/module.mjs', /^emq consume: cannot load handler module \.\/no\/such\/module\.mjs: Cannot find module/],
+      [join(dir, 'no-default.mjs'), /^emq consume: handler module .*no-default\.mjs has no default export function$/],
+      [join(dir, 'broken.mjs'), /^emq consume: cannot load handler module .*broken\.mjs: /],
+    ] as const) {
+      runs.push(emq(['consume', 'mail', '--handler', module], env).then((run) => {
+        expect(run.code, module).toBe(1);
+        expect(run.stderr.trim(), module).toMatch(message);
+        expect(run.stderr.trim().split('\n'), module).toHaveLength(1);
+      }));
+    }
+    await Promise.all(runs);
   });
 
   it('says in one line when Redis cannot be reached (exit 1)', async () => {
@@ -232,4 +279,53 @@ describe('emq against a Redis it cannot reach', () => {
     expect(lines.filter((l) => l.includes(` is back after `))).toHaveLength(1);
     expect(run.stderr).not.toMatch(/max retries per request|redis: /);
   }, 40_000);
+});
+
+describe('emq init worker', () => {
+  const init = (dir: string, ...args: string[]): Promise<Run> => emq(['init', 'worker', ...args], {}, dir);
+
+  it('writes wrangler.toml and workers/index.ts into the current directory, named after it', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'emq-init-')), 'My Shop');
+    mkdirSync(dir);
+    const run = await init(dir);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/wrote wrangler\.toml and workers\/index\.ts/);
+    const toml = readFileSync(join(dir, 'wrangler.toml'), 'utf8');
+    expect(toml).toMatch(/^name = "my-shop"$/m);
+    expect(toml).toMatch(/^main = "workers\/index\.ts"$/m);
+    expect(toml).toMatch(/^minify = true$/m);
+    expect(toml).toMatch(/^crons = \["\* \* \* \* \*"\]$/m);
+    // the same compatibility date as the project's own Worker, which the tests build and run
+    const date = /^compatibility_date = "[\d-]+"$/m;
+    expect(date.exec(toml)?.[0]).toBe(date.exec(readFileSync(join(root, 'wrangler.toml'), 'utf8'))?.[0]);
+    expect(readFileSync(join(dir, 'workers', 'index.ts'), 'utf8')).toMatch(/createWorker<Payloads>/);
+  });
+
+  it('refuses to overwrite either file (exit 1, nothing written) unless --force', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-init-'));
+    mkdirSync(join(dir, 'workers'));
+    writeFileSync(join(dir, 'workers', 'index.ts'), '// mine\n');
+    const refused = await init(dir);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe('emq init: workers/index.ts already exists: nothing written (--force overwrites)');
+    expect(existsSync(join(dir, 'wrangler.toml'))).toBe(false);
+    expect(readFileSync(join(dir, 'workers', 'index.ts'), 'utf8')).toBe('// mine\n');
+
+    const forced = await init(dir, '--force', '--name', 'edge-jobs');
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'wrangler.toml'), 'utf8')).toMatch(/^name = "edge-jobs"$/m);
+    expect(readFileSync(join(dir, 'workers', 'index.ts'), 'utf8')).toMatch(/createWorker/);
+  });
+
+  it('takes worker and nothing else (exit 2)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-init-'));
+    await Promise.all(
+      [['init'], ['init', 'worker', 'extra'], ['init', 'consumer']].map(async (args) => {
+        const run = await emq(args, {}, dir);
+        expect(run.code, args.join(' ')).toBe(2);
+        expect(run.stderr).toMatch(/^emq init: init (takes what to write: worker|writes a worker, not "consumer")\n/);
+      }),
+    );
+    expect(existsSync(join(dir, 'wrangler.toml'))).toBe(false);
+  });
 });

@@ -37,6 +37,7 @@ describe('the public API', () => {
           "UpstashTransport",
           "WaitUntil",
           "WorkerEnv",
+          "WorkerHandlers",
           "WorkerOptions",
           "boundedBeat",
           "createWorker",

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs } from './strict-args.js';
 import type { DeadRetention, JobState } from '../../job.js';
 import type { Queue } from '../../queue.js';
 

@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { redactUrl } from '../../connection-failure.js';
 import { EmqError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
@@ -11,6 +10,8 @@ import { ADMIN_USAGE, adminCommands } from './admin.js';
 import { Consumer } from '../consumer/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { IoredisTransport } from '../ioredis-transport.js';
+import { initWorker } from './init-worker.js';
+import { UsageError, didYouMean, parseArgs } from './strict-args.js';
 import { serveApi } from './serve.js';
 
 /** Exit codes scripts can rely on. */
@@ -36,14 +37,18 @@ ${ADMIN_USAGE}
       Serves an Upstash-REST-compatible API over REDIS_URL (POST /, /pipeline, /multi-exec) for
       local edge work; clients send UPSTASH_REDIS_REST_TOKEN (required in the environment) as
       their bearer token. Prints its URL; SIGTERM or SIGINT stops it. Host default 127.0.0.1.
+  emq init worker [--name N] [--force]
+      Writes a Cloudflare Worker to start from into the current directory: wrangler.toml (the
+      cron beat, minify) and workers/index.ts (one typed queue). Refuses, writing nothing, when
+      either file exists (exit 1), unless --force. --name: the Worker's name (default: the
+      directory's).
 
 environment: REDIS_URL (default redis://127.0.0.1:6379); REDIS_CONNECT_TIMEOUT_MS, how long a
 command waits for Redis to answer before it fails with exit 1 (default 5000): emq consume fails
 so only at start, and afterwards reconnects for as long as it runs.
 
-exit codes: 0 done, 1 failed (Redis, a handler module), 2 usage`;
+exit codes: 0 done, 1 failed (Redis, a handler module, a file init would overwrite), 2 usage`;
 
-class UsageError extends Error {}
 
 /** The parsed integer of option `name`, if given. */
 function intOption(values: Record<string, unknown>, name: string): number | undefined {
@@ -94,10 +99,10 @@ async function loadHandler(module: string): Promise<Handler> {
   try {
     loaded = (await import(url)) as { default?: unknown };
   } catch (error) {
-    throw new EmqError('EMQARG', `cannot load handler module ${module}: ${(error as Error).message.split('\n')[0]}`);
+    throw new Error(`cannot load handler module ${module}: ${(error as Error).message.split('\n')[0]}`);
   }
   if (typeof loaded.default !== 'function') {
-    throw new EmqError('EMQARG', `handler module ${module} has no default export function`);
+    throw new Error(`handler module ${module} has no default export function`);
   }
   return loaded.default as Handler;
 }
@@ -280,6 +285,23 @@ async function bridge(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
+async function init(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, force: { type: 'boolean' } },
+  });
+  const [kind, ...extra] = positionals;
+  if (kind !== 'worker' || extra.length > 0) {
+    throw new UsageError(
+      kind === undefined || extra.length > 0 ? 'init takes what to write: worker' : `init writes a worker, not ${JSON.stringify(kind)}${didYouMean(kind, ['worker'])}`,
+    );
+  }
+  const written = await initWorker(process.cwd(), { force: values.force === true, ...(values.name === undefined ? {} : { name: values.name }) });
+  process.stderr.write(`[emq] wrote ${written.join(' and ')}; next: npm install -D wrangler, then npx wrangler dev\n`);
+  return EXIT.ok;
+}
+
 /** Runs `work` on queue `name` over a connection of its own, closed after (the admin commands). */
 async function withQueue<T>(name: string, work: (queue: Queue) => Promise<T>): Promise<T> {
   const transport = connect();
@@ -297,6 +319,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   stats,
   serve,
   bridge,
+  init,
   ...adminCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
 };
 
@@ -307,9 +330,10 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command ? EXIT.ok : EXIT.usage;
   }
-  const run = COMMANDS[command];
+  // own keys only: `emq toString` is an unknown command, not Object.prototype's method
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) {
-    process.stderr.write(`emq: unknown command ${JSON.stringify(command)}\n\n${USAGE}\n`);
+    process.stderr.write(`emq: unknown command ${JSON.stringify(command)}${didYouMean(command, Object.keys(COMMANDS))}\n\n${USAGE}\n`);
     return EXIT.usage;
   }
   try {

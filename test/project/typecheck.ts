@@ -1,0 +1,50 @@
+import { join } from 'node:path';
+import ts from 'typescript';
+
+export const root = join(import.meta.dirname, '..', '..');
+
+/** One error tsc reported: where (file and 1-based line) and what. */
+export interface TscError {
+  readonly file: string;
+  readonly line: number;
+  readonly message: string;
+}
+
+/** The package's entries mapped to their sources, as a user's `import ... from 'echomq/node'` sees them. */
+export const ECHOMQ_PATHS: Record<string, string[]> = {
+  echomq: [join(root, 'src', 'index.ts')],
+  'echomq/node': [join(root, 'src', 'node', 'index.ts')],
+  'echomq/edge': [join(root, 'src', 'edge', 'index.ts')],
+  'echomq/http': [join(root, 'src', 'http', 'index.ts')],
+};
+
+/** The project's own compiler options (tsconfig.json: strict, NodeNext...), nothing emitted. */
+function projectOptions(): ts.CompilerOptions {
+  const path = join(root, 'tsconfig.json');
+  const config = ts.readConfigFile(path, (p) => ts.sys.readFile(p));
+  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+  return ts.parseJsonConfigFileContent(config.config, ts.sys, root).options;
+}
+
+/**
+ * Type-checks `files` (absolute path to text: files that need not exist on disk, each read as a
+ * module of the project) under the project's strict options, `echomq` and its entries resolving
+ * to src/, and returns every error in those files and what they import.
+ */
+export function typecheck(files: ReadonlyMap<string, string>, extra: ts.CompilerOptions = {}): TscError[] {
+  const options: ts.CompilerOptions = { ...projectOptions(), noEmit: true, paths: ECHOMQ_PATHS, ...extra };
+  const host = ts.createCompilerHost(options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.fileExists = (path) => files.has(path) || fileExists.call(host, path);
+  host.readFile = (path) => files.get(path) ?? readFile.call(host, path);
+  host.getSourceFile = (path, language, onError, create) => {
+    const text = files.get(path);
+    return text === undefined ? getSourceFile.call(host, path, language, onError, create) : ts.createSourceFile(path, text, language);
+  };
+  const program = ts.createProgram([...files.keys()], options, host);
+  return ts.getPreEmitDiagnostics(program).map((d) => ({
+    file: d.file?.fileName ?? '',
+    line: d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line + 1 : 0,
+    message: ts.flattenDiagnosticMessageText(d.messageText, '\n'),
+  }));
+}
