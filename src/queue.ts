@@ -7,7 +7,7 @@ import {
   type JobDefaults,
   toJobId,
 } from './encode.js';
-import { InvalidArgumentError, JobNotFoundError, JobStateError } from './errors.js';
+import { InvalidArgumentError, JobNotFoundError, JobStateError, shown } from './errors.js';
 import type { EnqueueOptions, EnqueueResult, JobRecord, JobState, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
 import { type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
@@ -101,15 +101,15 @@ export class Queue<Payload = unknown> {
     encodeBackoff(this.defaults.backoff);
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isSafeInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
-      throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${this.maxPayloadBytes}`);
+      throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${shown(this.maxPayloadBytes)}`);
     }
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? 86_400_000;
     if (!Number.isSafeInteger(this.idempotencyTtlMs) || this.idempotencyTtlMs < 1) {
-      throw new InvalidArgumentError(`idempotencyTtlMs must be an integer >= 1, got ${this.idempotencyTtlMs}`);
+      throw new InvalidArgumentError(`idempotencyTtlMs must be an integer >= 1, got ${shown(this.idempotencyTtlMs)}`);
     }
     this.keepCompletedMs = options.keepCompletedMs ?? 3_600_000;
     if (!Number.isSafeInteger(this.keepCompletedMs) || this.keepCompletedMs < -1) {
-      throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${this.keepCompletedMs}`);
+      throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${shown(this.keepCompletedMs)}`);
     }
   }
 
@@ -155,7 +155,7 @@ export class Queue<Payload = unknown> {
       return { key: `a:${this.requestPrefix}${(this.requestCount++).toString(36)}`, ttlMs: OWN_REQUEST_TTL_MS, callerKey: false };
     }
     if (typeof idempotencyKey !== 'string' || !CALLER_KEY.test(idempotencyKey)) {
-      throw new InvalidArgumentError(`idempotencyKey must be 1 to 200 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(idempotencyKey)}`);
+      throw new InvalidArgumentError(`idempotencyKey must be 1 to 200 letters, digits, '.', '_', ':' or '-', got ${shown(idempotencyKey)}`);
     }
     return { key: `k:${idempotencyKey}`, ttlMs: this.idempotencyTtlMs, callerKey: true };
   }
@@ -244,7 +244,7 @@ export class Queue<Payload = unknown> {
   async setGroupLimit(group: string, limit: number | null): Promise<void> {
     assertName('group', group);
     if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) {
-      throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${String(limit)}`);
+      throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${shown(limit)}`);
     }
     await this.scripts.run(this.scripts.groupLimitOp(group, limit));
   }

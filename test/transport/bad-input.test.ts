@@ -109,6 +109,30 @@ describe('bad input', () => {
     await expect(queue.addBulk(jobs)).rejects.toThrow(/^job 2: delayMs/);
   });
 
+  it('refuses values its message cannot show as JSON (a BigInt, a cycle, no prototype, a symbol) with the typed error, not a TypeError', async () => {
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const bare = Object.create(null) as object;
+    for (const name of [10n, cycle, bare, Symbol('q')]) {
+      expect(() => new Queue(redis.transport, name as never)).toThrow(InvalidNameError);
+    }
+    expect(() => new Queue(redis.transport, 'q', { maxPayloadBytes: Symbol('n') as never })).toThrow(InvalidArgumentError);
+    expect(() => new Queue(redis.transport, 'q', { keepCompletedMs: bare as never })).toThrow(InvalidArgumentError);
+    const queue = redis.queue({ name: queueName('bad') });
+    for (const odd of [10n, cycle, bare]) {
+      await rejectsAndWritesNothing(() => queue.add(1, { id: odd as never }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.add(1, { group: odd as never }), InvalidNameError);
+      await rejectsAndWritesNothing(() => queue.add(1, { idempotencyKey: odd as never }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.add(1, { delayMs: odd as never }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.add(1, { backoff: { type: odd as never, delayMs: 1 } }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1, options: { priority: odd as never } }]), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.remove(odd as never), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.setGroupLimit('g', odd as never), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.pauseGroup(odd as never), InvalidNameError);
+    }
+    await expect(queue.add(1, { id: 10n as never })).rejects.toThrow(/got 10n$/);
+  });
+
   it('refuses bad queue options', () => {
     expect(() => new Queue(redis.transport, 'q', { maxPayloadBytes: 0 })).toThrow(InvalidArgumentError);
     expect(() => new Queue(redis.transport, 'q', { keepCompletedMs: -2 })).toThrow(InvalidArgumentError);
