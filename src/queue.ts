@@ -2,7 +2,6 @@ import {
   DEFAULT_JOB_DEFAULTS,
   DEFAULT_MAX_PAYLOAD_BYTES,
   decodeBackoff,
-  encodeBackoff,
   encodeJob,
   type JobDefaults,
   toJobId,
@@ -63,6 +62,11 @@ export interface QueueStats {
 const BULK_CHUNK = 1000;
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
 
+/** Throws InvalidArgumentError unless `value` is an object (options, a bulk job): null, a number or a string is not. */
+function assertObject(what: string, value: unknown): asserts value is object {
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(`${what} must be an object, got ${shown(value)}`);
+}
+
 const optionalNumber = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : Number(value);
 
@@ -95,10 +99,11 @@ export class Queue<Payload = unknown> {
     options: QueueOptions = {},
   ) {
     assertName('queue', name);
+    assertObject('options', options);
+    if (options.defaults !== undefined) assertObject('defaults', options.defaults);
     this.name = name;
     this.scripts = new Scripts(transport, name);
     this.defaults = { ...DEFAULT_JOB_DEFAULTS, ...options.defaults };
-    encodeBackoff(this.defaults.backoff);
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isSafeInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
       throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${shown(this.maxPayloadBytes)}`);
@@ -110,6 +115,14 @@ export class Queue<Payload = unknown> {
     this.keepCompletedMs = options.keepCompletedMs ?? 3_600_000;
     if (!Number.isSafeInteger(this.keepCompletedMs) || this.keepCompletedMs < -1) {
       throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${shown(this.keepCompletedMs)}`);
+    }
+    // the defaults must make a valid job (a job of them alone, any payload size): checked once here,
+    // so an add without options never meets a bad default
+    try {
+      encodeJob(null, undefined, this.defaults, Number.MAX_SAFE_INTEGER);
+    } catch (error) {
+      if (error instanceof Error) error.message = `defaults: ${error.message}`;
+      throw error;
     }
   }
 
@@ -130,10 +143,13 @@ export class Queue<Payload = unknown> {
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<Payload>>, options: RequestOptions = {}): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, options?}');
+    assertObject('options', options);
     const request = this.requestKey(options.idempotencyKey);
-    const encoded = jobs.map((job, index) => {
+    const encoded = jobs.map((job: unknown, index) => {
       try {
-        return encodeJob(job.payload, job.options, this.defaults, this.maxPayloadBytes);
+        assertObject('a bulk job', job);
+        const { payload, options: jobOptions } = job as BulkJob<Payload>;
+        return encodeJob(payload, jobOptions, this.defaults, this.maxPayloadBytes);
       } catch (error) {
         if (error instanceof Error) error.message = `job ${index}: ${error.message}`;
         throw error;
@@ -183,6 +199,7 @@ export class Queue<Payload = unknown> {
 
   /** Dead jobs, most recent first. */
   async listDead(options: { offset?: number; limit?: number } = {}): Promise<Array<JobRecord<Payload>>> {
+    assertObject('options', options);
     const offset = options.offset ?? 0;
     const limit = options.limit ?? 50;
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be an integer >= 0');

@@ -133,6 +133,25 @@ describe('bad input', () => {
     await expect(queue.add(1, { id: 10n as never })).rejects.toThrow(/got 10n$/);
   });
 
+  it('refuses options that are not objects, and bulk jobs that are not, with InvalidArgumentError instead of a TypeError', async () => {
+    expect(() => new Queue(redis.transport, 'q', null as never)).toThrow(InvalidArgumentError);
+    expect(() => new Queue(redis.transport, 'q', { defaults: 'fast' as never })).toThrow(InvalidArgumentError);
+    const queue = redis.queue({ name: queueName('bad') });
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }], null as never), InvalidArgumentError);
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, null as never]), InvalidArgumentError);
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, 5 as never]), InvalidArgumentError);
+    await expect(queue.addBulk([{ payload: 1 }, null as never])).rejects.toThrow(/^job 1: a bulk job must be an object, got null$/);
+    await expect(queue.listDead(null as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('refuses bad job defaults when the queue is made, not at each add', () => {
+    for (const defaults of [{ maxAttempts: -1 }, { maxAttempts: 0 }, { maxAttempts: 1.5 }, { maxAttempts: Number.NaN }, { backoff: null as never }]) {
+      expect(() => new Queue(redis.transport, 'q', { defaults }), JSON.stringify(defaults)).toThrow(/^defaults: /);
+    }
+    // a job of the defaults alone is checked whatever the payload cap
+    expect(new Queue(redis.transport, 'q', { maxPayloadBytes: 1, defaults: { maxAttempts: 1 } }).name).toBe('q');
+  });
+
   it('refuses bad queue options', () => {
     expect(() => new Queue(redis.transport, 'q', { maxPayloadBytes: 0 })).toThrow(InvalidArgumentError);
     expect(() => new Queue(redis.transport, 'q', { keepCompletedMs: -2 })).toThrow(InvalidArgumentError);
