@@ -1,6 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, vi } from 'vitest';
+import { main } from '../../src/node/cli/cli.js';
 import { sleep, useRedis } from '../helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -108,6 +110,53 @@ describe('the emq CLI', () => {
     expect((await queue.stats()).counts).toMatchObject({ completed: 2, active: 0, pending: 0 });
     expect(await queue.getJob('JOB:2')).toMatchObject({ state: 'dead', attempts: 2 });
     expect((await queue.getJob('JOB:2'))?.error).toMatch(/^Error: asked to fail \(attempt 2\)/);
+  });
+});
+
+describe('emq in process (main)', () => {
+  const redis = useRedis();
+  const sockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap' || r === 'TCPServerWrap').length;
+  /** The open sockets once those closing have gone (a closed connection goes a tick after its close resolves). */
+  const settled = async (before: number): Promise<number> => {
+    for (let i = 0; i < 200 && sockets() > before; i++) await sleep(10);
+    return sockets();
+  };
+
+  it('refuses a consume it cannot run and a serve whose port is taken, and leaves no connection open', async () => {
+    const saved = { REDIS_URL: process.env.REDIS_URL, EMQ_TOKEN: process.env.EMQ_TOKEN };
+    process.env.REDIS_URL = inject('redisUrl');
+    delete process.env.EMQ_TOKEN;
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as { port: number }).port);
+    try {
+      const handler = join(root, 'test', 'fixtures', 'sleep-handler.mjs');
+      const queue = redis.queue();
+      const before = sockets();
+      // each used to connect to Redis before the Queue or the Consumer refused, and never closed
+      // that connection; a lease past 2^31 - 1 ms started a consumer
+      for (const args of [
+        ['consume', 'a b', '--handler', handler],
+        ['consume', queue.name, '--handler', handler, '--concurrency=0'],
+        ['consume', queue.name, '--handler', handler, '--lease-ms', '2147483648'],
+      ]) {
+        expect(await main(args), args.join(' ')).toBe(2);
+        expect(await settled(before), args.join(' ')).toBe(before);
+      }
+      // the API's connection stayed open when its port was taken
+      expect(await main(['serve', '--port', port])).toBe(1);
+      expect(await settled(before)).toBe(before);
+    } finally {
+      taken.close();
+      stderr.mockRestore();
+      stdout.mockRestore();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
   });
 });
 

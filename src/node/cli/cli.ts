@@ -8,7 +8,7 @@ import { Queue } from '../../queue.js';
 import { startBridge } from '../bridge/index.js';
 import { Consumer } from '../consumer/index.js';
 import { IoredisTransport } from '../ioredis-transport.js';
-import { serveApi } from './serve.js';
+import { type ApiServer, serveApi } from './serve.js';
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -95,26 +95,35 @@ async function consume(args: string[]): Promise<number> {
   const [queueName, ...extra] = positionals;
   if (!queueName || extra.length > 0) throw new UsageError('consume takes one queue name');
   if (!values.handler) throw new UsageError('consume needs --handler <module>');
-  const handler = await loadHandler(values.handler);
-  const log = values.quiet ? () => {} : (line: string) => process.stderr.write(`[emq] ${line}\n`);
-  // The consumer's connection reconnects for ever: Redis going away is backed off, never fatal.
-  const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
-  const queue = new Queue(transport, queueName);
-  const consumer = new Consumer(transport, queue, handler, {
+  const settings = {
     concurrency: intOption(values, 'concurrency') ?? 1,
     leaseMs: intOption(values, 'lease-ms') ?? 30_000,
     beatMs: intOption(values, 'beat-ms') ?? 5_000,
     timeoutMs: intOption(values, 'timeout-ms') ?? 0,
     stopTimeoutMs: intOption(values, 'stop-timeout-ms') ?? 10_000,
-    ownsTransport: true,
-    hooks: {
-      onCompleted: (job, { durationMs }) => log(`completed ${job.id} in ${durationMs.toFixed(1)} ms`),
-      onRetried: (job, { error, outcome }) => log(`retry ${job.id} (${outcome}): ${error.split('\n')[0]}`),
-      onDead: (job, { error }) => log(`dead ${job.id}: ${error.split('\n')[0]}`),
-      onFenced: (job) => log(`lost the lease of ${job.id}: its result was not recorded`),
-      onError: (error) => log(`redis: ${(error as Error).message}`),
-    },
-  });
+  };
+  const handler = await loadHandler(values.handler);
+  const log = values.quiet ? () => {} : (line: string) => process.stderr.write(`[emq] ${line}\n`);
+  // The consumer's connection reconnects for ever: Redis going away is backed off, never fatal.
+  const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
+  let consumer: Consumer;
+  try {
+    consumer = new Consumer(transport, new Queue(transport, queueName), handler, {
+      ...settings,
+      ownsTransport: true,
+      hooks: {
+        onCompleted: (job, { durationMs }) => log(`completed ${job.id} in ${durationMs.toFixed(1)} ms`),
+        onRetried: (job, { error, outcome }) => log(`retry ${job.id} (${outcome}): ${error.split('\n')[0]}`),
+        onDead: (job, { error }) => log(`dead ${job.id}: ${error.split('\n')[0]}`),
+        onFenced: (job) => log(`lost the lease of ${job.id}: its result was not recorded`),
+        onError: (error) => log(`redis: ${(error as Error).message}`),
+      },
+    });
+  } catch (error) {
+    // a bad queue name or option: the connection must not outlive the refusal (main() may run in a longer-lived process)
+    await transport.close();
+    throw error;
+  }
   consumer.start();
   log(`consuming ${queueName} (concurrency ${consumer.concurrency}); SIGTERM or Ctrl-C stops`);
   await new Promise<void>((done) => {
@@ -216,7 +225,14 @@ async function serve(args: string[]): Promise<number> {
   const { port = 8787, host } = listenOptions('serve', args);
   const token = process.env.EMQ_TOKEN || undefined;
   const transport = IoredisTransport.connect(redisUrl(), { maxRetriesPerRequest: 2 });
-  const api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(host ? { host } : {}) });
+  let api: ApiServer;
+  try {
+    api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(host ? { host } : {}) });
+  } catch (error) {
+    // the port is taken, the host is not ours: nothing serves, so nothing stays connected
+    await transport.close();
+    throw error;
+  }
   process.stdout.write(`${api.url}\n`);
   if (api.open) {
     process.stderr.write(`[emq] no EMQ_TOKEN: the API is open, so it listens on 127.0.0.1 only (${api.url})\n`);
