@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { InvalidArgumentError } from '../../errors.js';
+import { InvalidArgumentError, shown } from '../../errors.js';
 import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
 import type { Job } from '../../job.js';
 import type { HeldJob } from './jobs-in-hand.js';
@@ -38,11 +38,12 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
     options: { readonly batchSize?: number; readonly concurrency?: number },
     private readonly timeoutMs: number,
   ) {
+    if (typeof handler !== 'function') throw new InvalidArgumentError(`the handler must be a function, got ${shown(handler)}`);
     this.batchSize = options.batchSize ?? 10;
     this.concurrency = options.concurrency ?? 1;
     for (const [name, value] of [['batchSize', this.batchSize], ['concurrency', this.concurrency]] as const) {
       if (!Number.isSafeInteger(value) || value < 1) {
-        throw new InvalidArgumentError(`${name} must be an integer >= 1, got ${String(value)}`);
+        throw new InvalidArgumentError(`${name} must be an integer >= 1, got ${shown(value)}`);
       }
     }
   }

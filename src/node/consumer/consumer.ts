@@ -1,3 +1,4 @@
+import { InvalidArgumentError, shown } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import { Queue, type QueueOptions } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
@@ -49,10 +50,17 @@ export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleS
     handler: Handler<P>,
     options: ConsumerOptions<P> & { queue?: QueueOptions } = {},
   ): Consumer<P> {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
     // Calls fail after two reconnect attempts instead of queueing for ever: the loop then backs
     // off on its own schedule, and stop() is never held up by a Redis that went away.
     const transport = IoredisTransport.connect(url, { maxRetriesPerRequest: 2 });
-    return new Consumer<P>(transport, new Queue<P>(transport, queue, options.queue), handler, { ...options, ownsTransport: true });
+    try {
+      return new Consumer<P>(transport, new Queue<P>(transport, queue, options.queue), handler, { ...options, ownsTransport: true });
+    } catch (error) {
+      // a bad name or option: the connection made for the consumer must not outlive the refusal
+      void transport.close();
+      throw error;
+    }
   }
 
   override async stop(timeoutMs?: number): Promise<void> {

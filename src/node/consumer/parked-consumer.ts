@@ -1,3 +1,4 @@
+import { InvalidArgumentError, shown } from '../../errors.js';
 import { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { Loop } from './loop.js';
@@ -25,6 +26,9 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> {
     options: ParkedLoopOptions<Payload>,
     slotsFor: (settings: LoopSettings<Payload>) => Slots,
   ) {
+    if (typeof queue !== 'string' && !(queue instanceof Queue)) {
+      throw new InvalidArgumentError(`queue must be a Queue or a queue name, got ${shown(queue)}`);
+    }
     this.queue = typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue;
     const settings = settingsOf(options);
     this.slots = slotsFor(settings);

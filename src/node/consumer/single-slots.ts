@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { InvalidArgumentError } from '../../errors.js';
+import { InvalidArgumentError, shown } from '../../errors.js';
 import { type Handler, HandlerTimeoutError, runHandler } from '../../handler.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
@@ -26,9 +26,10 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
     concurrency: number | undefined,
     private readonly timeoutMs: number,
   ) {
+    if (typeof handler !== 'function') throw new InvalidArgumentError(`the handler must be a function, got ${shown(handler)}`);
     this.concurrency = concurrency ?? 1;
     if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1) {
-      throw new InvalidArgumentError(`concurrency must be an integer >= 1, got ${String(concurrency)}`);
+      throw new InvalidArgumentError(`concurrency must be an integer >= 1, got ${shown(concurrency)}`);
     }
   }
 
