@@ -148,6 +148,7 @@ describe('emq in process (main)', () => {
       // the API's connection stayed open when its port was taken
       expect(await main(['serve', '--port', port])).toBe(1);
       expect(await settled(before)).toBe(before);
+
     } finally {
       taken.close();
       stderr.mockRestore();
@@ -156,6 +157,21 @@ describe('emq in process (main)', () => {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }
+    }
+  });
+});
+
+describe('emq in process: unknown commands', () => {
+  it('refuses a command named like a property of every object (exit 2)', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      // each ran Object.prototype's function of that name, and main resolved to what it returned
+      // ('[object Undefined]', an object, a boolean) instead of an exit code
+      for (const command of ['toString', 'constructor', 'hasOwnProperty', 'valueOf', '__proto__', 'isPrototypeOf']) {
+        expect(await main([command, 'x']), command).toBe(2);
+      }
+    } finally {
+      stderr.mockRestore();
     }
   });
 });

@@ -268,7 +268,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return command ? EXIT.ok : EXIT.usage;
   }
-  const run = COMMANDS[command];
+  // an own key only: 'toString' or 'constructor' would find Object.prototype's, and run it
+  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) {
     process.stderr.write(`emq: unknown command ${JSON.stringify(command)}\n\n${USAGE}\n`);
     return EXIT.usage;
