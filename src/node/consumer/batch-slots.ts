@@ -4,7 +4,7 @@ import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outc
 import type { Job } from '../../job.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
-import type { SlotHost, SlotStrategy } from './slots.js';
+import { MAX_SLOTS, type SlotHost, type SlotStrategy } from './slots.js';
 
 /**
  * A handler for several jobs at once. Resolve with nothing to complete them all, or with one
@@ -42,8 +42,8 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
     this.batchSize = options.batchSize ?? 10;
     this.concurrency = options.concurrency ?? 1;
     for (const [name, value] of [['batchSize', this.batchSize], ['concurrency', this.concurrency]] as const) {
-      if (!Number.isSafeInteger(value) || value < 1) {
-        throw new InvalidArgumentError(`${name} must be an integer >= 1, got ${shown(value)}`);
+      if (!Number.isSafeInteger(value) || value < 1 || value > MAX_SLOTS) {
+        throw new InvalidArgumentError(`${name} must be an integer from 1 to ${MAX_SLOTS}, got ${shown(value)}`);
       }
     }
   }
