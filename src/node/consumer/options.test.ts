@@ -12,7 +12,10 @@ describe('settingsOf', () => {
     expect(() => settingsOf({ leaseMs: 0, prefetch: -1 })).toThrow(/^leaseMs must be an integer from 1 to 2147483647 ms, got 0$/);
     expect(() => settingsOf({ beatMs: Number.NaN })).toThrow(/^beatMs/);
     expect(() => settingsOf({ renewMs: 0.5 })).toThrow(/^renewMs/);
-    expect(() => settingsOf({ prefetch: 1.5 })).toThrow(/^prefetch must be 'auto' or an integer >= 0, got 1.5$/);
+    expect(() => settingsOf({ prefetch: 1.5 })).toThrow(/^prefetch must be 'auto' or an integer from 0 to 1000000, got 1.5$/);
+    // 2^53 - 1 was taken: a claim of the slots plus that many was past 2^53, and claim.lua refused it
+    expect(() => settingsOf({ prefetch: 2 ** 53 - 1 })).toThrow(/^prefetch must be 'auto' or an integer from 0 to 1000000, got 9007199254740991$/);
+    expect(settingsOf({ prefetch: 1_000_000 }).prefetch).toBe(1_000_000);
     expect(settingsOf({ prefetch: 0 }).prefetch).toBe(0);
   });
 

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, shown } from '../../errors.js';
 import type { ConsumerHooks } from './hooks.js';
+import { MAX_SLOTS } from './slots.js';
 
 /**
  * Options every parked consumer takes. Times are integer ms, at most 2^31 - 1 (the longest a
@@ -30,7 +31,7 @@ export interface ParkedLoopOptions<Payload> {
    * under 20 ms: as many jobs as the slots hold, or, when the slots run more than that during one
    * claim round trip (also a moving average), enough to cover it, at most 64. Once handlers take
    * longer it prefetches none, so a consumer with long jobs never hoards work another consumer
-   * could run. A number fixes it (0: never).
+   * could run. A number fixes it (0: never; at most 1,000,000).
    *
    * @example
    * new Consumer(transport, 'thumbs', handler, { concurrency: 10, prefetch: 0 }); // no hoarding
@@ -69,8 +70,9 @@ export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>): LoopSe
   const renewMs = ms('renewMs', options.renewMs ?? Math.max(1, Math.floor(leaseMs / 3)), 1);
   const stopTimeoutMs = ms('stopTimeoutMs', options.stopTimeoutMs ?? 10_000, 0);
   const prefetch = options.prefetch ?? 'auto';
-  if (prefetch !== 'auto' && (!Number.isSafeInteger(prefetch) || prefetch < 0)) {
-    throw new InvalidArgumentError(`prefetch must be 'auto' or an integer >= 0, got ${shown(prefetch)}`);
+  // capped as the slots are: a claim asks for free slots plus prefetch, which must stay an exact integer
+  if (prefetch !== 'auto' && (!Number.isSafeInteger(prefetch) || prefetch < 0 || prefetch > MAX_SLOTS)) {
+    throw new InvalidArgumentError(`prefetch must be 'auto' or an integer from 0 to ${MAX_SLOTS}, got ${shown(prefetch)}`);
   }
   const hooks = options.hooks ?? {};
   if (typeof hooks !== 'object' || hooks === null) throw new InvalidArgumentError(`hooks must be an object, got ${shown(hooks)}`);
