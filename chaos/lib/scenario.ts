@@ -21,7 +21,7 @@ export interface Scenario {
  * The promises of every scenario: a result breaks one when a count that must be 0 is not.
  * Jobs lost or duplicated, re-runs no lapsed lease explains, invariant violations, unfinished jobs,
  * acknowledged completions undone; and for fuzzed input, 5xx answers, malformed error bodies,
- * refused requests that wrote, hangs.
+ * refused requests that wrote, hangs, sockets or timers a refused call left behind.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -34,6 +34,7 @@ export const MUST_BE_ZERO = [
   'error_bodies_malformed',
   'refused_requests_that_wrote',
   'hangs',
+  'handles_leaked',
 ] as const;
 
 /** The promises a result breaks, by name. */
