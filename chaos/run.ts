@@ -12,12 +12,13 @@ import { startLocalRedis } from '../src/node/local-redis.js';
 import { broken, type Scenario, type ScenarioResult } from './lib/scenario.js';
 import { edgeFaults } from './scenarios/edge-faults.js';
 import { fuzzHttp } from './scenarios/fuzz-http.js';
+import { fuzzOptions } from './scenarios/fuzz-options.js';
 import { killedConsumers } from './scenarios/killed-consumers.js';
 import { redisRestart } from './scenarios/redis-restart.js';
 import { redisRestartEverysec } from './scenarios/redis-restart-everysec.js';
 import { soak } from './scenarios/soak.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, redisRestart, redisRestartEverysec, fuzzHttp, soak];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },

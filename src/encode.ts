@@ -1,4 +1,4 @@
-import { InvalidArgumentError, PayloadError, PayloadTooLargeError } from './errors.js';
+import { InvalidArgumentError, PayloadError, PayloadTooLargeError, shown } from './errors.js';
 import type { BackoffOptions, EnqueueOptions } from './job.js';
 import { assertName } from './keyspace.js';
 
@@ -39,7 +39,7 @@ const isInt = (value: unknown): value is number => typeof value === 'number' && 
 
 function intOption(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (!isInt(value) || value < min || value > max) {
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}, got ${shown(value)}`);
   }
   return value;
 }
@@ -55,7 +55,7 @@ function intOption(name: string, value: unknown, min: number, max = Number.MAX_S
 export function toJobId(id: unknown): string {
   if (typeof id !== 'string' || !USER_ID.test(id)) {
     throw new InvalidArgumentError(
-      `a job id is 1 to 200 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(id)}`,
+      `a job id is 1 to 200 letters, digits, '.', '_', ':' or '-', got ${shown(id)}`,
     );
   }
   if (id === JOB_PREFIX) throw new InvalidArgumentError(`a job id needs a name after ${JOB_PREFIX}, got "${id}"`);
@@ -91,13 +91,13 @@ export function encodeBackoff(backoff: number | BackoffOptions): string {
     throw new InvalidArgumentError('backoff must be a delay in ms or {type, delayMs, maxDelayMs?, jitter?}');
   }
   if (options.type !== 'fixed' && options.type !== 'exponential') {
-    throw new InvalidArgumentError(`backoff type must be 'fixed' or 'exponential', got ${String(options.type)}`);
+    throw new InvalidArgumentError(`backoff type must be 'fixed' or 'exponential', got ${shown(options.type)}`);
   }
   const delay = intOption('backoff delayMs', options.delayMs, 0);
   const cap = intOption('backoff maxDelayMs', options.maxDelayMs ?? Math.max(delay, 3_600_000), delay);
   const jitter = options.jitter ?? (options.type === 'fixed' ? 0 : 0.2);
   if (typeof jitter !== 'number' || !(jitter >= 0 && jitter <= 1)) {
-    throw new InvalidArgumentError(`backoff jitter must be from 0 to 1, got ${String(jitter)}`);
+    throw new InvalidArgumentError(`backoff jitter must be from 0 to 1, got ${shown(jitter)}`);
   }
   // fixed-point: String(1e-7) is '1e-7', which the spec's grammar does not take
   const fraction = jitter.toFixed(6).replace(/\.?0+$/, '') || '0';

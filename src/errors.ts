@@ -157,6 +157,27 @@ export class ConnectionError extends RedisError {
   }
 }
 
+/**
+ * A refused value as an error message shows it: a number as itself, anything else as its JSON, and
+ * what JSON cannot show (a BigInt, a cycle, a symbol, a function, an object without a prototype)
+ * as a short description. Never throws: a message about a bad value must not become a TypeError.
+ *
+ * @example
+ * throw new InvalidArgumentError(`limit must be an integer, got ${shown(limit)}`); // got 10n, got "x", got [object]
+ */
+export function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  try {
+    const json = JSON.stringify(value);
+    if (json !== undefined) return json;
+  } catch {
+    // a cycle, a BigInt inside, a toJSON that throws: described below
+  }
+  if (typeof value === 'symbol' || typeof value === 'function' || value === undefined) return String(value);
+  return `[${typeof value}]`;
+}
+
 const SCRIPT_CODES = /^(EMQ[A-Z]+) (.*?)(?: script: [0-9a-f]+, on @user_script:\d+\.)?$/s;
 
 /**

@@ -1,4 +1,4 @@
-import { InvalidNameError } from './errors.js';
+import { InvalidNameError, shown } from './errors.js';
 
 const NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -9,7 +9,7 @@ const NAME = /^[A-Za-z0-9._-]{1,128}$/;
 export function assertName(kind: 'queue' | 'group', name: unknown): asserts name is string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new InvalidNameError(
-      `${kind} name must be 1 to 128 letters, digits, '.', '_' or '-', got ${JSON.stringify(name)}`,
+      `${kind} name must be 1 to 128 letters, digits, '.', '_' or '-', got ${shown(name)}`,
     );
   }
 }

@@ -2,14 +2,13 @@ import {
   DEFAULT_JOB_DEFAULTS,
   DEFAULT_MAX_PAYLOAD_BYTES,
   decodeBackoff,
-  encodeBackoff,
   encodeJob,
   encodePayload,
   type JobDefaults,
   MAX_PRIORITY,
   toJobId,
 } from './encode.js';
-import { InvalidArgumentError, JobNotFoundError, JobStateError } from './errors.js';
+import { InvalidArgumentError, JobNotFoundError, JobStateError, shown } from './errors.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
 import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
@@ -85,6 +84,11 @@ const ADMIN_CHUNK = 500;
 const REPROCESS_CHUNK = 250;
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
 
+/** Throws InvalidArgumentError unless `value` is an object (options, a bulk job): null, a number or a string is not. */
+function assertObject(what: string, value: unknown): asserts value is object {
+  if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(`${what} must be an object, got ${shown(value)}`);
+}
+
 const optionalNumber = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : Number(value);
 
@@ -134,22 +138,31 @@ export class Queue<Payload = unknown> {
     options: QueueOptions = {},
   ) {
     assertName('queue', name);
+    assertObject('options', options);
+    if (options.defaults !== undefined) assertObject('defaults', options.defaults);
     this.name = name;
     this.scripts = new Scripts(transport, name);
     this.defaults = { ...DEFAULT_JOB_DEFAULTS, ...options.defaults };
-    encodeBackoff(this.defaults.backoff);
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isSafeInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
-      throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${this.maxPayloadBytes}`);
+      throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${shown(this.maxPayloadBytes)}`);
     }
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? 86_400_000;
     if (!Number.isSafeInteger(this.idempotencyTtlMs) || this.idempotencyTtlMs < 1) {
-      throw new InvalidArgumentError(`idempotencyTtlMs must be an integer >= 1, got ${this.idempotencyTtlMs}`);
+      throw new InvalidArgumentError(`idempotencyTtlMs must be an integer >= 1, got ${shown(this.idempotencyTtlMs)}`);
     }
     this.ownsTransport = options.ownsTransport ?? false;
     this.keepCompletedMs = options.keepCompletedMs ?? 3_600_000;
     if (!Number.isSafeInteger(this.keepCompletedMs) || this.keepCompletedMs < -1) {
-      throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${this.keepCompletedMs}`);
+      throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${shown(this.keepCompletedMs)}`);
+    }
+    // the defaults must make a valid job (a job of them alone, any payload size): checked once here,
+    // so an add without options never meets a bad default
+    try {
+      encodeJob(null, undefined, this.defaults, Number.MAX_SAFE_INTEGER);
+    } catch (error) {
+      if (error instanceof Error) error.message = `defaults: ${error.message}`;
+      throw error;
     }
     // once per process: spans need @opentelemetry/api, looked for without waiting (README, "Telemetry")
     void findOpenTelemetry();
@@ -174,10 +187,13 @@ export class Queue<Payload = unknown> {
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<Payload>>, options: RequestOptions = {}): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, options?}');
+    assertObject('options', options);
     const request = this.requestKey(options.idempotencyKey);
-    const encoded = jobs.map((job, index) => {
+    const encoded = jobs.map((job: unknown, index) => {
       try {
-        return encodeJob(job.payload, job.options, this.defaults, this.maxPayloadBytes);
+        assertObject('a bulk job', job);
+        const { payload, options: jobOptions } = job as BulkJob<Payload>;
+        return encodeJob(payload, jobOptions, this.defaults, this.maxPayloadBytes);
       } catch (error) {
         if (error instanceof Error) error.message = `job ${index}: ${error.message}`;
         throw error;
@@ -201,7 +217,7 @@ export class Queue<Payload = unknown> {
       return { key: `a:${this.requestPrefix}${(this.requestCount++).toString(36)}`, ttlMs: OWN_REQUEST_TTL_MS, callerKey: false };
     }
     if (typeof idempotencyKey !== 'string' || !CALLER_KEY.test(idempotencyKey)) {
-      throw new InvalidArgumentError(`idempotencyKey must be 1 to 200 letters, digits, '.', '_', ':' or '-', got ${JSON.stringify(idempotencyKey)}`);
+      throw new InvalidArgumentError(`idempotencyKey must be 1 to 200 letters, digits, '.', '_', ':' or '-', got ${shown(idempotencyKey)}`);
     }
     return { key: `k:${idempotencyKey}`, ttlMs: this.idempotencyTtlMs, callerKey: true };
   }
@@ -229,6 +245,7 @@ export class Queue<Payload = unknown> {
 
   /** Dead jobs, most recent first. */
   async listDead(options: { offset?: number; limit?: number } = {}): Promise<Array<JobRecord<Payload>>> {
+    assertObject('options', options);
     const offset = options.offset ?? 0;
     const limit = options.limit ?? 50;
     if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be an integer >= 0');
@@ -290,7 +307,7 @@ export class Queue<Payload = unknown> {
   async setGroupLimit(group: string, limit: number | null): Promise<void> {
     assertName('group', group);
     if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) {
-      throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${String(limit)}`);
+      throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${shown(limit)}`);
     }
     await this.scripts.run(this.scripts.groupLimitOp(group, limit));
   }

@@ -21,8 +21,9 @@ export interface Scenario {
  * The promises of every scenario: a result breaks one when a count that must be 0 is not.
  * Jobs lost or duplicated, re-runs no lapsed lease explains, invariant violations, unfinished jobs,
  * acknowledged completions undone; and for fuzzed input, 5xx answers, malformed error bodies,
- * refused requests that wrote, hangs; and after a soak, keys a drained queue should not hold, an
- * end slower than its start, Redis's or a consumer's memory not back to its baseline.
+ * refused requests that wrote, hangs, sockets or timers a refused call left behind; and after a
+ * soak, keys a drained queue should not hold, an end slower than its start, Redis's or a
+ * consumer's memory not back to its baseline.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -39,6 +40,7 @@ export const MUST_BE_ZERO = [
   'throughput_dropped',
   'redis_memory_not_back',
   'consumer_memory_not_back',
+  'handles_leaked',
 ] as const;
 
 /** The promises a result breaks, by name. */

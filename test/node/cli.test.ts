@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { main } from '../../src/node/cli/cli.js';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';
 import { passwordRedis, silentPort } from '../fixtures/unreachable.js';
 import { queueName, sleep, until, useRedis } from '../helpers.js';
@@ -158,6 +160,75 @@ describe('the emq CLI', () => {
     expect((await queue.stats()).counts).toMatchObject({ completed: 2, active: 0, pending: 0 });
     expect(await queue.getJob('JOB:2')).toMatchObject({ state: 'dead', attempts: 2 });
     expect((await queue.getJob('JOB:2'))?.error).toMatch(/^Error: asked to fail \(attempt 2\)/);
+  });
+});
+
+describe('emq in process (main)', () => {
+  const redis = useRedis();
+  const sockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap' || r === 'TCPServerWrap').length;
+  /** The open sockets once those closing have gone (a closed connection goes a tick after its close resolves). */
+  const settled = async (before: number): Promise<number> => {
+    for (let i = 0; i < 200 && sockets() > before; i++) await sleep(10);
+    return sockets();
+  };
+
+  it('refuses a consume it cannot run and a serve whose port is taken, and leaves no connection open', async () => {
+    const saved = { REDIS_URL: process.env.REDIS_URL, EMQ_TOKEN: process.env.EMQ_TOKEN };
+    process.env.REDIS_URL = inject('redisUrl');
+    delete process.env.EMQ_TOKEN;
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = String((taken.address() as { port: number }).port);
+    try {
+      const handler = join(root, 'test', 'fixtures', 'sleep-handler.mjs');
+      const queue = redis.queue();
+      // the file's other suites may still be closing their connections: count once that is over
+      let before = sockets();
+      for (let stable = 0; stable < 10; ) {
+        await sleep(20);
+        stable = sockets() === before ? stable + 1 : 0;
+        before = sockets();
+      }
+      // each used to connect to Redis before the Queue or the Consumer refused, and never closed
+      // that connection; a lease past 2^31 - 1 ms started a consumer
+      for (const args of [
+        ['consume', 'a b', '--handler', handler],
+        ['consume', queue.name, '--handler', handler, '--concurrency=0'],
+        ['consume', queue.name, '--handler', handler, '--lease-ms', '2147483648'],
+      ]) {
+        expect(await main(args), args.join(' ')).toBe(2);
+        expect(await settled(before), args.join(' ')).toBe(before);
+      }
+      // the API's connection stayed open when its port was taken
+      expect(await main(['serve', '--port', port])).toBe(1);
+      expect(await settled(before)).toBe(before);
+
+    } finally {
+      taken.close();
+      stderr.mockRestore();
+      stdout.mockRestore();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  });
+});
+
+describe('emq in process: unknown commands', () => {
+  it('refuses a command named like a property of every object (exit 2)', async () => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      // each ran Object.prototype's function of that name, and main resolved to what it returned
+      // ('[object Undefined]', an object, a boolean) instead of an exit code
+      for (const command of ['toString', 'constructor', 'hasOwnProperty', 'valueOf', '__proto__', 'isPrototypeOf']) {
+        expect(await main([command, 'x']), command).toBe(2);
+      }
+    } finally {
+      stderr.mockRestore();
+    }
   });
 });
 

@@ -4,8 +4,9 @@ import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { RetryAfterError, UnrecoverableError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
+import { InvalidArgumentError } from '../../src/errors.js';
 import type { Queue } from '../../src/queue.js';
-import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
+import { BatchConsumer, Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { ConsumerStoppedError, LeaseLostError } from '../../src/node/consumer/index.js';
 import { checkInvariants } from '../invariants.js';
@@ -333,5 +334,39 @@ describe('the parked consumer', () => {
     expect(runs).toHaveLength(300);
     expect(a.seen.length).toBeGreaterThan(0);
     expect(b.seen.length).toBeGreaterThan(0);
+  });
+
+  it('refuses a queue that is not a Queue or a name and a handler that is not a function, at once; connect() closes the connection it made for a refused consumer', async () => {
+    const queue = redis.queue();
+    const transport = IoredisTransport.connect(url);
+    try {
+      // null threw a TypeError; an object without a transport was taken, and its loop failed later
+      for (const bad of [null, 5, { name: queue.name }]) {
+        expect(() => new Consumer(transport, bad as never, async () => {})).toThrow(InvalidArgumentError);
+        expect(() => new BatchConsumer(transport, bad as never, async () => {})).toThrow(InvalidArgumentError);
+      }
+      // a handler that is not a function was taken, and every job it claimed failed with a TypeError
+      for (const bad of [null, 5, 'handler.mjs', {}]) {
+        expect(() => new Consumer(transport, queue, bad as never)).toThrow(/^the handler must be a function/);
+        expect(() => new BatchConsumer(transport, queue, bad as never)).toThrow(/^the handler must be a function/);
+      }
+    } finally {
+      await transport.close();
+    }
+    expect(() => Consumer.connect(url, queue.name, async () => {}, null as never)).toThrow(InvalidArgumentError);
+    const sockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+    // connections of the tests before may still be closing: count once the number holds still
+    let before = sockets();
+    for (let stable = 0; stable < 10; ) {
+      await sleep(20);
+      stable = sockets() === before ? stable + 1 : 0;
+      before = sockets();
+    }
+    for (const [name, options] of [['a b', {}], [queue.name, { leaseMs: 0 }], [queue.name, { queue: { keepCompletedMs: -5 } }]] as const) {
+      expect(() => Consumer.connect(url, name, async () => {}, options)).toThrow(/name|leaseMs|keepCompletedMs/);
+    }
+    await sleep(20);
+    for (let i = 0; i < 100 && sockets() > before; i++) await sleep(10);
+    expect(sockets()).toBe(before);
   });
 });

@@ -109,6 +109,49 @@ describe('bad input', () => {
     await expect(queue.addBulk(jobs)).rejects.toThrow(/^job 2: delayMs/);
   });
 
+  it('refuses values its message cannot show as JSON (a BigInt, a cycle, no prototype, a symbol) with the typed error, not a TypeError', async () => {
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    const bare = Object.create(null) as object;
+    for (const name of [10n, cycle, bare, Symbol('q')]) {
+      expect(() => new Queue(redis.transport, name as never)).toThrow(InvalidNameError);
+    }
+    expect(() => new Queue(redis.transport, 'q', { maxPayloadBytes: Symbol('n') as never })).toThrow(InvalidArgumentError);
+    expect(() => new Queue(redis.transport, 'q', { keepCompletedMs: bare as never })).toThrow(InvalidArgumentError);
+    const queue = redis.queue({ name: queueName('bad') });
+    for (const odd of [10n, cycle, bare]) {
+      await rejectsAndWritesNothing(() => queue.add(1, { id: odd as never }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.add(1, { group: odd as never }), InvalidNameError);
+      await rejectsAndWritesNothing(() => queue.add(1, { idempotencyKey: odd as never }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.add(1, { delayMs: odd as never }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.add(1, { backoff: { type: odd as never, delayMs: 1 } }), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1, options: { priority: odd as never } }]), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.remove(odd as never), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.setGroupLimit('g', odd as never), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.pauseGroup(odd as never), InvalidNameError);
+    }
+    await expect(queue.add(1, { id: 10n as never })).rejects.toThrow(/got 10n$/);
+  });
+
+  it('refuses options that are not objects, and bulk jobs that are not, with InvalidArgumentError instead of a TypeError', async () => {
+    expect(() => new Queue(redis.transport, 'q', null as never)).toThrow(InvalidArgumentError);
+    expect(() => new Queue(redis.transport, 'q', { defaults: 'fast' as never })).toThrow(InvalidArgumentError);
+    const queue = redis.queue({ name: queueName('bad') });
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }], null as never), InvalidArgumentError);
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, null as never]), InvalidArgumentError);
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, 5 as never]), InvalidArgumentError);
+    await expect(queue.addBulk([{ payload: 1 }, null as never])).rejects.toThrow(/^job 1: a bulk job must be an object, got null$/);
+    await expect(queue.listDead(null as never)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('refuses bad job defaults when the queue is made, not at each add', () => {
+    for (const defaults of [{ maxAttempts: -1 }, { maxAttempts: 0 }, { maxAttempts: 1.5 }, { maxAttempts: Number.NaN }, { backoff: null as never }]) {
+      expect(() => new Queue(redis.transport, 'q', { defaults }), JSON.stringify(defaults)).toThrow(/^defaults: /);
+    }
+    // a job of the defaults alone is checked whatever the payload cap
+    expect(new Queue(redis.transport, 'q', { maxPayloadBytes: 1, defaults: { maxAttempts: 1 } }).name).toBe('q');
+  });
+
   it('refuses bad queue options', () => {
     expect(() => new Queue(redis.transport, 'q', { maxPayloadBytes: 0 })).toThrow(InvalidArgumentError);
     expect(() => new Queue(redis.transport, 'q', { keepCompletedMs: -2 })).toThrow(InvalidArgumentError);

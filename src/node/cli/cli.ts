@@ -12,7 +12,7 @@ import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 import { initWorker } from './init-worker.js';
 import { UsageError, didYouMean, parseArgs } from './strict-args.js';
-import { serveApi } from './serve.js';
+import { type ApiServer, serveApi } from './serve.js';
 
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -124,39 +124,44 @@ async function consume(args: string[]): Promise<number> {
   const [queueName, ...extra] = positionals;
   if (!queueName || extra.length > 0) throw new UsageError('consume takes one queue name');
   if (!values.handler) throw new UsageError('consume needs --handler <module>');
+  const settings = {
+    concurrency: intOption(values, 'concurrency') ?? 1,
+    leaseMs: intOption(values, 'lease-ms') ?? 30_000,
+    beatMs: intOption(values, 'beat-ms') ?? 5_000,
+    timeoutMs: intOption(values, 'timeout-ms') ?? 0,
+    stopTimeoutMs: intOption(values, 'stop-timeout-ms') ?? 10_000,
+  };
   const handler = await loadHandler(values.handler);
   const say = (line: string): void => void process.stderr.write(`[emq] ${line}\n`);
   const log = values.quiet ? () => {} : say;
   // A Redis it cannot reach at start is a failure (exit 1, one line); once started, the
   // connection reconnects for ever: Redis going away is backed off and told once, never fatal.
   const transport = connect();
+  let consumer: Consumer;
   try {
     await reachable(() => transport.ping());
+    consumer = new Consumer(transport, new Queue(transport, queueName), handler, {
+      ...settings,
+      ownsTransport: true,
+      // connected, lost (with the cause), back: one line each, --quiet or not
+      log: say,
+      hooks: {
+        onCompleted: (job, { durationMs }) => log(`completed ${job.id} in ${durationMs.toFixed(1)} ms`),
+        onRetried: (job, { error, outcome }) => log(`retry ${job.id} (${outcome}): ${error.split('\n')[0]}`),
+        onDead: (job, { error }) => log(`dead ${job.id}: ${error.split('\n')[0]}`),
+        onFenced: (job) => log(`lost the lease of ${job.id}: its result was not recorded`),
+        // Redis trouble is told by the lines above, once, not once per retry
+        onError: (error) => {
+          if (!(error instanceof EmqError && error.code === 'EMQREDIS')) log(`error: ${(error as Error).message}`);
+        },
+      },
+    });
   } catch (error) {
+    // Redis away, a bad queue name or option: the connection must not outlive the refusal
+    // (main() may run in a longer-lived process)
     await transport.close();
     throw error;
   }
-  const queue = new Queue(transport, queueName);
-  const consumer = new Consumer(transport, queue, handler, {
-    concurrency: intOption(values, 'concurrency') ?? 1,
-    leaseMs: intOption(values, 'lease-ms') ?? 30_000,
-    beatMs: intOption(values, 'beat-ms') ?? 5_000,
-    timeoutMs: intOption(values, 'timeout-ms') ?? 0,
-    stopTimeoutMs: intOption(values, 'stop-timeout-ms') ?? 10_000,
-    ownsTransport: true,
-    // connected, lost (with the cause), back: one line each, --quiet or not
-    log: say,
-    hooks: {
-      onCompleted: (job, { durationMs }) => log(`completed ${job.id} in ${durationMs.toFixed(1)} ms`),
-      onRetried: (job, { error, outcome }) => log(`retry ${job.id} (${outcome}): ${error.split('\n')[0]}`),
-      onDead: (job, { error }) => log(`dead ${job.id}: ${error.split('\n')[0]}`),
-      onFenced: (job) => log(`lost the lease of ${job.id}: its result was not recorded`),
-      // Redis trouble is told by the lines above, once, not once per retry
-      onError: (error) => {
-        if (!(error instanceof EmqError && error.code === 'EMQREDIS')) log(`error: ${(error as Error).message}`);
-      },
-    },
-  });
   consumer.start();
   log(`consuming ${queueName} (concurrency ${consumer.concurrency}); SIGTERM or Ctrl-C stops`);
   await new Promise<void>((done) => {
@@ -258,7 +263,14 @@ async function serve(args: string[]): Promise<number> {
   const { port = 8787, host } = listenOptions('serve', args);
   const token = process.env.EMQ_TOKEN || undefined;
   const transport = connect();
-  const api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(host ? { host } : {}) });
+  let api: ApiServer;
+  try {
+    api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(host ? { host } : {}) });
+  } catch (error) {
+    // the port is taken, the host is not ours: nothing serves, so nothing stays connected
+    await transport.close();
+    throw error;
+  }
   process.stdout.write(`${api.url}\n`);
   if (api.open) {
     process.stderr.write(`[emq] no EMQ_TOKEN: the API is open, so it listens on 127.0.0.1 only (${api.url})\n`);

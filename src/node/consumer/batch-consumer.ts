@@ -9,9 +9,9 @@ export type { BatchHandler } from './batch-slots.js';
 
 /** Options of a BatchConsumer. */
 export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
-  /** The most jobs per handler call (default 10). */
+  /** The most jobs per handler call (default 10, at most 1,000,000). */
   readonly batchSize?: number;
-  /** Batches run at once (default 1). */
+  /** Batches run at once (default 1, at most 1,000,000). */
   readonly concurrency?: number;
 }
 

@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { InvalidArgumentError } from '../../errors.js';
+import { InvalidArgumentError, shown } from '../../errors.js';
 import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
 import type { Job } from '../../job.js';
 import { startBatchProcess } from '../../telemetry.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
-import type { SlotHost, SlotStrategy } from './slots.js';
+import { MAX_SLOTS, type SlotHost, type SlotStrategy } from './slots.js';
 
 /**
  * A handler for several jobs at once. Resolve with nothing to complete them all, or with one
@@ -39,11 +39,12 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
     options: { readonly batchSize?: number; readonly concurrency?: number },
     private readonly timeoutMs: number,
   ) {
+    if (typeof handler !== 'function') throw new InvalidArgumentError(`the handler must be a function, got ${shown(handler)}`);
     this.batchSize = options.batchSize ?? 10;
     this.concurrency = options.concurrency ?? 1;
     for (const [name, value] of [['batchSize', this.batchSize], ['concurrency', this.concurrency]] as const) {
-      if (!Number.isSafeInteger(value) || value < 1) {
-        throw new InvalidArgumentError(`${name} must be an integer >= 1, got ${String(value)}`);
+      if (!Number.isSafeInteger(value) || value < 1 || value > MAX_SLOTS) {
+        throw new InvalidArgumentError(`${name} must be an integer from 1 to ${MAX_SLOTS}, got ${shown(value)}`);
       }
     }
   }

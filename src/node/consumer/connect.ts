@@ -1,3 +1,4 @@
+import { InvalidArgumentError, shown } from '../../errors.js';
 import { Queue, type QueueOptions } from '../../queue.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 
@@ -27,6 +28,7 @@ export function connectConsumer<P, C>(
   options: ConnectOptions,
   make: (transport: IoredisTransport, queue: Queue<P>) => C,
 ): C {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
   const transport = IoredisTransport.connect(url, options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs });
   try {
     return make(transport, new Queue<P>(transport, queue, options.queue));

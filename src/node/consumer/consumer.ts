@@ -8,7 +8,7 @@ import { SingleSlots } from './single-slots.js';
 
 /** Options of a Consumer. */
 export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
-  /** Jobs run at once (default 1). */
+  /** Jobs run at once (default 1, at most 1,000,000). */
   readonly concurrency?: number;
 }
 

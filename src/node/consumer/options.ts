@@ -1,8 +1,10 @@
-import { InvalidArgumentError } from '../../errors.js';
+import { InvalidArgumentError, shown } from '../../errors.js';
 import type { ConsumerHooks } from './hooks.js';
+import { MAX_SLOTS } from './slots.js';
 
 /**
- * Options every parked consumer takes.
+ * Options every parked consumer takes. Times are integer ms, at most 2^31 - 1 (the longest a
+ * Node timer waits); a bad option throws InvalidArgumentError from the constructor.
  *
  * @example
  * new Consumer(transport, 'mail', handler, { leaseMs: 60_000, timeoutMs: 10_000 });
@@ -29,7 +31,7 @@ export interface ParkedLoopOptions<Payload> {
    * under 20 ms: as many jobs as the slots hold, or, when the slots run more than that during one
    * claim round trip (also a moving average), enough to cover it, at most 64. Once handlers take
    * longer it prefetches none, so a consumer with long jobs never hoards work another consumer
-   * could run. A number fixes it (0: never).
+   * could run. A number fixes it (0: never; at most 1,000,000).
    *
    * @example
    * new Consumer(transport, 'thumbs', handler, { concurrency: 10, prefetch: 0 }); // no hoarding
@@ -59,31 +61,46 @@ export interface LoopSettings<Payload> {
   readonly log: (line: string) => void;
 }
 
+/** The longest delay a Node timer takes (about 24.8 days): a longer one fires after 1 ms instead. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * Fills in the defaults and checks each option; throws InvalidArgumentError on the first bad one.
+ * Every time is an integer number of ms a timer can wait (at most 2^31 - 1, about 24.8 days):
+ * leaseMs, beatMs and renewMs from 1, timeoutMs and stopTimeoutMs from 0. A hook is a function.
  *
  * @example
  * const { leaseMs, beatMs } = settingsOf({ leaseMs: 60_000 });
  */
 export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>): LoopSettings<Payload> {
-  const leaseMs = positive('leaseMs', options.leaseMs ?? 30_000);
-  const beatMs = positive('beatMs', options.beatMs ?? 5_000);
-  const timeoutMs = options.timeoutMs ?? 0;
-  const renewMs = positive('renewMs', options.renewMs ?? Math.max(1, Math.floor(leaseMs / 3)));
-  const stopTimeoutMs = options.stopTimeoutMs ?? 10_000;
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
+  const leaseMs = ms('leaseMs', options.leaseMs ?? 30_000, 1);
+  const beatMs = ms('beatMs', options.beatMs ?? 5_000, 1);
+  const timeoutMs = ms('timeoutMs', options.timeoutMs ?? 0, 0);
+  const renewMs = ms('renewMs', options.renewMs ?? Math.max(1, Math.floor(leaseMs / 3)), 1);
+  const stopTimeoutMs = ms('stopTimeoutMs', options.stopTimeoutMs ?? 10_000, 0);
   const prefetch = options.prefetch ?? 'auto';
-  if (prefetch !== 'auto' && (!Number.isSafeInteger(prefetch) || prefetch < 0)) {
-    throw new InvalidArgumentError(`prefetch must be 'auto' or an integer >= 0, got ${String(prefetch)}`);
+  // capped as the slots are: a claim asks for free slots plus prefetch, which must stay an exact integer
+  if (prefetch !== 'auto' && (!Number.isSafeInteger(prefetch) || prefetch < 0 || prefetch > MAX_SLOTS)) {
+    throw new InvalidArgumentError(`prefetch must be 'auto' or an integer from 0 to ${MAX_SLOTS}, got ${shown(prefetch)}`);
+  }
+  const hooks = options.hooks ?? {};
+  if (typeof hooks !== 'object' || hooks === null) throw new InvalidArgumentError(`hooks must be an object, got ${shown(hooks)}`);
+  for (const [name, hook] of Object.entries(hooks)) {
+    if (hook !== undefined && typeof hook !== 'function') throw new InvalidArgumentError(`hooks.${name} must be a function, got ${shown(hook)}`);
   }
   const log = options.log === false ? () => {} : (options.log ?? stderrLine);
-  if (typeof log !== 'function') throw new InvalidArgumentError('log must be false or a function of one line');
-  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, hooks: options.hooks ?? {}, log };
+  if (typeof log !== 'function') throw new InvalidArgumentError(`log must be false or a function of one line, got ${shown(log)}`);
+  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, hooks, log };
 }
 
 /** The default log: one line on stderr. */
 const stderrLine = (line: string): void => console.error(`[emq] ${line}`);
 
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value < 1) throw new InvalidArgumentError(`${name} must be a number >= 1, got ${value}`);
+/** `value` if it is an integer number of ms from `min` to what a timer can wait, else InvalidArgumentError. */
+function ms(name: string, value: unknown, min: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > MAX_TIMER_MS) {
+    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${MAX_TIMER_MS} ms, got ${shown(value)}`);
+  }
   return value;
 }

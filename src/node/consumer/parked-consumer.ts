@@ -1,3 +1,4 @@
+import { InvalidArgumentError, shown } from '../../errors.js';
 import { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { Loop } from './loop.js';
@@ -26,7 +27,10 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     options: ParkedLoopOptions<Payload> & TransportOwnership,
     slotsFor: (settings: LoopSettings<Payload>) => Slots,
   ) {
-    this.ownsTransport = options.ownsTransport ?? false;
+    if (typeof queue !== 'string' && !(queue instanceof Queue)) {
+      throw new InvalidArgumentError(`queue must be a Queue or a queue name, got ${shown(queue)}`);
+    }
+    this.ownsTransport = (options as Partial<TransportOwnership> | null)?.ownsTransport ?? false;
     this.queue = typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue;
     const settings = settingsOf(options);
     this.slots = slotsFor(settings);

@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import { InvalidArgumentError } from '../../errors.js';
+import { InvalidArgumentError, shown } from '../../errors.js';
 import { type Handler, HandlerTimeoutError, runHandler } from '../../handler.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
-import type { SlotHost, SlotStrategy } from './slots.js';
+import { MAX_SLOTS, type SlotHost, type SlotStrategy } from './slots.js';
 
 /**
  * Consumer's slots: `concurrency` of them, one job each, each job its own async task. A job takes
@@ -26,9 +26,10 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
     concurrency: number | undefined,
     private readonly timeoutMs: number,
   ) {
+    if (typeof handler !== 'function') throw new InvalidArgumentError(`the handler must be a function, got ${shown(handler)}`);
     this.concurrency = concurrency ?? 1;
-    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1) {
-      throw new InvalidArgumentError(`concurrency must be an integer >= 1, got ${String(concurrency)}`);
+    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1 || this.concurrency > MAX_SLOTS) {
+      throw new InvalidArgumentError(`concurrency must be an integer from 1 to ${MAX_SLOTS}, got ${shown(concurrency)}`);
     }
   }
 

@@ -69,8 +69,11 @@ describe('SingleSlots (Consumer)', () => {
     expect(slots.claimUnit).toBe(1);
     expect(slots.freedBy(calls(1, 1, 3))).toBe(5);
     expect(new SingleSlots<number>(() => {}, undefined, 0).concurrency).toBe(1);
-    expect(() => new SingleSlots<number>(() => {}, 0, 0)).toThrow(/concurrency must be an integer >= 1, got 0/);
+    expect(() => new SingleSlots<number>(() => {}, 0, 0)).toThrow(/concurrency must be an integer from 1 to 1000000, got 0/);
     expect(() => new SingleSlots<number>(() => {}, 1.5, 0)).toThrow(/concurrency/);
+    // 2^53 - 1 was taken: its claims (slots plus prefetch) were past 2^53, and the script refused every one
+    expect(() => new SingleSlots<number>(() => {}, 2 ** 53 - 1, 0)).toThrow(/concurrency must be an integer from 1 to 1000000, got 9007199254740991/);
+    expect(new SingleSlots<number>(() => {}, 1_000_000, 0).concurrency).toBe(1_000_000);
   });
 
   it('frees a slot to start when the handler ends, before its settle is recorded', async () => {
@@ -114,8 +117,10 @@ describe('BatchSlots (BatchConsumer)', () => {
     expect(slots.claimUnit).toBe(5);
     expect(slots.freedBy(calls(1, 5))).toBe(10);
     expect(new BatchSlots<number>(() => {}, {}, 0)).toMatchObject({ batchSize: 10, concurrency: 1 });
-    expect(() => new BatchSlots<number>(() => {}, { batchSize: 0 }, 0)).toThrow(/batchSize must be an integer >= 1, got 0/);
+    expect(() => new BatchSlots<number>(() => {}, { batchSize: 0 }, 0)).toThrow(/batchSize must be an integer from 1 to 1000000, got 0/);
     expect(() => new BatchSlots<number>(() => {}, { concurrency: -1 }, 0)).toThrow(/concurrency/);
+    expect(() => new BatchSlots<number>(() => {}, { batchSize: 1_000_001 }, 0)).toThrow(/batchSize must be an integer from 1 to 1000000/);
+    expect(() => new BatchSlots<number>(() => {}, { concurrency: 2 ** 53 - 1 }, 0)).toThrow(/concurrency must be an integer from 1 to 1000000/);
   });
 
   it('hands each batch to one call sharing one signal, and holds its slot until every settle is recorded', async () => {

@@ -2,6 +2,12 @@ import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall, SettleEntry } from './settles.js';
 
 /**
+ * The most slots (concurrency) a consumer has, and jobs a batch takes: a claim asks for the free
+ * slots' jobs plus prefetch, a count Lua must read exactly (past 2^53 it is not an integer).
+ */
+export const MAX_SLOTS = 1_000_000;
+
+/**
  * How a parked consumer's slots take jobs, in place of methods a subclass overrides: how many to
  * claim and to start, and how claimed jobs run. `SingleSlots` (Consumer) runs one job per slot,
  * `BatchSlots` (BatchConsumer) one batch per slot. The loop and its requests ask the counts; the
