@@ -406,7 +406,11 @@ export const soak: Scenario = {
     let rng = ctx.seed >>> 0;
     const random = (): number => unit(ctx.seed, rng++, 99);
     let violations = 0;
-    const check = async (): Promise<void> => void (violations += (await checkInvariants(raw, QUEUE)).length);
+    const check = async (): Promise<void> => {
+      const found = await checkInvariants(raw, QUEUE);
+      if (found.length > 0) console.log(`# soak: invariant violations: ${found.slice(0, 5).join('; ')}`);
+      violations += found.length;
+    };
 
     /** Stops producing, waits until nothing waits, runs or lies dead, then waits out the keys' TTLs. */
     const drain = async (): Promise<boolean> => {

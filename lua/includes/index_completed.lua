@@ -13,6 +13,8 @@ local function index_completed(ids, now, now_text, keep_ms)
   end
   chunked('ZADD', K_COMPLETED, scored)
   if keep_ms < 0 then return end
-  local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('%d', now - keep_ms))
+  -- strictly older: a row completed exactly keep_ms ago is still readable this millisecond (Redis
+  -- expires a key once its time has passed), so its entry stays until the next
+  local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('(%d', now - keep_ms))
   if stale > 0 then redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, math.min(stale, 1000) - 1) end
 end

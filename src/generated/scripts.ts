@@ -1230,7 +1230,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "1aa632fed0c6a49e5b343f5070dc2d4bdc27165e",
+    sha1: "3fd8da5eb4b927542a1e4bb140456ed209aee2d6",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1787,7 +1787,9 @@ local function index_completed(ids, now, now_text, keep_ms)
   end
   chunked('ZADD', K_COMPLETED, scored)
   if keep_ms < 0 then return end
-  local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('%d', now - keep_ms))
+  -- strictly older: a row completed exactly keep_ms ago is still readable this millisecond (Redis
+  -- expires a key once its time has passed), so its entry stays until the next
+  local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('(%d', now - keep_ms))
   if stale > 0 then redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, math.min(stale, 1000) - 1) end
 end
 

@@ -96,8 +96,9 @@ const badHandler = fc.oneof(
   fc.constantFrom('./no/such/handler.mjs', '', '.', 'src', 'package.json', 'LICENSE', 'src/errors.ts', 'test/fixtures/child-consumer.ts.missing'),
   fc.string({ maxLength: 8 }).map((s) => `./no-such-dir/${s.replace(/[./\\]/g, '_')}.mjs`),
 );
+/** A handler module that cannot be loaded: exit 1, or 2 when the queue name or an option is bad too (checked first). */
+const badHandlerArgv = fc.tuple(name, badHandler, fc.array(consumeOption, { maxLength: 3 })).map(([q, h, opts]) => ['consume', q, '--handler', h, ...opts.flat()]);
 const consumeArgv = fc.oneof(
-  fc.tuple(name, badHandler, fc.array(consumeOption, { maxLength: 3 })).map(([q, h, opts]) => ['consume', q, '--handler', h, ...opts.flat()]),
   fc.tuple(name, fc.array(consumeOption, { maxLength: 3 })).map(([q, opts]) => ['consume', q, ...opts.flat()]),
   poisoned(fc.tuple(name, fc.array(consumeOption, { maxLength: 3 })).map(([q, opts]) => ['consume', q, '--handler', 'test/fixtures/sleep-handler.mjs', ...opts.flat()])),
   // a real handler with every option valid but the queue name
@@ -118,7 +119,8 @@ const cliCase: fc.Arbitrary<CliCase> = fc.oneof(
   { arbitrary: poisoned(enqueueArgv).map((argv): CliCase => ({ argv, expect: 'usage', env: UP })), weight: 4 },
   { arbitrary: statsArgv.map((argv): CliCase => ({ argv, expect: 'ok-or-usage', env: UP })), weight: 3 },
   { arbitrary: poisoned(statsArgv).map((argv): CliCase => ({ argv, expect: 'usage', env: UP })), weight: 2 },
-  { arbitrary: consumeArgv.map((argv): CliCase => ({ argv, expect: 'usage', env: UP })), weight: 6 },
+  { arbitrary: consumeArgv.map((argv): CliCase => ({ argv, expect: 'usage', env: UP })), weight: 4 },
+  { arbitrary: badHandlerArgv.map((argv): CliCase => ({ argv, expect: 'failed-or-usage', env: UP })), weight: 2 },
   { arbitrary: listenArgv('serve').map((argv): CliCase => ({ argv, expect: 'usage', env: UP })), weight: 3 },
   { arbitrary: listenArgv('bridge').map((argv): CliCase => ({ argv, expect: 'usage', env: { redis: 'up', restToken: true } })), weight: 3 },
   // without its token the bridge refuses every command line, even a valid one

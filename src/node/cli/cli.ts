@@ -131,16 +131,16 @@ async function consume(args: string[]): Promise<number> {
     timeoutMs: intOption(values, 'timeout-ms') ?? 0,
     stopTimeoutMs: intOption(values, 'stop-timeout-ms') ?? 10_000,
   };
-  const handler = await loadHandler(values.handler);
   const say = (line: string): void => void process.stderr.write(`[emq] ${line}\n`);
   const log = values.quiet ? () => {} : say;
-  // A Redis it cannot reach at start is a failure (exit 1, one line); once started, the
-  // connection reconnects for ever: Redis going away is backed off and told once, never fatal.
+  // The order of the refusals: a bad queue name or option (exit 2) before a handler module that
+  // cannot be loaded (exit 1), before a Redis it cannot reach at start (exit 1, one line). Once
+  // started, the connection reconnects for ever: Redis going away is backed off and told once.
   const transport = connect();
   let consumer: Consumer;
   try {
-    await reachable(() => transport.ping());
-    consumer = new Consumer(transport, new Queue(transport, queueName), handler, {
+    let handler: Handler | undefined;
+    consumer = new Consumer(transport, new Queue(transport, queueName), (job, context) => handler!(job, context), {
       ...settings,
       ownsTransport: true,
       // connected, lost (with the cause), back: one line each, --quiet or not
@@ -156,6 +156,8 @@ async function consume(args: string[]): Promise<number> {
         },
       },
     });
+    handler = await loadHandler(values.handler);
+    await reachable(() => transport.ping());
   } catch (error) {
     // Redis away, a bad queue name or option: the connection must not outlive the refusal
     // (main() may run in a longer-lived process)
