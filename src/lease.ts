@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError, shown } from './errors.js';
 import type { Outcome } from './handler.js';
 import type { Job } from './job.js';
 import type { Queue } from './queue.js';
@@ -340,6 +340,6 @@ const leaseOf = (held: Held): Held => ({ id: held.id, token: held.token });
 
 function assertCount(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
-    throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got ${String(value)}`);
+    throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got ${shown(value)}`);
   }
 }

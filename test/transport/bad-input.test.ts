@@ -28,6 +28,13 @@ describe('bad input', () => {
     expect(await snapshot()).toEqual(before);
   }
 
+  it('refuses a lease count it cannot show as JSON with its typed error, not a TypeError', async () => {
+    const queue = redis.queue({ name: queueName('bad-lease') });
+    const odd = Object.create(null) as unknown as number;
+    await rejectsAndWritesNothing(() => leases(queue).claim(odd, 1_000), InvalidArgumentError);
+    await rejectsAndWritesNothing(() => leases(queue).claim(1, odd), InvalidArgumentError);
+  });
+
   it('refuses payloads JSON cannot carry', async () => {
     const queue = redis.queue<unknown>({ name: queueName('bad') });
     const cycle: Record<string, unknown> = {};
