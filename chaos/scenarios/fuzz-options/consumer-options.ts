@@ -79,7 +79,9 @@ export async function fuzzConsumerOptions(ctx: ConsumerFuzzContext): Promise<voi
         onRetried: (_job, { error }) => reported.push(`onRetried ${error.split('\n')[0]}`),
         onDead: (_job, { error }) => reported.push(`onDead ${error.split('\n')[0]}`),
       };
-      const options = typeof c.options === 'object' && c.options !== null && 'hooks' in c.options && c.options.hooks === HOOKS ? { ...c.options, hooks } : c.options;
+      const hooked = typeof c.options === 'object' && c.options !== null && 'hooks' in c.options && c.options.hooks === HOOKS ? { ...c.options, hooks } : c.options;
+      // a plain options object without a log of its own logs nowhere: a "connected" line per case is noise
+      const options = typeof hooked === 'object' && hooked !== null && Object.getPrototypeOf(hooked) === Object.prototype && !('log' in hooked) ? { ...hooked, log: false } : hooked;
       const handler = c.handler === '<handler>' ? async (): Promise<void> => {} : c.handler;
       const shown = `${c.kind}(${shortText(c.queue)}, ${shortText(c.handler)}, ${shortText(c.options)})`;
       await producer.add({ n: 1 });
