@@ -1,6 +1,7 @@
 -- @include lane_key
 -- @include fifo_key
 -- @include job_key
+-- @include merge_lane
 -- The ids of ring entry g's claimable jobs at positions [skip, skip + count) of the order a claim
 -- takes them: its zset (zn members) and its arrivals list (fn) as one order, the zset's scores
 -- against the list members' rows' `o` (see pop_lane). Where the two parts split at `skip` is
@@ -34,17 +35,5 @@ local function lane_range(g, skip, count, zn, fn)
   local j = skip - i
   local z = redis.call('ZRANGE', zkey, i, i + count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fkey, j, j + count - 1)
-  local ids, zi, fi, f_order = {}, 1, 1, nil
-  while #ids < count and (zi <= #z or fi <= #f) do
-    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) or 0 end
-    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
-      ids[#ids + 1] = z[zi]
-      zi = zi + 2
-    else
-      ids[#ids + 1] = f[fi]
-      fi = fi + 1
-      f_order = nil
-    end
-  end
-  return ids
+  return (merge_lane(z, f, count))
 end

@@ -1,6 +1,6 @@
 -- @include lane_key
 -- @include fifo_key
--- @include job_key
+-- @include merge_lane
 -- Take the `count` first jobs of ring entry g, whose zset holds `zn` and arrivals list `fn`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
@@ -27,21 +27,8 @@ local function pop_lane(g, count, zn, fn)
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
-  local zi, fi = 1, 1
-  local f_order = nil
-  while #ids < count do
-    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
-    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
-      ids[#ids + 1] = z[zi]
-      orders[#ids] = z[zi + 1]
-      zi = zi + 2
-    else
-      ids[#ids + 1] = f[fi]
-      fi = fi + 1
-      f_order = nil
-    end
-  end
-  local zk, fk = (zi - 1) / 2, fi - 1
+  local zk, fk
+  ids, orders, zk, fk = merge_lane(z, f, count)
   if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders

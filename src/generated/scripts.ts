@@ -12,7 +12,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "583db5ecd8e8908dfd485f65db76feeaac885bf7",
+    sha1: "bad22f3a970c83c32024b3ad6dd3a3864bba05ee",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -341,6 +341,29 @@ local function promote_due(now, limit)
   end
   return #due, first_score(K_SCHEDULED), woke
 end
+-- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
+-- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
+-- the lower order goes first. Takes up to \`count\` ids from both in that order, and returns them,
+-- their orders (nil where it is the row's \`o\`: a list member's), and how many of each part it
+-- took. pop_lane pops what it took; lane_range pages through it. A row read only for a mix of
+-- both parts.
+local function merge_lane(z, f, count)
+  local ids, orders = {}, {}
+  local zi, fi, f_order = 1, 1, nil
+  while #ids < count and (zi <= #z or fi <= #f) do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) or 0 end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  return ids, orders, (zi - 1) / 2, fi - 1
+end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
@@ -367,21 +390,8 @@ local function pop_lane(g, count, zn, fn)
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
-  local zi, fi = 1, 1
-  local f_order = nil
-  while #ids < count do
-    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
-    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
-      ids[#ids + 1] = z[zi]
-      orders[#ids] = z[zi + 1]
-      zi = zi + 2
-    else
-      ids[#ids + 1] = f[fi]
-      fi = fi + 1
-      f_order = nil
-    end
-  end
-  local zk, fk = (zi - 1) / 2, fi - 1
+  local zk, fk
+  ids, orders, zk, fk = merge_lane(z, f, count)
   if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
@@ -738,7 +748,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "b1e865bc8acc6de0e389c271bab475dde912843e",
+    sha1: "ce4e2774965c8748cf320c4c70020676c1f79a26",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -810,6 +820,29 @@ local function count_existing(keys)
   end
   return n
 end
+-- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
+-- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
+-- the lower order goes first. Takes up to \`count\` ids from both in that order, and returns them,
+-- their orders (nil where it is the row's \`o\`: a list member's), and how many of each part it
+-- took. pop_lane pops what it took; lane_range pages through it. A row read only for a mix of
+-- both parts.
+local function merge_lane(z, f, count)
+  local ids, orders = {}, {}
+  local zi, fi, f_order = 1, 1, nil
+  while #ids < count and (zi <= #z or fi <= #f) do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) or 0 end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  return ids, orders, (zi - 1) / 2, fi - 1
+end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
@@ -836,21 +869,8 @@ local function pop_lane(g, count, zn, fn)
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
-  local zi, fi = 1, 1
-  local f_order = nil
-  while #ids < count do
-    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
-    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
-      ids[#ids + 1] = z[zi]
-      orders[#ids] = z[zi + 1]
-      zi = zi + 2
-    else
-      ids[#ids + 1] = f[fi]
-      fi = fi + 1
-      f_order = nil
-    end
-  end
-  local zk, fk = (zi - 1) / 2, fi - 1
+  local zk, fk
+  ids, orders, zk, fk = merge_lane(z, f, count)
   if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
@@ -1230,7 +1250,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "3fd8da5eb4b927542a1e4bb140456ed209aee2d6",
+    sha1: "ad7319309bd8599f826329f15b3293d52959f710",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1492,6 +1512,29 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
+-- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
+-- the lower order goes first. Takes up to \`count\` ids from both in that order, and returns them,
+-- their orders (nil where it is the row's \`o\`: a list member's), and how many of each part it
+-- took. pop_lane pops what it took; lane_range pages through it. A row read only for a mix of
+-- both parts.
+local function merge_lane(z, f, count)
+  local ids, orders = {}, {}
+  local zi, fi, f_order = 1, 1, nil
+  while #ids < count and (zi <= #z or fi <= #f) do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) or 0 end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  return ids, orders, (zi - 1) / 2, fi - 1
+end
 -- Take the \`count\` first jobs of ring entry g, whose zset holds \`zn\` and arrivals list \`fn\`
 -- (count <= zn + fn; either is nil when the caller has not read it: then the zset's size is read
 -- if need be, and the list's only if the zset holds any, and fewer than count may come back).
@@ -1518,21 +1561,8 @@ local function pop_lane(g, count, zn, fn)
   end
   local z = redis.call('ZRANGE', lane_key(g), 0, count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fifo_key(g), 0, count - 1)
-  local zi, fi = 1, 1
-  local f_order = nil
-  while #ids < count do
-    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) end
-    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
-      ids[#ids + 1] = z[zi]
-      orders[#ids] = z[zi + 1]
-      zi = zi + 2
-    else
-      ids[#ids + 1] = f[fi]
-      fi = fi + 1
-      f_order = nil
-    end
-  end
-  local zk, fk = (zi - 1) / 2, fi - 1
+  local zk, fk
+  ids, orders, zk, fk = merge_lane(z, f, count)
   if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
@@ -3191,7 +3221,7 @@ return reply
   },
   listJobs: {
     name: "listJobs",
-    sha1: "8b30baa055f329c125c47969f21a65369cc3ed6d",
+    sha1: "560026eb8e53d34debbcf9e78c2755cbad139fde",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -3281,6 +3311,29 @@ end
 local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
+-- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
+-- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
+-- the lower order goes first. Takes up to \`count\` ids from both in that order, and returns them,
+-- their orders (nil where it is the row's \`o\`: a list member's), and how many of each part it
+-- took. pop_lane pops what it took; lane_range pages through it. A row read only for a mix of
+-- both parts.
+local function merge_lane(z, f, count)
+  local ids, orders = {}, {}
+  local zi, fi, f_order = 1, 1, nil
+  while #ids < count and (zi <= #z or fi <= #f) do
+    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) or 0 end
+    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
+      ids[#ids + 1] = z[zi]
+      orders[#ids] = z[zi + 1]
+      zi = zi + 2
+    else
+      ids[#ids + 1] = f[fi]
+      fi = fi + 1
+      f_order = nil
+    end
+  end
+  return ids, orders, (zi - 1) / 2, fi - 1
+end
 -- The ids of ring entry g's claimable jobs at positions [skip, skip + count) of the order a claim
 -- takes them: its zset (zn members) and its arrivals list (fn) as one order, the zset's scores
 -- against the list members' rows' \`o\` (see pop_lane). Where the two parts split at \`skip\` is
@@ -3314,19 +3367,7 @@ local function lane_range(g, skip, count, zn, fn)
   local j = skip - i
   local z = redis.call('ZRANGE', zkey, i, i + count - 1, 'WITHSCORES')
   local f = redis.call('LRANGE', fkey, j, j + count - 1)
-  local ids, zi, fi, f_order = {}, 1, 1, nil
-  while #ids < count and (zi <= #z or fi <= #f) do
-    if fi <= #f and not f_order then f_order = tonumber(redis.call('HGET', job_key(f[fi]), 'o')) or 0 end
-    if zi <= #z and (fi > #f or tonumber(z[zi + 1]) < f_order) then
-      ids[#ids + 1] = z[zi]
-      zi = zi + 2
-    else
-      ids[#ids + 1] = f[fi]
-      fi = fi + 1
-      f_order = nil
-    end
-  end
-  return ids
+  return (merge_lane(z, f, count))
 end
 
 local state = ARGV[2]
