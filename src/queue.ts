@@ -47,10 +47,21 @@ export interface RequestOptions {
   readonly idempotencyKey?: string;
 }
 
-/** One job of a bulk enqueue. */
-export interface BulkJob<Payload> {
+/**
+ * One job of a bulk enqueue: its payload and the options `add` takes, side by side. The same shape
+ * as a job in the HTTP API's bulk body, so `JSON.stringify({ jobs })` is that body.
+ *
+ * @example
+ * await queue.addBulk([{ payload: { to: 'a' } }, { payload: { to: 'b' }, group: 'tenant-1', delayMs: 5000 }]);
+ */
+export interface BulkJob<Payload> extends EnqueueOptions {
   readonly payload: Payload;
-  readonly options?: EnqueueOptions;
+  /**
+   * Not taken: a job's options go beside its payload. Typed `never` so code written for the
+   * nested form (`{payload, options: {...}}`, before 0.2) fails to compile instead of
+   * enqueueing without its options; at run time it is an InvalidArgumentError.
+   */
+  readonly options?: never;
 }
 
 /** A queue's state at a glance. */
@@ -125,15 +136,25 @@ export class Queue<Payload = unknown> {
   }
 
   /**
-   * Adds many jobs in one round trip (one script call per 1000). Every job is validated first:
-   * one bad job throws and nothing is written.
+   * Adds many jobs in one round trip (one script call per 1000), each `{payload, ...options}`.
+   * Every job is validated first: one bad job throws and nothing is written. Resolves with one
+   * result per job, in order, as `add` would answer it.
+   *
+   * @example
+   * const results = await queue.addBulk([{ payload: 1 }, { payload: 2, id: 'two', priority: 1 }]);
+   * // [{ id: 'JOB:1', state: 'pending' }, { id: 'JOB:two', state: 'pending' }]
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<Payload>>, options: RequestOptions = {}): Promise<EnqueueResult[]> {
-    if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, options?}');
+    if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, ...options}');
     const request = this.requestKey(options.idempotencyKey);
     const encoded = jobs.map((job, index) => {
       try {
-        return encodeJob(job.payload, job.options, this.defaults, this.maxPayloadBytes);
+        if (typeof job !== 'object' || job === null) throw new InvalidArgumentError('a bulk job is an object {payload, ...options}');
+        // the nested form of before 0.2 would otherwise enqueue with every option silently dropped
+        if ('options' in job) {
+          throw new InvalidArgumentError('a bulk job takes its options beside the payload, {payload, group, delayMs, ...}, not under `options`');
+        }
+        return encodeJob(job.payload, job, this.defaults, this.maxPayloadBytes);
       } catch (error) {
         if (error instanceof Error) error.message = `job ${index}: ${error.message}`;
         throw error;
@@ -263,9 +284,9 @@ export class Queue<Payload = unknown> {
       payload: JSON.parse(row.d ?? 'null') as Payload,
       group: row.g,
       priority: Number(row.p ?? 0),
-      attempts: Number(row.a ?? 0),
+      attempt: Number(row.a ?? 0) - Number(row.z ?? 0),
       maxAttempts: Number(row.m ?? 0),
-      attemptsBase: Number(row.z ?? 0),
+      attemptsStarted: Number(row.a ?? 0),
       backoff: decodeBackoff(row.b),
       error: row.e,
       createdAt: Number(row.c ?? 0),

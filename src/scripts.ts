@@ -17,7 +17,8 @@ export interface ClaimedRow {
   readonly token: number;
   readonly payload: string;
   readonly group: string | undefined;
-  readonly attempts: number;
+  /** This run's attempt, from 1 (Job.attempt). */
+  readonly attempt: number;
   readonly maxAttempts: number;
   readonly createdAt: number;
   readonly leaseUntil: number;
@@ -121,7 +122,7 @@ function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
         token: asNumber(j[1], 'token'),
         payload: asString(j[2], 'payload'),
         group: group === '' ? undefined : group,
-        attempts: asNumber(j[4], 'attempts'),
+        attempt: asNumber(j[4], 'attempt'),
         maxAttempts: asNumber(j[5], 'maxAttempts'),
         createdAt: asNumber(j[6], 'createdAt'),
         leaseUntil: now + leaseMs,

@@ -8,6 +8,6 @@ import { type DemoPayload, demoHandler } from './demo-handler.js';
 
 export default createWorker({
   handlers: {
-    demo: (job: { id: string; payload: DemoPayload; attempts: number; maxAttempts: number }) => demoHandler(job, 'edge'),
+    demo: (job: { id: string; payload: DemoPayload; attempt: number; maxAttempts: number }) => demoHandler(job, 'edge'),
   },
 });

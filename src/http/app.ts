@@ -99,6 +99,7 @@ const DOCUMENT = {
   security: [{ bearer: [] }],
 };
 
+/** A body's options as `add` takes them: the same names, `runAt` read from ISO text, `backoffMs` as a number `backoff`. */
 function toOptions(body: EnqueueBody): EnqueueOptions {
   const backoff: number | BackoffOptions | undefined = body.backoff ?? body.backoffMs;
   return {
@@ -123,9 +124,9 @@ function jobView(job: JobRecord): JobView {
   return {
     id: job.id,
     state: job.state,
-    attempts: job.attempts - job.attemptsBase,
+    attempt: job.attempt,
     maxAttempts: job.maxAttempts,
-    totalAttempts: job.attempts,
+    attemptsStarted: job.attemptsStarted,
     payload: job.payload,
     ...(job.group === undefined ? {} : { group: job.group }),
     priority: job.priority,
@@ -230,7 +231,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const body = c.req.valid('json');
     const key = c.req.valid('header')['idempotency-key'];
     const result = await queueOf(c, queue).add(body.payload, { ...toOptions(body), ...(key === undefined ? {} : { idempotencyKey: key }) });
-    if (result.state === 'duplicate') return c.json({ id: result.id, duplicate: true } as const, 200);
+    // the reply is `add`'s result as it is: one shape in TypeScript, over HTTP and from `emq enqueue`
+    if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
     options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
     return c.json({ id: result.id, state: result.state }, 201);
   });
@@ -241,12 +243,12 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const { jobs } = c.req.valid('json');
     const key = c.req.valid('header')['idempotency-key'];
     const results = await queueOf(c, queue).addBulk(
-      jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })),
+      jobs.map((job) => ({ payload: job.payload, ...toOptions(job) })),
       key === undefined ? {} : { idempotencyKey: key },
     );
     const written = results.flatMap((r, i) => (r.state === 'pending' ? [Date.now()] : r.state === 'scheduled' ? [dueAtOf(jobs[i]!)] : []));
     if (written.length > 0) options.afterEnqueue?.(c, queue, Math.min(...written));
-    return c.json({ ids: results.map((r) => r.id), states: results.map((r) => r.state) }, 201);
+    return c.json({ jobs: results.map(({ id, state }) => ({ id, state })) }, 201);
   });
 
   app.openapi(statsRoute, async (c) => {

@@ -35,7 +35,7 @@ describe('the batch consumer', () => {
 
   it('settles each job on its own from the entries the handler returns', async () => {
     const queue = redis.queue<string>();
-    const ids = (await queue.addBulk(['ok', 'retry', 'dead'].map((payload) => ({ payload, options: { maxAttempts: 2, backoff: 60_000 } })))).map(
+    const ids = (await queue.addBulk(['ok', 'retry', 'dead'].map((payload) => ({ payload, maxAttempts: 2, backoff: 60_000 })))).map(
       (r) => r.id,
     );
     const seen: Array<Job<string>> = [];
@@ -52,7 +52,7 @@ describe('the batch consumer', () => {
 
   it('retries the whole batch when the handler throws, and keeps going', async () => {
     const queue = redis.queue<number>();
-    await queue.addBulk([1, 2, 3].map((payload) => ({ payload, options: { backoff: 0 } })));
+    await queue.addBulk([1, 2, 3].map((payload) => ({ payload, backoff: 0 })));
     let calls = 0;
     consume(queue, () => {
       calls++;
@@ -60,6 +60,6 @@ describe('the batch consumer', () => {
     }, 10);
     await until(async () => (await queue.stats()).counts.completed === 3);
     const records = await Promise.all(['JOB:1', 'JOB:2', 'JOB:3'].map((id) => queue.getJob(id)));
-    expect(records.map((r) => r?.attempts)).toEqual([2, 2, 2]);
+    expect(records.map((r) => r?.attempt)).toEqual([2, 2, 2]);
   });
 });

@@ -106,7 +106,7 @@ describe('the emq CLI', () => {
     const run = await done;
     expect(run.code).toBe(0);
     expect((await queue.stats()).counts).toMatchObject({ completed: 2, active: 0, pending: 0 });
-    expect(await queue.getJob('JOB:2')).toMatchObject({ state: 'dead', attempts: 2 });
+    expect(await queue.getJob('JOB:2')).toMatchObject({ state: 'dead', attempt: 2 });
     expect((await queue.getJob('JOB:2'))?.error).toMatch(/^Error: asked to fail \(attempt 2\)/);
   });
 });

@@ -138,7 +138,7 @@ describe('the parked consumer', () => {
     const backlogAt = await busyWithBacklog(queue, 'orphan', { beatMs: 300 });
     await until(() => backlogAt.special >= 0, 10_000);
     expect(backlogAt.special).toBeLessThan(2000);
-    expect(await queue.getJob(jobs[0]!.id)).toMatchObject({ attempts: 2 });
+    expect(await queue.getJob(jobs[0]!.id)).toMatchObject({ attempt: 2 });
   });
 
   it('retries a job whose handler failed and picks it up again at once', async () => {
@@ -152,7 +152,7 @@ describe('the parked consumer', () => {
     await queue.add('x');
     await until(() => seen.length === 2, 3_000);
     expect(seen[1]!.at - seen[0]!.at).toBeLessThan(500);
-    expect(seen.map((s) => s.job.attempts)).toEqual([1, 2]);
+    expect(seen.map((s) => s.job.attempt)).toEqual([1, 2]);
     await until(async () => (await queue.stats()).counts.completed === 1);
   });
 
@@ -163,8 +163,8 @@ describe('the parked consumer', () => {
       IoredisTransport.connect(url),
       queue.name,
       (job) => {
-        calls.push(job.attempts);
-        if (job.attempts === 1) throw new Error('thrown before any await');
+        calls.push(job.attempt);
+        if (job.attempt === 1) throw new Error('thrown before any await');
       },
       { beatMs: 10_000, ownsTransport: true },
     ).start();
@@ -191,7 +191,7 @@ describe('the parked consumer', () => {
       },
       { concurrency: 4 },
     );
-    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: i + 1, options: { maxAttempts: 2, backoff: 0 } })));
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: i + 1, maxAttempts: 2, backoff: 0 })));
     await until(async () => {
       const { counts } = await queue.stats();
       return counts.completed === 40 && counts.dead === 20;
@@ -212,7 +212,7 @@ describe('the parked consumer', () => {
     const { id } = await queue.add(1, { maxAttempts: 5 });
     await until(() => dead.length === 1);
     expect(dead).toEqual([`${id}:UnrecoverableError: bad payload`]);
-    expect(await queue.getJob(id)).toMatchObject({ state: 'dead', attempts: 1 });
+    expect(await queue.getJob(id)).toMatchObject({ state: 'dead', attempt: 1 });
   });
 
   it('renews the lease of a long job so it is not run twice', async () => {
@@ -221,7 +221,7 @@ describe('the parked consumer', () => {
     const { id } = await queue.add(1);
     await until(async () => (await queue.stats()).counts.completed === 1, 5_000);
     expect(seen).toHaveLength(1);
-    expect(await queue.getJob(id)).toMatchObject({ attempts: 1 });
+    expect(await queue.getJob(id)).toMatchObject({ attempt: 1 });
   });
 
   it('aborts a job whose renewal is fenced off', async () => {
@@ -292,7 +292,7 @@ describe('the parked consumer', () => {
 
     const { seen } = consume(queue, () => {}, { leaseMs: 5_000 });
     await until(() => seen.length === 1, 5_000);
-    expect(seen[0]!.job).toMatchObject({ id, attempts: 2 });
+    expect(seen[0]!.job).toMatchObject({ id, attempt: 2 });
     expect(seen[0]!.at - killedAt).toBeLessThan(500 + 1_000);
     await until(async () => (await queue.stats()).counts.completed === 1);
     await sleep(100);
@@ -304,7 +304,7 @@ describe('the parked consumer', () => {
     const queue = redis.queue();
     const a = consume(queue, () => sleep(1), { concurrency: 5 });
     const b = consume(queue, () => sleep(1), { concurrency: 5 });
-    await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ payload: i, options: { group: `g${i % 7}` } })));
+    await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ payload: i, group: `g${i % 7}` })));
     await until(async () => (await queue.stats()).counts.completed === 300, 15_000);
     const runs = [...a.seen, ...b.seen].map((s) => `${s.job.id}#${s.job.token}`);
     expect(new Set(runs).size).toBe(runs.length);

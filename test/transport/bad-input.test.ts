@@ -5,6 +5,7 @@ import {
   PayloadError,
   PayloadTooLargeError,
   Queue,
+  type BulkJob,
 } from '../../src/index.js';
 import { queueName, useRedis, leases } from '../helpers.js';
 
@@ -99,14 +100,23 @@ describe('bad input', () => {
       }
       expect(error === undefined || error instanceof InvalidArgumentError, `${JSON.stringify(id)}: ${String(error)}`).toBe(true);
     }
-    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, { payload: 2, options: { id: 'JOB:' } }]), InvalidArgumentError);
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, { payload: 2, id: 'JOB:' }]), InvalidArgumentError);
   });
 
   it('writes nothing of a bulk enqueue when any one job is bad', async () => {
     const queue = redis.queue({ name: queueName('bad') });
-    const jobs = [{ payload: 1 }, { payload: 2 }, { payload: 3, options: { delayMs: -5 } }];
+    const jobs = [{ payload: 1 }, { payload: 2 }, { payload: 3, delayMs: -5 }];
     await rejectsAndWritesNothing(() => queue.addBulk(jobs), InvalidArgumentError);
     await expect(queue.addBulk(jobs)).rejects.toThrow(/^job 2: delayMs/);
+  });
+
+  it('refuses the nested bulk form of before 0.2 rather than enqueue without its options', async () => {
+    const queue = redis.queue({ name: queueName('nested') });
+    // what a caller of the old shape holds: the types refuse it, so this is a JavaScript caller's view
+    const nested = [{ payload: 1 }, { payload: 2, options: { group: 'g', delayMs: 5000 } }] as unknown as Array<BulkJob<number>>;
+    await rejectsAndWritesNothing(() => queue.addBulk(nested), InvalidArgumentError);
+    await expect(queue.addBulk(nested)).rejects.toThrow(/^job 1: a bulk job takes its options beside the payload/);
+    await expect(queue.addBulk([null] as unknown as Array<BulkJob<number>>)).rejects.toThrow(/^job 0: a bulk job is an object/);
   });
 
   it('refuses bad queue options', () => {
