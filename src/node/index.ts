@@ -2,7 +2,7 @@ export { IoredisTransport } from './ioredis-transport.js';
 export { startLocalRedis, findRedisServer, freePort, RedisMissingError } from './local-redis.js';
 export type { LocalRedis, LocalRedisOptions } from './local-redis.js';
 export { Consumer, BatchConsumer, LeaseLostError, ConsumerStoppedError } from './consumer/index.js';
-export type { ConsumerOptions, BatchConsumerOptions, BatchHandler, ConsumerHooks, ParkedLoopOptions } from './consumer/index.js';
+export type { ConsumerOptions, BatchConsumerOptions, BatchHandler, BatchOutcome, ConsumerHooks, ParkedLoopOptions } from './consumer/index.js';
 export { serveApi } from './cli/serve.js';
 export type { ApiServer, ServeApiOptions } from './cli/serve.js';
 export { startBridge, createBridge } from './bridge/index.js';

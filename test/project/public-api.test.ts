@@ -115,6 +115,7 @@ describe('the public API', () => {
           "BatchConsumer",
           "BatchConsumerOptions",
           "BatchHandler",
+          "BatchOutcome",
           "Bridge",
           "BridgeStats",
           "Consumer",

@@ -5,6 +5,7 @@ import type { ParkedLoopOptions } from './options.js';
 import { ParkedConsumer } from './parked-consumer.js';
 
 export type { BatchHandler } from './batch-slots.js';
+export type { BatchOutcome } from './batch-outcome.js';
 
 /** Options of a BatchConsumer. */
 export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
@@ -16,7 +17,8 @@ export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload
 
 /**
  * A parked consumer that hands up to `batchSize` jobs to one handler call and settles each job
- * on its own. The batch's signal aborts on stop, on timeout, or when any of its leases is lost.
+ * on its own, as the handler's BatchOutcome for it says (or all completed when it returns
+ * nothing). The batch's signal aborts on stop, on timeout, or when any of its leases is lost.
  *
  * @example
  * new BatchConsumer<Row>(transport, 'rows', async (jobs) => {
