@@ -37,6 +37,7 @@ export interface EnqueueOptions {
 
 /** The result of adding one job. */
 export interface EnqueueResult {
+  /** `JOB:` and the id given, or the one made for it: what every other call takes. */
   readonly id: string;
   /** Where the job went, or `duplicate` when a job with that id already exists (nothing written). */
   readonly state: 'pending' | 'scheduled' | 'duplicate';
@@ -54,6 +55,7 @@ export interface EnqueueResult {
 export interface Job<Payload = unknown> {
   /** `JOB:` and the id given at enqueue, or the one made for it: what every other call takes. */
   readonly id: string;
+  /** What was enqueued, parsed from its JSON. */
   readonly payload: Payload;
   /**
    * Which attempt this run is: 1 on the first claim since the enqueue (or the last reprocess),
@@ -87,7 +89,9 @@ export interface Job<Payload = unknown> {
 export interface JobRecord<Payload = unknown> {
   /** `JOB:` and the id given at enqueue, or the one made for it. */
   readonly id: string;
+  /** Where the job stands now. */
   readonly state: JobState;
+  /** What was enqueued, parsed from its JSON. */
   readonly payload: Payload;
   /** The group whose lane it belongs to, if any. */
   readonly group: string | undefined;
@@ -121,9 +125,13 @@ export interface JobRecord<Payload = unknown> {
 
 /** How many jobs are in each state. */
 export interface QueueCounts {
+  /** Claimable now (their queue or group may be paused or at its limit). */
   readonly pending: number;
+  /** Waiting for a due time: delayed, or a retry's backoff. */
   readonly scheduled: number;
+  /** Leased to a consumer. */
   readonly active: number;
+  /** Attempts used up or failed for good, until removed or reprocessed. */
   readonly dead: number;
   /** Jobs completed since the queue began (a counter: completed rows expire). */
   readonly completed: number;

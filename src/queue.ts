@@ -55,6 +55,7 @@ export interface RequestOptions {
  * await queue.addBulk([{ payload: { to: 'a' } }, { payload: { to: 'b' }, group: 'tenant-1', delayMs: 5000 }]);
  */
 export interface BulkJob<Payload> extends EnqueueOptions {
+  /** What the handler gets as `job.payload`: anything JSON can carry. */
   readonly payload: Payload;
   /**
    * Not taken: a job's options go beside its payload. Typed `never` so code written for the
@@ -66,8 +67,11 @@ export interface BulkJob<Payload> extends EnqueueOptions {
 
 /** A queue's state at a glance. */
 export interface QueueStats {
+  /** The queue's name. */
   readonly queue: string;
+  /** Whether it is paused (`pause()`): nothing is claimed until `resume()`. */
   readonly paused: boolean;
+  /** Its jobs per state. */
   readonly counts: QueueCounts;
 }
 
@@ -86,6 +90,7 @@ const optionalNumber = (value: string | undefined): number | undefined =>
  * const { id } = await queue.add({ to: 'a@example.com' }, { group: 'tenant-1', delayMs: 5000 });
  */
 export class Queue<Payload = unknown> {
+  /** The queue's name: letters, digits and `._-`, at most 128. */
   readonly name: string;
   /** How long a completed job stays readable, in ms (see QueueOptions). */
   readonly keepCompletedMs: number;
@@ -271,7 +276,12 @@ export class Queue<Payload = unknown> {
   }
 
   /** The counted sweep: recounts `group`'s active jobs and repairs its stored count. */
-  async sweepGroup(group: string): Promise<{ stored: number; counted: number }> {
+  async sweepGroup(group: string): Promise<{
+    /** The active count Redis held before. */
+    stored: number;
+    /** The active jobs of the group counted now: what is stored after. */
+    counted: number;
+  }> {
     assertName('group', group);
     return this.scripts.run(this.scripts.sweepGroupOp(group));
   }

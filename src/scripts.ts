@@ -28,6 +28,7 @@ export interface ClaimedRow {
 export interface ClaimResult {
   /** The server's time when it ran (epoch ms). */
   readonly now: number;
+  /** Whether the queue is paused (then nothing was claimed). */
   readonly paused: boolean;
   /**
    * The next scheduled job's due time (null for none) when fewer jobs were claimed than asked, or
@@ -36,20 +37,26 @@ export interface ClaimResult {
   readonly nextDueAt: number | null;
   /** The earliest lease deadline, on the same occasions as nextDueAt; else null. */
   readonly nextLeaseEnd: number | null;
+  /** Due scheduled jobs a beat moved to be claimed. */
   readonly promoted: number;
+  /** Expired leases a beat took back to be claimed again. */
   readonly requeued: number;
+  /** Expired leases a beat sent to dead: that was their last attempt. */
   readonly buried: number;
   readonly jobs: readonly ClaimedRow[];
 }
 
 /** A settle call's subject: a job and the lease token its holder got. */
 export interface Held {
+  /** The job's id. */
   readonly id: string;
+  /** The lease token its claim handed out (`Job.token`). */
   readonly token: number;
 }
 
 /** A failed attempt to settle by retry. */
 export interface RetryItem extends Held {
+  /** The error the attempt ended with: the row keeps it as its last. */
   readonly error: string;
   /** Retry after exactly this many ms instead of the job's backoff. */
   readonly delayMs?: number;
@@ -57,6 +64,7 @@ export interface RetryItem extends Held {
 
 /** A failed attempt to settle by failing for good. */
 export interface FailItem extends Held {
+  /** Why it failed for good: the row keeps it as its last error. */
   readonly error: string;
 }
 

@@ -33,20 +33,31 @@ import type { EnqueueBody } from './schemas.js';
 
 /** One structured log line per request. */
 export interface RequestLog {
+  /** When the request ended, ISO 8601. */
   readonly time: string;
+  /** `error` for a 5xx answer, else `info`. */
   readonly level: 'info' | 'error';
+  /** Always `request`. */
   readonly msg: string;
+  /** The `X-Request-Id` the response carries. */
   readonly requestId: string;
+  /** The HTTP method. */
   readonly method: string;
+  /** The path, without the query. */
   readonly path: string;
+  /** The status answered. */
   readonly status: number;
+  /** How long the answer took, in ms (one decimal). */
   readonly durationMs: number;
+  /** The error's message, when a route threw. */
   readonly error?: string;
 }
 
 /** The app's hono environment: the runtime's bindings, and the request id hono sets. */
 export interface AppEnv<Bindings extends object> {
+  /** The runtime's bindings (`c.env`): the Worker's env, nothing on Node. */
   Bindings: Bindings;
+  /** The request id hono sets (`c.var.requestId`). */
   Variables: RequestIdVariables;
 }
 

@@ -29,6 +29,7 @@ describe('the public API', () => {
         "edge/index.ts": [
           "BeatSummary",
           "BoundedBeatOptions",
+          "DrainBeatOptions",
           "EchomqWorker",
           "FinishedJob",
           "ScheduledTrigger",
@@ -96,6 +97,7 @@ describe('the public API', () => {
           "QueueStats",
           "RedisError",
           "Reply",
+          "RequestOptions",
           "RetryAfterError",
           "RetryItem",
           "RetryOutcome",
@@ -117,6 +119,7 @@ describe('the public API', () => {
           "BatchHandler",
           "BatchOutcome",
           "Bridge",
+          "BridgeOptions",
           "BridgeStats",
           "Consumer",
           "ConsumerHooks",

@@ -26,7 +26,9 @@ export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload
  * }, { batchSize: 100 }).start();
  */
 export class BatchConsumer<Payload = unknown> extends ParkedConsumer<Payload, BatchSlots<Payload>> {
+  /** The most jobs per handler call (the option, default 10). */
   readonly batchSize: number;
+  /** Batches run at once (the option, default 1). */
   readonly concurrency: number;
 
   constructor(

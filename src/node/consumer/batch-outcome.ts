@@ -19,8 +19,16 @@ import { errorText, type Outcome } from '../../handler.js';
  */
 export type BatchOutcome =
   | 'completed'
-  | { readonly retry: string | Error; readonly delayMs?: number }
-  | { readonly fail: string | Error };
+  | {
+      /** Why this attempt failed: the job is retried, or dead when it was the last. */
+      readonly retry: string | Error;
+      /** Retry after exactly this many ms (an integer >= 0) instead of the job's backoff. */
+      readonly delayMs?: number;
+    }
+  | {
+      /** Why the job failed for good: straight to dead. */
+      readonly fail: string | Error;
+    };
 
 const COMPLETE: Outcome = { kind: 'complete' };
 const SHAPES = "'completed', {retry: error, delayMs?} or {fail: error}";

@@ -35,6 +35,7 @@ export interface ParkedLoopOptions<Payload> {
    * new Consumer(transport, 'thumbs', handler, { concurrency: 10, prefetch: 0 }); // no hoarding
    */
   readonly prefetch?: number | 'auto';
+  /** What the consumer tells about the jobs it runs (started, completed, retried, dead, fenced, errors). */
   readonly hooks?: ConsumerHooks<Payload>;
 }
 

@@ -15,6 +15,7 @@ import type { SlotStrategy } from './slots.js';
  * }
  */
 export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> {
+  /** The queue it consumes: the one given, or one built on the transport from the name given. */
   readonly queue: Queue<Payload>;
   protected readonly slots: Slots;
   private readonly loop: Loop<Payload>;
