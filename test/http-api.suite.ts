@@ -380,6 +380,15 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(Object.keys(paths['/v1/queues/{queue}/jobs']!.post!.requestBody!.content['application/json']!.schema.properties ?? {})).toEqual(
         expect.arrayContaining(['payload', 'id', 'group', 'delayMs', 'runAt', 'priority', 'maxAttempts', 'backoffMs']),
       );
+      // the document says the shapes the routes answer: one EnqueueResult per job, the Job's attempt counts
+      const schemas = (doc.body.components as { schemas: Record<string, { properties: Record<string, unknown> }> }).schemas;
+      expect(JSON.stringify((paths['/v1/queues/{queue}/jobs/bulk']!.post as { responses: Record<string, unknown> }).responses['201'])).toContain(
+        '"jobs":{"type":"array","items":{"$ref":"#/components/schemas/EnqueueResult"}}',
+      );
+      expect(Object.keys(schemas.EnqueueResult!.properties)).toEqual(['id', 'state']);
+      expect(Object.keys(schemas.Job!.properties)).toEqual(expect.arrayContaining(['attempt', 'maxAttempts', 'attemptsStarted']));
+      expect(Object.keys(schemas.Job!.properties)).not.toEqual(expect.arrayContaining(['attempts']));
+      expect(Object.keys(schemas.Job!.properties)).not.toEqual(expect.arrayContaining(['totalAttempts']));
     });
 
     it('answers unknown routes with a JSON 404', async () => {
