@@ -59,7 +59,7 @@ export interface BulkJob<Payload> extends EnqueueOptions {
   readonly payload: Payload;
   /**
    * Not taken: a job's options go beside its payload. Typed `never` so code written for the
-   * nested form (`{payload, options: {...}}`, before 0.2) fails to compile instead of
+   * earlier nested form (`{payload, options: {...}}`) fails to compile instead of
    * enqueueing without its options; at run time it is an InvalidArgumentError.
    */
   readonly options?: never;
@@ -155,7 +155,7 @@ export class Queue<Payload = unknown> {
     const encoded = jobs.map((job, index) => {
       try {
         if (typeof job !== 'object' || job === null) throw new InvalidArgumentError('a bulk job is an object {payload, ...options}');
-        // the nested form of before 0.2 would otherwise enqueue with every option silently dropped
+        // the earlier nested form would otherwise enqueue with every option silently dropped
         if ('options' in job) {
           throw new InvalidArgumentError('a bulk job takes its options beside the payload, {payload, group, delayMs, ...}, not under `options`');
         }

@@ -237,7 +237,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: Array.from({ length: 1001 }, (_, i) => ({ payload: i })) });
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [] });
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, delayMs: -1 }] });
-      // the nested options of TypeScript before 0.2 were never the HTTP shape
+      // the earlier nested options of addBulk were never the HTTP shape
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1, options: { group: 'g' } }] });
     });
 

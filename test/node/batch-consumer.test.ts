@@ -88,7 +88,7 @@ describe('the batch consumer', () => {
   it('retries only the job whose entry is no outcome, saying which', async () => {
     const queue = redis.queue<number>();
     const ids = (await queue.addBulk([1, 2, 3].map((payload) => ({ payload, backoff: 60_000 })))).map((r) => r.id);
-    // a JavaScript caller of the form before 0.2: undefined completed a job, an Error failed it
+    // a JavaScript caller of the earlier untyped form: undefined completed a job, an Error failed it
     const old = ((jobs: ReadonlyArray<Job<number>>) => jobs.map((j) => (j.payload === 2 ? undefined : 'completed'))) as unknown as BatchHandler<number>;
     consume(queue, old, 5);
     await until(async () => (await queue.stats()).counts.scheduled === 1);

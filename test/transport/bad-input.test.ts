@@ -110,7 +110,7 @@ describe('bad input', () => {
     await expect(queue.addBulk(jobs)).rejects.toThrow(/^job 2: delayMs/);
   });
 
-  it('refuses the nested bulk form of before 0.2 rather than enqueue without its options', async () => {
+  it('refuses the earlier nested bulk form rather than enqueue without its options', async () => {
     const queue = redis.queue({ name: queueName('nested') });
     // what a caller of the old shape holds: the types refuse it, so this is a JavaScript caller's view
     const nested = [{ payload: 1 }, { payload: 2, options: { group: 'g', delayMs: 5000 } }] as unknown as Array<BulkJob<number>>;

@@ -56,7 +56,7 @@ describe('batchOutcomes: what a batch handler returned, per job', () => {
     }
   });
 
-  it('an entry that is no outcome retries its own job, saying which: the forms before 0.2 included', () => {
+  it('an entry that is no outcome retries its own job, saying which: the earlier untyped forms included', () => {
     const entries = [undefined, null, new Error('old style'), 'ok', false, { retry: 'x', delayMs: -1 }, { retry: 'x', fail: 'y' }, {}, 'completed'];
     const outcomes = batchOutcomes(entries, entries.length);
     expect(outcomes.at(-1)).toEqual({ kind: 'complete' });
