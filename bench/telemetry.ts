@@ -96,7 +96,7 @@ async function hooks(quick: boolean): Promise<Figures> {
   const n = quick ? 200_000 : 1_000_000;
   const results = Promise.resolve([{ id: 'JOB:1', state: 'pending' }] as const);
   const send = (): typeof results => results;
-  const job = { id: 'JOB:1', payload: null, attempts: 1, maxAttempts: 3, group: undefined, token: 1, createdAt: 0, leaseUntil: 0 };
+  const job = { id: 'JOB:1', payload: null, attempt: 1, maxAttempts: 3, group: undefined, token: 1, createdAt: 0, leaseUntil: 0 };
   const finished = [{ job }];
   const complete = { kind: 'complete' } as const;
   const best = async (fn: () => Promise<void> | void): Promise<number> => {

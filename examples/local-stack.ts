@@ -131,10 +131,11 @@ async function main(): Promise<void> {
 
   await queue.setGroupLimit('tenant-a', 2);
   const nodeJobs = mix('node');
-  await queue.addBulk(nodeJobs.map(({ payload, ...o }) => ({ payload, options: { ...o, backoff: 300 } })));
+  await queue.addBulk(nodeJobs.map((j) => ({ ...j, backoff: 300 })));
   let total = nodeJobs.length;
   if (edgeUrl) {
-    const edgeJobs = mix('edge').map((j) => ({ ...j, backoffMs: 300 }));
+    // the same jobs, the same shape: a BulkJob as JSON is a job of the bulk route's body
+    const edgeJobs = mix('edge').map((j) => ({ ...j, backoff: 300 }));
     const res = await fetch(`${edgeUrl}/v1/queues/${QUEUE}/jobs/bulk`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jobs: edgeJobs }) });
     if (res.status !== 201) say(`the Worker refused the bulk enqueue: ${res.status} ${await res.text()}`);
     else total += edgeJobs.length;

@@ -13,7 +13,9 @@ const encoder = new TextEncoder();
 
 /** Defaults a queue applies to jobs that do not say. */
 export interface JobDefaults {
+  /** Attempts per run before a job is dead (default 3). */
   readonly maxAttempts: number;
+  /** Backoff between attempts (default exponential from 1 s, capped at 1 hour, jitter 0.2). */
   readonly backoff: BackoffOptions;
 }
 

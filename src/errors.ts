@@ -36,8 +36,11 @@ export type EmqErrorCode = keyof typeof errorCodes;
 
 /** Where an error arose: the script and the job it was about, when known. */
 export interface EmqErrorContext {
+  /** The script that raised it. */
   readonly script?: string;
+  /** The job it was about. */
   readonly jobId?: string;
+  /** The error underneath (Redis's reply, a client's failure): `error.cause`. */
   readonly cause?: unknown;
 }
 
@@ -49,8 +52,11 @@ export interface EmqErrorContext {
  * try { await queue.add(undefined) } catch (e) { if (e instanceof EmqError) console.log(e.code) }
  */
 export class EmqError extends Error {
+  /** The row of the error table: what kind of failure, and (`status`) its HTTP status. */
   readonly code: EmqErrorCode;
+  /** The script that raised it, when a script did. */
   readonly script: string | undefined;
+  /** The job it was about, when one was. */
   readonly jobId: string | undefined;
 
   constructor(code: EmqErrorCode, message: string, context: EmqErrorContext = {}) {
@@ -148,6 +154,7 @@ export type ConnectionFailure = 'refused' | 'dns' | 'auth' | 'tls' | 'timeout' |
 export class ConnectionError extends RedisError {
   /** The Redis it tried to reach, without credentials. */
   readonly url: string;
+  /** Which kind of cause: refused, dns, auth, tls, timeout, lost or closed. */
   readonly reason: ConnectionFailure;
 
   constructor(message: string, context: EmqErrorContext & { url: string; reason: ConnectionFailure }) {

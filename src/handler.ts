@@ -31,6 +31,7 @@ export class UnrecoverableError extends Error {
 export class RetryAfterError extends Error {
   constructor(
     message: string,
+    /** How long to wait before the next attempt, in ms (an integer >= 0; else the job's backoff). */
     readonly delayMs: number,
     options?: { cause?: unknown },
   ) {
@@ -41,9 +42,24 @@ export class RetryAfterError extends Error {
 
 /** How a handler's run ended, as the settle scripts need it. */
 export type Outcome =
-  | { readonly kind: 'complete' }
-  | { readonly kind: 'retry'; readonly error: string; readonly delayMs?: number }
-  | { readonly kind: 'fail'; readonly error: string };
+  | {
+      /** Done: completed. */
+      readonly kind: 'complete';
+    }
+  | {
+      /** Failed this attempt: retried, or dead when it was the last. */
+      readonly kind: 'retry';
+      /** What the row keeps as its last error. */
+      readonly error: string;
+      /** Retry after exactly this many ms instead of the job's backoff. */
+      readonly delayMs?: number;
+    }
+  | {
+      /** Failed for good: straight to dead. */
+      readonly kind: 'fail';
+      /** What the row keeps as its last error. */
+      readonly error: string;
+    };
 
 const COMPLETE: Outcome = { kind: 'complete' };
 
@@ -76,7 +92,10 @@ export function outcomeOf(error: unknown): Outcome {
 
 /** Thrown into the outcome when a handler runs past its timeout. */
 export class HandlerTimeoutError extends Error {
-  constructor(readonly timeoutMs: number) {
+  constructor(
+    /** The timeout the handler ran past, in ms. */
+    readonly timeoutMs: number,
+  ) {
     super(`the handler ran past its timeout of ${timeoutMs} ms`);
     this.name = 'HandlerTimeoutError';
   }

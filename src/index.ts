@@ -3,9 +3,11 @@
  * consumer runs on (Leases), the registry of queues, the types a transport adapter implements,
  * and the error table. The runtimes live in `echomq/node`, `echomq/edge` and `echomq/http`.
  * test/public-api.test.ts pins this list: a name added or removed here is a decision.
+ *
+ * @module echomq
  */
 export { Queue } from './queue.js';
-export type { QueueOptions, BulkJob, QueueStats } from './queue.js';
+export type { QueueOptions, BulkJob, QueueStats, RequestOptions } from './queue.js';
 export { Leases } from './lease.js';
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
 export type { FailItem, Held, RetryItem, RetryOutcome } from './scripts.js';

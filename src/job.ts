@@ -37,20 +37,40 @@ export interface EnqueueOptions {
 
 /** The result of adding one job. */
 export interface EnqueueResult {
+  /** `JOB:` and the id given, or the one made for it: what every other call takes. */
   readonly id: string;
   /** Where the job went, or `duplicate` when a job with that id already exists (nothing written). */
   readonly state: 'pending' | 'scheduled' | 'duplicate';
 }
 
-/** A job handed to a handler: claimed under a lease, fenced by `token`. */
+/**
+ * A job handed to a handler: claimed under a lease, fenced by `token`.
+ *
+ * @example
+ * const handler: Handler<{ to: string }> = async (job) => {
+ *   if (job.attempt === job.maxAttempts) log(`last try for ${job.id}`);
+ *   await send(job.payload.to);
+ * };
+ */
 export interface Job<Payload = unknown> {
+  /** `JOB:` and the id given at enqueue, or the one made for it: what every other call takes. */
   readonly id: string;
+  /** What was enqueued, parsed from its JSON. */
   readonly payload: Payload;
-  /** This run's attempt, from 1. */
-  readonly attempts: number;
+  /**
+   * Which attempt this run is: 1 on the first claim since the enqueue (or the last reprocess),
+   * counting every claim that ran, a lease that lapsed included. The job is dead when an attempt
+   * fails with `attempt >= maxAttempts`.
+   */
+  readonly attempt: number;
+  /** Attempts allowed per run (since the enqueue or a reprocess). */
   readonly maxAttempts: number;
+  /** The group whose lane it came from, if any. */
   readonly group: string | undefined;
-  /** The lease token (the row's total claims): every settle call about this job carries it. */
+  /**
+   * The lease token: unique in the queue (not a count of anything), carried by every settle call
+   * about this job, so a holder whose lease was taken over changes nothing.
+   */
   readonly token: number;
   /** When the job was enqueued (server time, epoch ms). */
   readonly createdAt: number;
@@ -63,22 +83,42 @@ export interface Job<Payload = unknown> {
   readonly traceparent?: string | undefined;
 }
 
-/** A job as read back from its row. */
+/**
+ * A job as read back from its row: what `getJob` and `listDead` return, and, with its undefined
+ * fields left out, what the HTTP API shows (`JSON.stringify` of a record is the HTTP job).
+ *
+ * @example
+ * const job = await queue.getJob('welcome-a');
+ * if (job?.state === 'dead') console.log(`dead after attempt ${job.attempt} of ${job.maxAttempts}: ${job.error}`);
+ */
 export interface JobRecord<Payload = unknown> {
+  /** `JOB:` and the id given at enqueue, or the one made for it. */
   readonly id: string;
+  /** Where the job stands now. */
   readonly state: JobState;
+  /** What was enqueued, parsed from its JSON. */
   readonly payload: Payload;
+  /** The group whose lane it belongs to, if any. */
   readonly group: string | undefined;
+  /** Lower runs first among claimable jobs of its lane (default 0). */
   readonly priority: number;
-  /** Claims so far, across every run (the fence token of the latest). */
-  readonly attempts: number;
+  /**
+   * The latest attempt of this run: claims since the enqueue or the last reprocess, 0 before the
+   * first. The same count a handler sees as `Job.attempt`; compare it with `maxAttempts`.
+   */
+  readonly attempt: number;
   /** Attempts allowed per run. */
   readonly maxAttempts: number;
-  /** Claims made before the latest reprocess: this run's attempts are `attempts - attemptsBase`. */
-  readonly attemptsBase: number;
+  /**
+   * Every claim that ran, across every run (reprocesses do not reset it): BullMQ's
+   * `attemptsStarted`. A claim given back unstarted (`release`) is not counted.
+   */
+  readonly attemptsStarted: number;
+  /** Backoff between attempts, with the queue's defaults filled in. */
   readonly backoff: BackoffOptions;
   /** The last error an attempt ended with. */
   readonly error: string | undefined;
+  /** When it was enqueued (server time, epoch ms). */
   readonly createdAt: number;
   /** When it completed or died. */
   readonly finishedAt: number | undefined;
@@ -90,9 +130,13 @@ export interface JobRecord<Payload = unknown> {
 
 /** How many jobs are in each state. */
 export interface QueueCounts {
+  /** Claimable now (their queue or group may be paused or at its limit). */
   readonly pending: number;
+  /** Waiting for a due time: delayed, or a retry's backoff. */
   readonly scheduled: number;
+  /** Leased to a consumer. */
   readonly active: number;
+  /** Attempts used up or failed for good, until removed or reprocessed. */
   readonly dead: number;
   /** Jobs completed since the queue began (a counter: completed rows expire). */
   readonly completed: number;
@@ -113,6 +157,8 @@ export interface DeadRetention {
 
 /** Which jobs a page lists: `limit` (1 to 1000, default 50) from `offset` (default 0). */
 export interface PageOptions {
+  /** How many jobs of the state's order to skip (default 0). */
   readonly offset?: number;
+  /** How many jobs at most, 1 to 1000 (default 50). */
   readonly limit?: number;
 }

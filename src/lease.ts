@@ -19,20 +19,27 @@ import { traceReceive, traceSettles } from './telemetry.js';
 
 /** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
 export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
+  /** The jobs claimed, payloads parsed, in turn order (the order n single claims would give). */
   readonly jobs: Array<Job<Payload>>;
 }
 
 /** One beat: claim up to `n` under `leaseMs`, after reaping and promoting at most the limits (1000 each). */
 export interface BeatOptions {
+  /** How many jobs to claim (0: reap and promote only). */
   readonly n: number;
+  /** The lease of the jobs claimed, in ms. */
   readonly leaseMs: number;
+  /** The most expired leases to take back (default 1000). */
   readonly reapLimit?: number;
+  /** The most due scheduled jobs to promote (default 1000). */
   readonly promoteLimit?: number;
 }
 
 /** A held job whose handler has finished, and how. */
 export interface Finished {
+  /** The job and the lease token it was claimed under. */
   readonly job: Held;
+  /** How its handler's run ended. */
   readonly outcome: Outcome;
 }
 
@@ -52,6 +59,7 @@ export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced';
  * claim, or, with `beat`, completes and then a beat (reap, promote, claim).
  */
 export interface Round {
+  /** Held jobs whose handlers finished: each recorded as its outcome says. */
   readonly finished?: readonly Finished[];
   /** Held jobs never started: back to their lanes, the claim not counted. */
   readonly giveBack?: readonly Held[];
@@ -75,13 +83,17 @@ export interface RoundResult<Payload> {
 
 /** A Round ready to send: its script calls, and how to read their replies. */
 export interface PreparedRound<Payload> {
+  /** The script calls to send, in order, in one round trip. */
   readonly calls: readonly ScriptCall[];
+  /** Reads the replies to `calls` (in the same order) into the round's result. */
   read(replies: readonly Reply[]): RoundResult<Payload>;
 }
 
 /** A claim sent some other way than runScripts (behind the parked consumer's BLPOP), and its reader. */
 export interface ClaimCall<Payload> {
+  /** The claim's script call. */
   readonly call: ScriptCall;
+  /** Reads its reply into the jobs claimed. */
   read(reply: Reply): Claimed<Payload>;
 }
 
@@ -105,6 +117,7 @@ interface RoundState {
  * ({ claimed } = await leases.round({ finished, claim: 10, leaseMs: 30_000 }));
  */
 export class Leases<Payload = unknown> {
+  /** The name of the queue these leases are of. */
   readonly queue: string;
   /** Round trips sent through this object (a NOSCRIPT retry counts): what an edge beat spends. */
   requests = 0;
@@ -243,7 +256,12 @@ export class Leases<Payload = unknown> {
   async complete(
     held: readonly Held[],
     options: { claimN?: number; leaseMs?: number } = {},
-  ): Promise<{ completed: boolean[]; claimed: Claimed<Payload> | null }> {
+  ): Promise<{
+    /** Per held job, in order: true when recorded, false when fenced off. */
+    completed: boolean[];
+    /** What the same call claimed (with `claimN`), else null. */
+    claimed: Claimed<Payload> | null;
+  }> {
     const requestKey = this.claimKey(options.claimN ?? 0);
     const { completed, claimed } = await this.run(this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }));
     return { completed, claimed: claimed && this.decode(claimed) };
@@ -271,13 +289,23 @@ export class Leases<Payload = unknown> {
   }
 
   /** Moves up to `limit` due scheduled jobs to be claimed. */
-  promote(limit = 1000): Promise<{ promoted: number; nextDueAt: number | null }> {
+  promote(limit = 1000): Promise<{
+    /** Jobs moved to be claimed. */
+    promoted: number;
+    /** When the next scheduled job falls due (server time, epoch ms), null for none. */
+    nextDueAt: number | null;
+  }> {
     assertCount('limit', limit, 1);
     return this.run(this.scripts.promoteOp(limit));
   }
 
   /** Takes back up to `limit` expired leases. */
-  reap(limit = 1000): Promise<{ requeued: number; buried: number }> {
+  reap(limit = 1000): Promise<{
+    /** Jobs back to be claimed, their attempt counted. */
+    requeued: number;
+    /** Jobs sent to dead: that lapsed lease was their last attempt. */
+    buried: number;
+  }> {
     assertCount('limit', limit, 1);
     return this.run(this.scripts.reapOp(limit));
   }

@@ -61,16 +61,31 @@ export interface RequestOptions {
   readonly traceparent?: string;
 }
 
-/** One job of a bulk enqueue. */
-export interface BulkJob<Payload> {
+/**
+ * One job of a bulk enqueue: its payload and the options `add` takes, side by side. The same shape
+ * as a job in the HTTP API's bulk body, so `JSON.stringify({ jobs })` is that body.
+ *
+ * @example
+ * await queue.addBulk([{ payload: { to: 'a' } }, { payload: { to: 'b' }, group: 'tenant-1', delayMs: 5000 }]);
+ */
+export interface BulkJob<Payload> extends EnqueueOptions {
+  /** What the handler gets as `job.payload`: anything JSON can carry. */
   readonly payload: Payload;
-  readonly options?: EnqueueOptions;
+  /**
+   * Not taken: a job's options go beside its payload. Typed `never` so code written for the
+   * earlier nested form (`{payload, options: {...}}`) fails to compile instead of
+   * enqueueing without its options; at run time it is an InvalidArgumentError.
+   */
+  readonly options?: never;
 }
 
 /** A queue's state at a glance. */
 export interface QueueStats {
+  /** The queue's name. */
   readonly queue: string;
+  /** Whether it is paused (`pause()`): nothing is claimed until `resume()`. */
   readonly paused: boolean;
+  /** Its jobs per state. */
   readonly counts: QueueCounts;
 }
 
@@ -117,6 +132,7 @@ function bulkLimit(limit: number | undefined): number {
  * const { id } = await queue.add({ to: 'a@example.com' }, { group: 'tenant-1', delayMs: 5000 });
  */
 export class Queue<Payload = unknown> {
+  /** The queue's name: letters, digits and `._-`, at most 128. */
   readonly name: string;
   /** How long a completed job stays readable, in ms (see QueueOptions). */
   readonly keepCompletedMs: number;
@@ -182,18 +198,26 @@ export class Queue<Payload = unknown> {
   }
 
   /**
-   * Adds many jobs in one round trip (one script call per 1000). Every job is validated first:
-   * one bad job throws and nothing is written.
+   * Adds many jobs in one round trip (one script call per 1000), each `{payload, ...options}`.
+   * Every job is validated first: one bad job throws and nothing is written. Resolves with one
+   * result per job, in order, as `add` would answer it.
+   *
+   * @example
+   * const results = await queue.addBulk([{ payload: 1 }, { payload: 2, id: 'two', priority: 1 }]);
+   * // [{ id: 'JOB:1', state: 'pending' }, { id: 'JOB:two', state: 'pending' }]
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<Payload>>, options: RequestOptions = {}): Promise<EnqueueResult[]> {
-    if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, options?}');
+    if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, ...options}');
     assertObject('options', options);
     const request = this.requestKey(options.idempotencyKey);
     const encoded = jobs.map((job: unknown, index) => {
       try {
         assertObject('a bulk job', job);
-        const { payload, options: jobOptions } = job as BulkJob<Payload>;
-        return encodeJob(payload, jobOptions, this.defaults, this.maxPayloadBytes);
+        // the earlier nested form would otherwise enqueue with every option silently dropped
+        if ('options' in job) {
+          throw new InvalidArgumentError('a bulk job takes its options beside the payload, {payload, group, delayMs, ...}, not under `options`');
+        }
+        return encodeJob((job as BulkJob<Payload>).payload, job as BulkJob<Payload>, this.defaults, this.maxPayloadBytes);
       } catch (error) {
         if (error instanceof Error) error.message = `job ${index}: ${error.message}`;
         throw error;
@@ -313,7 +337,12 @@ export class Queue<Payload = unknown> {
   }
 
   /** The counted sweep: recounts `group`'s active jobs and repairs its stored count. */
-  async sweepGroup(group: string): Promise<{ stored: number; counted: number }> {
+  async sweepGroup(group: string): Promise<{
+    /** The active count Redis held before. */
+    stored: number;
+    /** The active jobs of the group counted now: what is stored after. */
+    counted: number;
+  }> {
     assertName('group', group);
     return this.scripts.run(this.scripts.sweepGroupOp(group));
   }
@@ -526,9 +555,9 @@ export class Queue<Payload = unknown> {
       payload: JSON.parse(row.d ?? 'null') as Payload,
       group: row.g,
       priority: Number(row.p ?? 0),
-      attempts: Number(row.a ?? 0),
+      attempt: Number(row.a ?? 0) - Number(row.z ?? 0),
       maxAttempts: Number(row.m ?? 0),
-      attemptsBase: Number(row.z ?? 0),
+      attemptsStarted: Number(row.a ?? 0),
       backoff: decodeBackoff(row.b),
       error: row.e,
       createdAt: Number(row.c ?? 0),

@@ -7,8 +7,11 @@ const CHUNK = 100;
 
 /** One queue of the registry, at a glance. */
 export interface QueueOverview {
+  /** The queue's name. */
   readonly queue: string;
+  /** Whether it is paused. */
   readonly paused: boolean;
+  /** Its jobs per state. */
   readonly counts: QueueCounts;
   /** Jobs ever sent to dead (attempts used up or failed for good): a counter, unlike `counts.dead`. */
   readonly deadTotal: number;

@@ -18,7 +18,8 @@ export interface ClaimedRow {
   readonly token: number;
   readonly payload: string;
   readonly group: string | undefined;
-  readonly attempts: number;
+  /** This run's attempt, from 1 (Job.attempt). */
+  readonly attempt: number;
   readonly maxAttempts: number;
   readonly createdAt: number;
   readonly leaseUntil: number;
@@ -30,6 +31,7 @@ export interface ClaimedRow {
 export interface ClaimResult {
   /** The server's time when it ran (epoch ms). */
   readonly now: number;
+  /** Whether the queue is paused (then nothing was claimed). */
   readonly paused: boolean;
   /**
    * The next scheduled job's due time (null for none) when fewer jobs were claimed than asked, or
@@ -38,20 +40,26 @@ export interface ClaimResult {
   readonly nextDueAt: number | null;
   /** The earliest lease deadline, on the same occasions as nextDueAt; else null. */
   readonly nextLeaseEnd: number | null;
+  /** Due scheduled jobs a beat moved to be claimed. */
   readonly promoted: number;
+  /** Expired leases a beat took back to be claimed again. */
   readonly requeued: number;
+  /** Expired leases a beat sent to dead: that was their last attempt. */
   readonly buried: number;
   readonly jobs: readonly ClaimedRow[];
 }
 
 /** A settle call's subject: a job and the lease token its holder got. */
 export interface Held {
+  /** The job's id. */
   readonly id: string;
+  /** The lease token its claim handed out (`Job.token`). */
   readonly token: number;
 }
 
 /** A failed attempt to settle by retry. */
 export interface RetryItem extends Held {
+  /** The error the attempt ended with: the row keeps it as its last. */
   readonly error: string;
   /** Retry after exactly this many ms instead of the job's backoff. */
   readonly delayMs?: number;
@@ -59,6 +67,7 @@ export interface RetryItem extends Held {
 
 /** A failed attempt to settle by failing for good. */
 export interface FailItem extends Held {
+  /** Why it failed for good: the row keeps it as its last error. */
   readonly error: string;
 }
 
@@ -126,7 +135,7 @@ function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
         token: asNumber(j[1], 'token'),
         payload: asString(j[2], 'payload'),
         group: group === '' ? undefined : group,
-        attempts: asNumber(j[4], 'attempts'),
+        attempt: asNumber(j[4], 'attempt'),
         maxAttempts: asNumber(j[5], 'maxAttempts'),
         createdAt: asNumber(j[6], 'createdAt'),
         leaseUntil: now + leaseMs,

@@ -151,7 +151,7 @@ export function startProcess(queue: string, job: Job<unknown>): ProcessSpan | un
   const span = otel.tracer.startSpan(`process ${queue}`, { kind: CONSUMER }, parent);
   if (span.isRecording()) {
     span.setAttributes(common(queue, 'process'));
-    span.setAttributes({ 'messaging.message.id': job.id, 'echomq.job.attempt': job.attempts, 'echomq.job.max_attempts': job.maxAttempts });
+    span.setAttributes({ 'messaging.message.id': job.id, 'echomq.job.attempt': job.attempt, 'echomq.job.max_attempts': job.maxAttempts });
     if (job.group !== undefined) span.setAttribute('echomq.job.group', job.group);
     processSpans.set(job, span.spanContext());
   } else if (!isValidTraceContext(span.spanContext())) {

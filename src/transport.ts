@@ -5,8 +5,11 @@ export type Reply = string | number | null | Reply[];
 
 /** One script invocation. */
 export interface ScriptCall {
+  /** The script to run. */
   readonly script: ScriptSource;
+  /** Its KEYS (one cluster slot: the queue's hash tag). */
   readonly keys: readonly string[];
+  /** Its ARGV. */
   readonly args: readonly (string | number)[];
 }
 
@@ -59,6 +62,8 @@ export interface BlockingTransport extends Transport {
 
 /** What `blpopThen` saw: the key a token came from (null at the timeout) and the call's reply. */
 export interface ParkedReply {
+  /** The key a token came from, or null at the timeout or when interrupted. */
   readonly key: string | null;
+  /** The call's reply, an Error when Redis refused it, undefined when none came. */
   readonly reply: Reply | Error | undefined;
 }

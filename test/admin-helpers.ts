@@ -14,7 +14,7 @@ export async function buryJobs<P>(queue: Queue<P>, payloads: readonly P[], optio
   const ids: string[] = [];
   for (let i = 0; i < payloads.length; i += 1000) {
     const part = payloads.slice(i, i + 1000);
-    await queue.addBulk(part.map((payload) => ({ payload, options: { maxAttempts: 1, ...options } })));
+    await queue.addBulk(part.map((payload) => ({ payload, maxAttempts: 1, ...options})));
     const { jobs } = await leases(queue).claim(part.length, 30_000);
     expect(await leases(queue).fail(jobs.map((j) => ({ id: j.id, token: j.token, error: 'boom' })))).toEqual(jobs.map(() => 'dead'));
     ids.push(...jobs.map((j) => j.id));

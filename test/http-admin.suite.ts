@@ -74,7 +74,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
     /** `n` jobs sent to dead the way a consumer does. */
     async function bury(queue: string, n: number): Promise<string[]> {
       const { queue: side, leases } = consumer(queue);
-      await side.addBulk(Array.from({ length: n }, (_, i) => ({ payload: i, options: { maxAttempts: 1 } })));
+      await side.addBulk(Array.from({ length: n }, (_, i) => ({ payload: i, maxAttempts: 1})));
       const { jobs } = await leases.claim(n, 30_000);
       await leases.fail(jobs.map((j) => ({ id: j.id, token: j.token, error: 'boom' })));
       return jobs.map((j) => j.id);
@@ -87,7 +87,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       expect(pending.status).toBe(200);
       expect((pending.body.jobs as Array<{ payload: string }>).map((j) => j.payload)).toEqual(['u1', 'u2']);
       const next = await call('GET', `/v1/queues/${queue}/jobs?state=pending&limit=2&offset=2`);
-      expect(next.body.jobs).toMatchObject([{ payload: 'g1', group: 'g', state: 'pending', attempts: 0 }]);
+      expect(next.body.jobs).toMatchObject([{ payload: 'g1', group: 'g', state: 'pending', attempt: 0 }]);
       expect((await call('GET', `/v1/queues/${queue}/jobs?state=scheduled`)).body.jobs).toMatchObject([{ payload: 's', state: 'scheduled' }]);
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs`);
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs?state=waiting`);

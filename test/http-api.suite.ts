@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Leases } from '../src/lease.js';
-import { Queue } from '../src/queue.js';
+import { type BulkJob, Queue } from '../src/queue.js';
 
 /** The payload cap by default: 1 MiB of UTF-8 JSON as stored. */
 const PAYLOAD_CAP = 1024 * 1024;
@@ -190,10 +190,10 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(created.body).toEqual({ id: 'JOB:order-1', state: 'pending' });
       expect(created.headers.get('x-request-id')).toBeTruthy();
       const again = await call('POST', `/v1/queues/${queue}/jobs`, { payload: { other: true }, id: 'order-1' });
-      expect(again).toMatchObject({ status: 200, body: { id: 'JOB:order-1', duplicate: true } });
+      expect(again).toMatchObject({ status: 200, body: { id: 'JOB:order-1', state: 'duplicate' } });
       const job = await call('GET', `/v1/queues/${queue}/jobs/JOB:order-1`);
       expect(job.status).toBe(200);
-      expect(job.body).toMatchObject({ id: 'JOB:order-1', state: 'pending', payload: { to: 'a@example.com' }, group: 'tenant-1', priority: 3, maxAttempts: 5, attempts: 0, backoff: { type: 'fixed', delayMs: 250 } });
+      expect(job.body).toMatchObject({ id: 'JOB:order-1', state: 'pending', payload: { to: 'a@example.com' }, group: 'tenant-1', priority: 3, maxAttempts: 5, attempt: 0, attemptsStarted: 0, backoff: { type: 'fixed', delayMs: 250 } });
       expect(await raw.zcard(`emq:{${queue}}:lane:tenant-1`)).toBe(1);
     });
 
@@ -233,10 +233,43 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       const queue = q();
       const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, delayMs: 1000 }] });
       expect(bulk.status).toBe(201);
-      expect(bulk.body).toEqual({ ids: ['JOB:1', 'JOB:2', 'JOB:3'], states: ['pending', 'pending', 'scheduled'] });
+      expect(bulk.body).toEqual({ jobs: [{ id: 'JOB:1', state: 'pending' }, { id: 'JOB:2', state: 'pending' }, { id: 'JOB:3', state: 'scheduled' }] });
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: Array.from({ length: 1001 }, (_, i) => ({ payload: i })) });
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [] });
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, delayMs: -1 }] });
+      // the earlier nested options of addBulk were never the HTTP shape
+      await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1, options: { group: 'g' } }] });
+    });
+
+    it('speaks the TypeScript shapes: a BulkJob as JSON is a bulk job, the replies are EnqueueResult and JobRecord as JSON', async () => {
+      const queue = q();
+      const runAt = new Date(Date.now() + 3_600_000);
+      const jobs: Array<BulkJob<{ to: string }>> = [
+        { payload: { to: 'a' }, id: 'a', group: 'tenant-1', priority: 2, maxAttempts: 5, backoff: 250 },
+        { payload: { to: 'b' }, runAt, backoff: { type: 'exponential', delayMs: 100, maxDelayMs: 1000, jitter: 0 } },
+        { payload: { to: 'a again' }, id: 'a' },
+      ];
+      const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs });
+      expect(bulk.status).toBe(201);
+      // the same jobs through addBulk, on a queue of their own: the same results
+      const transport = IoredisTransport.connect(redisUrl());
+      try {
+        const twin = new Queue<{ to: string }>(transport, q());
+        const results = await twin.addBulk(jobs);
+        expect(bulk.body).toEqual({ jobs: results });
+        expect(results.map((r) => r.state)).toEqual(['pending', 'scheduled', 'duplicate']);
+        // a job read back: the HTTP body is the JobRecord as JSON
+        const mine = new Queue<{ to: string }>(transport, queue);
+        for (const { id } of results.slice(0, 2)) {
+          const viaHttp = await call('GET', `/v1/queues/${queue}/jobs/${id}`);
+          expect(viaHttp.body).toEqual(JSON.parse(JSON.stringify(await mine.getJob(id))));
+        }
+        expect((await call('GET', `/v1/queues/${queue}/jobs/a`)).body).toMatchObject({ backoff: { type: 'fixed', delayMs: 250 }, attempt: 0, attemptsStarted: 0 });
+        // one job: the same EnqueueResult as `add`
+        expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'c' }, id: 'a' })).body).toEqual(await mine.add({ to: 'c' }, { id: 'a' }));
+      } finally {
+        await transport.close();
+      }
     });
 
     it('refuses bad input with 400 and writes nothing', async () => {
@@ -270,8 +303,9 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       const text = new TextEncoder().encode('{"jobs":[{"payload":1},{"payload":"中文 ✓"}]}');
       const cut = text.indexOf(0xe4) + 1;
       const bulk = await chunkedCall(`/v1/queues/${queue}/jobs/bulk`, [text.slice(0, cut), text.slice(cut)]);
-      expect(bulk).toMatchObject({ status: 201, body: { states: ['pending', 'pending'] } });
-      expect((await call('GET', `/v1/queues/${queue}/jobs/${(bulk.body.ids as string[])[1]}`)).body).toMatchObject({ payload: '中文 ✓' });
+      expect(bulk).toMatchObject({ status: 201, body: { jobs: [{ state: 'pending' }, { state: 'pending' }] } });
+      const [, second] = bulk.body.jobs as Array<{ id: string }>;
+      expect((await call('GET', `/v1/queues/${queue}/jobs/${second!.id}`)).body).toMatchObject({ payload: '中文 ✓' });
       // read whole, then judged like any other body
       const bad = await chunkedCall(`/v1/queues/${queue}/jobs`, ['{"payload":1,', '"delayMs":-1}']);
       expect(bad).toMatchObject({ status: 400, body: { error: { code: 'EMQARG' } } });
@@ -303,10 +337,14 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       }
       const dead = await call('GET', `/v1/queues/${queue}/dead?limit=10`);
       expect(dead.status).toBe(200);
-      expect(dead.body.jobs).toMatchObject([{ id: 'JOB:d1', state: 'dead', error: 'boom', payload: 'd' }]);
+      expect(dead.body.jobs).toMatchObject([{ id: 'JOB:d1', state: 'dead', error: 'boom', payload: 'd', attempt: 1, maxAttempts: 1, attemptsStarted: 1 }]);
       const again = await call('POST', `/v1/queues/${queue}/jobs/d1/reprocess`);
       expect(again).toMatchObject({ status: 200, body: { id: 'JOB:d1', state: 'pending' } });
       expect(await raw.zscore(`emq:{${queue}}:pending`, 'JOB:d1')).not.toBeNull();
+      // one meaning each: `attempt` is this run's (none yet since the reprocess), `attemptsStarted` every claim
+      const reprocessed = await call('GET', `/v1/queues/${queue}/jobs/d1`);
+      expect(reprocessed.body).toMatchObject({ state: 'pending', attempt: 0, maxAttempts: 1, attemptsStarted: 1 });
+      expect(reprocessed.body).not.toHaveProperty('attempts');
     });
 
     it('pauses and resumes the queue and a group, and sets and lifts a limit', async () => {
@@ -342,6 +380,15 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(Object.keys(paths['/v1/queues/{queue}/jobs']!.post!.requestBody!.content['application/json']!.schema.properties ?? {})).toEqual(
         expect.arrayContaining(['payload', 'id', 'group', 'delayMs', 'runAt', 'priority', 'maxAttempts', 'backoffMs']),
       );
+      // the document says the shapes the routes answer: one EnqueueResult per job, the Job's attempt counts
+      const schemas = (doc.body.components as { schemas: Record<string, { properties: Record<string, unknown> }> }).schemas;
+      expect(JSON.stringify((paths['/v1/queues/{queue}/jobs/bulk']!.post as { responses: Record<string, unknown> }).responses['201'])).toContain(
+        '"jobs":{"type":"array","items":{"$ref":"#/components/schemas/EnqueueResult"}}',
+      );
+      expect(Object.keys(schemas.EnqueueResult!.properties)).toEqual(['id', 'state']);
+      expect(Object.keys(schemas.Job!.properties)).toEqual(expect.arrayContaining(['attempt', 'maxAttempts', 'attemptsStarted']));
+      expect(Object.keys(schemas.Job!.properties)).not.toEqual(expect.arrayContaining(['attempts']));
+      expect(Object.keys(schemas.Job!.properties)).not.toEqual(expect.arrayContaining(['totalAttempts']));
     });
 
     it('answers unknown routes with a JSON 404', async () => {

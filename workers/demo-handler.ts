@@ -16,18 +16,18 @@ export interface DemoPayload {
  * every attempt and gives up for good on its last.
  */
 export async function demoHandler(
-  job: { readonly id: string; readonly payload: DemoPayload; readonly attempts: number; readonly maxAttempts: number },
+  job: { readonly id: string; readonly payload: DemoPayload; readonly attempt: number; readonly maxAttempts: number },
   runtime: string,
   log: (line: string) => void = (line) => console.log(line),
 ): Promise<void> {
   const p = job.payload;
-  log(`[${runtime}] ${job.id} attempt ${job.attempts}: ${JSON.stringify(p)}`);
+  log(`[${runtime}] ${job.id} attempt ${job.attempt}: ${JSON.stringify(p)}`);
   if (p.sleepMs) await new Promise((resolve) => setTimeout(resolve, p.sleepMs));
   if (p.fail === 'dead') throw new UnrecoverableError('asked to die');
   if (p.fail === 'retry') throw new Error('asked to retry');
-  if (p.kind === 'flaky' && job.attempts === 1) throw new Error('the mail server hung up (first try only)');
+  if (p.kind === 'flaky' && job.attempt === 1) throw new Error('the mail server hung up (first try only)');
   if (p.kind === 'doomed') {
-    if (job.attempts < job.maxAttempts) throw new Error(`no such mailbox (attempt ${job.attempts})`);
+    if (job.attempt < job.maxAttempts) throw new Error(`no such mailbox (attempt ${job.attempt})`);
     throw new UnrecoverableError('no such mailbox: giving up');
   }
 }

@@ -31,7 +31,9 @@ export const adminChunks: BenchCase = {
         await queue.addBulk(
           Array.from({ length: Math.min(1000, count - i) }, (_, j) => ({
             payload: i + j,
-            options: { maxAttempts: 1, ...((i + j) % 2 === 0 ? { group: `g${(i + j) % 100}` } : {}), ...(i + j < delayed ? { delayMs: 3_600_000 } : {}) },
+            maxAttempts: 1,
+            ...((i + j) % 2 === 0 ? { group: `g${(i + j) % 100}` } : {}),
+            ...(i + j < delayed ? { delayMs: 3_600_000 } : {}),
           })),
         );
       }

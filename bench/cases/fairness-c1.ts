@@ -29,8 +29,8 @@ export const fairnessC1: BenchCase = {
     let stop: () => Promise<void>;
     if (impl === 'echomq') {
       const { transport, queue } = echoQueue(ctx, name);
-      await queue.addBulk(Array.from({ length: big }, (_, i) => ({ payload: { i }, options: { group: 'big' } })));
-      await queue.addBulk(smallJobs.map((group, i) => ({ payload: { i }, options: { group } })));
+      await queue.addBulk(Array.from({ length: big }, (_, i) => ({ payload: { i }, group: 'big' })));
+      await queue.addBulk(smallJobs.map((group, i) => ({ payload: { i }, group })));
       const consumer = new Consumer(transport, queue, (job) => seen(job.group ?? ''), { concurrency: 1 });
       start = () => void consumer.start();
       stop = async () => {

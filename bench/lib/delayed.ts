@@ -32,7 +32,7 @@ export async function delayedLateness(ctx: BenchContext, impl: Impl, spec: Delay
       concurrency: spec.concurrency,
     }).start();
     addBatch = (due, count) =>
-      producer.queue.addBulk(Array.from({ length: count }, () => ({ payload: { due }, options: { runAt: due } })));
+      producer.queue.addBulk(Array.from({ length: count }, () => ({ payload: { due }, runAt: due })));
     stop = async () => {
       await consumer.stop();
       await Promise.all([worker.transport.close(), producer.transport.close()]);

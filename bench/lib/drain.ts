@@ -36,7 +36,7 @@ export async function drain(ctx: BenchContext, impl: Impl, spec: DrainSpec): Pro
     await producer.queue.addBulk(
       Array.from({ length: spec.n }, (_, i) => {
         const group = groupOf(spec, i);
-        return { payload: { i }, options: group ? { group } : {} };
+        return { payload: { i }, ...(group ? { group } : {}) };
       }),
     );
     await producer.transport.close();

@@ -14,8 +14,8 @@ const consumer = Consumer.connect<{ n: number; ms: number; fail?: 'retry' | 'dea
     await redis.hincrby(runsKey!, `${job.id}|${job.token}`, 1);
     await new Promise((resolve) => setTimeout(resolve, job.payload.ms));
     if (job.payload.fail === 'dead') throw new UnrecoverableError('chaos: fails for good');
-    if (job.payload.fail === 'retry' && job.attempts < 2) throw new Error('chaos: fails its first attempt');
-    if (job.payload.fail === 'later' && job.attempts < 2) throw new RetryAfterError('chaos: later', 50);
+    if (job.payload.fail === 'retry' && job.attempt < 2) throw new Error('chaos: fails its first attempt');
+    if (job.payload.fail === 'later' && job.attempt < 2) throw new RetryAfterError('chaos: later', 50);
   },
   { concurrency: 8, leaseMs: 1_000, beatMs: 500, queue: { keepCompletedMs: -1 } },
 ).start();

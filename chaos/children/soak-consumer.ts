@@ -33,8 +33,8 @@ const consumer = Consumer.connect<SoakPayload>(
     const kind = job.payload.kind;
     if (kind === 'dead') throw new UnrecoverableError('soak: fails for good');
     if (kind === 'revive' && (await tracker.sadd(`${track}:died`, job.id)) === 1) throw new UnrecoverableError('soak: fails for good once');
-    if (kind === 'retry' && job.attempts < 2) throw new Error('soak: fails its first attempt');
-    if (kind === 'later' && job.attempts < 2) throw new RetryAfterError('soak: later', 50);
+    if (kind === 'retry' && job.attempt < 2) throw new Error('soak: fails its first attempt');
+    if (kind === 'later' && job.attempt < 2) throw new RetryAfterError('soak: later', 50);
     await tracker.hset(`${track}:ok`, job.id, job.payload.n);
   },
   { concurrency: 8, leaseMs: 1_000, beatMs: 500, queue: { keepCompletedMs: Number(keepCompletedMs) } },

@@ -49,7 +49,9 @@ export const killedConsumers: Scenario = {
             const fail = kinds[n % kinds.length];
             return {
               payload: { n, ms: 20 + (n % 150), ...(fail ? { fail } : {}) },
-              options: { ...(n % 3 === 0 ? {} : { group: `g${n % 3}` }), ...(n % 10 === 0 ? { delayMs: 200 + (n % 7) * 100 } : {}), backoff: 50 },
+              ...(n % 3 === 0 ? {} : { group: `g${n % 3}` }),
+              ...(n % 10 === 0 ? { delayMs: 200 + (n % 7) * 100 } : {}),
+              backoff: 50,
             };
           }),
         );

@@ -89,12 +89,10 @@ function soakJob(seed: number, n: number): BulkJob<SoakPayload> {
   const group = g < 0.05 ? 'g0' : g < 0.1 ? 'g1' : g < 0.4 ? `t${Math.floor(u(3) * 6)}` : undefined;
   return {
     payload: { n, ms: 10 + Math.floor(u(4) * 60), ...(kind ? { kind } : {}) },
-    options: {
-      backoff: 50,
-      ...(group ? { group } : {}),
-      ...(u(5) < 0.05 ? { delayMs: 200 + Math.floor(u(6) * 800) } : {}),
-      ...(u(7) < 0.05 ? { priority: 1 + Math.floor(u(8) * 3) } : {}),
-    },
+    backoff: 50,
+    ...(group ? { group } : {}),
+    ...(u(5) < 0.05 ? { delayMs: 200 + Math.floor(u(6) * 800) } : {}),
+    ...(u(7) < 0.05 ? { priority: 1 + Math.floor(u(8) * 3) } : {}),
   };
 }
 
@@ -149,9 +147,9 @@ class Producer {
 
   private async addOne(): Promise<void> {
     const n = this.next++;
-    const job = soakJob(this.seed, n);
-    const { id } = await this.retrying(() => this.queue.add(job.payload, { ...job.options, idempotencyKey: `s-${n}` }));
-    this.acknowledged.set(id, { n, kind: job.payload.kind });
+    const { payload, ...options } = soakJob(this.seed, n);
+    const { id } = await this.retrying(() => this.queue.add(payload, { ...options, idempotencyKey: `s-${n}` }));
+    this.acknowledged.set(id, { n, kind: payload.kind });
     this.singles++;
     this.lastAddAt = performance.now();
   }

@@ -6,7 +6,9 @@ import type { Queue } from '../queue.js';
 
 /** A job whose handler finished in a beat, waiting to be acknowledged. */
 export interface FinishedJob<P> {
+  /** The job as it was claimed. */
   readonly job: Job<P>;
+  /** How its handler's run ended: what its acknowledgement records. */
   readonly outcome: Outcome;
 }
 
@@ -37,7 +39,12 @@ export interface BoundedBeatOptions<P = unknown> {
    * The reply of this beat's first request (a beat claiming `asked`), when the caller already sent
    * it: one request carries the first beats of every queue of a scheduled event.
    */
-  readonly first?: { readonly claimed: Claimed<P>; readonly asked: number };
+  readonly first?: {
+    /** What the request claimed (and reaped and promoted). */
+    readonly claimed: Claimed<P>;
+    /** How many jobs it asked for: fewer claimed means the queue ran dry. */
+    readonly asked: number;
+  };
   /** Jobs finished in an earlier beat whose acknowledgement waited: they ride with this beat's first request. */
   readonly carried?: ReadonlyArray<FinishedJob<P>>;
   /**
@@ -57,10 +64,15 @@ export interface BoundedBeatOptions<P = unknown> {
 
 /** What one bounded beat did. */
 export interface BeatSummary {
+  /** The queue this beat served. */
   readonly queue: string;
+  /** Jobs claimed, over every request of the beat. */
   claimed: number;
+  /** Jobs whose completion was recorded. */
   completed: number;
+  /** Jobs sent back to be tried again (now or after their backoff). */
   retried: number;
+  /** Jobs sent to dead (attempts used up, or failed for good). */
   dead: number;
   /** Claimed but never started (no time left): given back uncounted. */
   released: number;
@@ -68,6 +80,7 @@ export interface BeatSummary {
   fenced: number;
   /** Redis requests sent (each one HTTP request to Upstash), a NOSCRIPT retry included. */
   requests: number;
+  /** How long the beat took, in ms. */
   durationMs: number;
   /**
    * Why it ended: nothing left to claim (`empty`), the deadline, the request budget, or `no-time`:

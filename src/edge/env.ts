@@ -24,10 +24,22 @@ export interface WorkerEnv {
   readonly EMQ_ACK_WITHIN_MS?: string;
   /** Bounded beat settings (see BoundedBeatOptions); they override the code's `beat` options. */
   readonly EMQ_CONCURRENCY?: string;
+  /** Jobs claimed per request (default 20). */
   readonly EMQ_BATCH_SIZE?: string;
+  /**
+   * A handler's time limit in ms (default 10,000); a job starts only when it fits before the
+   * deadline.
+   */
   readonly EMQ_JOB_TIMEOUT_MS?: string;
+  /**
+   * Redis requests a scheduled event may send (default 900, under Cloudflare's 1,000 subrequests).
+   */
   readonly EMQ_MAX_REQUESTS?: string;
+  /**
+   * How long leases outlive the deadline, in ms (default 15,000), so a beat cut off loses nothing.
+   */
   readonly EMQ_LEASE_MARGIN_MS?: string;
+  /** How often a draining beat also reaps and promotes, in ms (default 5,000). */
   readonly EMQ_REAP_EVERY_MS?: string;
 }
 

@@ -8,13 +8,17 @@ type Pipeline = ReturnType<Redis['pipeline']>;
 
 /** Where fromEnv reads the REST endpoint: a Worker's `env`, or `process.env` on Node. */
 export interface UpstashEnv {
+  /** The REST endpoint (the Upstash console, or `emq bridge` locally). */
   readonly UPSTASH_REDIS_REST_URL?: string;
+  /** The bearer token the endpoint requires. */
   readonly UPSTASH_REDIS_REST_TOKEN?: string;
 }
 
 /** connect()'s options: the endpoint and token, plus any client option but the two it fixes. */
 export type UpstashConnectOptions = Omit<RedisConfigCloudflare, 'url' | 'token' | 'automaticDeserialization'> & {
+  /** The REST endpoint, e.g. `https://eu1-example.upstash.io`. */
   readonly url: string;
+  /** The bearer token the endpoint requires. */
   readonly token: string;
   /**
    * How long one request may take, the client's retries included, before it fails with EMQREDIS
@@ -110,11 +114,11 @@ export class UpstashTransport implements Transport {
     return UpstashTransport.connect({ ...options, url, token });
   }
 
-  evalsha(calls: readonly ScriptCall[]): Promise<Settled> {
+  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
     return this.send(calls, (pipeline, c) => pipeline.evalsha(c.script.sha1, [...c.keys], [...c.args]));
   }
 
-  eval(calls: readonly ScriptCall[]): Promise<Settled> {
+  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
     return this.send(calls, (pipeline, c) => pipeline.eval(c.script.lua, [...c.keys], [...c.args]));
   }
 

@@ -13,12 +13,15 @@ export type { WorkerEnv } from './env.js';
 
 /** The little of Cloudflare's ExecutionContext the Worker uses. */
 export interface WaitUntil {
+  /** Keeps the isolate alive until `promise` settles, after the response is sent. */
   waitUntil(promise: Promise<unknown>): void;
 }
 
 /** The little of Cloudflare's ScheduledController the Worker uses. */
 export interface ScheduledTrigger {
+  /** The cron expression that fired (from `wrangler.toml`). */
   readonly cron: string;
+  /** When the event was scheduled to run (epoch ms). */
   readonly scheduledTime: number;
 }
 
@@ -35,6 +38,10 @@ export type WorkerHandlers<Payloads> = { readonly [Name in keyof Payloads]: Hand
 export interface WorkerOptions<Payloads = Record<string, unknown>> {
   /** A handler per queue: the scheduled beat and the drain after enqueue serve these queues. */
   readonly handlers: WorkerHandlers<Payloads>;
+  /**
+   * Options of every Queue the Worker builds, the API's included (payload cap, defaults,
+   * retention).
+   */
   readonly queueOptions?: QueueOptions;
   /** Bounded beat options (concurrency, batchSize, jobTimeoutMs, maxRequests, leaseMarginMs, reapEveryMs). */
   readonly beat?: DrainBeatOptions;
@@ -44,7 +51,9 @@ export interface WorkerOptions<Payloads = Record<string, unknown>> {
 
 /** The Worker's exported handlers. */
 export interface EchomqWorker {
+  /** The HTTP API: the same app as `emq serve`, with a short drain after an enqueue. */
   fetch(request: Request, env: WorkerEnv, ctx: WaitUntil): Response | Promise<Response>;
+  /** The cron trigger: bounded beats of every queue with a handler until the event's deadline. */
   scheduled(trigger: ScheduledTrigger, env: WorkerEnv, ctx: WaitUntil): Promise<void>;
   /** The hono app, for tests and composition. */
   readonly app: Hono<AppEnv<WorkerEnv>>;

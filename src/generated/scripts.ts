@@ -4,8 +4,11 @@
 
 /** One flattened Lua script: its name, sha1 and source. */
 export interface ScriptSource {
+  /** The script's name: its file in lua/ without `.lua`. */
   readonly name: string;
+  /** The sha1 of `lua`, for EVALSHA. */
   readonly sha1: string;
+  /** The source with its includes flattened in, as EVAL sends it. */
   readonly lua: string;
 }
 

@@ -34,20 +34,31 @@ import type { EnqueueBody } from './schemas.js';
 
 /** One structured log line per request. */
 export interface RequestLog {
+  /** When the request ended, ISO 8601. */
   readonly time: string;
+  /** `error` for a 5xx answer, else `info`. */
   readonly level: 'info' | 'error';
+  /** Always `request`. */
   readonly msg: string;
+  /** The `X-Request-Id` the response carries. */
   readonly requestId: string;
+  /** The HTTP method. */
   readonly method: string;
+  /** The path, without the query. */
   readonly path: string;
+  /** The status answered. */
   readonly status: number;
+  /** How long the answer took, in ms (one decimal). */
   readonly durationMs: number;
+  /** The error's message, when a route threw. */
   readonly error?: string;
 }
 
 /** The app's hono environment: the runtime's bindings, and the request id hono sets. */
 export interface AppEnv<Bindings extends object> {
+  /** The runtime's bindings (`c.env`): the Worker's env, nothing on Node. */
   Bindings: Bindings;
+  /** The request id hono sets (`c.var.requestId`). */
   Variables: RequestIdVariables;
 }
 
@@ -100,6 +111,7 @@ const DOCUMENT = {
   security: [{ bearer: [] }],
 };
 
+/** A body's options as `add` takes them: the same names, `runAt` read from ISO text, `backoffMs` as a number `backoff`. */
 function toOptions(body: EnqueueBody): EnqueueOptions {
   const backoff: number | BackoffOptions | undefined = body.backoff ?? body.backoffMs;
   return {
@@ -124,9 +136,9 @@ function jobView(job: JobRecord): JobView {
   return {
     id: job.id,
     state: job.state,
-    attempts: job.attempts - job.attemptsBase,
+    attempt: job.attempt,
     maxAttempts: job.maxAttempts,
-    totalAttempts: job.attempts,
+    attemptsStarted: job.attemptsStarted,
     payload: job.payload,
     ...(job.group === undefined ? {} : { group: job.group }),
     priority: job.priority,
@@ -237,7 +249,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
       ...(key === undefined ? {} : { idempotencyKey: key }),
       ...(traceparent === undefined ? {} : { traceparent }),
     });
-    if (result.state === 'duplicate') return c.json({ id: result.id, duplicate: true } as const, 200);
+    // the reply is `add`'s result as it is: one shape in TypeScript, over HTTP and from `emq enqueue`
+    if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
     options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
     return c.json({ id: result.id, state: result.state }, 201);
   });
@@ -249,12 +262,12 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const key = c.req.valid('header')['idempotency-key'];
     const traceparent = c.req.header('traceparent');
     const results = await queueOf(c, queue).addBulk(
-      jobs.map((job) => ({ payload: job.payload, options: toOptions(job) })),
+      jobs.map((job) => ({ payload: job.payload, ...toOptions(job) })),
       { ...(key === undefined ? {} : { idempotencyKey: key }), ...(traceparent === undefined ? {} : { traceparent }) },
     );
     const written = results.flatMap((r, i) => (r.state === 'pending' ? [Date.now()] : r.state === 'scheduled' ? [dueAtOf(jobs[i]!)] : []));
     if (written.length > 0) options.afterEnqueue?.(c, queue, Math.min(...written));
-    return c.json({ ids: results.map((r) => r.id), states: results.map((r) => r.state) }, 201);
+    return c.json({ jobs: results.map(({ id, state }) => ({ id, state })) }, 201);
   });
 
   app.openapi(statsRoute, async (c) => {

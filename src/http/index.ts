@@ -1,3 +1,9 @@
+/**
+ * `echomq/http`: the HTTP API as one hono app (`createApp`), the same on Node and in the Worker,
+ * with its metrics and bearer-token pieces.
+ *
+ * @module echomq/http
+ */
 export { createApp } from './app.js';
 export type { AppContext, AppEnv, AppOptions, RequestLog } from './app.js';
 export { renderMetrics } from './metrics.js';

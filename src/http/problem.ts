@@ -3,7 +3,13 @@ import { type EmqErrorCode, EmqError, errorCodes } from '../errors.js';
 
 /** The body of every error the API answers: `{error: {code, message}}`. */
 export interface ErrorBody {
-  readonly error: { readonly code: EmqErrorCode | 'EMQINTERNAL'; readonly message: string };
+  /** What went wrong. */
+  readonly error: {
+    /** A code of the error table (`EMQARG`, `EMQNOTFOUND`...), or `EMQINTERNAL` for a bug of ours. */
+    readonly code: EmqErrorCode | 'EMQINTERNAL';
+    /** What a person reads: the field or id at fault, and why. */
+    readonly message: string;
+  };
 }
 
 /** A JSON error response typed with its status, so a route may answer only what it declares. */

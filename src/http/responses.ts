@@ -27,9 +27,9 @@ export const jobView = z
   .object({
     id: z.string().openapi({ description: 'the id every other route takes: `JOB:` and the id given or made' }),
     state: jobState,
-    attempts: z.number().int().openapi({ description: 'claims in this run (since the last reprocess)' }),
-    maxAttempts: z.number().int(),
-    totalAttempts: z.number().int().openapi({ description: 'claims across every run' }),
+    attempt: z.number().int().openapi({ description: "the latest attempt of this run: claims since the enqueue or the last reprocess, 0 before the first (a handler's `job.attempt`)" }),
+    maxAttempts: z.number().int().openapi({ description: 'attempts allowed per run' }),
+    attemptsStarted: z.number().int().openapi({ description: "every claim that ran, across every run (BullMQ's attemptsStarted)" }),
     payload: z.unknown(),
     group: z.string().optional(),
     priority: z.number().int(),
@@ -44,12 +44,18 @@ export const jobView = z
 
 export type JobView = z.infer<typeof jobView>;
 
-export const enqueued = z.object({ id: z.string(), state: z.enum(['pending', 'scheduled']) });
-export const duplicate = z.object({ id: z.string(), duplicate: z.literal(true) });
-export const enqueuedBulk = z.object({
-  ids: z.array(z.string()),
-  states: z.array(z.enum(['pending', 'scheduled', 'duplicate'])),
-});
+const enqueuedId = z.string().openapi({ description: 'the id every other route takes: `JOB:` and the id given or made' });
+/** What became of one job of an enqueue: `add`'s EnqueueResult, the same shape for one job and in bulk. */
+export const enqueueResult = z
+  .object({
+    id: enqueuedId,
+    state: z.enum(['pending', 'scheduled', 'duplicate']).openapi({ description: '`duplicate`: a job with this id exists, nothing was written' }),
+  })
+  .openapi('EnqueueResult');
+export const enqueued = z.object({ id: enqueuedId, state: z.enum(['pending', 'scheduled']) });
+export const duplicate = z.object({ id: enqueuedId, state: z.literal('duplicate') });
+/** One result per job of the request, in its order. */
+export const enqueuedBulk = z.object({ jobs: z.array(enqueueResult) });
 export const queueStats = z.object({
   queue: z.string(),
   paused: z.boolean(),

@@ -29,7 +29,7 @@ export const backoffOptions = z
   })
   .strict();
 
-/** One job: the payload and its options. */
+/** One job: the payload and its options beside it, as `add` takes them (`BulkJob` in TypeScript). */
 export const enqueueBody = z
   .object({
     payload: z.unknown().refine((v) => v !== undefined, 'payload is required'),
@@ -39,8 +39,9 @@ export const enqueueBody = z
     runAt: z.union([z.number().int().min(0), z.iso.datetime({ offset: true })]).optional(),
     priority: z.number().int().min(0).max(MAX_PRIORITY).optional(),
     maxAttempts: z.number().int().min(1).max(1_000_000).optional(),
-    backoffMs: z.number().int().min(0).optional(),
-    backoff: backoffOptions.optional(),
+    backoffMs: z.number().int().min(0).optional().openapi({ deprecated: true, description: 'the same as a number `backoff`' }),
+    // a number is a fixed delay in ms, as `add` takes it: a TypeScript BulkJob as JSON is a valid job here
+    backoff: z.union([z.number().int().min(0), backoffOptions]).optional(),
   })
   .strict()
   .refine((b) => !(b.delayMs !== undefined && b.runAt !== undefined), 'give delayMs or runAt, not both')

@@ -61,11 +61,11 @@ export class IoredisTransport implements BlockingTransport {
     return new IoredisTransport(quiet(redis), { owned: true, connectTimeoutMs });
   }
 
-  evalsha(calls: readonly ScriptCall[]): Promise<Settled> {
+  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
     return this.send(calls, (c) => ['evalsha', c.script.sha1]);
   }
 
-  eval(calls: readonly ScriptCall[]): Promise<Settled> {
+  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
     return this.send(calls, (c) => ['eval', c.script.lua]);
   }
 

@@ -7,6 +7,7 @@ import { EmqError } from '../errors.js';
 
 /** A Redis to talk to: the one REDIS_URL names, or a private server this process started. */
 export interface LocalRedis {
+  /** Where to connect: REDIS_URL when set, else the private server's `redis://127.0.0.1:<port>`. */
   readonly url: string;
   /** The private server's PID, when this process started one. */
   readonly pid: number | undefined;

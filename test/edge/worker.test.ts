@@ -187,8 +187,8 @@ describe('the Worker', () => {
       const retry = await demo.add({ fail: 'retry' }, { maxAttempts: 2, backoff: 0 });
       const dead = await demo.add({ fail: 'dead' }, { maxAttempts: 5 });
       await scheduled(mf);
-      expect(await demo.getJob(retry.id)).toMatchObject({ state: 'dead', attempts: 2, error: expect.stringMatching(/asked to retry/) });
-      expect(await demo.getJob(dead.id)).toMatchObject({ state: 'dead', attempts: 1, error: expect.stringMatching(/^UnrecoverableError: asked to die/) });
+      expect(await demo.getJob(retry.id)).toMatchObject({ state: 'dead', attempt: 2, error: expect.stringMatching(/asked to retry/) });
+      expect(await demo.getJob(dead.id)).toMatchObject({ state: 'dead', attempt: 1, error: expect.stringMatching(/^UnrecoverableError: asked to die/) });
     } finally {
       await mf.dispose();
     }
@@ -214,7 +214,7 @@ describe('the Worker', () => {
       expect(counts.completed + counts.pending).toBe(20);
       // the ones given back were never started: no attempt counted
       const left = await Promise.all(Array.from({ length: 20 }, (_, i) => demo.getJob(`JOB:${i + 1}`)));
-      for (const job of left.filter((j) => j?.state === 'pending')) expect(job!.attempts).toBe(0);
+      for (const job of left.filter((j) => j?.state === 'pending')) expect(job!.attempt).toBe(0);
     } finally {
       await mf.dispose();
     }
@@ -234,8 +234,8 @@ describe('the Worker', () => {
       await scheduled(tooShort.mf);
       // one request: the beat reaped the lapsed lease and promoted the due job, and claimed nothing
       expect(bridge.stats().requests).toBe(1);
-      expect(await demo.getJob('lapsed')).toMatchObject({ state: 'pending', attempts: 1 });
-      expect(await demo.getJob('due')).toMatchObject({ state: 'pending', attempts: 0 });
+      expect(await demo.getJob('lapsed')).toMatchObject({ state: 'pending', attempt: 1 });
+      expect(await demo.getJob('due')).toMatchObject({ state: 'pending', attempt: 0 });
       expect((await demo.stats()).counts).toMatchObject({ active: 0, scheduled: 0, pending: 2 });
     } finally {
       await tooShort.mf.dispose();

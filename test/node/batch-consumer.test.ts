@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { UnrecoverableError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
-import { BatchConsumer, type BatchHandler } from '../../src/node/consumer/index.js';
+import { BatchConsumer, type BatchHandler, type BatchOutcome } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import type { Queue } from '../../src/queue.js';
-import { until, useRedis } from '../helpers.js';
+import { checkInvariants } from '../invariants.js';
+import { keysOf, until, useRedis } from '../helpers.js';
 
 
 describe('the batch consumer', () => {
@@ -31,7 +32,7 @@ describe('the batch consumer', () => {
     }, 3);
     await until(() => calls === 1);
     await consumer.stop(100);
-    for (const id of ids) expect(await queue.getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+    for (const id of ids) expect(await queue.getJob(id)).toMatchObject({ state: 'pending', attempt: 0, attemptsStarted: 0 });
     expect((await queue.stats()).counts).toMatchObject({ pending: 3, active: 0 });
   });
 
@@ -47,26 +48,75 @@ describe('the batch consumer', () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(23);
   });
 
-  it('settles each job on its own from the entries the handler returns', async () => {
+  it('settles each job on its own from the outcome the handler returns for it', async () => {
     const queue = redis.queue<string>();
-    const ids = (await queue.addBulk(['ok', 'retry', 'dead'].map((payload) => ({ payload, options: { maxAttempts: 2, backoff: 60_000 } })))).map(
-      (r) => r.id,
-    );
+    const k = keysOf(queue);
+    const payloads = ['ok', 'retry', 'retry-soon', 'dead'];
+    const ids = (await queue.addBulk(payloads.map((payload) => ({ payload, maxAttempts: 2, backoff: 60_000 })))).map((r) => r.id);
     const seen: Array<Job<string>> = [];
+    const before = await redis.serverNow();
     consume(queue, (jobs) => {
       seen.push(...jobs);
-      return jobs.map((j) => (j.payload === 'ok' ? undefined : j.payload === 'retry' ? new Error('later') : new UnrecoverableError('never')));
+      return jobs.map((j): BatchOutcome => {
+        if (j.payload === 'ok') return 'completed';
+        if (j.payload === 'retry') return { retry: new Error('later') };
+        if (j.payload === 'retry-soon') return { retry: 'in 30 s', delayMs: 30_000 };
+        return { fail: new UnrecoverableError('never') };
+      });
     }, 5);
     await until(async () => (await queue.stats()).counts.dead === 1);
+    expect(await queue.getJob(ids[0]!)).toMatchObject({ state: 'completed', attempt: 1 });
+    expect(await queue.getJob(ids[1]!)).toMatchObject({ state: 'scheduled', attempt: 1, error: expect.stringMatching(/^Error: later/) });
+    // its own delay, not the job's backoff of a minute
+    expect(await queue.getJob(ids[2]!)).toMatchObject({ state: 'scheduled', attempt: 1, error: 'in 30 s' });
+    const due = Number(await redis.raw.zscore(k.key('scheduled'), ids[2]!));
+    expect(due - before).toBeGreaterThanOrEqual(30_000);
+    expect(due - before).toBeLessThan(35_000);
+    expect(await queue.getJob(ids[3]!)).toMatchObject({ state: 'dead', attempt: 1, error: expect.stringMatching(/^UnrecoverableError: never/) });
+    expect(seen.map((j) => j.payload)).toEqual(payloads);
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
+  it('retries every job of a batch whose handler returned the wrong number of outcomes, naming both', async () => {
+    const queue = redis.queue<number>();
+    const ids = (await queue.addBulk([1, 2, 3].map((payload) => ({ payload, backoff: 60_000 })))).map((r) => r.id);
+    const batches: number[] = [];
+    consume(queue, (jobs) => {
+      batches.push(jobs.length);
+      // one short: before, the third job was completed though nobody spoke for it
+      return jobs.slice(1).map(() => 'completed');
+    }, 5);
+    await until(async () => (await queue.stats()).counts.scheduled === 3);
+    expect(batches).toEqual([3]);
+    for (const id of ids) {
+      expect(await queue.getJob(id)).toMatchObject({
+        state: 'scheduled',
+        attempt: 1,
+        error: "InvalidArgumentError (EMQARG): the batch handler returned 2 outcomes for 3 jobs: return one per job, in order ('completed', {retry: error, delayMs?} or {fail: error}), or nothing to complete them all",
+      });
+    }
+    expect((await queue.stats()).counts).toMatchObject({ completed: 0, pending: 0, active: 0, dead: 0 });
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
+  it('retries only the job whose entry is no outcome, saying which', async () => {
+    const queue = redis.queue<number>();
+    const ids = (await queue.addBulk([1, 2, 3].map((payload) => ({ payload, backoff: 60_000 })))).map((r) => r.id);
+    // a JavaScript caller of the earlier untyped form: undefined completed a job, an Error failed it
+    const old = ((jobs: ReadonlyArray<Job<number>>) => jobs.map((j) => (j.payload === 2 ? undefined : 'completed'))) as unknown as BatchHandler<number>;
+    consume(queue, old, 5);
+    await until(async () => (await queue.stats()).counts.scheduled === 1);
     expect(await queue.getJob(ids[0]!)).toMatchObject({ state: 'completed' });
-    expect(await queue.getJob(ids[1]!)).toMatchObject({ state: 'scheduled', error: expect.stringMatching(/^Error: later/) });
-    expect(await queue.getJob(ids[2]!)).toMatchObject({ state: 'dead', error: expect.stringMatching(/^UnrecoverableError: never/) });
-    expect(seen).toHaveLength(3);
+    expect(await queue.getJob(ids[1]!)).toMatchObject({
+      state: 'scheduled',
+      error: "InvalidArgumentError (EMQARG): outcome 1 of 3 is undefined, not 'completed', {retry: error, delayMs?} or {fail: error}",
+    });
+    expect(await queue.getJob(ids[2]!)).toMatchObject({ state: 'completed' });
   });
 
   it('retries the whole batch when the handler throws, and keeps going', async () => {
     const queue = redis.queue<number>();
-    await queue.addBulk([1, 2, 3].map((payload) => ({ payload, options: { backoff: 0 } })));
+    await queue.addBulk([1, 2, 3].map((payload) => ({ payload, backoff: 0 })));
     let calls = 0;
     consume(queue, () => {
       calls++;
@@ -74,6 +124,6 @@ describe('the batch consumer', () => {
     }, 10);
     await until(async () => (await queue.stats()).counts.completed === 3);
     const records = await Promise.all(['JOB:1', 'JOB:2', 'JOB:3'].map((id) => queue.getJob(id)));
-    expect(records.map((r) => r?.attempts)).toEqual([2, 2, 2]);
+    expect(records.map((r) => r?.attempt)).toEqual([2, 2, 2]);
   });
 });

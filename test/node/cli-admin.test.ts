@@ -32,7 +32,7 @@ describe('the emq admin commands', () => {
   // each command is a process of its own started through tsx (about a second on this machine)
   it('lists jobs, changes a waiting job, reprocesses and cleans dead ones, sets the retention', { timeout: 90_000 }, async () => {
     const queue = redis.queue<unknown>();
-    const [a, b] = await queue.addBulk([{ payload: 'a', options: { id: 'a' } }, { payload: 'b', options: { id: 'b' } }]);
+    const [a, b] = await queue.addBulk([{ payload: 'a', id: 'a'}, { payload: 'b', id: 'b'}]);
     const listed = await emq(['jobs', queue.name, 'pending', '--limit', '5'], env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id)).toEqual([a!.id, b!.id]);
@@ -56,7 +56,7 @@ describe('the emq admin commands', () => {
 
   it('drains, and obliterates: refused while a job is active (exit 2, nothing written), then with --force', async () => {
     const queue = redis.queue();
-    await queue.addBulk([{ payload: 1 }, { payload: 2, options: { delayMs: 60_000 } }, { payload: 3 }]);
+    await queue.addBulk([{ payload: 1 }, { payload: 2, delayMs: 60_000}, { payload: 3 }]);
     await leases(queue).claim(1, 30_000);
     expect(JSON.parse((await emq(['drain', queue.name], env)).stdout)).toEqual({ removed: 2 });
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);

@@ -91,6 +91,12 @@ describe('the emq CLI', () => {
       paused: false,
       counts: { pending: 0, scheduled: 1, active: 0, dead: 0, completed: 0 },
     });
+    // one shape: what `add` returns and the HTTP API answers, `duplicate` included
+    const again = await emq(['enqueue', queue.name, '{"to":"b"}', '--id', 'one'], env);
+    expect(JSON.parse(again.stdout)).toEqual({ id: 'JOB:one', state: 'pending' });
+    const duplicate = await emq(['enqueue', queue.name, '{"to":"c"}', '--id', 'one'], env);
+    expect(duplicate.code).toBe(0);
+    expect(JSON.parse(duplicate.stdout)).toEqual({ id: 'JOB:one', state: 'duplicate' });
   });
 
   it('refuses bad input with exit 2, one line, and writes nothing', async () => {
@@ -158,7 +164,7 @@ describe('the emq CLI', () => {
     const run = await done;
     expect(run.code).toBe(0);
     expect((await queue.stats()).counts).toMatchObject({ completed: 2, active: 0, pending: 0 });
-    expect(await queue.getJob('JOB:2')).toMatchObject({ state: 'dead', attempts: 2 });
+    expect(await queue.getJob('JOB:2')).toMatchObject({ state: 'dead', attempt: 2 });
     expect((await queue.getJob('JOB:2'))?.error).toMatch(/^Error: asked to fail \(attempt 2\)/);
   });
 });

@@ -43,7 +43,7 @@ describe('Redis commands per job', () => {
     if (limit !== undefined) for (let g = 0; g < groups; g++) await queue.setGroupLimit(`g${g}`, limit);
     await raw.config('RESETSTAT');
     await queue.addBulk(
-      Array.from({ length: jobs }, (_, i) => ({ payload: { i }, options: groups > 0 ? { group: `g${i % groups}` } : {} })),
+      Array.from({ length: jobs }, (_, i) => ({ payload: { i }, ...(groups > 0 ? { group: `g${i % groups}` } : {}) })),
     );
     let claimed = await leases(queue).claim(batch, 60_000);
     let completed = 0;
@@ -62,7 +62,7 @@ describe('Redis commands per job', () => {
     const queue = new Queue(transport, queueName('cmds-enq'));
     await queue.stats();
     await raw.config('RESETSTAT');
-    await queue.addBulk(Array.from({ length: jobs }, (_, i) => ({ payload: { i }, options: given ? { id: `order-${i}` } : {} })));
+    await queue.addBulk(Array.from({ length: jobs }, (_, i) => ({ payload: { i }, ...(given ? { id: `order-${i}` } : {}) })));
     return (await commandsSinceReset()) / jobs;
   }
 

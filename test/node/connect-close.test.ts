@@ -75,7 +75,7 @@ describe('connecting and closing', () => {
     let consumers: Array<Consumer<number> | BatchConsumer<number>> = [];
     {
       await using single = Consumer.connect<number>(url, queue.name, (job: Job<number>) => void seen.push(job.payload), { log: false }).start();
-      await using batch = BatchConsumer.connect<number>(url, queue.name, async (jobs) => jobs.map((j) => void seen.push(j.payload)), { batchSize: 2, log: false }).start();
+      await using batch = BatchConsumer.connect<number>(url, queue.name, async (jobs) => void jobs.forEach((j) => seen.push(j.payload)), { batchSize: 2, log: false }).start();
       consumers = [single, batch];
       await until(async () => (await queue.stats()).counts.completed === 3);
     }

@@ -140,7 +140,7 @@ describe('the parked consumer', () => {
     const backlogAt = await busyWithBacklog(queue, 'orphan', { beatMs: 300 });
     await until(() => backlogAt.special >= 0, 10_000);
     expect(backlogAt.special).toBeLessThan(2000);
-    expect(await queue.getJob(jobs[0]!.id)).toMatchObject({ attempts: 2 });
+    expect(await queue.getJob(jobs[0]!.id)).toMatchObject({ attempt: 2 });
   });
 
   it('retries a job whose handler failed and picks it up again at once', async () => {
@@ -154,7 +154,7 @@ describe('the parked consumer', () => {
     await queue.add('x');
     await until(() => seen.length === 2, 3_000);
     expect(seen[1]!.at - seen[0]!.at).toBeLessThan(500);
-    expect(seen.map((s) => s.job.attempts)).toEqual([1, 2]);
+    expect(seen.map((s) => s.job.attempt)).toEqual([1, 2]);
     await until(async () => (await queue.stats()).counts.completed === 1);
   });
 
@@ -165,8 +165,8 @@ describe('the parked consumer', () => {
       IoredisTransport.connect(url),
       queue.name,
       (job) => {
-        calls.push(job.attempts);
-        if (job.attempts === 1) throw new Error('thrown before any await');
+        calls.push(job.attempt);
+        if (job.attempt === 1) throw new Error('thrown before any await');
       },
       { beatMs: 10_000, ownsTransport: true },
     ).start();
@@ -193,7 +193,7 @@ describe('the parked consumer', () => {
       },
       { concurrency: 4 },
     );
-    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: i + 1, options: { maxAttempts: 2, backoff: 0 } })));
+    await queue.addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: i + 1, maxAttempts: 2, backoff: 0 })));
     await until(async () => {
       const { counts } = await queue.stats();
       return counts.completed === 40 && counts.dead === 20;
@@ -214,7 +214,7 @@ describe('the parked consumer', () => {
     const { id } = await queue.add(1, { maxAttempts: 5 });
     await until(() => dead.length === 1);
     expect(dead).toEqual([`${id}:UnrecoverableError: bad payload`]);
-    expect(await queue.getJob(id)).toMatchObject({ state: 'dead', attempts: 1 });
+    expect(await queue.getJob(id)).toMatchObject({ state: 'dead', attempt: 1 });
   });
 
   it('renews the lease of a long job so it is not run twice', async () => {
@@ -223,7 +223,7 @@ describe('the parked consumer', () => {
     const { id } = await queue.add(1);
     await until(async () => (await queue.stats()).counts.completed === 1, 5_000);
     expect(seen).toHaveLength(1);
-    expect(await queue.getJob(id)).toMatchObject({ attempts: 1 });
+    expect(await queue.getJob(id)).toMatchObject({ attempt: 1 });
   });
 
   it('aborts a job whose renewal is fenced off', async () => {
@@ -290,12 +290,12 @@ describe('the parked consumer', () => {
     // the handler that ran on ends now: nothing it does is recorded
     finish();
     await sleep(100);
-    expect(await slow.getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(await slow.getJob(id)).toMatchObject({ state: 'pending', attempt: 0, attemptsStarted: 0 });
 
     // and the next consumer runs it at once, as its first attempt
     const { seen: again } = consume(slow, () => {});
     await until(async () => (await slow.stats()).counts.completed === 1, 2_000);
-    expect(again.map((s) => s.job)).toMatchObject([{ id, attempts: 1 }]);
+    expect(again.map((s) => s.job)).toMatchObject([{ id, attempt: 1 }]);
   });
 
   it('re-runs the job of a consumer SIGKILLed mid-job once its lease lapses, exactly once', async () => {
@@ -315,7 +315,7 @@ describe('the parked consumer', () => {
 
     const { seen } = consume(queue, () => {}, { leaseMs: 5_000 });
     await until(() => seen.length === 1, 5_000);
-    expect(seen[0]!.job).toMatchObject({ id, attempts: 2 });
+    expect(seen[0]!.job).toMatchObject({ id, attempt: 2 });
     expect(seen[0]!.at - killedAt).toBeLessThan(500 + 1_000);
     await until(async () => (await queue.stats()).counts.completed === 1);
     await sleep(100);
@@ -327,7 +327,7 @@ describe('the parked consumer', () => {
     const queue = redis.queue();
     const a = consume(queue, () => sleep(1), { concurrency: 5 });
     const b = consume(queue, () => sleep(1), { concurrency: 5 });
-    await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ payload: i, options: { group: `g${i % 7}` } })));
+    await queue.addBulk(Array.from({ length: 300 }, (_, i) => ({ payload: i, group: `g${i % 7}` })));
     await until(async () => (await queue.stats()).counts.completed === 300, 15_000);
     const runs = [...a.seen, ...b.seen].map((s) => `${s.job.id}#${s.job.token}`);
     expect(new Set(runs).size).toBe(runs.length);

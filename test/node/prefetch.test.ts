@@ -126,8 +126,8 @@ describe('prefetch in the parked consumer', () => {
     expect((await queue.stats()).counts).toMatchObject({ completed: 1, active: 0, pending: 4 });
     for (const id of ids) {
       const job = (await queue.getJob(id))!;
-      if (id === seen[0]!.id) expect(job).toMatchObject({ state: 'completed', attempts: 1 });
-      else expect(job).toMatchObject({ state: 'pending', attempts: 0 });
+      if (id === seen[0]!.id) expect(job).toMatchObject({ state: 'completed', attempt: 1 });
+      else expect(job).toMatchObject({ state: 'pending', attempt: 0 });
     }
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
@@ -159,7 +159,7 @@ describe('prefetch in the parked consumer', () => {
     const queue = redis.queue();
     const a = consume(queue, () => {}, { concurrency: 5 });
     const b = consume(queue, () => {}, { concurrency: 5 });
-    await queue.addBulk(Array.from({ length: 1_000 }, (_, i) => ({ payload: i, options: i % 2 ? { group: `g${i % 7}` } : {} })));
+    await queue.addBulk(Array.from({ length: 1_000 }, (_, i) => ({ payload: i, ...(i % 2 ? { group: `g${i % 7}` } : {}) })));
     await until(async () => (await queue.stats()).counts.completed === 1_000, 15_000);
     const runs = [...a.seen, ...b.seen].map((j) => `${j.id}#${j.token}`);
     expect(new Set(runs).size).toBe(runs.length);

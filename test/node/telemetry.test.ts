@@ -163,7 +163,7 @@ describe('OpenTelemetry on Node', () => {
     let active: string | undefined;
     const consumer = new BatchConsumer<number>(IoredisTransport.connect(url), queue.name, (jobs) => {
       active = trace.getActiveSpan()?.spanContext().spanId;
-      return jobs.map((job) => (job.payload === 2 ? new Error('two is wrong') : undefined));
+      return jobs.map((job) => (job.payload === 2 ? { retry: new Error('two is wrong') } : 'completed'));
     }, { batchSize: 3, beatMs: 10_000 });
     stops.push(async () => {
       await consumer.stop(1_000);
@@ -192,7 +192,7 @@ describe('OpenTelemetry on Node', () => {
     const post = (path: string, body: unknown) =>
       fetch(`${api.url}/v1/queues/${queue.name}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', traceparent: header }, body: JSON.stringify(body) });
     const one = (await (await post('/jobs', { payload: { to: 'a@example.com' } })).json()) as { id: string };
-    const bulk = (await (await post('/jobs/bulk', { jobs: [{ payload: { to: 'b@example.com' } }] })).json()) as { ids: string[] };
+    const bulk = (await (await post('/jobs/bulk', { jobs: [{ payload: { to: 'b@example.com' } }] })).json()) as { jobs: Array<{ id: string }> };
     const sends = tracing.spans('send', queue.name);
     expect(sends).toHaveLength(2);
     for (const send of sends) {
@@ -200,7 +200,7 @@ describe('OpenTelemetry on Node', () => {
       expect(send.parentSpanContext).toMatchObject({ spanId: '00f067aa0ba902b7', isRemote: true });
     }
     expect(await redis.raw.hget(keysOf(queue).job(one.id), 'x')).toBe(traceparentOf(sends[0]!));
-    expect(await redis.raw.hget(keysOf(queue).job(bulk.ids[0]!), 'x')).toBe(traceparentOf(sends[1]!));
+    expect(await redis.raw.hget(keysOf(queue).job(bulk.jobs[0]!.id), 'x')).toBe(traceparentOf(sends[1]!));
 
     consume(queue, () => {});
     await until(() => tracing.spans('settle', queue.name).length === 2);

@@ -101,10 +101,10 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('add to group OK', () => queue.add('OK', { id: 'OK', group: 'OK' }));
   await step('add bulk', () =>
     queue.addBulk([
-      { payload: 1, options: { group: 'g-1' } },
-      { payload: 2, options: { group: 'g-1', priority: 5 } },
-      { payload: 3, options: { delayMs: 500 } },
-      { payload: { n: 4 }, options: { maxAttempts: 1 } },
+      { payload: 1, group: 'g-1' },
+      { payload: 2, group: 'g-1', priority: 5 },
+      { payload: 3, delayMs: 500 },
+      { payload: { n: 4 }, maxAttempts: 1 },
     ]),
   );
   await step('add a duplicate', () => queue.add('again', { id: 'OK' }));

@@ -5,6 +5,7 @@ import {
   PayloadError,
   PayloadTooLargeError,
   Queue,
+  type BulkJob,
 } from '../../src/index.js';
 import { queueName, useRedis, leases } from '../helpers.js';
 
@@ -106,12 +107,12 @@ describe('bad input', () => {
       }
       expect(error === undefined || error instanceof InvalidArgumentError, `${JSON.stringify(id)}: ${String(error)}`).toBe(true);
     }
-    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, { payload: 2, options: { id: 'JOB:' } }]), InvalidArgumentError);
+    await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1 }, { payload: 2, id: 'JOB:' }]), InvalidArgumentError);
   });
 
   it('writes nothing of a bulk enqueue when any one job is bad', async () => {
     const queue = redis.queue({ name: queueName('bad') });
-    const jobs = [{ payload: 1 }, { payload: 2 }, { payload: 3, options: { delayMs: -5 } }];
+    const jobs = [{ payload: 1 }, { payload: 2 }, { payload: 3, delayMs: -5 }];
     await rejectsAndWritesNothing(() => queue.addBulk(jobs), InvalidArgumentError);
     await expect(queue.addBulk(jobs)).rejects.toThrow(/^job 2: delayMs/);
   });
@@ -132,7 +133,7 @@ describe('bad input', () => {
       await rejectsAndWritesNothing(() => queue.add(1, { idempotencyKey: odd as never }), InvalidArgumentError);
       await rejectsAndWritesNothing(() => queue.add(1, { delayMs: odd as never }), InvalidArgumentError);
       await rejectsAndWritesNothing(() => queue.add(1, { backoff: { type: odd as never, delayMs: 1 } }), InvalidArgumentError);
-      await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1, options: { priority: odd as never } }]), InvalidArgumentError);
+      await rejectsAndWritesNothing(() => queue.addBulk([{ payload: 1, priority: odd as never }]), InvalidArgumentError);
       await rejectsAndWritesNothing(() => queue.remove(odd as never), InvalidArgumentError);
       await rejectsAndWritesNothing(() => queue.setGroupLimit('g', odd as never), InvalidArgumentError);
       await rejectsAndWritesNothing(() => queue.pauseGroup(odd as never), InvalidNameError);
@@ -157,6 +158,15 @@ describe('bad input', () => {
     }
     // a job of the defaults alone is checked whatever the payload cap
     expect(new Queue(redis.transport, 'q', { maxPayloadBytes: 1, defaults: { maxAttempts: 1 } }).name).toBe('q');
+  });
+
+  it('refuses the earlier nested bulk form rather than enqueue without its options', async () => {
+    const queue = redis.queue({ name: queueName('nested') });
+    // what a caller of the old shape holds: the types refuse it, so this is a JavaScript caller's view
+    const nested = [{ payload: 1 }, { payload: 2, options: { group: 'g', delayMs: 5000 } }] as unknown as Array<BulkJob<number>>;
+    await rejectsAndWritesNothing(() => queue.addBulk(nested), InvalidArgumentError);
+    await expect(queue.addBulk(nested)).rejects.toThrow(/^job 1: a bulk job takes its options beside the payload/);
+    await expect(queue.addBulk([null] as unknown as Array<BulkJob<number>>)).rejects.toThrow(/^job 0: a bulk job must be an object, got null$/);
   });
 
   it('refuses bad queue options', () => {

@@ -17,7 +17,7 @@ describe('changePriority', () => {
   it('moves a pending job out of its arrivals list to its new place in the lane', async () => {
     const queue = redis.queue<string>();
     const k = keysOf(queue);
-    const [a, b, c] = await queue.addBulk(['a', 'b', 'c'].map((payload) => ({ payload, options: { group: 'g' } })));
+    const [a, b, c] = await queue.addBulk(['a', 'b', 'c'].map((payload) => ({ payload, group: 'g'})));
     const seqB = Number(await redis.raw.hget(k.job(b!.id), 'o'));
     await queue.changePriority(b!.id, 2);
     expect(await redis.raw.lrange(k.fifo('g'), 0, '-1')).toEqual([a!.id, c!.id]);
@@ -40,7 +40,7 @@ describe('changePriority', () => {
 
   it('puts a job with a priority ahead of the others when lowered, as the claims then show', async () => {
     const queue = redis.queue<string>();
-    await queue.addBulk([{ payload: 'first' }, { payload: 'second' }, { payload: 'urgent', options: { priority: 5 } }]);
+    await queue.addBulk([{ payload: 'first' }, { payload: 'second' }, { payload: 'urgent', priority: 5}]);
     const urgent = (await queue.getJobs('pending')).find((j) => j.payload === 'urgent')!;
     await queue.changePriority(urgent.id, 0);
     expect((await queue.getJobs('pending')).map((j) => j.payload)).toEqual(['first', 'second', 'urgent']);

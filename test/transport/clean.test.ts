@@ -42,7 +42,7 @@ describe('clean', () => {
     expect(await redis.raw.exists(k.job(expired!))).toBe(0);
     const kept = redis.queue<number>({ keepCompletedMs: -1, name: queue.name });
     const done = await completeJobs(kept, [1, 2]);
-    await queue.addBulk([{ payload: 10 }, { payload: 11, options: { delayMs: 60_000 } }]);
+    await queue.addBulk([{ payload: 10 }, { payload: 11, delayMs: 60_000}]);
     expect((await kept.clean('completed')).sort()).toEqual([...done].sort());
     // the stale entry went from the index without being reported
     expect(await redis.raw.exists(k.key('completed'))).toBe(0);

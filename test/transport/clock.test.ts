@@ -50,7 +50,7 @@ describe('one clock', () => {
 
   it('writes the created time from server time', async () => {
     const queue = redis.queue();
-    const { result, t0, t1 } = await around(() => queue.addBulk([{ payload: 1 }, { payload: 2, options: { delayMs: 5000 } }]));
+    const { result, t0, t1 } = await around(() => queue.addBulk([{ payload: 1 }, { payload: 2, delayMs: 5000 }]));
     for (const { id } of result) {
       const created = Number(await redis.raw.hget(keysOf(queue).job(id), 'c'));
       expectServerTime(created, t0, t1);

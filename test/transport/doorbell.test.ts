@@ -48,7 +48,7 @@ describe('the doorbell', () => {
 
     it('rings once for a bulk enqueue of 50 jobs across groups in one call', async () => {
       const queue = redis.queue();
-      const jobs = Array.from({ length: 50 }, (_, n) => ({ payload: n, options: n % 2 === 0 ? {} : { group: `g${n % 5}` } }));
+      const jobs = Array.from({ length: 50 }, (_, n) => ({ payload: n, ...(n % 2 === 0 ? {} : { group: `g${n % 5}` }) }));
       expect(await rings(queue, () => queue.addBulk(jobs))).toBe(1);
       expect((await queue.stats()).counts.pending).toBe(50);
     });
@@ -90,7 +90,7 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.pause();
       expect(await rings(queue, () => queue.add(1))).toBe(0);
-      expect(await rings(queue, () => queue.addBulk([{ payload: 2 }, { payload: 3, options: { group: 'g' } }]))).toBe(0);
+      expect(await rings(queue, () => queue.addBulk([{ payload: 2 }, { payload: 3, group: 'g' }]))).toBe(0);
       expect((await queue.stats()).counts.pending).toBe(3);
     });
 
@@ -106,7 +106,7 @@ describe('the doorbell', () => {
     it('rings once when the queue resumes with work waiting', async () => {
       const queue = redis.queue();
       await queue.pause();
-      await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g' }]);
       expect(await rings(queue, () => queue.resume())).toBe(1);
     });
 
@@ -130,7 +130,7 @@ describe('the doorbell', () => {
     it('rings once when a group with work resumes', async () => {
       const queue = redis.queue();
       await queue.pauseGroup('g');
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       expect(await rings(queue, () => queue.resumeGroup('g'))).toBe(1);
     });
 
@@ -157,7 +157,7 @@ describe('the doorbell', () => {
     it('rings once when a raised limit makes the lane serviceable', async () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 0);
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       expect(await rings(queue, () => queue.setGroupLimit('g', 1))).toBe(1);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual(['g']);
     });
@@ -165,7 +165,7 @@ describe('the doorbell', () => {
     it('rings once when a lifted limit makes the lane serviceable', async () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 1);
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       await claimOne(queue);
       expect(await rings(queue, () => queue.setGroupLimit('g', null))).toBe(1);
     });
@@ -186,9 +186,9 @@ describe('the doorbell', () => {
     it('rings once when promote moves due jobs', async () => {
       const queue = redis.queue();
       await queue.addBulk([
-        { payload: 1, options: { delayMs: 30 } },
-        { payload: 2, options: { delayMs: 30, group: 'g' } },
-        { payload: 3, options: { delayMs: 30, group: 'h' } },
+        { payload: 1, delayMs: 30 },
+        { payload: 2, delayMs: 30, group: 'g' },
+        { payload: 3, delayMs: 30, group: 'h' },
       ]);
       await sleep(150);
       const [tokens, { promoted }] = await ringsAnd(queue, () => leases(queue).promote());
@@ -216,7 +216,7 @@ describe('the doorbell', () => {
 
     it('rings once when a beat promotes', async () => {
       const queue = redis.queue();
-      await queue.addBulk([{ payload: 1, options: { delayMs: 30 } }, { payload: 2, options: { delayMs: 30 } }]);
+      await queue.addBulk([{ payload: 1, delayMs: 30 }, { payload: 2, delayMs: 30 }]);
       await sleep(150);
       const [tokens, { promoted }] = await ringsAnd(queue, () => leases(queue).beat({ n: 0, leaseMs: 30_000 }));
       expect(tokens).toBe(1);
@@ -233,7 +233,7 @@ describe('the doorbell', () => {
   describe('reaping', () => {
     it('rings once when reap requeues expired leases', async () => {
       const queue = redis.queue();
-      await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g' }]);
       await leases(queue).claim(2, 1);
       await sleep(50);
       const [tokens, { requeued }] = await ringsAnd(queue, () => leases(queue).reap());
@@ -265,8 +265,8 @@ describe('the doorbell', () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 1);
       await queue.addBulk([
-        { payload: 1, options: { group: 'g', maxAttempts: 1 } },
-        { payload: 2, options: { group: 'g' } },
+        { payload: 1, group: 'g', maxAttempts: 1 },
+        { payload: 2, group: 'g' },
       ]);
       await leases(queue).claim(5, 1);
       await sleep(50);
@@ -294,7 +294,7 @@ describe('the doorbell', () => {
 
     it('rings once for a batch of retries without delay', async () => {
       const queue = redis.queue();
-      await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }, { payload: 3, options: { group: 'h' } }]);
+      await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, group: 'h' }]);
       const { jobs } = await leases(queue).claim(3, 30_000);
       expect(jobs).toHaveLength(3);
       expect(
@@ -304,7 +304,7 @@ describe('the doorbell', () => {
 
     it('does not ring for a retry with a delay', async () => {
       const queue = redis.queue();
-      await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g' }]);
       const { jobs } = await leases(queue).claim(2, 30_000);
       expect(jobs).toHaveLength(2);
       const [tokens, outcome] = await ringsAnd(queue, () => leases(queue).retry(jobs.map((j) => ({ id: j.id, token: j.token, error: 'x', delayMs: 60_000 }))));
@@ -322,7 +322,7 @@ describe('the doorbell', () => {
     it('rings once when a retry with a delay frees a slot under a limit', async () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 1);
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       const held = await claimOne(queue);
       const [tokens, outcome] = await ringsAnd(queue, () => leases(queue).retry([{ ...held, error: 'x', delayMs: 60_000 }]));
       expect(tokens).toBe(1);
@@ -333,7 +333,7 @@ describe('the doorbell', () => {
     it('rings once when a retry without delay frees a slot and requeues into the same lane', async () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 1);
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       const held = await claimOne(queue);
       expect(await rings(queue, () => leases(queue).retry([{ ...held, error: 'x', delayMs: 0 }]))).toBe(1);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual(['g']);
@@ -342,7 +342,7 @@ describe('the doorbell', () => {
     it('rings once when complete frees a slot under a limit', async () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 1);
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       const held = await claimOne(queue);
       expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual([]);
       expect(await rings(queue, () => leases(queue).complete([held]))).toBe(1);
@@ -352,7 +352,7 @@ describe('the doorbell', () => {
     it('rings once when fail frees a slot under a limit', async () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 1);
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       const held = await claimOne(queue);
       const [tokens, outcome] = await ringsAnd(queue, () => leases(queue).fail([{ ...held, error: 'bad' }]));
       expect(tokens).toBe(1);
@@ -364,11 +364,11 @@ describe('the doorbell', () => {
       await queue.setGroupLimit('g', 2);
       await queue.setGroupLimit('h', 1);
       await queue.addBulk([
-        { payload: 'g1', options: { group: 'g' } },
-        { payload: 'h1', options: { group: 'h' } },
-        { payload: 'g2', options: { group: 'g' } },
-        { payload: 'g3', options: { group: 'g' } },
-        { payload: 'h2', options: { group: 'h' } },
+        { payload: 'g1', group: 'g' },
+        { payload: 'h1', group: 'h' },
+        { payload: 'g2', group: 'g' },
+        { payload: 'g3', group: 'g' },
+        { payload: 'h2', group: 'h' },
       ]);
       const { jobs } = await leases(queue).claim(10, 30_000);
       expect(jobs.map((j) => j.payload).sort()).toEqual(['g1', 'g2', 'h1']);
@@ -397,7 +397,7 @@ describe('the doorbell', () => {
 
     it('does not ring when a job in an unlimited group completes or fails', async () => {
       const queue = redis.queue();
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }, { payload: 3, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }, { payload: 3, group: 'g' }]);
       const a = await claimOne(queue);
       const b = await claimOne(queue);
       expect(await rings(queue, () => leases(queue).complete([a]))).toBe(0);
@@ -407,7 +407,7 @@ describe('the doorbell', () => {
     it('does not ring for a fenced-off settle', async () => {
       const queue = redis.queue();
       await queue.setGroupLimit('g', 1);
-      await queue.addBulk([{ payload: 1, options: { group: 'g' } }, { payload: 2, options: { group: 'g' } }]);
+      await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
       const held = await claimOne(queue);
       const stale = { id: held.id, token: held.token + 1 };
       expect(await rings(queue, () => leases(queue).complete([stale]))).toBe(0);
@@ -437,7 +437,7 @@ describe('the doorbell', () => {
   it('does not ring for a claim', async () => {
     const queue = redis.queue();
     expect(await rings(queue, () => leases(queue).claim(5, 30_000))).toBe(0);
-    await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }, { payload: 3 }]);
+    await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3 }]);
     const [tokens, result] = await ringsAnd(queue, () => leases(queue).claim(2, 30_000));
     expect(tokens).toBe(0);
     const claimed = result.jobs.length;

@@ -17,12 +17,12 @@ describe('drain', () => {
     await queue.setGroupLimit('limited', 1);
     await queue.addBulk([
       { payload: 'u1' },
-      { payload: 'u-prio', options: { priority: 3 } },
-      { payload: 'l1', options: { group: 'limited' } },
-      { payload: 'l2', options: { group: 'limited' } },
-      { payload: 'p1', options: { group: 'paused' } },
-      { payload: 's1', options: { delayMs: 60_000 } },
-      { payload: 's2', options: { delayMs: 60_000, group: 'limited' } },
+      { payload: 'u-prio', priority: 3},
+      { payload: 'l1', group: 'limited'},
+      { payload: 'l2', group: 'limited'},
+      { payload: 'p1', group: 'paused'},
+      { payload: 's1', delayMs: 60_000},
+      { payload: 's2', delayMs: 60_000, group: 'limited'},
     ]);
     await queue.pauseGroup('paused');
     // l1 is active: its group is at its limit
@@ -52,8 +52,8 @@ describe('drain', () => {
   it('goes in chunks over many groups and a long schedule, and stops at its limit', async () => {
     const queue = redis.queue<number>();
     const k = keysOf(queue);
-    await queue.addBulk(Array.from({ length: 2600 }, (_, i) => ({ payload: i, options: i % 2 === 0 ? { group: `g${i % 150}` } : {} })));
-    await queue.addBulk(Array.from({ length: 1500 }, (_, i) => ({ payload: i, options: { delayMs: 60_000 + i } })));
+    await queue.addBulk(Array.from({ length: 2600 }, (_, i) => ({ payload: i, ...(i % 2 === 0 ? { group: `g${i % 150}` } : {})})));
+    await queue.addBulk(Array.from({ length: 1500 }, (_, i) => ({ payload: i, delayMs: 60_000 + i})));
     expect(await queue.drain({ limit: 1700 })).toBe(1700);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
     const { pending, scheduled } = (await queue.stats()).counts;
@@ -70,7 +70,7 @@ describe('drain', () => {
   it('rings no doorbell: nothing became claimable', async () => {
     const queue = redis.queue();
     const k = keysOf(queue);
-    await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }]);
+    await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g'}]);
     await redis.raw.del(k.key('wake'));
     await queue.drain();
     expect(await redis.raw.llen(k.key('wake'))).toBe(0);
@@ -92,7 +92,7 @@ describe('drain', () => {
 
   it('refuses a bad limit or cursor with EMQARG and writes nothing', async () => {
     const queue = redis.queue();
-    await queue.addBulk([{ payload: 1 }, { payload: 2, options: { delayMs: 60_000 } }]);
+    await queue.addBulk([{ payload: 1 }, { payload: 2, delayMs: 60_000}]);
     const arg = { name: 'InvalidArgumentError', code: 'EMQARG' };
     await refusedUnchanged(redis.raw, queue, () => queue.drain({ limit: 0 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.drain({ limit: 2.5 }), arg);

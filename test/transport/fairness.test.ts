@@ -37,7 +37,7 @@ describe('fairness of the ring', () => {
     const queue = redis.queue<number>();
     const sizes = { A: 100, B: 10, C: 1 };
     for (const [group, size] of Object.entries(sizes)) {
-      await queue.addBulk(Array.from({ length: size }, (_, i) => ({ payload: i, options: { group } })));
+      await queue.addBulk(Array.from({ length: size }, (_, i) => ({ payload: i, group })));
     }
 
     const claims = await singleClaims(queue, 111);
@@ -69,7 +69,7 @@ describe('fairness of the ring', () => {
 
   it('ungrouped work takes its own turn: a big group enqueued first does not starve it', async () => {
     const queue = redis.queue<string>();
-    await queue.addBulk(Array.from({ length: 100 }, (_, i) => ({ payload: `a${i}`, options: { group: 'A' } })));
+    await queue.addBulk(Array.from({ length: 100 }, (_, i) => ({ payload: `a${i}`, group: 'A' })));
     await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: `u${i}` })));
 
     const order = (await singleClaims(queue, 14)).map((c) => c!.group);
@@ -85,7 +85,7 @@ describe('fairness of the ring', () => {
 
   it('a batch claim shares the same way: half ungrouped, half the big group', async () => {
     const queue = redis.queue<string>();
-    await queue.addBulk(Array.from({ length: 100 }, (_, i) => ({ payload: `a${i}`, options: { group: 'A' } })));
+    await queue.addBulk(Array.from({ length: 100 }, (_, i) => ({ payload: `a${i}`, group: 'A' })));
     await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: `u${i}` })));
     const { jobs } = await leases(queue).claim(10, LEASE);
     expect(jobs.map((j) => j.payload).sort()).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'u0', 'u1', 'u2', 'u3', 'u4']);
@@ -143,7 +143,7 @@ describe('fairness of the ring', () => {
                 await q.addBulk(
                   part.map((j, k) => ({
                     payload: bounds[i]! + k,
-                    options: { priority: j.priority, ...(j.group === null ? {} : { group: j.group }) },
+                    priority: j.priority, ...(j.group === null ? {} : { group: j.group }),
                   })),
                 );
               }
@@ -216,7 +216,7 @@ describe('fairness of the ring', () => {
           fc.integer({ min: 1, max: 7 }),
           async (priorities, grouped, n) => {
             const queue = redis.queue<number>();
-            await queue.addBulk(priorities.map((priority, i) => ({ payload: i, options: { priority, ...(grouped ? { group: 'g' } : {}) } })));
+            await queue.addBulk(priorities.map((priority, i) => ({ payload: i, priority, ...(grouped ? { group: 'g' } : {}) })));
             const order: number[] = [];
             for (;;) {
               const { jobs } = await leases(queue).claim(n, LEASE);

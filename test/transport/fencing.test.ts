@@ -16,7 +16,7 @@ describe('fencing (invariant 4)', () => {
     expect(stale.token).toBe(1);
     await sleep(120);
     expect(await leases(queue).reap()).toEqual({ requeued: 1, buried: 0 });
-    // back to pending, its attempts (the token) untouched by the reap
+    // back to pending, its claim count `a` untouched by the reap
     expect(await redis.raw.hmget(k.job(stale.id), 's', 'a')).toEqual(['pending', '1']);
     expect(await laneIds(redis.raw, k)).toEqual([stale.id]);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
@@ -24,7 +24,7 @@ describe('fencing (invariant 4)', () => {
     const second = await leases(queue).claim(1, 30_000);
     expect(second.jobs).toHaveLength(1);
     const current = second.jobs[0]!;
-    expect(current).toMatchObject({ id: stale.id, token: 2, attempts: 2 });
+    expect(current).toMatchObject({ id: stale.id, token: 2, attempt: 2 });
     expect(await redis.raw.hmget(k.job(stale.id), 's', 'a')).toEqual(['active', '2']);
     return { stale, current };
   }
@@ -84,7 +84,7 @@ describe('fencing (invariant 4)', () => {
     await queue.remove(old.id);
     await queue.add('new life', { id: 'reused' });
     const current = (await leases(queue).claim(1, 30_000)).jobs[0]!;
-    expect(current).toMatchObject({ id: 'JOB:reused', payload: 'new life', attempts: 1 });
+    expect(current).toMatchObject({ id: 'JOB:reused', payload: 'new life', attempt: 1 });
     expect(current.token).not.toBe(old.token);
 
     const before = await snapshotKeys(redis.raw, `${keysOf(queue).prefix}*`);

@@ -16,12 +16,12 @@ describe('getJobs', () => {
     const k = keysOf(queue);
     await queue.addBulk([
       { payload: 'u1' },
-      { payload: 'b1', options: { group: 'b' } },
-      { payload: 'a1', options: { group: 'a' } },
-      { payload: 'u-late', options: { priority: 2 } },
+      { payload: 'b1', group: 'b'},
+      { payload: 'a1', group: 'a'},
+      { payload: 'u-late', priority: 2},
       { payload: 'u2' },
-      { payload: 'a-late', options: { group: 'a', priority: 1 } },
-      { payload: 'a2', options: { group: 'a' } },
+      { payload: 'a-late', group: 'a', priority: 1},
+      { payload: 'a2', group: 'a'},
     ]);
     // u1 runs and is retried: it goes back to its place in the zset, ahead of u2 in the list
     const [u1] = (await leases(queue).claim(1, 30_000)).jobs;
@@ -50,7 +50,7 @@ describe('getJobs', () => {
     const k = keysOf(queue);
     // 40 arrivals, every other one in group h and then moved into g: the moved ones wait in g's
     // zset at their own orders, between the orders of g's arrivals list
-    const added = await queue.addBulk(Array.from({ length: 40 }, (_, i) => ({ payload: i, options: { group: i % 2 === 0 ? 'g' : 'h' } })));
+    const added = await queue.addBulk(Array.from({ length: 40 }, (_, i) => ({ payload: i, group: i % 2 === 0 ? 'g' : 'h'})));
     for (const [i, { id }] of added.entries()) if (i % 2 === 1) await queue.moveToGroup(id, 'g');
     expect(await redis.raw.zcard(k.lane('g'))).toBe(20);
     expect(await redis.raw.llen(k.fifo('g'))).toBe(20);
@@ -116,7 +116,7 @@ describe('getJobs', () => {
 
   it('writes nothing, and refuses a bad state, offset or limit with EMQARG', async () => {
     const queue = redis.queue();
-    await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g', delayMs: 60_000 } }]);
+    await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g', delayMs: 60_000}]);
     await buryJobs(queue, [3]);
     const before = await redis.raw.dump(keysOf(queue).key('meta'));
     for (const state of ['pending', 'scheduled', 'active', 'completed', 'dead'] as const) await queue.getJobs(state);

@@ -26,7 +26,7 @@ describe('group active counts at rest', () => {
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('1');
       return { id: job!.id, token: job!.token };
     };
-    await queue.addBulk(Array.from({ length: 7 }, (_, n) => ({ payload: n, options: { group: 'g', maxAttempts: 5, backoff: 0 } })));
+    await queue.addBulk(Array.from({ length: 7 }, (_, n) => ({ payload: n, group: 'g', maxAttempts: 5, backoff: 0 })));
 
     await lease.complete([await claimOne()]);
     await rest('complete');

@@ -87,7 +87,7 @@ interface Holding {
   readonly token: number;
   readonly claimer: number;
   readonly short: boolean;
-  readonly attempts: number;
+  readonly attempt: number;
   readonly maxAttempts: number;
   readonly group: string | undefined;
 }
@@ -143,13 +143,11 @@ describe('groups, limits and pauses under random interleavings', () => {
         const results = await queue.addBulk(
           op.jobs.map((job, i) => ({
             payload: model.ids.length + i,
-            options: {
-              ...(job.id === null ? {} : { id: job.id }),
-              ...(job.group === null ? {} : { group: job.group }),
-              ...(job.delayMs > 0 ? { delayMs: job.delayMs } : {}),
-              priority: job.priority,
-              maxAttempts: MAX_ATTEMPTS,
-            },
+            ...(job.id === null ? {} : { id: job.id }),
+            ...(job.group === null ? {} : { group: job.group }),
+            ...(job.delayMs > 0 ? { delayMs: job.delayMs } : {}),
+            priority: job.priority,
+            maxAttempts: MAX_ATTEMPTS,
           })),
         );
         const live = new Set(model.ids.filter((id) => !model.removed.has(id)));
@@ -184,14 +182,14 @@ describe('groups, limits and pauses under random interleavings', () => {
           if (job.group !== undefined) {
             expect(model.pausedGroups.has(job.group), `${job.id} of paused group ${job.group} handed out`).toBe(false);
           }
-          expect(job.attempts).toBeGreaterThanOrEqual(1);
-          expect(job.attempts).toBeLessThanOrEqual(job.maxAttempts);
+          expect(job.attempt).toBeGreaterThanOrEqual(1);
+          expect(job.attempt).toBeLessThanOrEqual(job.maxAttempts);
           model.held.set(job.id, {
             id: job.id,
             token: job.token,
             claimer: op.claimer,
             short: op.short,
-            attempts: job.attempts,
+            attempt: job.attempt,
             maxAttempts: job.maxAttempts,
             group: job.group,
           });
@@ -244,7 +242,7 @@ describe('groups, limits and pauses under random interleavings', () => {
           answer = (await leases(via).retry([{ ...item, error: 'boom', delayMs: op.delayMs }]))[0];
           const want = !holding
             ? (repeat ?? 'fenced')
-            : holding.attempts >= holding.maxAttempts
+            : holding.attempt >= holding.maxAttempts
               ? 'dead'
               : op.delayMs > 0
                 ? 'scheduled'
@@ -263,8 +261,8 @@ describe('groups, limits and pauses under random interleavings', () => {
         const expired = [...model.held.values()].filter((h) => h.short);
         const { requeued, buried } = await leases(queue).reap();
         expect({ requeued, buried }).toEqual({
-          requeued: expired.filter((h) => h.attempts < h.maxAttempts).length,
-          buried: expired.filter((h) => h.attempts >= h.maxAttempts).length,
+          requeued: expired.filter((h) => h.attempt < h.maxAttempts).length,
+          buried: expired.filter((h) => h.attempt >= h.maxAttempts).length,
         });
         for (const h of expired) model.release(h.id);
         return;
@@ -351,7 +349,7 @@ describe('groups, limits and pauses under random interleavings', () => {
       const queue = redis.queue();
       const k = keysOf(queue);
       await queue.setGroupLimit('g', 1);
-      await queue.addBulk([1, 2, 3].map((payload) => ({ payload, options: { group: 'g' } })));
+      await queue.addBulk([1, 2, 3].map((payload) => ({ payload, group: 'g' })));
       const { jobs } = await leases(queue).claim(1, way === 'reap' ? SHORT_LEASE : LONG_LEASE);
       expect(jobs).toHaveLength(1);
       await queue.pauseGroup('g');
@@ -377,7 +375,7 @@ describe('groups, limits and pauses under random interleavings', () => {
     const TOTAL = 50;
     try {
       await main.setGroupLimit('g', LIMIT);
-      await main.addBulk(Array.from({ length: TOTAL }, (_, i) => ({ payload: i, options: { group: 'g' } })));
+      await main.addBulk(Array.from({ length: TOTAL }, (_, i) => ({ payload: i, group: 'g' })));
 
       let held: Array<Job<number>> = [];
       const everClaimed = new Set<string>();
@@ -437,9 +435,9 @@ describe('checkInvariants itself', () => {
     await queue.setGroupLimit('g', 1);
     await queue.addBulk([
       { payload: 1 },
-      { payload: 2, options: { group: 'g' } },
-      { payload: 3, options: { group: 'g' } },
-      { payload: 4, options: { group: 'h' } },
+      { payload: 2, group: 'g' },
+      { payload: 3, group: 'g' },
+      { payload: 4, group: 'h' },
     ]);
     await leases(queue).claim(2, 60_000); // JOB:1 (ungrouped) and JOB:2 (g, now at its limit)
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);

@@ -150,7 +150,7 @@ describe('group administration', () => {
       const queue = redis.queue<string>();
       const k = keysOf(queue);
       await queue.setGroupLimit('g', 2);
-      await queue.addBulk([1, 2, 3].map((n) => ({ payload: `j${n}`, options: { group: 'g' } })));
+      await queue.addBulk([1, 2, 3].map((n) => ({ payload: `j${n}`, group: 'g' })));
       expect((await leases(queue).claim(2, 30_000)).jobs).toHaveLength(2);
       expect(await redis.raw.llen(k.key('ring'))).toBe(0);
       // corrupt: the stored count lost both claims, and g went back on the ring
@@ -168,7 +168,7 @@ describe('group administration', () => {
     it('sweeping a consistent group changes nothing', async () => {
       const queue = redis.queue<string>();
       await queue.setGroupLimit('g', 3);
-      await queue.addBulk([1, 2, 3, 4].map((n) => ({ payload: `g${n}`, options: { group: 'g' } })));
+      await queue.addBulk([1, 2, 3, 4].map((n) => ({ payload: `g${n}`, group: 'g' })));
       // h has work but nothing active (paused, so no claim takes from it)
       await queue.pauseGroup('h');
       await queue.add('other', { group: 'h' });
@@ -190,7 +190,7 @@ describe('group administration', () => {
     it('lowered below the active count holds the group back until completions bring it below; null lifts it', async () => {
       const queue = redis.queue<number>();
       const k = keysOf(queue);
-      await queue.addBulk([0, 1, 2, 3, 4, 5].map((n) => ({ payload: n, options: { group: 'g' } })));
+      await queue.addBulk([0, 1, 2, 3, 4, 5].map((n) => ({ payload: n, group: 'g' })));
       const first = (await leases(queue).claim(3, 30_000)).jobs;
       expect(first.map((j) => j.payload)).toEqual([0, 1, 2]);
       expect(await redis.raw.hget(k.key('gactive'), 'g')).toBe('3');
@@ -239,7 +239,7 @@ describe('group administration', () => {
       const k = keysOf(queue);
       await queue.setGroupLimit('g', 2);
       await queue.addBulk([
-        ...[1, 2, 3, 4, 5].map((n) => ({ payload: `g${n}`, options: { group: 'g' } })),
+        ...[1, 2, 3, 4, 5].map((n) => ({ payload: `g${n}`, group: 'g' })),
         ...[1, 2, 3].map((n) => ({ payload: `u${n}` })),
       ]);
       const claimed = (await leases(queue).claim(10, 30_000)).jobs;

@@ -190,7 +190,7 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
 
     const before = await state(queue);
     const again = await queue.addBulk(
-      ['sched', 'act', 'dead', 'done'].map((id) => ({ payload: 'new', options: { id, group: 'g' } })),
+      ['sched', 'act', 'dead', 'done'].map((id) => ({ payload: 'new', id, group: 'g' })),
     );
     expect(again.map((r) => r.state)).toEqual(['duplicate', 'duplicate', 'duplicate', 'duplicate']);
     expect(await state(queue)).toEqual(before);
@@ -200,9 +200,9 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
     const queue = redis.queue<number>();
     const k = keysOf(queue);
     const results = await queue.addBulk([
-      { payload: 1, options: { id: 'twice' } },
+      { payload: 1, id: 'twice' },
       { payload: 2 },
-      { payload: 3, options: { id: 'twice', group: 'g' } },
+      { payload: 3, id: 'twice', group: 'g' },
     ]);
     expect(results).toEqual([
       { id: 'JOB:twice', state: 'pending' },
@@ -237,7 +237,7 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
   it('within one bulk, a given id and the id the sequence makes for another job are told apart', async () => {
     // a fresh queue's sequence hands out JOB:1, JOB:2, ... to the jobs of its first bulk
     const queue = redis.queue<string>();
-    expect(await queue.addBulk([{ payload: 'made' }, { payload: 'given', options: { id: '1' } }])).toEqual([
+    expect(await queue.addBulk([{ payload: 'made' }, { payload: 'given', id: '1' }])).toEqual([
       { id: 'JOB:1', state: 'pending' },
       { id: 'JOB:1', state: 'duplicate' },
     ]);
@@ -245,7 +245,7 @@ describe('duplicates (invariant 3): an existing id writes nothing', () => {
 
     // the other way round: a given id takes the one the sequence would make for a later job
     const other = redis.queue<string>();
-    const results = await other.addBulk([{ payload: 'given', options: { id: '2' } }, { payload: 'made' }]);
+    const results = await other.addBulk([{ payload: 'given', id: '2' }, { payload: 'made' }]);
     expect(results[0]).toEqual({ id: 'JOB:2', state: 'pending' });
     expect(results[1]!.state).toBe('pending');
     expect(results[1]!.id).not.toBe('JOB:2');

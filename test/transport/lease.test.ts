@@ -13,7 +13,7 @@ describe('the lease protocol: one round', () => {
   it('records every outcome in one request and says what became of each job', async () => {
     const queue = redis.queue<string>();
     const leases = new Leases(queue);
-    await queue.addBulk(['done', 'again', 'later', 'gone', 'lost'].map((payload) => ({ payload, options: { id: payload } })));
+    await queue.addBulk(['done', 'again', 'later', 'gone', 'lost'].map((payload) => ({ payload, id: payload })));
     const { jobs } = await leases.claim(5, 30_000);
     const job = (id: string) => jobs.find((j) => j.id === `JOB:${id}`)!;
     const finished: Finished[] = [
@@ -47,7 +47,7 @@ describe('the lease protocol: one round', () => {
       leaseMs: 30_000,
     });
     expect(settled).toEqual(['pending']);
-    expect(claimed?.jobs.map((j) => [j.id, j.attempts])).toEqual([['JOB:only', 2]]);
+    expect(claimed?.jobs.map((j) => [j.id, j.attempt])).toEqual([['JOB:only', 2]]);
   });
 
   it('gives back unstarted jobs uncounted, beside what finished', async () => {
@@ -62,7 +62,7 @@ describe('the lease protocol: one round', () => {
     });
     expect(settled).toEqual(['completed']);
     expect(givenBack).toEqual(['released']);
-    expect(await queue.getJob(second!.id)).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(await queue.getJob(second!.id)).toMatchObject({ state: 'pending', attempt: 0 });
   });
 
   it('a beat that claims nothing still reaps and promotes, and reports the next due time', async () => {
@@ -99,7 +99,7 @@ describe('the lease protocol: one round', () => {
 
   it("runs the README's consumer of its own to completion", async () => {
     const queue = redis.queue<{ to: string }>();
-    await queue.addBulk(Array.from({ length: 25 }, (_, i) => ({ payload: { to: i === 3 ? 'bad' : `u${i}@example.com` }, options: { maxAttempts: 1 } })));
+    await queue.addBulk(Array.from({ length: 25 }, (_, i) => ({ payload: { to: i === 3 ? 'bad' : `u${i}@example.com` }, maxAttempts: 1 })));
     const sent: string[] = [];
     const send = async (to: string): Promise<void> => {
       if (!to.includes('@')) throw new Error(`not an address: ${to}`);

@@ -15,7 +15,7 @@ describe('the job lifecycle', () => {
     const claimed = await leases(queue).claim(5, 30_000);
     expect(claimed.jobs).toHaveLength(1);
     const job = claimed.jobs[0]!;
-    expect(job).toMatchObject({ id: 'JOB:1', payload: { n: 1 }, attempts: 1, token: 1, group: undefined, maxAttempts: 3 });
+    expect(job).toMatchObject({ id: 'JOB:1', payload: { n: 1 }, attempt: 1, token: 1, group: undefined, maxAttempts: 3 });
     expect(job.leaseUntil).toBe(claimed.now + 30_000);
     expect(await redis.raw.zscore(k.key('active'), 'JOB:1')).toBe(String(claimed.now + 30_000));
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
@@ -25,7 +25,7 @@ describe('the job lifecycle', () => {
     expect(done.completed).toEqual([true]);
     expect(await redis.raw.zcard(k.key('active'))).toBe(0);
     const record = await queue.getJob('1');
-    expect(record).toMatchObject({ id: 'JOB:1', state: 'completed', payload: { n: 1 }, attempts: 1 });
+    expect(record).toMatchObject({ id: 'JOB:1', state: 'completed', payload: { n: 1 }, attempt: 1 });
     expect(await redis.raw.pttl(k.job('JOB:1'))).toBeGreaterThan(3_500_000);
     expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 1 });
   });

@@ -29,10 +29,10 @@ describe('obliterate', () => {
     await buryJobs(queue, ['d1'], { group: 'g' });
     await queue.addBulk([
       { payload: 'u1' },
-      { payload: 'g1', options: { group: 'g' } },
-      { payload: 'g2', options: { group: 'g', priority: 2 } },
-      { payload: 'p1', options: { group: 'p' } },
-      { payload: 's1', options: { delayMs: 60_000 } },
+      { payload: 'g1', group: 'g'},
+      { payload: 'g2', group: 'g', priority: 2},
+      { payload: 'p1', group: 'p'},
+      { payload: 's1', delayMs: 60_000},
     ]);
     await queue.setDeadRetention({ maxCount: 100 });
     expect(await redis.raw.sismember('emq:queues', queue.name)).toBe(1);
@@ -71,7 +71,7 @@ describe('obliterate', () => {
   it('goes in chunks with a limit: each step a smaller, paused, consistent queue', async () => {
     const queue = redis.queue<number>();
     await queue.setGroupLimit('g3', 2);
-    await queue.addBulk(Array.from({ length: 2300 }, (_, i) => ({ payload: i, options: i % 3 === 0 ? {} : { group: `g${i % 40}` } })));
+    await queue.addBulk(Array.from({ length: 2300 }, (_, i) => ({ payload: i, ...(i % 3 === 0 ? {} : { group: `g${i % 40}` })})));
     await buryJobs(queue, Array.from({ length: 300 }, (_, i) => i));
     await leases(queue).claim(50, 30_000);
     const steps: boolean[] = [];

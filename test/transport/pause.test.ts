@@ -9,7 +9,7 @@ describe('pause', () => {
     it('hands out nothing while paused: claim and beat return no jobs and say paused', async () => {
       const queue = redis.queue();
       const k = keysOf(queue);
-      await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }, { payload: 3, options: { group: 'h' } }]);
+      await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, group: 'h' }]);
       expect(await queue.pause()).toBe(true);
       expect(await redis.raw.hget(k.key('meta'), 'paused')).not.toBeNull();
       expect((await queue.stats()).paused).toBe(true);
@@ -55,7 +55,7 @@ describe('pause', () => {
     it('lets active jobs finish normally while paused', async () => {
       const queue = redis.queue();
       const k = keysOf(queue);
-      await queue.addBulk([{ payload: 1 }, { payload: 2 }, { payload: 3, options: { maxAttempts: 1 } }, { payload: 4 }]);
+      await queue.addBulk([{ payload: 1 }, { payload: 2 }, { payload: 3, maxAttempts: 1 }, { payload: 4 }]);
       const { jobs } = await leases(queue).claim(4, 30_000);
       expect(jobs).toHaveLength(4);
       const [a, b, c, d] = [jobs[0]!, jobs[1]!, jobs[2]!, jobs[3]!];
@@ -91,7 +91,7 @@ describe('pause', () => {
       const queue = redis.queue();
       await queue.add(1);
       await queue.pause();
-      await queue.addBulk([{ payload: 2, options: { group: 'g' } }, { payload: 3 }]);
+      await queue.addBulk([{ payload: 2, group: 'g' }, { payload: 3 }]);
       expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
       expect(await queue.resume()).toBe(true);
       const claimed = await leases(queue).claim(10, 30_000);
@@ -105,11 +105,11 @@ describe('pause', () => {
       const queue = redis.queue();
       const k = keysOf(queue);
       await queue.addBulk([
-        { payload: 'a1', options: { group: 'a' } },
-        { payload: 'b1', options: { group: 'b' } },
+        { payload: 'a1', group: 'a' },
+        { payload: 'b1', group: 'b' },
         { payload: 'u1' },
-        { payload: 'a2', options: { group: 'a' } },
-        { payload: 'b2', options: { group: 'b' } },
+        { payload: 'a2', group: 'a' },
+        { payload: 'b2', group: 'b' },
         { payload: 'u2' },
       ]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['a', 'b', '*']);
@@ -143,8 +143,8 @@ describe('pause', () => {
       const queue = redis.queue();
       const k = keysOf(queue);
       await queue.addBulk([
-        { payload: 'lease', options: { group: 'a' } },
-        { payload: 'dead', options: { group: 'a', maxAttempts: 1 } },
+        { payload: 'lease', group: 'a' },
+        { payload: 'dead', group: 'a', maxAttempts: 1 },
       ]);
       const { jobs } = await leases(queue).claim(2, 30_000);
       const dead = jobs.find((j) => j.payload === 'dead')!;
@@ -164,7 +164,7 @@ describe('pause', () => {
 
     it('lets active jobs of a paused group finish normally', async () => {
       const queue = redis.queue();
-      await queue.addBulk([{ payload: 1, options: { group: 'a' } }, { payload: 2, options: { group: 'a' } }]);
+      await queue.addBulk([{ payload: 1, group: 'a' }, { payload: 2, group: 'a' }]);
       const { jobs } = await leases(queue).claim(2, 30_000);
       expect(jobs).toHaveLength(2);
       await queue.pauseGroup('a');
@@ -177,7 +177,7 @@ describe('pause', () => {
     it('puts the lane back on the ring on resume', async () => {
       const queue = redis.queue();
       const k = keysOf(queue);
-      await queue.addBulk([{ payload: 'a1', options: { group: 'a' } }, { payload: 'u1' }]);
+      await queue.addBulk([{ payload: 'a1', group: 'a' }, { payload: 'u1' }]);
       await queue.pauseGroup('a');
       await queue.add('a2', { group: 'a' });
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
@@ -212,7 +212,7 @@ describe('pause', () => {
 
     it('a group paused while the whole queue is paused stays paused after the queue resumes', async () => {
       const queue = redis.queue();
-      await queue.addBulk([{ payload: 'a1', options: { group: 'a' } }, { payload: 'u1' }]);
+      await queue.addBulk([{ payload: 'a1', group: 'a' }, { payload: 'u1' }]);
       await queue.pause();
       await queue.pauseGroup('a');
       await queue.resume();
@@ -226,8 +226,8 @@ describe('pause', () => {
       const k = keysOf(queue);
       await queue.setGroupLimit('z', 0);
       await queue.addBulk([
-        { payload: 'z1', options: { group: 'z' } },
-        { payload: 'b1', options: { group: 'b' } },
+        { payload: 'z1', group: 'z' },
+        { payload: 'b1', group: 'b' },
         { payload: 'u1' },
       ]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['b', '*']);
@@ -241,7 +241,7 @@ describe('pause', () => {
     it('takes a serviceable lane off the ring when the limit drops to 0', async () => {
       const queue = redis.queue();
       const k = keysOf(queue);
-      await queue.addBulk([{ payload: 'z1', options: { group: 'z' } }, { payload: 'z2', options: { group: 'z' } }]);
+      await queue.addBulk([{ payload: 'z1', group: 'z' }, { payload: 'z2', group: 'z' }]);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['z']);
       await queue.setGroupLimit('z', 0);
       expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual([]);

@@ -13,7 +13,7 @@ describe('promotion of scheduled jobs', () => {
     const k = keysOf(queue);
     // arrival order differs from due order: the delays are shuffled
     const delays = [140, 20, 200, 60, 180, 40, 100, 160, 80, 120];
-    const added = await queue.addBulk(delays.map((delayMs, i) => ({ payload: i, options: { delayMs } })));
+    const added = await queue.addBulk(delays.map((delayMs, i) => ({ payload: i, delayMs })));
     expect(added.every((a) => a.state === 'scheduled')).toBe(true);
     const ids = added.map((a) => a.id);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(10);

@@ -13,7 +13,7 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     await queue.setGroupLimit('g', 1);
-    await queue.addBulk([{ payload: 'first', options: { group: 'g' } }, { payload: 'second', options: { group: 'g' } }]);
+    await queue.addBulk([{ payload: 'first', group: 'g' }, { payload: 'second', group: 'g' }]);
     const first = await leases(queue).claim(10, 30_000);
     expect(first.jobs.map((j) => j.payload)).toEqual(['first']);
     const held = first.jobs[0]!;
@@ -68,9 +68,9 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     const [a1, a2, b1] = await queue.addBulk([
-      { payload: 'a1', options: { group: 'a' } },
-      { payload: 'a2', options: { group: 'a' } },
-      { payload: 'b1', options: { group: 'b' } },
+      { payload: 'a1', group: 'a' },
+      { payload: 'a2', group: 'a' },
+      { payload: 'b1', group: 'b' },
     ]);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['a', 'b']);
     await queue.remove(a1!.id);
@@ -87,7 +87,7 @@ describe('remove', () => {
   it('takes * off the ring when the last ungrouped pending job is removed', async () => {
     const queue = redis.queue();
     const k = keysOf(queue);
-    const [u1, g1, u2] = await queue.addBulk([{ payload: 'u1' }, { payload: 'g1', options: { group: 'g' } }, { payload: 'u2' }]);
+    const [u1, g1, u2] = await queue.addBulk([{ payload: 'u1' }, { payload: 'g1', group: 'g' }, { payload: 'u2' }]);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*', 'g']);
     await queue.remove(u2!.id);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*', 'g']);
@@ -101,7 +101,7 @@ describe('remove', () => {
   it('removes a pending job of a paused group without touching the ring', async () => {
     const queue = redis.queue();
     const k = keysOf(queue);
-    const [g1] = await queue.addBulk([{ payload: 'g1', options: { group: 'g' } }, { payload: 'u1' }]);
+    const [g1] = await queue.addBulk([{ payload: 'g1', group: 'g' }, { payload: 'u1' }]);
     await queue.pauseGroup('g');
     await queue.remove(g1!.id);
     expect(await laneSize(redis.raw, k, 'g')).toBe(0);
@@ -116,8 +116,8 @@ describe('remove', () => {
     const queue = redis.queue();
     const k = keysOf(queue);
     const [s1, s2] = await queue.addBulk([
-      { payload: 's1', options: { delayMs: 60_000 } },
-      { payload: 's2', options: { delayMs: 60_000, group: 'g' } },
+      { payload: 's1', delayMs: 60_000 },
+      { payload: 's2', delayMs: 60_000, group: 'g' },
     ]);
     await queue.remove(s1!.id);
     expect(await redis.raw.zrange(k.key('scheduled'), 0, '-1')).toEqual([s2!.id]);
@@ -142,7 +142,7 @@ describe('remove', () => {
   it('removes a dead job from the dead set', async () => {
     const queue = redis.queue();
     const k = keysOf(queue);
-    await queue.addBulk([{ payload: 1, options: { maxAttempts: 1 } }, { payload: 2, options: { maxAttempts: 1 } }]);
+    await queue.addBulk([{ payload: 1, maxAttempts: 1 }, { payload: 2, maxAttempts: 1 }]);
     const { jobs } = await leases(queue).claim(2, 30_000);
     expect(await leases(queue).fail(jobs.map((j) => ({ id: j.id, token: j.token, error: 'bad' })))).toEqual(['dead', 'dead']);
     const [d1, d2] = [jobs[0]!, jobs[1]!];

@@ -38,7 +38,7 @@ describe('a settle sent twice (invariant 4)', () => {
     const queue = redis.queue<number>(keepCompletedMs === undefined ? {} : { keepCompletedMs });
     await queue.setGroupLimit('g', 1);
     const job = maxAttempts === undefined ? { group: 'g' } : { group: 'g', maxAttempts };
-    await queue.addBulk([1, 2].map((n) => ({ payload: n, options: job })));
+    await queue.addBulk([1, 2].map((n) => ({ payload: n, ...job })));
     const claimed = (await leases(queue).claim(5, 30_000)).jobs;
     expect(claimed).toHaveLength(1);
     const { id, token } = claimed[0]!;
@@ -82,7 +82,7 @@ describe('a settle sent twice (invariant 4)', () => {
     expect(answer).toEqual(['pending']);
     expect(await laneIds(redis.raw, k, 'g')).toEqual(['JOB:1', 'JOB:2']);
     expect(await redis.raw.hget(k.key('gactive'), 'g')).toBeNull();
-    expect(await queue.getJob(held.id)).toMatchObject({ state: 'pending', attempts: 1, error: 'boom' });
+    expect(await queue.getJob(held.id)).toMatchObject({ state: 'pending', attempt: 1, error: 'boom' });
   });
 
   it('retry later: answers scheduled again, also once the job was promoted, and schedules it once', async () => {
@@ -129,12 +129,12 @@ describe('a settle sent twice (invariant 4)', () => {
     const { queue, k, held } = await heldUnderLimit();
     const answer = await twice(queue, () => leases(queue).release([held]));
     expect(answer).toEqual(['released']);
-    expect(await queue.getJob(held.id)).toMatchObject({ state: 'pending', attempts: 0 });
+    expect(await queue.getJob(held.id)).toMatchObject({ state: 'pending', attempt: 0 });
     expect(await laneIds(redis.raw, k, 'g')).toEqual(['JOB:1', 'JOB:2']);
 
     // claimed again: the old token is fenced off, and the new claim counts from 0 again
     const [again] = (await leases(queue).claim(1, 30_000)).jobs;
-    expect(again).toMatchObject({ id: held.id, attempts: 1 });
+    expect(again).toMatchObject({ id: held.id, attempt: 1 });
     const before = await snapshot(queue);
     expect(await leases(queue).release([held])).toEqual(['fenced']);
     expect(await snapshot(queue)).toEqual(before);

@@ -28,7 +28,7 @@ describe('reprocessDead', () => {
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
     const { jobs } = await leases(queue).claim(10, 30_000);
     expect(jobs.map((j) => j.payload).sort()).toEqual(['g1', 'u1', 'u2']);
-    expect(jobs.every((j) => j.attempts === 1 && j.maxAttempts === 1)).toBe(true);
+    expect(jobs.every((j) => j.attempt === 1 && j.maxAttempts === 1)).toBe(true);
     // twice: none left
     expect(await queue.reprocessDead()).toBe(0);
   });

@@ -58,7 +58,7 @@ describe('retry, backoff and dead jobs', () => {
     const expected = [100, 200, 400, 800, 1000];
     for (let attempt = 1; attempt <= expected.length; attempt++) {
       const job = await claimOne(queue);
-      expect(job).toMatchObject({ token: attempt, attempts: attempt });
+      expect(job).toMatchObject({ token: attempt, attempt });
       const t0 = await redis.serverNow();
       expect(await leases(queue).retry([{ id: job.id, token: job.token, error: `e${attempt}` }])).toEqual(['scheduled']);
       const t1 = await redis.serverNow();
@@ -148,7 +148,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
     expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
     const again = await claimOne(queue);
-    expect(again).toMatchObject({ id: job.id, token: 2, attempts: 2, payload: 'x' });
+    expect(again).toMatchObject({ id: job.id, token: 2, attempt: 2, payload: 'x' });
 
     // and a positive delayMs replaces the 60 s backoff
     const t0 = await redis.serverNow();
@@ -168,7 +168,7 @@ describe('retry, backoff and dead jobs', () => {
     expect(['scheduled', 'pending']).toContain(firstOutcome[0]);
     expect(firstOutcome[0]).toBe('pending'); // backoff 0: no wait at all
     const second = await claimOne(queue);
-    expect(second).toMatchObject({ token: 2, attempts: 2, maxAttempts: 2 });
+    expect(second).toMatchObject({ token: 2, attempt: 2, maxAttempts: 2 });
 
     const t0 = await redis.serverNow();
     expect(await leases(queue).retry([{ id: second.id, token: second.token, error: 'second', delayMs: 0 }])).toEqual(['dead']);
@@ -228,18 +228,21 @@ describe('retry, backoff and dead jobs', () => {
     expect(await laneIds(redis.raw, k)).toEqual([id]);
     expect(await redis.raw.lrange(k.key('ring'), 0, '-1')).toEqual(['*']);
     expect(await redis.raw.lrange(k.key('wake'), 0, '-1')).toEqual(['1']);
-    expect(await queue.getJob(id)).toMatchObject({ state: 'pending', attempts: 2, attemptsBase: 2 });
+    // the record's attempt is this run's (none yet); attemptsStarted keeps every claim
+    expect(await queue.getJob(id)).toMatchObject({ state: 'pending', attempt: 0, maxAttempts: 2, attemptsStarted: 2 });
 
     // second run: again maxAttempts - 1 retries before dead; the token goes on from 2
     const third = await claimOne(queue);
-    expect(third).toMatchObject({ token: 3, attempts: 1, maxAttempts: 2 });
+    expect(third).toMatchObject({ token: 3, attempt: 1, maxAttempts: 2 });
     expect(await leases(queue).retry([{ id, token: third.token, error: 'c' }])).toEqual(['pending']);
     const fourth = await claimOne(queue);
-    expect(fourth).toMatchObject({ token: 4, attempts: 2 });
+    expect(fourth).toMatchObject({ token: 4, attempt: 2 });
+    expect(await queue.getJob(id)).toMatchObject({ state: 'active', attempt: 2, attemptsStarted: 4 });
     // a holder from the first run is fenced off
     expect(await leases(queue).retry([{ id, token: 2, error: 'old' }])).toEqual(['fenced']);
     expect(await leases(queue).retry([{ id, token: fourth.token, error: 'd' }])).toEqual(['dead']);
     expect(await redis.raw.hmget(k.job(id), 's', 'e', 'a', 'z')).toEqual(['dead', 'd', '4', '2']);
+    expect(await queue.getJob(id)).toMatchObject({ state: 'dead', attempt: 2, maxAttempts: 2, attemptsStarted: 4 });
   });
 
   it('reprocess refuses a job that is not dead, and a missing one', async () => {

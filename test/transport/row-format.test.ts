@@ -25,7 +25,7 @@ describe('the row format', () => {
     expect(await laneOrder(redis.raw, k, id)).toBe('1');
 
     const record = await queue.getJob(id);
-    expect(record).toMatchObject({ state: 'pending', attempts: 0, maxAttempts: DEFAULT_JOB_DEFAULTS.maxAttempts });
+    expect(record).toMatchObject({ state: 'pending', attempt: 0, maxAttempts: DEFAULT_JOB_DEFAULTS.maxAttempts, attemptsStarted: 0 });
     expect(encodeBackoff(record!.backoff)).toBe(encodeBackoff(DEFAULT_JOB_DEFAULTS.backoff));
 
     const [job] = (await leases(queue).claim(1, 30_000)).jobs;
@@ -68,7 +68,7 @@ describe('the row format', () => {
     }
     expect(outcomes).toEqual(['pending', 'pending', 'dead']);
     const [dead] = await queue.listDead();
-    expect(dead).toMatchObject({ id, state: 'dead', attempts: 3, maxAttempts: 3 });
+    expect(dead).toMatchObject({ id, state: 'dead', attempt: 3, maxAttempts: 3, attemptsStarted: 3 });
     expect(encodeBackoff(dead!.backoff)).toBe(encodeBackoff(DEFAULT_JOB_DEFAULTS.backoff));
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
@@ -116,7 +116,7 @@ describe('the row format', () => {
     const queue = redis.queue<string>();
     const k = keysOf(queue);
     const first = await queue.add('first', { group: 'g' });
-    await queue.addBulk([{ payload: 'second', options: { group: 'g' } }, { payload: 'third', options: { group: 'g' } }]);
+    await queue.addBulk([{ payload: 'second', group: 'g' }, { payload: 'third', group: 'g' }]);
     const order = await laneOrder(redis.raw, k, first.id, 'g');
     const head = async (): Promise<string[]> => redis.raw.zrange(k.lane('g'), 0, '0');
     const claimFirst = async (leaseMs = 30_000): Promise<number> => {
@@ -270,7 +270,7 @@ describe('the row format', () => {
     it('every job of a bulk enqueue carries it; a claim sent again hands it out again', async () => {
       const queue = redis.queue<number>();
       const k = keysOf(queue);
-      const results = await queue.addBulk([{ payload: 1 }, { payload: 2, options: { group: 'g' } }], { traceparent: TP });
+      const results = await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g'}], { traceparent: TP });
       for (const { id } of results) expect(await redis.raw.hget(k.job(id), 'x')).toBe(TP);
       const gateway = scriptsOf(queue);
       const first = await gateway.run(gateway.claimOp(2, 30_000, 'c:again'));

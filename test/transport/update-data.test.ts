@@ -30,7 +30,7 @@ describe('updateData', () => {
     const [held] = (await leases(queue).claim(1, 30_000)).jobs;
     await leases(queue).retry([{ id: held!.id, token: held!.token, error: 'x', delayMs: 0 }]);
     await queue.updateData(held!.id, 2);
-    expect((await leases(queue).claim(1, 30_000)).jobs.map((j) => [j.payload, j.attempts])).toEqual([[2, 2]]);
+    expect((await leases(queue).claim(1, 30_000)).jobs.map((j) => [j.payload, j.attempt])).toEqual([[2, 2]]);
   });
 
   it('the same payload again writes the same (harmless twice)', async () => {

@@ -62,7 +62,15 @@ const enqueueOptions = fc.oneof(
 );
 
 const bulkJob = fc.oneof(
-  { arbitrary: fc.record({ payload: payloadValue, options: enqueueOptions }, { requiredKeys: ['payload'] }), weight: 8 },
+  // flat, {payload, ...options}; a value that is no options object rides in the earlier nested form, which is refused
+  {
+    arbitrary: fc
+      .tuple(payloadValue, enqueueOptions)
+      .map(([payload, options]) =>
+        options === undefined ? { payload } : typeof options === 'object' && options !== null && !Array.isArray(options) ? { ...options, payload } : { payload, options },
+      ),
+    weight: 8,
+  },
   { arbitrary: wrongValue, weight: 1 },
 );
 

@@ -27,6 +27,7 @@ export interface BridgeStats {
 
 /** The bridge as a hono app, for mounting or for `app.request()` in tests. */
 export interface Bridge {
+  /** The hono app serving the REST API: `app.fetch` for any server, or `app.request` in tests. */
   readonly app: Hono;
   /** A snapshot of the counters. */
   stats(): BridgeStats;
@@ -163,7 +164,9 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
 
 /** Options for startBridge. */
 export interface StartBridgeOptions {
+  /** The Redis the bridge runs commands on. */
   readonly redisUrl: string;
+  /** The bearer token clients must send (UPSTASH_REDIS_REST_TOKEN). */
   readonly token: string;
   /** Default: a free port. */
   readonly port?: number;
@@ -175,7 +178,9 @@ export interface StartBridgeOptions {
 export interface RunningBridge {
   /** Its base URL, what UPSTASH_REDIS_REST_URL should say. */
   readonly url: string;
+  /** The port it listens on. */
   readonly port: number;
+  /** A snapshot of the counters. */
   stats(): BridgeStats;
   /** Zeroes the counters. */
   reset(): void;

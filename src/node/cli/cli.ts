@@ -22,8 +22,9 @@ const USAGE = `emq: echomq's command line (Redis from REDIS_URL, default redis:/
 usage:
   emq consume <queue> --handler <module> [--concurrency N] [--lease-ms N] [--beat-ms N] [--timeout-ms N] [--quiet]
       Runs the parked consumer. The module's default export is async (job) => void, where job is
-      {id, payload, attempts, group}; a throw retries the job. SIGTERM or SIGINT stops it at the
-      settle point (jobs in hand may finish for --stop-timeout-ms, default 10000).
+      {id, payload, attempt, maxAttempts, group} (attempt: 1 on the first try); a throw retries
+      the job. SIGTERM or SIGINT stops it at the settle point (jobs in hand may finish for
+      --stop-timeout-ms, default 10000).
   emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N]
       Adds one job; prints {"id", "state"}.
   emq stats <queue>

@@ -69,7 +69,7 @@ export default createWorker<Payloads>({
     // resolve: completed; throw: retried with its backoff; UnrecoverableError: dead at once
     mail: async (job) => {
       if (!job.payload.to.includes('@')) throw new UnrecoverableError(\`not an address: \${job.payload.to}\`);
-      console.log(\`mail to \${job.payload.to} (attempt \${job.attempts} of \${job.maxAttempts})\`);
+      console.log(\`mail to \${job.payload.to} (attempt \${job.attempt} of \${job.maxAttempts})\`);
     },
   },
 });

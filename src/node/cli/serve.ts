@@ -4,15 +4,19 @@ import type { Transport } from '../../transport.js';
 
 /** A running HTTP API on Node. */
 export interface ApiServer {
+  /** Where it listens, e.g. `http://127.0.0.1:8787`. */
   readonly url: string;
+  /** The port it listens on (the one picked, when asked for 0). */
   readonly port: number;
   /** Whether the API is open (no EMQ_TOKEN): then it listens on loopback only. */
   readonly open: boolean;
+  /** Stops listening (requests in flight finish); the transport stays open: it is the caller's. */
   close(): Promise<void>;
 }
 
 /** Options of serveApi. */
 export interface ServeApiOptions extends Omit<AppOptions, 'transport' | 'token'> {
+  /** The transport every request runs on (one for the process). */
   readonly transport: Transport;
   /** The bearer token (EMQ_TOKEN). Without one the API is open and binds 127.0.0.1 only. */
   readonly token?: string;

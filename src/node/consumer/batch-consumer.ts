@@ -6,6 +6,7 @@ import type { ParkedLoopOptions } from './options.js';
 import { ParkedConsumer, type TransportOwnership } from './parked-consumer.js';
 
 export type { BatchHandler } from './batch-slots.js';
+export type { BatchOutcome } from './batch-outcome.js';
 
 /** Options of a BatchConsumer. */
 export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
@@ -17,7 +18,8 @@ export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload
 
 /**
  * A parked consumer that hands up to `batchSize` jobs to one handler call and settles each job
- * on its own. The batch's signal aborts on stop, on timeout, or when any of its leases is lost.
+ * on its own, as the handler's BatchOutcome for it says (or all completed when it returns
+ * nothing). The batch's signal aborts on stop, on timeout, or when any of its leases is lost.
  *
  * @example
  * new BatchConsumer<Row>(transport, 'rows', async (jobs) => {
@@ -25,7 +27,9 @@ export interface BatchConsumerOptions<Payload> extends ParkedLoopOptions<Payload
  * }, { batchSize: 100 }).start();
  */
 export class BatchConsumer<Payload = unknown> extends ParkedConsumer<Payload, BatchSlots<Payload>> {
+  /** The most jobs per handler call (the option, default 10). */
   readonly batchSize: number;
+  /** Batches run at once (the option, default 1). */
   readonly concurrency: number;
 
   constructor(

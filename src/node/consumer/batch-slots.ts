@@ -3,19 +3,29 @@ import { InvalidArgumentError, shown } from '../../errors.js';
 import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
 import type { Job } from '../../job.js';
 import { startBatchProcess } from '../../telemetry.js';
+import { type BatchOutcome, batchOutcomes } from './batch-outcome.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
 import { MAX_SLOTS, type SlotHost, type SlotStrategy } from './slots.js';
 
 /**
  * A handler for several jobs at once. Resolve with nothing to complete them all, or with one
- * entry per job, in order: `undefined`/`null` completes it, an Error (or anything thrown) is its
- * failure (UnrecoverableError: dead). A throw or rejection retries every job of the batch.
+ * BatchOutcome per job, in the order the jobs came: `'completed'`, `{ retry: error, delayMs? }`
+ * or `{ fail: error }`. A throw or rejection retries every job of the batch, as a single
+ * handler's would (UnrecoverableError: dead, RetryAfterError: after its delay). An array of the
+ * wrong length retries every job too, with an InvalidArgumentError (EMQARG) naming both lengths,
+ * rather than guess which jobs it meant.
+ *
+ * @example
+ * const handler: BatchHandler<{ to: string }> = async (jobs, { signal }) => {
+ *   const sent = await mailer.sendMany(jobs.map((job) => job.payload), { signal });
+ *   return sent.map((ok) => (ok ? 'completed' : { retry: 'the mailer refused it' }));
+ * };
  */
 export type BatchHandler<Payload = unknown> = (
   jobs: ReadonlyArray<Job<Payload>>,
   context: HandlerContext,
-) => Promise<void | ReadonlyArray<unknown>> | void | ReadonlyArray<unknown>;
+) => Promise<void | ReadonlyArray<BatchOutcome>> | void | ReadonlyArray<BatchOutcome>;
 
 /**
  * BatchConsumer's slots: `concurrency` of them, one batch of up to `batchSize` jobs each, the
@@ -113,10 +123,7 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
             }),
           ])
         : run);
-      return held.map((_, i) => {
-        const result = Array.isArray(results) ? (results as unknown[])[i] : undefined;
-        return result === undefined || result === null ? { kind: 'complete' } : outcomeOf(result);
-      });
+      return batchOutcomes(results, held.length);
     } catch (error) {
       const outcome = outcomeOf(error);
       return held.map(() => outcome);

@@ -28,6 +28,7 @@ export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
  * process.on('SIGTERM', () => void consumer.stop());
  */
 export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleSlots<Payload>> {
+  /** Jobs run at once (the option, default 1). */
   readonly concurrency: number;
 
   constructor(

@@ -7,7 +7,10 @@
  * if (signal.reason instanceof LeaseLostError) return; // another consumer runs it now
  */
 export class LeaseLostError extends Error {
-  constructor(readonly jobId: string) {
+  constructor(
+    /** The job whose lease was lost. */
+    readonly jobId: string,
+  ) {
     super(`the lease of ${jobId} was lost (reaped or removed): stop working on it`);
     this.name = 'LeaseLostError';
   }

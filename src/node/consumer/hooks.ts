@@ -15,10 +15,13 @@ import type { Job } from '../../job.js';
  * });
  */
 export interface ConsumerHooks<Payload> {
+  /** A handler started on `job`. */
   onStarted?(job: Job<Payload>): void;
+  /** `job` completed, its handler having run `durationMs`. */
   onCompleted?(job: Job<Payload>, info: { durationMs: number }): void;
   /** A failed attempt that will run again: `outcome` says whether now or after a delay. */
   onRetried?(job: Job<Payload>, info: { durationMs: number; error: string; outcome: 'pending' | 'scheduled' }): void;
+  /** `job` went to dead: its last attempt failed, or it failed for good; `error` is its last error. */
   onDead?(job: Job<Payload>, info: { durationMs: number; error: string }): void;
   /** The consumer lost the job's lease (it was reaped or removed): its result was not recorded. */
   onFenced?(job: Job<Payload>): void;

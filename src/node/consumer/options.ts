@@ -37,6 +37,7 @@ export interface ParkedLoopOptions<Payload> {
    * new Consumer(transport, 'thumbs', handler, { concurrency: 10, prefetch: 0 }); // no hoarding
    */
   readonly prefetch?: number | 'auto';
+  /** What the consumer tells about the jobs it runs (started, completed, retried, dead, fenced, errors). */
   readonly hooks?: ConsumerHooks<Payload>;
   /**
    * Where the consumer says how its connection to Redis goes: connected, cannot connect, lost

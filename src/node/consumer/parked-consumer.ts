@@ -16,6 +16,7 @@ import type { SlotStrategy } from './slots.js';
  * }
  */
 export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implements AsyncDisposable {
+  /** The queue it consumes: the one given, or one built on the transport from the name given. */
   readonly queue: Queue<Payload>;
   protected readonly slots: Slots;
   private readonly loop: Loop<Payload>;

@@ -127,7 +127,7 @@ describe('BatchSlots (BatchConsumer)', () => {
     const seen: number[][] = [];
     const slots = new BatchSlots<number>((jobs) => {
       seen.push(jobs.map((j) => j.payload));
-      return [undefined, new Error('no'), null];
+      return jobs.map((j) => (j.payload % 3 === 2 ? { retry: new Error('no') } : 'completed'));
     }, { batchSize: 3, concurrency: 3 }, 0);
     const h = host();
     slots.dispatch([1, 2, 3, 4, 5, 6, 7].map(waiting), h);
