@@ -3,8 +3,12 @@ import type { Redis } from 'ioredis';
 import { commandTotal } from './redis-stats.js';
 import { socketWrites } from './round-trips.js';
 
-/** The implementations a case runs for. */
-export type Impl = 'echomq' | 'bullmq' | 'groupmq';
+/**
+ * The implementations a case runs for. `floor` is no queue: the least Redis and the client can do
+ * for the case's unit of work on this machine right now (a no-op script call with echomq's
+ * arguments, a bare LPUSH to a parked BLPOP), so echomq's figure reads as a ratio to the limit.
+ */
+export type Impl = 'echomq' | 'bullmq' | 'groupmq' | 'floor';
 
 /** A case's figures, named as issue 6 names them (`jobs_per_s`, `p99_ms`, ...). */
 export type Figures = Record<string, number | null>;

@@ -16,13 +16,26 @@ import { CountingTransport } from './round-trips.js';
  * - BullMQ: failed jobs kept (its default). No QueueEvents, no metrics.
  */
 
+/** The options every bench Queue gets beneath the case's own (see above). */
+export const ECHO_QUEUE_OPTIONS: QueueOptions = { keepCompletedMs: 0 };
+
 /** echomq on a connection of its own, its requests counted. */
 export function echoQueue<P = unknown>(ctx: BenchContext, name: string, options: QueueOptions = {}): {
   transport: CountingTransport;
   queue: Queue<P>;
 } {
   const transport = new CountingTransport(IoredisTransport.connect(ctx.url));
-  return { transport, queue: new Queue<P>(transport, name, { keepCompletedMs: 0, ...options }) };
+  return { transport, queue: new Queue<P>(transport, name, { ...ECHO_QUEUE_OPTIONS, ...options }) };
+}
+
+/**
+ * A floor's raw ioredis connection, made exactly as echomq's is (`IoredisTransport.connect`: RESP2,
+ * no retries per request), so the floor and echomq differ only in what runs over it. Closed by
+ * `close`, which resolves once the socket is closed.
+ */
+export function floorConnection(ctx: BenchContext): { redis: Redis; close: () => Promise<void> } {
+  const transport = IoredisTransport.connect(ctx.url);
+  return { redis: transport.redis, close: () => transport.close() };
 }
 
 /** The connection options BullMQ takes (a Worker needs maxRetriesPerRequest null). */

@@ -8,12 +8,18 @@ export function quantile(values: readonly number[], q: number): number | null {
   return sorted[rank]!;
 }
 
-/** p50, p99 and max of latencies in ms, rounded to 0.01 ms. */
-export function latencies(values: readonly number[]): { p50_ms: number | null; p99_ms: number | null; max_ms: number | null } {
+/**
+ * p50, p99 and max of latencies in ms, rounded to `digits` decimals (2: 0.01 ms; 3 where a
+ * figure of tens of us is divided by a floor's).
+ */
+export function latencies(
+  values: readonly number[],
+  digits = 2,
+): { p50_ms: number | null; p99_ms: number | null; max_ms: number | null } {
   return {
-    p50_ms: round(quantile(values, 0.5)),
-    p99_ms: round(quantile(values, 0.99)),
-    max_ms: round(values.length === 0 ? null : Math.max(...values)),
+    p50_ms: round(quantile(values, 0.5), digits),
+    p99_ms: round(quantile(values, 0.99), digits),
+    max_ms: round(values.length === 0 ? null : Math.max(...values), digits),
   };
 }
 
