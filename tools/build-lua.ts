@@ -57,7 +57,7 @@ export function renderScripts(): string {
     '',
     'export const scripts = {',
     ...entries,
-    '} as const satisfies Record<string, ScriptSource>;',
+    '} satisfies Record<string, ScriptSource>;',
     '',
     '/** The name of a script in lua/, in camelCase. */',
     'export type ScriptName = keyof typeof scripts;',

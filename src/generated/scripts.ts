@@ -6067,7 +6067,7 @@ redis.call('HSET', key, 'd', ARGV[3])
 return 1
 `,
   },
-} as const satisfies Record<string, ScriptSource>;
+} satisfies Record<string, ScriptSource>;
 
 /** The name of a script in lua/, in camelCase. */
 export type ScriptName = keyof typeof scripts;
