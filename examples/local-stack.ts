@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     }
   }
 
-  const consumer = Consumer.connect<DemoPayload>(redis.url, QUEUE, (job: Job<DemoPayload>) => demoHandler(job, 'node', say), {
+  const consumer = Consumer.connect<DemoPayload>(redis.url, QUEUE, (job: Job<DemoPayload>, { progress }) => demoHandler(job, 'node', say, progress), {
     concurrency: 2,
     hooks: {
       onRetried: (job, { error }) => say(`[node] retry ${job.id}: ${error.split('\n')[0]}`),

@@ -8,7 +8,9 @@
   ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
   ARGV[4]  leaseMs (>= 1) for those claims
   ARGV[5]  request key of the claim ("" = none; see claim.lua)
-  ARGV[6..] pairs: id, token
+  ARGV[6..] triples: id, token, result: the handler's result as JSON text, written to the row's
+           `r` ('' for none: the handler returned nothing; the core checks it is JSON within
+           maxResultBytes)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Index    each completed row is indexed in emq:{q}:completed (score = finished ms) unless keepMs
            is 0, and entries older than keepMs leave it (includes/index_completed.lua)
@@ -41,20 +43,24 @@
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
 local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
-for i = 6, #ARGV, 2 do check_kind(ARGV[i]) end
+for i = 6, #ARGV, 3 do check_kind(ARGV[i]) end
 
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local done, freed = {}, { order = {} }
-local codes = each_held(6, 2, held_group, function(id, group)
+local codes = each_held(6, 3, held_group, function(id, group, i)
   done[#done + 1] = id
   tally(freed, group)
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)
   else
-    redis.call('HSET', key, 's', 'completed', 'f', now_text)
+    if ARGV[i + 2] == '' then
+      redis.call('HSET', key, 's', 'completed', 'f', now_text)
+    else
+      redis.call('HSET', key, 's', 'completed', 'f', now_text, 'r', ARGV[i + 2])
+    end
     if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
   return 1

@@ -6,8 +6,9 @@
   ARGV[2]  id
   Derives  emq:{q}:job:<id>
   Reply    the row as a flat field/value list (with the defaults of the fields enqueue leaves
-           out written in: `m`, `b`), plus its lease deadline ("l") when active or its
-           due time ("r") when scheduled; {} when there is no such job
+           out written in: `m`, `b`), plus its lease deadline ("lease") when active or its
+           due time ("due") when scheduled, under names no row field has (the row's `r` is
+           its result); {} when there is no such job
   Errors   EMQKIND
 ]]
 -- @include keyspace
@@ -25,10 +26,10 @@ for i = 1, #row, 2 do
   if row[i] == 's' then state = row[i + 1] end
 end
 if state == 'active' then
-  row[#row + 1] = 'l'
+  row[#row + 1] = 'lease'
   row[#row + 1] = redis.call('ZSCORE', K_ACTIVE, id)
 elseif state == 'scheduled' then
-  row[#row + 1] = 'r'
+  row[#row + 1] = 'due'
   row[#row + 1] = redis.call('ZSCORE', K_SCHEDULED, id)
 end
 return row

@@ -18,7 +18,7 @@
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {id, field, value, ...}, ... }, each row with its defaults written in (as get-job),
-           plus its lease deadline ("l") when active or its due time ("r") when scheduled
+           plus its lease deadline ("lease") when active or its due time ("due") when scheduled
   Cost     one ZRANGE (or LRANGE) and one HGETALL a job; pending also sizes every lane (two
            commands a group) to find where the page starts
   Errors   EMQARG (an unknown state, a malformed number)
@@ -35,7 +35,7 @@ local offset = arg_int(ARGV[3], 'offset', 0)
 local limit = arg_int(ARGV[4], 'limit', 1)
 local last = offset + limit - 1
 
--- ids, and each one's score as the field the row reads it under ('l' or 'r'), when it has one
+-- ids, and each one's score as the field the row reads it under ('lease' or 'due'), when it has one
 local ids, scores, field = {}, {}, nil
 local function scored(list)
   for i = 1, #list, 2 do
@@ -44,10 +44,10 @@ local function scored(list)
   end
 end
 if state == 'scheduled' then
-  field = 'r'
+  field = 'due'
   scored(redis.call('ZRANGE', K_SCHEDULED, offset, last, 'WITHSCORES'))
 elseif state == 'active' then
-  field = 'l'
+  field = 'lease'
   scored(redis.call('ZRANGE', K_ACTIVE, offset, last, 'WITHSCORES'))
 elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)

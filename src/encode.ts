@@ -6,6 +6,10 @@ import { assertName } from './keyspace.js';
 export const MAX_PRIORITY = 2_097_151;
 /** The default payload cap: 1 MiB of UTF-8 JSON. */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** The default cap on a handler's result: 64 KiB of UTF-8 JSON. */
+export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
+/** The most a progress value may take: 4 KiB of UTF-8 JSON. */
+export const MAX_PROGRESS_BYTES = 4096;
 
 const USER_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const JOB_PREFIX = 'JOB:';
@@ -75,13 +79,65 @@ export function encodePayload(payload: unknown, maxBytes: number): string {
   if (text === undefined) {
     throw new PayloadError(`the payload is not JSON-serialisable (${typeof payload})`);
   }
+  const bytes = bytesOver(text, maxBytes);
+  if (bytes !== undefined) throw new PayloadTooLargeError(`the payload is ${bytes} bytes, over the cap of ${maxBytes}`);
+  return text;
+}
+
+/** The UTF-8 length of `text` when it is over `maxBytes`, else undefined. */
+export function bytesOver(text: string, maxBytes: number): number | undefined {
   // Every UTF-16 unit is at most 3 UTF-8 bytes: only count when the text could be over the cap.
-  if (text.length * 3 > maxBytes) {
-    const bytes = encoder.encode(text).byteLength;
-    if (bytes > maxBytes) {
-      throw new PayloadTooLargeError(`the payload is ${bytes} bytes, over the cap of ${maxBytes}`);
-    }
+  if (text.length * 3 <= maxBytes) return undefined;
+  const bytes = encoder.encode(text).byteLength;
+  return bytes > maxBytes ? bytes : undefined;
+}
+
+/**
+ * A handler's resolved value as the JSON text its row keeps (`r`), or undefined when it resolved
+ * undefined (no result). Throws PayloadError (EMQPAYLOAD) for a value JSON cannot carry (a BigInt,
+ * a cycle, a function, a symbol) and PayloadTooLargeError (EMQTOOLARGE) over `maxBytes` of UTF-8,
+ * each naming the size or the reason.
+ *
+ * @example
+ * encodeResult({ sent: 3 }, 65_536); // '{"sent":3}'
+ */
+export function encodeResult(value: unknown, maxBytes: number): string | undefined {
+  if (value === undefined) return undefined;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new PayloadError(`the handler's result is not JSON-serialisable: ${(error as Error).message}`);
   }
+  if (text === undefined) throw new PayloadError(`the handler's result is not JSON-serialisable (${typeof value})`);
+  const bytes = bytesOver(text, maxBytes);
+  if (bytes !== undefined) throw new PayloadTooLargeError(`the handler's result is ${bytes} bytes of JSON, over maxResultBytes (${maxBytes})`);
+  return text;
+}
+
+/**
+ * A progress value as the JSON text its row keeps (`pg`): a number from 0 to 100, or any other
+ * JSON value (a string, an object, an array, a boolean, null) of at most 4 KiB as JSON. Throws
+ * InvalidArgumentError for anything else: undefined, a number out of range or not finite, a value
+ * JSON cannot carry, one over 4 KiB.
+ *
+ * @example
+ * encodeProgress(42); // '42'
+ * encodeProgress({ page: 3, of: 10 }); // '{"page":3,"of":10}'
+ */
+export function encodeProgress(value: unknown): string {
+  if (typeof value === 'number' && !(value >= 0 && value <= 100)) {
+    throw new InvalidArgumentError(`progress as a number must be from 0 to 100, got ${shown(value)}`);
+  }
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    throw new InvalidArgumentError(`progress must be a JSON value: ${(error as Error).message}`);
+  }
+  if (text === undefined) throw new InvalidArgumentError(`progress must be a number from 0 to 100 or a JSON value, got ${shown(value)}`);
+  const bytes = bytesOver(text, MAX_PROGRESS_BYTES);
+  if (bytes !== undefined) throw new InvalidArgumentError(`progress is ${bytes} bytes of JSON, over the cap of ${MAX_PROGRESS_BYTES}`);
   return text;
 }
 

@@ -1,22 +1,46 @@
+import { DEFAULT_MAX_RESULT_BYTES, encodeProgress, encodeResult } from './encode.js';
+import type { EmqError } from './errors.js';
 import type { Job } from './job.js';
 import { startProcess } from './telemetry.js';
 
 /**
- * A job handler: resolves to complete the job; throws or rejects to retry it with its backoff.
- * Throw UnrecoverableError to send it straight to dead, RetryAfterError to retry after an exact
- * delay. `signal` aborts when the consumer loses the lease, times the handler out, or stops.
+ * A job handler: resolves to complete the job, and what it resolves with is the job's result
+ * (JSON, at most the queue's `maxResultBytes`, 64 KiB by default; `undefined`: no result): kept on
+ * the completed row, read back by `getJob` and `GET job`. A result JSON cannot carry, or one over
+ * the cap, fails the job for good (dead) instead, since running it again would redo its work.
+ * Throws or rejects to retry it with its backoff: UnrecoverableError sends it straight to dead,
+ * RetryAfterError retries after an exact delay. `signal` aborts when the consumer loses the
+ * lease, times the handler out, or stops; `progress` reports how far it got.
  *
  * @example
- * const handler: Handler<{ to: string }> = async (job, { signal }) => {
- *   await fetch('https://mail.example/send', { method: 'POST', body: JSON.stringify(job.payload), signal });
+ * const handler: Handler<{ to: string }, { messageId: string }> = async (job, { signal, progress }) => {
+ *   const res = await fetch('https://mail.example/send', { method: 'POST', body: JSON.stringify(job.payload), signal });
+ *   await progress(90);
+ *   return { messageId: res.headers.get('x-message-id') ?? '' };
  * };
  */
-export type Handler<Payload = unknown> = (job: Job<Payload>, context: HandlerContext) => Promise<void> | void;
+export type Handler<Payload = unknown, Result = unknown> = (job: Job<Payload>, context: HandlerContext) => Promise<Result> | Result;
 
 /** What a handler gets besides its job. */
 export interface HandlerContext {
   /** Aborts when the lease is lost (fenced off), the handler times out, or the consumer stops. */
   readonly signal: AbortSignal;
+  /**
+   * Writes the job's progress, which `getJob` and `GET job` show as `progress`: a number from 0
+   * to 100, or a small JSON value (at most 4 KiB as JSON: `{ page: 3, of: 10 }`). One round trip
+   * per call, not batched with anything: report as often as that is worth (on the edge each call
+   * is a subrequest). Fenced by the job's lease like a settle: resolves true when written, false
+   * when the lease is no longer this holder's (reaped, removed), which wrote nothing (a Node
+   * consumer then aborts `signal` too). Rejects with InvalidArgumentError (EMQARG), writing
+   * nothing, for anything else (a number out of range, undefined, a value JSON cannot carry, one
+   * over 4 KiB). The value stays on the row until a later report or run replaces it, through
+   * completion, retries and death. In a BatchConsumer's handler it writes the value to every job
+   * of the batch, and resolves true only when every one was written.
+   *
+   * @example
+   * for (const [i, page] of pages.entries()) { await render(page); await progress(Math.round((100 * (i + 1)) / pages.length)); }
+   */
+  progress(value: unknown): Promise<boolean>;
 }
 
 /** Thrown by a handler: the job fails for good and goes straight to dead, attempts left or not. */
@@ -45,6 +69,12 @@ export type Outcome =
   | {
       /** Done: completed. */
       readonly kind: 'complete';
+      /**
+       * The handler's result as JSON text, what the completed row keeps (`r`); absent when it
+       * returned nothing. Within the queue's `maxResultBytes` (`Leases` fails the job for good
+       * otherwise, as a runtime does for a result it cannot store).
+       */
+      readonly result?: string;
     }
   | {
       /** Failed this attempt: retried, or dead when it was the last. */
@@ -81,6 +111,30 @@ export function errorText(error: unknown): string {
   return `thrown: ${text}`.slice(0, MAX_ERROR_CHARS);
 }
 
+/**
+ * The outcome of a handler that resolved with `value`: complete with it as the job's result (none
+ * for undefined); or, when JSON cannot carry it or it is over `maxResultBytes`, failed for good
+ * (dead, not retried: running it again would redo its work), with an error naming the size and
+ * the cap, or why it is not JSON.
+ *
+ * @example
+ * completion({ rows: 3 }, 65_536); // { kind: 'complete', result: '{"rows":3}' }
+ * completion(10n, 65_536); // { kind: 'fail', error: "PayloadError (EMQPAYLOAD): the handler's result is not JSON-serialisable: ..." }
+ */
+export function completion(value: unknown, maxResultBytes: number): Outcome {
+  try {
+    const result = encodeResult(value, maxResultBytes);
+    return result === undefined ? COMPLETE : { kind: 'complete', result };
+  } catch (error) {
+    return { kind: 'fail', error: resultError(error as EmqError) };
+  }
+}
+
+/** The error a row keeps for a result that could not be stored: the class, its code, and why it is not retried. */
+export function resultError(error: EmqError): string {
+  return `${error.name} (${error.code}): ${error.message}; failed for good: running the job again would redo its work`;
+}
+
 /** The outcome a thrown value stands for. */
 export function outcomeOf(error: unknown): Outcome {
   if (error instanceof UnrecoverableError) return { kind: 'fail', error: errorText(error) };
@@ -102,28 +156,51 @@ export class HandlerTimeoutError extends Error {
 }
 
 /**
+ * Writes a progress value for the job (or the batch) a context was made for, fenced by its lease:
+ * true when written, false when the lease is lost. The runtime supplies it (`Leases.progress`).
+ */
+export type ProgressWriter = (value: unknown) => Promise<boolean>;
+
+/** Without a lease to write under (a handler run on its own, in a test): checks the value, writes nothing. */
+const noProgress: ProgressWriter = async (value) => {
+  encodeProgress(value);
+  return false;
+};
+
+/**
  * The context a handler gets, its signal made on first read: most handlers never read it, and
  * making an AbortSignal costs microseconds per job (13% of a consumer's CPU with no-op handlers).
- * Aborting the controller works either way.
+ * Aborting the controller works either way. `progress` is what the runtime writes progress with.
  */
-export function contextOf(controller: AbortController): HandlerContext {
+export function contextOf(controller: AbortController, progress: ProgressWriter = noProgress): HandlerContext {
   return {
     get signal(): AbortSignal {
       return controller.signal;
     },
+    progress,
   };
 }
 
 /**
- * Runs `handler` on `job` and says how it ended: a resolve completes; a throw, a rejection or
- * running past `timeoutMs` (0 = no timeout) retries; UnrecoverableError fails for good. Never
+ * Runs `handler` on `job` and says how it ended: a resolve completes, its value the job's result
+ * (see `completion`: a result that cannot be stored fails the job for good); a throw, a rejection
+ * or running past `timeoutMs` (0 = no timeout) retries; UnrecoverableError fails for good. Never
  * throws: nothing a handler does escapes into the loop that called it. With `queue`, the run is a
- * `process <queue>` span when OpenTelemetry is there (README, "Telemetry").
+ * `process <queue>` span when OpenTelemetry is there (README, "Telemetry"). `progress` writes the
+ * handler's progress reports (default: checked, never written).
  */
 export async function runHandler<Payload>(
   handler: Handler<Payload>,
   job: Job<Payload>,
-  options: { controller: AbortController; timeoutMs?: number; onTimeout?: () => void; queue?: string },
+  options: {
+    controller: AbortController;
+    timeoutMs?: number;
+    onTimeout?: () => void;
+    queue?: string;
+    progress?: ProgressWriter;
+    /** The largest result stored, in UTF-8 bytes of JSON (default 64 KiB). */
+    maxResultBytes?: number;
+  },
 ): Promise<Outcome> {
   const timeoutMs = options.timeoutMs ?? 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -131,12 +208,14 @@ export async function runHandler<Payload>(
   try {
     // called now, not a microtask later: a caller that goes on to send its next claim would
     // otherwise hold the handler's start back by that whole send (a socket write)
-    let run: Promise<void> | void;
+    let run: unknown;
+    const context = contextOf(options.controller, options.progress);
     try {
-      run = span ? span.run(() => handler(job, contextOf(options.controller))) : handler(job, contextOf(options.controller));
+      run = span ? span.run(() => handler(job, context)) : handler(job, context);
     } catch (error) {
       run = Promise.reject(error);
     }
+    let value: unknown;
     if (timeoutMs > 0) {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -144,12 +223,13 @@ export async function runHandler<Payload>(
           reject(new HandlerTimeoutError(timeoutMs));
         }, timeoutMs);
       });
-      await Promise.race([run, timeout]);
+      value = await Promise.race([run, timeout]);
     } else {
-      await run;
+      value = await run;
     }
-    span?.end(COMPLETE);
-    return COMPLETE;
+    const outcome = value === undefined ? COMPLETE : completion(value, options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
+    span?.end(outcome, outcome.kind === 'complete' ? undefined : outcome.error);
+    return outcome;
   } catch (error) {
     const outcome = outcomeOf(error);
     span?.end(outcome, error);

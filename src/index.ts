@@ -10,7 +10,7 @@ export { Queue } from './queue.js';
 export type { QueueOptions, BulkJob, QueueStats, RequestOptions } from './queue.js';
 export { Leases } from './lease.js';
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
-export type { FailItem, Held, RetryItem, RetryOutcome } from './scripts.js';
+export type { CompleteItem, FailItem, Held, RetryItem, RetryOutcome } from './scripts.js';
 export { listQueues, queueOverviews } from './registry.js';
 export type { QueueOverview } from './registry.js';
 export type {
@@ -26,7 +26,7 @@ export type {
 } from './job.js';
 export type { Transport, BlockingTransport, ParkedReply, ScriptCall, Reply } from './transport.js';
 export type { ScriptSource } from './generated/scripts.js';
-export { MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';
+export { MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_MAX_RESULT_BYTES, MAX_PROGRESS_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';
 export type { JobDefaults } from './encode.js';
 export {
   EmqError,

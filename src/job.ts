@@ -91,7 +91,7 @@ export interface Job<Payload = unknown> {
  * const job = await queue.getJob('welcome-a');
  * if (job?.state === 'dead') console.log(`dead after attempt ${job.attempt} of ${job.maxAttempts}: ${job.error}`);
  */
-export interface JobRecord<Payload = unknown> {
+export interface JobRecord<Payload = unknown, Result = unknown> {
   /** `JOB:` and the id given at enqueue, or the one made for it. */
   readonly id: string;
   /** Where the job stands now. */
@@ -126,6 +126,17 @@ export interface JobRecord<Payload = unknown> {
   readonly leaseUntil: number | undefined;
   /** Its due time, while scheduled. */
   readonly runAt: number | undefined;
+  /**
+   * What its handler resolved with, parsed from its JSON, once completed (kept as long as the
+   * completed row: the queue's `keepCompletedMs`); undefined when the handler returned nothing.
+   */
+  readonly result: Result | undefined;
+  /**
+   * The last progress a run reported (`context.progress`): a number from 0 to 100 or a small JSON
+   * value; kept through completion, retries and death until a later report replaces it.
+   * Undefined when none was reported.
+   */
+  readonly progress: unknown;
 }
 
 /** How many jobs are in each state. */

@@ -1,9 +1,11 @@
-import { InvalidArgumentError, shown } from './errors.js';
-import type { Outcome } from './handler.js';
+import { bytesOver, encodeProgress } from './encode.js';
+import { InvalidArgumentError, PayloadTooLargeError, shown } from './errors.js';
+import { type Outcome, resultError } from './handler.js';
 import type { Job } from './job.js';
 import type { Queue } from './queue.js';
 import {
   type ClaimResult,
+  type CompleteItem,
   type FailItem,
   type Held,
   type RetryItem,
@@ -124,6 +126,7 @@ export class Leases<Payload = unknown> {
   private readonly scripts: Scripts;
   private readonly transport: Transport;
   private readonly keepCompletedMs: number;
+  private readonly maxResultBytes: number;
   private readonly keyPrefix = randomHex();
   private claims = 0;
   private readonly countRequest = (): void => {
@@ -134,6 +137,7 @@ export class Leases<Payload = unknown> {
     this.queue = queue.name;
     this.transport = queue.transport;
     this.keepCompletedMs = queue.keepCompletedMs;
+    this.maxResultBytes = queue.maxResultBytes;
     this.scripts = new Scripts(queue.transport, queue.name);
   }
 
@@ -168,7 +172,10 @@ export class Leases<Payload = unknown> {
     const retries: number[] = [];
     const fails: number[] = [];
     const completes: number[] = [];
-    finished.forEach((f, i) => (f.outcome.kind === 'complete' ? completes : f.outcome.kind === 'retry' ? retries : fails).push(i));
+    // a result over the cap is not stored: the job fails for good (the runtimes check it before,
+    // in runHandler; this holds the cap for any other caller too)
+    const outcomes = finished.map((f) => this.storable(f.outcome));
+    outcomes.forEach((o, i) => (o.kind === 'complete' ? completes : o.kind === 'retry' ? retries : fails).push(i));
     const calls: ScriptCall[] = [];
     const readers: Array<(reply: Reply, state: RoundState) => void> = [];
     const add = <T>(op: ScriptOp<T>, take: (value: T, state: RoundState) => void): void => {
@@ -180,7 +187,8 @@ export class Leases<Payload = unknown> {
 
     if (retries.length > 0) {
       const items: RetryItem[] = retries.map((i) => {
-        const { job, outcome } = finished[i]!;
+        const { job } = finished[i]!;
+        const outcome = outcomes[i]!;
         const error = outcome.kind === 'complete' ? '' : outcome.error;
         const delayMs = outcome.kind === 'retry' ? outcome.delayMs : undefined;
         return { id: job.id, token: job.token, error, ...(delayMs === undefined ? {} : { delayMs }) };
@@ -189,7 +197,8 @@ export class Leases<Payload = unknown> {
     }
     if (fails.length > 0) {
       const items: FailItem[] = fails.map((i) => {
-        const { job, outcome } = finished[i]!;
+        const { job } = finished[i]!;
+        const outcome = outcomes[i]!;
         return { id: job.id, token: job.token, error: outcome.kind === 'complete' ? '' : outcome.error };
       });
       add(this.scripts.failOp(items), (outcomes, state) => settle(fails, outcomes, state));
@@ -199,7 +208,10 @@ export class Leases<Payload = unknown> {
     }
     const claimWithComplete = beat ? 0 : claim;
     if (completes.length > 0 || claimWithComplete > 0) {
-      const held = completes.map((i) => leaseOf(finished[i]!.job));
+      const held = completes.map((i): CompleteItem => {
+        const outcome = outcomes[i]!;
+        return { ...leaseOf(finished[i]!.job), result: outcome.kind === 'complete' ? outcome.result : undefined };
+      });
       add(
         this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
         ({ completed, claimed }, state) => {
@@ -250,11 +262,12 @@ export class Leases<Payload = unknown> {
   }
 
   /**
-   * Completes held jobs; each resolves true, or false when fenced off (its lease was lost). With
-   * `claimN`, the same call claims up to that many next jobs.
+   * Completes held jobs, each with its result when it has one (JSON text within the queue's
+   * `maxResultBytes`, as `round` checks it); each resolves true, or false when fenced off (its
+   * lease was lost). With `claimN`, the same call claims up to that many next jobs.
    */
   async complete(
-    held: readonly Held[],
+    held: readonly CompleteItem[],
     options: { claimN?: number; leaseMs?: number } = {},
   ): Promise<{
     /** Per held job, in order: true when recorded, false when fenced off. */
@@ -280,6 +293,22 @@ export class Leases<Payload = unknown> {
   /** Gives back held jobs that were never started: claimable again, the claim not counted. */
   release(held: readonly Held[]): Promise<Array<'released' | 'fenced'>> {
     return this.run(this.scripts.releaseOp(held));
+  }
+
+  /**
+   * Writes `value` as the progress of each held job (`JobRecord.progress`), fenced by its lease:
+   * per job, true when written, false when its holder lost the lease (nothing written). One round
+   * trip per call, never batched: a handler's `context.progress` is this. Rejects with
+   * InvalidArgumentError before any write unless `value` is a number from 0 to 100 or a JSON value
+   * of at most 4 KiB.
+   *
+   * @example
+   * const [written] = await leases.progress([{ id: job.id, token: job.token }], 50);
+   */
+  async progress(held: readonly Held[], value: unknown): Promise<boolean[]> {
+    const text = encodeProgress(value);
+    if (held.length === 0) return [];
+    return this.run(this.scripts.progressOp(held.map(leaseOf), text));
   }
 
   /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
@@ -308,6 +337,15 @@ export class Leases<Payload = unknown> {
   }> {
     assertCount('limit', limit, 1);
     return this.run(this.scripts.reapOp(limit));
+  }
+
+  /** `outcome`, unless it completes with a result over the cap: then failed for good, saying why. */
+  private storable(outcome: Outcome): Outcome {
+    if (outcome.kind !== 'complete' || outcome.result === undefined) return outcome;
+    const bytes = bytesOver(outcome.result, this.maxResultBytes);
+    if (bytes === undefined) return outcome;
+    const error = new PayloadTooLargeError(`the handler's result is ${bytes} bytes of JSON, over maxResultBytes (${this.maxResultBytes})`);
+    return { kind: 'fail', error: resultError(error) };
   }
 
   private beatOp(options: BeatOptions): ScriptOp<ClaimResult> {

@@ -1,6 +1,7 @@
 import {
   DEFAULT_JOB_DEFAULTS,
   DEFAULT_MAX_PAYLOAD_BYTES,
+  DEFAULT_MAX_RESULT_BYTES,
   decodeBackoff,
   encodeJob,
   encodePayload,
@@ -25,6 +26,12 @@ export interface QueueOptions {
   readonly defaults?: Partial<JobDefaults>;
   /** How long a completed job stays readable, in ms (-1 forever, 0 not at all; default 1 hour). */
   readonly keepCompletedMs?: number;
+  /**
+   * The largest handler result stored, in UTF-8 bytes of JSON (default 64 KiB), checked by the
+   * consumer before it writes anything: a job whose result is larger fails for good (dead) with
+   * an error naming the size and the cap. Consumers built on this Queue use it unless given their own.
+   */
+  readonly maxResultBytes?: number;
   /** How long an idempotency key of the caller's is remembered, in ms (default 24 hours). */
   readonly idempotencyTtlMs?: number;
   /**
@@ -136,6 +143,8 @@ export class Queue<Payload = unknown> {
   readonly name: string;
   /** How long a completed job stays readable, in ms (see QueueOptions). */
   readonly keepCompletedMs: number;
+  /** The largest handler result stored, in UTF-8 bytes of JSON (see QueueOptions). */
+  readonly maxResultBytes: number;
   private readonly scripts: Scripts;
   private readonly defaults: JobDefaults;
   private readonly maxPayloadBytes: number;
@@ -162,6 +171,10 @@ export class Queue<Payload = unknown> {
     this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     if (!Number.isSafeInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
       throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${shown(this.maxPayloadBytes)}`);
+    }
+    this.maxResultBytes = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+    if (!Number.isSafeInteger(this.maxResultBytes) || this.maxResultBytes < 1) {
+      throw new InvalidArgumentError(`maxResultBytes must be a positive integer, got ${shown(this.maxResultBytes)}`);
     }
     this.idempotencyTtlMs = options.idempotencyTtlMs ?? 86_400_000;
     if (!Number.isSafeInteger(this.idempotencyTtlMs) || this.idempotencyTtlMs < 1) {
@@ -254,7 +267,10 @@ export class Queue<Payload = unknown> {
     return results as EnqueueResult[][];
   }
 
-  /** One job, or null when there is no such job (or its completed row expired). */
+  /**
+   * One job, or null when there is no such job (or its completed row expired). A completed job
+   * carries what its handler returned (`result`), any job the last progress a run reported.
+   */
   async getJob(id: string): Promise<JobRecord<Payload> | null> {
     const jobId = toJobId(id);
     const row = await this.scripts.run(this.scripts.getJobOp(jobId));
@@ -562,8 +578,10 @@ export class Queue<Payload = unknown> {
       error: row.e,
       createdAt: Number(row.c ?? 0),
       finishedAt: optionalNumber(row.f),
-      leaseUntil: optionalNumber(row.l),
-      runAt: optionalNumber(row.r),
+      leaseUntil: optionalNumber(row.lease),
+      runAt: optionalNumber(row.due),
+      result: row.r === undefined ? undefined : (JSON.parse(row.r) as unknown),
+      progress: row.pg === undefined ? undefined : (JSON.parse(row.pg) as unknown),
     };
   }
 }

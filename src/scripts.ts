@@ -57,6 +57,12 @@ export interface Held {
   readonly token: number;
 }
 
+/** A job to settle by completing it, with its handler's result. */
+export interface CompleteItem extends Held {
+  /** The handler's result as JSON text, for the row's `r`; absent (or undefined) for none. */
+  readonly result?: string | undefined;
+}
+
 /** A failed attempt to settle by retry. */
 export interface RetryItem extends Held {
   /** The error the attempt ended with: the row keeps it as its last. */
@@ -206,14 +212,15 @@ export class Scripts {
     return this.op('beat', [reapLimit, promoteLimit, n, leaseMs, requestKey], (reply) => parseClaim(reply, leaseMs));
   }
 
+  /** Completes held jobs, each with its result ('' for none: complete.lua takes triples), and claims `claimN` after. */
   completeOp(
-    held: readonly Held[],
+    held: readonly CompleteItem[],
     options: { keepMs: number; claimN?: number; leaseMs?: number; requestKey?: string },
   ): ScriptOp<{ completed: boolean[]; claimed: ClaimResult | null }> {
     const leaseMs = options.leaseMs ?? 30_000;
     return this.op(
       'complete',
-      [options.keepMs, options.claimN ?? 0, leaseMs, options.requestKey ?? '', ...held.flatMap((h) => [h.id, h.token])],
+      [options.keepMs, options.claimN ?? 0, leaseMs, options.requestKey ?? '', ...held.flatMap((h) => [h.id, h.token, h.result ?? ''])],
       (reply) => {
         const [done, claimed] = asArray(reply, 'complete');
         const claimList = asArray(claimed, 'complete claim');
@@ -239,6 +246,12 @@ export class Scripts {
   releaseOp(held: readonly Held[]): ScriptOp<Array<'released' | 'fenced'>> {
     const args = held.flatMap((h) => [h.id, h.token]);
     return this.op('release', args, (reply) => codes(reply, 'release').map((c) => (c === 1 ? 'released' : 'fenced')));
+  }
+
+  /** Writes `progress` (JSON text) into each held job's row: true written, false fenced off. */
+  progressOp(held: readonly Held[], progress: string): ScriptOp<boolean[]> {
+    const args = [progress, ...held.flatMap((h) => [h.id, h.token])];
+    return this.op('progress', args, (reply) => codes(reply, 'progress').map((c) => c === 1));
   }
 
   extendOp(held: readonly Held[], leaseMs: number): ScriptOp<Array<number | null>> {

@@ -272,6 +272,45 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       }
     });
 
+    it("shows a job's result and progress: GET job is the JobRecord as JSON, each left out when there is none", async () => {
+      const queue = q();
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'r', id: 'with-result' });
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'p', id: 'running' });
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'n', id: 'nothing' });
+      const transport = IoredisTransport.connect(redisUrl());
+      try {
+        const consumerSide = new Queue(transport, queue);
+        const lease = new Leases(consumerSide);
+        const held = (await lease.claim(3, 30_000)).jobs;
+        expect(held.map((j) => j.id)).toEqual(['JOB:with-result', 'JOB:running', 'JOB:nothing']);
+        const [withResult, running, nothing] = held as [(typeof held)[0], (typeof held)[0], (typeof held)[0]];
+        expect(await lease.progress([withResult, running], { step: 'héllo ✓', pct: 50 })).toEqual([true, true]);
+        expect(await lease.progress([running], 75)).toEqual([true]);
+        await lease.complete([{ id: withResult.id, token: withResult.token, result: JSON.stringify({ sent: [1, 'two', null] }) }, nothing]);
+
+        const done = await call('GET', `/v1/queues/${queue}/jobs/with-result`);
+        expect(done.status).toBe(200);
+        expect(done.body).toMatchObject({ state: 'completed', result: { sent: [1, 'two', null] }, progress: { step: 'héllo ✓', pct: 50 } });
+        const active = await call('GET', `/v1/queues/${queue}/jobs/running`);
+        expect(active.body).toMatchObject({ state: 'active', progress: 75 });
+        expect(active.body).not.toHaveProperty('result');
+        const bare = await call('GET', `/v1/queues/${queue}/jobs/nothing`);
+        expect(bare.body).toMatchObject({ state: 'completed' });
+        expect(bare.body).not.toHaveProperty('result');
+        expect(bare.body).not.toHaveProperty('progress');
+        for (const [id, answer] of [['JOB:with-result', done], ['JOB:running', active], ['JOB:nothing', bare]] as const) {
+          expect(answer.body).toEqual(JSON.parse(JSON.stringify(await consumerSide.getJob(id))));
+        }
+        // the completed page shows them the same way
+        const page = await call('GET', `/v1/queues/${queue}/jobs?state=completed`);
+        expect(page.body.jobs).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'JOB:with-result', result: { sent: [1, 'two', null] } })]));
+      } finally {
+        await transport.close();
+      }
+      const schemas = (await call('GET', '/v1/openapi.json')).body as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
+      expect(Object.keys(schemas.components.schemas.Job!.properties)).toEqual(expect.arrayContaining(['result', 'progress']));
+    });
+
     it('refuses bad input with 400 and writes nothing', async () => {
       const queue = q();
       const path = `/v1/queues/${queue}/jobs`;

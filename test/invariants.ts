@@ -21,6 +21,7 @@
  */
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
+import { MAX_PROGRESS_BYTES } from '../src/encode.js';
 import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
 import { formatTraceparent, parseTraceparent } from '../src/trace-context.js';
 
@@ -316,6 +317,10 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  * - (g) trace context: a row's `x`, when present, is a version-00 W3C traceparent as the core
  *   writes it (`00-<32 hex>-<16 hex>-<2 hex>`, lowercase, ids not all zero), so every reader can
  *   parse it.
+ * - (h) results and progress: a row's result `r` is on a completed row only (complete writes it
+ *   and nothing moves a completed row on) and is JSON; its progress `pg` is JSON of at most 4096
+ *   bytes, on a row claimed at least once (it has a `t`: only a holder writes progress, and it
+ *   stays as the job moves on, retried, given back or reprocessed).
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -470,7 +475,31 @@ export function findViolations(snap: QueueSnapshot): string[] {
     if (!context || formatTraceparent(context) !== row.x) out.push(`${id}: its row's traceparent ${JSON.stringify(row.x)} is not a W3C traceparent`);
   }
 
+  // (h) results and progress
+  for (const [id, row] of [...snap.rows].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (row.r !== undefined) {
+      if (row.s !== 'completed') out.push(`${id}: a result (r) on a ${JSON.stringify(row.s)} row`);
+      if (!isJson(row.r)) out.push(`${id}: its result (r) is not JSON: ${JSON.stringify(row.r.slice(0, 40))}`);
+    }
+    if (row.pg !== undefined) {
+      if (!isJson(row.pg)) out.push(`${id}: its progress (pg) is not JSON: ${JSON.stringify(row.pg.slice(0, 40))}`);
+      const bytes = Buffer.byteLength(row.pg);
+      if (bytes > MAX_PROGRESS_BYTES) out.push(`${id}: its progress (pg) is ${bytes} bytes, over ${MAX_PROGRESS_BYTES}`);
+      if (row.t === undefined) out.push(`${id}: progress (pg) on a row never claimed`);
+    }
+  }
+
   return out;
+}
+
+/** Whether `text` parses as JSON. */
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Why `entry` is not serviceable, for a violation's message. */

@@ -8,20 +8,27 @@ export interface DemoPayload {
   /** `retry`: always throw (retried, then dead); `dead`: fail for good at once. */
   readonly fail?: 'retry' | 'dead';
   readonly sleepMs?: number;
+  /** What the handler returns: the job's result. */
+  readonly result?: unknown;
+  /** Reported with `context.progress` before the handler returns. */
+  readonly progress?: unknown;
 }
 
 /**
- * The `demo` queue's handler, the same at the edge and on Node: it logs the job, waits
- * `sleepMs`, and fails when asked. A `flaky` job fails its first attempt; a `doomed` one fails
- * every attempt and gives up for good on its last.
+ * The `demo` queue's handler, the same at the edge and on Node: it logs the job, reports
+ * `progress` (through the handler context's `progress`, when given one), waits `sleepMs`, fails
+ * when asked, and returns `result` as the job's result. A `flaky` job fails its first attempt; a
+ * `doomed` one fails every attempt and gives up for good on its last.
  */
 export async function demoHandler(
   job: { readonly id: string; readonly payload: DemoPayload; readonly attempt: number; readonly maxAttempts: number },
   runtime: string,
   log: (line: string) => void = (line) => console.log(line),
-): Promise<void> {
+  progress?: (value: unknown) => Promise<boolean>,
+): Promise<unknown> {
   const p = job.payload;
-  log(`[${runtime}] ${job.id} attempt ${job.attempt}: ${JSON.stringify(p)}`);
+  log(`[${runtime}] ${job.id} attempt ${job.attempt}: ${JSON.stringify(p).slice(0, 200)}`);
+  if (p.progress !== undefined && progress) await progress(p.progress);
   if (p.sleepMs) await new Promise((resolve) => setTimeout(resolve, p.sleepMs));
   if (p.fail === 'dead') throw new UnrecoverableError('asked to die');
   if (p.fail === 'retry') throw new Error('asked to retry');
@@ -30,4 +37,5 @@ export async function demoHandler(
     if (job.attempt < job.maxAttempts) throw new Error(`no such mailbox (attempt ${job.attempt})`);
     throw new UnrecoverableError('no such mailbox: giving up');
   }
+  return p.result;
 }

@@ -8,6 +8,6 @@ import { type DemoPayload, demoHandler } from './demo-handler.js';
 
 export default createWorker<{ demo: DemoPayload }>({
   handlers: {
-    demo: (job) => demoHandler(job, 'edge'),
+    demo: (job, { progress }) => demoHandler(job, 'edge', undefined, progress),
   },
 });

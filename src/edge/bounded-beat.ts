@@ -199,12 +199,17 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     if (claimN > 0 || beats) took(claimed, claimN);
   };
 
+  // a handler's progress report: one request of its own, counted in the beat's budget like any
+  const progress = async (job: Job<P>, value: unknown): Promise<boolean> => (await leases.progress([job], value))[0] ?? false;
+
   const start = (job: Job<P>): void => {
     const controller = new AbortController();
     const run = runHandler(handler, job, {
       controller,
       timeoutMs: Math.min(jobTimeoutMs, Math.max(1, timeLeft())),
       queue: queue.name,
+      maxResultBytes: queue.maxResultBytes,
+      progress: (value) => progress(job, value),
       onTimeout: () => controller.abort(new Error(`handler timeout (${jobTimeoutMs} ms)`)),
     }).then((outcome) => {
       finished.push({ job, outcome });

@@ -1253,7 +1253,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "ad7319309bd8599f826329f15b3293d52959f710",
+    sha1: "cf17fe0f968343ef4e0935f584390747af11ca24",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1264,7 +1264,9 @@ return record_reply(request, ttl, { cutoff, more, removed })
   ARGV[3]  claimN (>= 0): jobs to claim after completing (0 = none)
   ARGV[4]  leaseMs (>= 1) for those claims
   ARGV[5]  request key of the claim ("" = none; see claim.lua)
-  ARGV[6..] pairs: id, token
+  ARGV[6..] triples: id, token, result: the handler's result as JSON text, written to the row's
+           \`r\` ('' for none: the handler returned nothing; the core checks it is JSON within
+           maxResultBytes)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Index    each completed row is indexed in emq:{q}:completed (score = finished ms) unless keepMs
            is 0, and entries older than keepMs leave it (includes/index_completed.lua)
@@ -1829,20 +1831,24 @@ end
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
 local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
-for i = 6, #ARGV, 2 do check_kind(ARGV[i]) end
+for i = 6, #ARGV, 3 do check_kind(ARGV[i]) end
 
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local done, freed = {}, { order = {} }
-local codes = each_held(6, 2, held_group, function(id, group)
+local codes = each_held(6, 3, held_group, function(id, group, i)
   done[#done + 1] = id
   tally(freed, group)
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)
   else
-    redis.call('HSET', key, 's', 'completed', 'f', now_text)
+    if ARGV[i + 2] == '' then
+      redis.call('HSET', key, 's', 'completed', 'f', now_text)
+    else
+      redis.call('HSET', key, 's', 'completed', 'f', now_text, 'r', ARGV[i + 2])
+    end
     if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
   return 1
@@ -2966,7 +2972,7 @@ return codes
   },
   getJob: {
     name: "getJob",
-    sha1: "5083750c2f1651a3d24a1143e9571d92479650ed",
+    sha1: "a30ac4a6b595c355bc408e701229d5750bb8ef76",
     lua: `--[[
   get-job: one job's row.
 
@@ -2975,8 +2981,9 @@ return codes
   ARGV[2]  id
   Derives  emq:{q}:job:<id>
   Reply    the row as a flat field/value list (with the defaults of the fields enqueue leaves
-           out written in: \`m\`, \`b\`), plus its lease deadline ("l") when active or its
-           due time ("r") when scheduled; {} when there is no such job
+           out written in: \`m\`, \`b\`), plus its lease deadline ("lease") when active or its
+           due time ("due") when scheduled, under names no row field has (the row's \`r\` is
+           its result); {} when there is no such job
   Errors   EMQKIND
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -3035,10 +3042,10 @@ for i = 1, #row, 2 do
   if row[i] == 's' then state = row[i + 1] end
 end
 if state == 'active' then
-  row[#row + 1] = 'l'
+  row[#row + 1] = 'lease'
   row[#row + 1] = redis.call('ZSCORE', K_ACTIVE, id)
 elseif state == 'scheduled' then
-  row[#row + 1] = 'r'
+  row[#row + 1] = 'due'
   row[#row + 1] = redis.call('ZSCORE', K_SCHEDULED, id)
 end
 return row
@@ -3224,7 +3231,7 @@ return reply
   },
   listJobs: {
     name: "listJobs",
-    sha1: "560026eb8e53d34debbcf9e78c2755cbad139fde",
+    sha1: "c84b381006a635fe81a8226d22e9e43a4f7bd52f",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -3245,7 +3252,7 @@ return reply
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    { {id, field, value, ...}, ... }, each row with its defaults written in (as get-job),
-           plus its lease deadline ("l") when active or its due time ("r") when scheduled
+           plus its lease deadline ("lease") when active or its due time ("due") when scheduled
   Cost     one ZRANGE (or LRANGE) and one HGETALL a job; pending also sizes every lane (two
            commands a group) to find where the page starts
   Errors   EMQARG (an unknown state, a malformed number)
@@ -3378,7 +3385,7 @@ local offset = arg_int(ARGV[3], 'offset', 0)
 local limit = arg_int(ARGV[4], 'limit', 1)
 local last = offset + limit - 1
 
--- ids, and each one's score as the field the row reads it under ('l' or 'r'), when it has one
+-- ids, and each one's score as the field the row reads it under ('lease' or 'due'), when it has one
 local ids, scores, field = {}, {}, nil
 local function scored(list)
   for i = 1, #list, 2 do
@@ -3387,10 +3394,10 @@ local function scored(list)
   end
 end
 if state == 'scheduled' then
-  field = 'r'
+  field = 'due'
   scored(redis.call('ZRANGE', K_SCHEDULED, offset, last, 'WITHSCORES'))
 elseif state == 'active' then
-  field = 'l'
+  field = 'lease'
   scored(redis.call('ZRANGE', K_ACTIVE, offset, last, 'WITHSCORES'))
 elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
@@ -3947,6 +3954,95 @@ local PREFIX = ARGV[1]
 local UNGROUPED = '*'
 
 return redis.call('HSETNX', K_META, 'paused', 1)
+`,
+  },
+  progress: {
+    name: "progress",
+    sha1: "66ba8f0e12a474b9bcff7f5dc70832a289d152f1",
+    lua: `--[[
+  progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
+  settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  the progress as JSON text, 1 to 4096 bytes (the core checks it is JSON: a number from
+           0 to 100 or a small value)
+  ARGV[3..] pairs: id, token (a BatchConsumer's batch writes one value to each of its jobs)
+  Derives  emq:{q}:job:<id>
+  Reply    {code, ...}: 1 written, 0 fenced off (the row is not active under that token: nothing
+           written). The same call sent again (its reply lost) writes the same value again while
+           the lease holds, which changes nothing, and answers 0 once it does not
+  Keeps    \`pg\` stays on the row as the job moves on (completed, retried, dead, given back) until
+           a later run writes another or the row is deleted: the last progress any run reported
+  Errors   EMQKIND, EMQARG, raised before anything is written
+  Rings    never: nothing becomes claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
+-- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil and
+-- the row's state and \`t\` (false when absent), for each_held's repeat check.
+-- Reads three fields where hold reads eight: a completing batch pays per job for every one.
+local function held_group(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
+  return r[3] or ''
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
+end
+
+local value = ARGV[2]
+if type(value) ~= 'string' or #value == 0 or #value > 4096 then
+  error(redis.error_reply('EMQARG progress must be 1 to 4096 bytes of JSON, got ' .. tostring(value and #value) .. ' bytes'))
+end
+for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
+return each_held(3, 2, held_group, function(id)
+  redis.call('HSET', job_key(id), 'pg', value)
+  -- event: progress
+  return 1
+end)
 `,
   },
   promote: {

@@ -148,6 +148,8 @@ function jobView(job: JobRecord): JobView {
     ...(job.runAt === undefined ? {} : { runAt: job.runAt }),
     ...(job.leaseUntil === undefined ? {} : { leaseUntil: job.leaseUntil }),
     ...(job.finishedAt === undefined ? {} : { finishedAt: job.finishedAt }),
+    ...(job.result === undefined ? {} : { result: job.result }),
+    ...(job.progress === undefined ? {} : { progress: job.progress }),
   };
 }
 

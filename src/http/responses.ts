@@ -39,6 +39,12 @@ export const jobView = z
     runAt: z.number().int().optional().openapi({ description: 'epoch ms, while scheduled' }),
     leaseUntil: z.number().int().optional().openapi({ description: 'epoch ms, while active' }),
     finishedAt: z.number().int().optional().openapi({ description: 'epoch ms, once completed or dead' }),
+    result: z.unknown().optional().openapi({
+      description: "what the handler resolved with (JSON), once completed, kept as long as the completed row; absent when it returned nothing",
+    }),
+    progress: z.unknown().optional().openapi({
+      description: 'the last progress a run reported: a number from 0 to 100 or a small JSON value; absent when none was',
+    }),
   })
   .openapi('Job');
 

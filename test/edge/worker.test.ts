@@ -194,6 +194,29 @@ describe('the Worker', () => {
     }
   });
 
+  it("stores a handler's result and progress at the edge as on Node; a result over the cap goes dead, saying so", async () => {
+    await reset();
+    const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+    try {
+      const done = await demo.add({ result: { sent: 3, note: 'héllo ✓' }, progress: { stage: 'sent', pct: 100 } });
+      const plain = await demo.add({ message: 'no result' });
+      const big = await demo.add({ result: 'x'.repeat(70_000) }, { maxAttempts: 5 });
+      await scheduled(mf);
+      expect(await demo.getJob(done.id)).toMatchObject({ state: 'completed', result: { sent: 3, note: 'héllo ✓' }, progress: { stage: 'sent', pct: 100 } });
+      expect(await demo.getJob(plain.id)).toMatchObject({ state: 'completed', result: undefined, progress: undefined });
+      expect(await demo.getJob(big.id)).toMatchObject({
+        state: 'dead',
+        attempt: 1,
+        error: "PayloadTooLargeError (EMQTOOLARGE): the handler's result is 70002 bytes of JSON, over maxResultBytes (65536); failed for good: running the job again would redo its work",
+      });
+      // the Worker's own API shows them too
+      const res = await fetch(`${url}/v1/queues/${queueName}/jobs/${done.id}`, { headers: { Authorization: `Bearer ${EMQ_TOKEN}` } });
+      expect(await res.json()).toMatchObject({ state: 'completed', result: { sent: 3, note: 'héllo ✓' }, progress: { stage: 'sent', pct: 100 } });
+    } finally {
+      await mf.dispose();
+    }
+  });
+
   it('stops at its deadline, starts no job that cannot finish, and gives back what it did not start', async () => {
     await reset();
     const { mf } = await startWorker(bridge.url, {

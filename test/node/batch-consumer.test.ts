@@ -92,7 +92,7 @@ describe('the batch consumer', () => {
       expect(await queue.getJob(id)).toMatchObject({
         state: 'scheduled',
         attempt: 1,
-        error: "InvalidArgumentError (EMQARG): the batch handler returned 2 outcomes for 3 jobs: return one per job, in order ('completed', {retry: error, delayMs?} or {fail: error}), or nothing to complete them all",
+        error: "InvalidArgumentError (EMQARG): the batch handler returned 2 outcomes for 3 jobs: return one per job, in order ('completed', {completed: result}, {retry: error, delayMs?} or {fail: error}), or nothing to complete them all",
       });
     }
     expect((await queue.stats()).counts).toMatchObject({ completed: 0, pending: 0, active: 0, dead: 0 });
@@ -109,7 +109,7 @@ describe('the batch consumer', () => {
     expect(await queue.getJob(ids[0]!)).toMatchObject({ state: 'completed' });
     expect(await queue.getJob(ids[1]!)).toMatchObject({
       state: 'scheduled',
-      error: "InvalidArgumentError (EMQARG): outcome 1 of 3 is undefined, not 'completed', {retry: error, delayMs?} or {fail: error}",
+      error: "InvalidArgumentError (EMQARG): outcome 1 of 3 is undefined, not 'completed', {completed: result}, {retry: error, delayMs?} or {fail: error}",
     });
     expect(await queue.getJob(ids[2]!)).toMatchObject({ state: 'completed' });
   });

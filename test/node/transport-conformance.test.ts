@@ -117,8 +117,13 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('resume group OK', () => queue.resumeGroup('OK'));
   const hand = held(first?.jobs ?? []);
   await step('extend', () => leases(queue).extend(hand, 60_000));
-  await step('complete one, claim two', () => leases(queue).complete(hand.slice(0, 1), { claimN: 2, leaseMs: 30_000 }));
+  await step('progress', () => leases(queue).progress(hand.slice(0, 2), { step: 'héllo ✓', done: 0.5 }));
+  const result = JSON.stringify({ text: 'résultat ✓ 🚀', list: [1, null, 'OK'] });
+  await step('complete one with a result, claim two', () =>
+    leases(queue).complete(hand.slice(0, 1).map((h) => ({ ...h, result })), { claimN: 2, leaseMs: 30_000 }),
+  );
   await step('complete it again: a repeat', () => leases(queue).complete(hand.slice(0, 1)));
+  await step('get the completed job, its result and progress', () => queue.getJob(hand[0]?.id ?? 'none'));
   await step('retry one', () => leases(queue).retry([{ ...hand[1]!, error: 'boom' }]));
   await sleep(5); // two jobs dead in the same ms would list in either order
   await step('fail one', () => leases(queue).fail([{ ...hand[2]!, error: 'for good' }]));
@@ -215,6 +220,12 @@ describe('UpstashTransport and IoredisTransport answer alike', () => {
     const typed = new Map(a.steps);
     expect(typed.get('add a duplicate')).toEqual({ id: 'JOB:OK', state: 'duplicate' });
     expect(typed.get('complete it again: a repeat')).toMatchObject({ completed: [true] });
+    expect(typed.get('progress')).toEqual([true, true]);
+    expect(typed.get('get the completed job, its result and progress')).toMatchObject({
+      state: 'completed',
+      result: { text: 'résultat ✓ 🚀', list: [1, null, 'OK'] },
+      progress: { step: 'héllo ✓', done: 0.5 },
+    });
     expect(typed.get('reprocess a live job')).toMatchObject({ code: 'EMQSTATE' });
     expect(typed.get('kind door')).toMatchObject({ code: 'EMQKIND' });
     expect(typed.get('a malformed number')).toMatchObject({ code: 'EMQARG' });

@@ -35,6 +35,22 @@ describe('the row format', () => {
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 
+  it('a result is `r` and progress `pg`, each JSON text written only when there is one', async () => {
+    const queue = redis.queue<string>();
+    const k = keysOf(queue);
+    const plain = await queue.add('plain');
+    const reported = await queue.add('reported');
+    const [a, b] = (await leases(queue).claim(2, 30_000)).jobs;
+    expect([a!.id, b!.id]).toEqual([plain.id, reported.id]);
+    await leases(queue).progress([b!], { step: 2 });
+    await leases(queue).complete([a!, { id: b!.id, token: b!.token, result: '[1,"two"]' }]);
+    // a handler that returned nothing and reported nothing: the row of a completed job, no more
+    expect(Object.keys(await redis.raw.hgetall(k.job(plain.id))).sort()).toEqual(['a', 'c', 'd', 'f', 'o', 's', 't']);
+    expect(await redis.raw.hgetall(k.job(reported.id))).toMatchObject({ s: 'completed', r: '[1,"two"]', pg: '{"step":2}' });
+    expect(await queue.getJob(reported.id)).toMatchObject({ result: [1, 'two'], progress: { step: 2 } });
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
   it('the defaults spelled out are left out too; anything else is written', async () => {
     const queue = redis.queue<string>();
     const k = keysOf(queue);

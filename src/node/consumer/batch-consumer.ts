@@ -38,7 +38,7 @@ export class BatchConsumer<Payload = unknown> extends ParkedConsumer<Payload, Ba
     handler: BatchHandler<Payload>,
     options: BatchConsumerOptions<Payload> & TransportOwnership = {},
   ) {
-    super(transport, queue, options, ({ timeoutMs }) => new BatchSlots(handler, options, timeoutMs));
+    super(transport, queue, options, ({ timeoutMs, maxResultBytes }) => new BatchSlots(handler, options, timeoutMs, maxResultBytes));
     this.batchSize = this.slots.batchSize;
     this.concurrency = this.slots.concurrency;
   }

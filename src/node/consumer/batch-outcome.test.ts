@@ -25,6 +25,22 @@ describe('batchOutcomes: what a batch handler returned, per job', () => {
     expect(batchOutcomes([], 0)).toEqual([]);
   });
 
+  it('{ completed: result } completes its job with that result; one JSON cannot carry or over the cap fails it for good', () => {
+    const outcomes: BatchOutcome[] = [{ completed: { rowId: 7 } }, { completed: 'completed' }, { completed: undefined }, 'completed', { completed: 10n }, { completed: 'x'.repeat(40) }];
+    expect(batchOutcomes(outcomes, 6, 32)).toEqual([
+      { kind: 'complete', result: '{"rowId":7}' },
+      { kind: 'complete', result: '"completed"' },
+      { kind: 'complete' },
+      { kind: 'complete' },
+      { kind: 'fail', error: expect.stringMatching(/^PayloadError \(EMQPAYLOAD\): the handler's result is not JSON-serialisable: .*; failed for good/) },
+      { kind: 'fail', error: expect.stringMatching(/^PayloadTooLargeError \(EMQTOOLARGE\): the handler's result is 42 bytes of JSON, over maxResultBytes \(32\)/) },
+    ]);
+    // the default cap is 64 KiB
+    expect(batchOutcomes([{ completed: 'x'.repeat(70_000) }], 1)).toMatchObject([{ kind: 'fail', error: expect.stringContaining('over maxResultBytes (65536)') }]);
+    // one kind per entry: a result beside a retry is no outcome, not a guess
+    expect(batchOutcomes([{ completed: 1, retry: 'x' }], 1)).toMatchObject([{ kind: 'retry', error: expect.stringContaining('outcome 0 of 1 is {"completed":1,"retry":"x"}') }]);
+  });
+
   it('the key is the kind, whatever the error class: a retry of an UnrecoverableError is a retry, its delay only delayMs', () => {
     expect(batchOutcomes([{ retry: new UnrecoverableError('x') }, { retry: new RetryAfterError('later', 900) }], 2)).toEqual([
       { kind: 'retry', error: expect.stringMatching(/^UnrecoverableError: x/) },
@@ -39,7 +55,7 @@ describe('batchOutcomes: what a batch handler returned, per job', () => {
       for (const outcome of outcomes) {
         expect(outcome).toEqual({
           kind: 'retry',
-          error: `InvalidArgumentError (EMQARG): the batch handler returned ${result.length} outcomes for ${count} jobs: return one per job, in order ('completed', {retry: error, delayMs?} or {fail: error}), or nothing to complete them all`,
+          error: `InvalidArgumentError (EMQARG): the batch handler returned ${result.length} outcomes for ${count} jobs: return one per job, in order ('completed', {completed: result}, {retry: error, delayMs?} or {fail: error}), or nothing to complete them all`,
         });
       }
     }
@@ -62,7 +78,7 @@ describe('batchOutcomes: what a batch handler returned, per job', () => {
     expect(outcomes.at(-1)).toEqual({ kind: 'complete' });
     const errors = outcomes.slice(0, -1).map((o) => (o.kind === 'retry' ? o.error : o.kind));
     expect(errors).toEqual([
-      expect.stringMatching(/^InvalidArgumentError \(EMQARG\): outcome 0 of 9 is undefined, not 'completed', \{retry: error, delayMs\?\} or \{fail: error\}$/),
+      expect.stringMatching(/^InvalidArgumentError \(EMQARG\): outcome 0 of 9 is undefined, not 'completed', \{completed: result\}, \{retry: error, delayMs\?\} or \{fail: error\}$/),
       expect.stringContaining('outcome 1 of 9 is null'),
       expect.stringContaining('outcome 2 of 9 is an Error (Error)'),
       expect.stringContaining('outcome 3 of 9 is "ok"'),
@@ -78,6 +94,11 @@ describe('batchOutcomes: what a batch handler returned, per job', () => {
     const handler: BatchHandler<{ ok: boolean }> = async (jobs: ReadonlyArray<Job<{ ok: boolean }>>) =>
       jobs.map((job) => (job.payload.ok ? 'completed' : { retry: 'not ok', delayMs: 1_000 }));
     const sync: BatchHandler<number> = (jobs) => (jobs.length > 1 ? jobs.map(() => ({ fail: 'no' })) : undefined);
+    const withResults: BatchHandler<number, { doubled: number }> = async (jobs) => jobs.map((job) => ({ completed: { doubled: job.payload * 2 } }));
+    // @ts-expect-error a result of another type than the handler's Result
+    const wrongResult: BatchHandler<number, { doubled: number }> = async (jobs) => jobs.map(() => ({ completed: 'twice' }));
+    expect(typeof withResults).toBe('function');
+    expect(typeof wrongResult).toBe('function');
     expect(typeof handler).toBe('function');
     expect(typeof sync).toBe('function');
   });

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_MAX_RESULT_BYTES } from '../../encode.js';
 import { InvalidArgumentError, shown } from '../../errors.js';
 import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
 import type { Job } from '../../job.js';
@@ -10,22 +11,24 @@ import { MAX_SLOTS, type SlotHost, type SlotStrategy } from './slots.js';
 
 /**
  * A handler for several jobs at once. Resolve with nothing to complete them all, or with one
- * BatchOutcome per job, in the order the jobs came: `'completed'`, `{ retry: error, delayMs? }`
- * or `{ fail: error }`. A throw or rejection retries every job of the batch, as a single
+ * BatchOutcome per job, in the order the jobs came: `'completed'`, `{ completed: result }` (the
+ * job's result, as a single handler's resolved value), `{ retry: error, delayMs? }` or
+ * `{ fail: error }`. A throw or rejection retries every job of the batch, as a single
  * handler's would (UnrecoverableError: dead, RetryAfterError: after its delay). An array of the
  * wrong length retries every job too, with an InvalidArgumentError (EMQARG) naming both lengths,
- * rather than guess which jobs it meant.
+ * rather than guess which jobs it meant. `context.progress` writes one value to every job of the
+ * batch.
  *
  * @example
  * const handler: BatchHandler<{ to: string }> = async (jobs, { signal }) => {
  *   const sent = await mailer.sendMany(jobs.map((job) => job.payload), { signal });
- *   return sent.map((ok) => (ok ? 'completed' : { retry: 'the mailer refused it' }));
+ *   return sent.map((r) => (r.ok ? { completed: { messageId: r.id } } : { retry: 'the mailer refused it' }));
  * };
  */
-export type BatchHandler<Payload = unknown> = (
+export type BatchHandler<Payload = unknown, Result = unknown> = (
   jobs: ReadonlyArray<Job<Payload>>,
   context: HandlerContext,
-) => Promise<void | ReadonlyArray<BatchOutcome>> | void | ReadonlyArray<BatchOutcome>;
+) => Promise<void | ReadonlyArray<BatchOutcome<Result>>> | void | ReadonlyArray<BatchOutcome<Result>>;
 
 /**
  * BatchConsumer's slots: `concurrency` of them, one batch of up to `batchSize` jobs each, the
@@ -43,11 +46,15 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
   /** Batches whose handler runs now (a finished one settling does not count). */
   private runningBatches = 0;
 
-  /** `batchSize` undefined means 10, `concurrency` 1; `timeoutMs` 0 means none. */
+  /**
+   * `batchSize` undefined means 10, `concurrency` 1; `timeoutMs` 0 means none; `maxResultBytes`
+   * the largest result stored per job (default 64 KiB).
+   */
   constructor(
     private readonly handler: BatchHandler<Payload>,
     options: { readonly batchSize?: number; readonly concurrency?: number },
     private readonly timeoutMs: number,
+    private readonly maxResultBytes = DEFAULT_MAX_RESULT_BYTES,
   ) {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`the handler must be a function, got ${shown(handler)}`);
     this.batchSize = options.batchSize ?? 10;
@@ -99,7 +106,7 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
     const startedAt = performance.now();
     // the batch's `process` span, active while the handler is called (README, "Telemetry")
     const span = startBatchProcess(host.queue, held);
-    const outcomes = await (span ? span.run(() => this.outcomes(held, controller)) : this.outcomes(held, controller));
+    const outcomes = await (span ? span.run(() => this.outcomes(held, controller, host)) : this.outcomes(held, controller, host));
     span?.end(...batchEnd(outcomes));
     const settled = host.settle(held.map((h, i) => ({ held: h, outcome: outcomes[i]! })));
     this.runningBatches--;
@@ -107,11 +114,12 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
     await settled;
   }
 
-  private async outcomes(held: Array<HeldJob<Payload>>, controller: AbortController): Promise<Outcome[]> {
+  private async outcomes(held: Array<HeldJob<Payload>>, controller: AbortController, host: SlotHost<Payload>): Promise<Outcome[]> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
+      const context = contextOf(controller, (value) => host.progress(held, value));
       // called now (a throw lands in the catch below), not a microtask later: see runHandler
-      const run = Promise.resolve(this.handler(held.map((h) => h.job), contextOf(controller)));
+      const run = Promise.resolve(this.handler(held.map((h) => h.job), context));
       const results = await (this.timeoutMs > 0
         ? Promise.race([
             run,
@@ -123,7 +131,7 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
             }),
           ])
         : run);
-      return batchOutcomes(results, held.length);
+      return batchOutcomes(results, held.length, this.maxResultBytes);
     } catch (error) {
       const outcome = outcomeOf(error);
       return held.map(() => outcome);

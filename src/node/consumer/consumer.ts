@@ -37,7 +37,7 @@ export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleS
     handler: Handler<Payload>,
     options: ConsumerOptions<Payload> & TransportOwnership = {},
   ) {
-    super(transport, queue, options, ({ timeoutMs }) => new SingleSlots(handler, options.concurrency, timeoutMs));
+    super(transport, queue, options, ({ timeoutMs, maxResultBytes }) => new SingleSlots(handler, options.concurrency, timeoutMs, maxResultBytes));
     this.concurrency = this.slots.concurrency;
   }
 

@@ -56,7 +56,7 @@ export class Loop<Payload> implements SettlesLoop {
     this.jobs = new JobsInHand(hooks);
     this.prefetch = new Prefetch(settings.prefetch, () => slots.prefetchSize());
     this.settles = new Settles(leases, leaseMs, hooks, this.jobs, this);
-    this.runs = new Runs(slots, this.jobs, this.settles, this.prefetch, hooks, this, queue.name);
+    this.runs = new Runs(slots, this.jobs, this.settles, this.prefetch, hooks, this, queue.name, leases);
     this.timers = new LeaseTimers(leases, leaseMs, settings.renewMs, hooks, this.jobs, this.runs, this);
     this.requests = new Requests(leases, leaseMs, slots, this.prefetch, this.settles, this.timers);
     this.park = new Park(transport, leases, queue.name, settings, this.requests, this.timers, this);

@@ -4,8 +4,13 @@ import { settingsOf } from './options.js';
 
 describe('settingsOf', () => {
   it('fills in the defaults: a 30 s lease renewed every third, a 5 s beat, no timeout, auto prefetch', () => {
-    expect(settingsOf({})).toEqual({ leaseMs: 30_000, beatMs: 5_000, timeoutMs: 0, renewMs: 10_000, stopTimeoutMs: 10_000, prefetch: 'auto', hooks: {}, log: expect.any(Function) });
+    expect(settingsOf({})).toEqual({ leaseMs: 30_000, beatMs: 5_000, timeoutMs: 0, renewMs: 10_000, stopTimeoutMs: 10_000, prefetch: 'auto', maxResultBytes: 65_536, hooks: {}, log: expect.any(Function) });
     expect(settingsOf({ leaseMs: 2 }).renewMs).toBe(1);
+  });
+
+  it("takes the queue's maxResultBytes unless given one of its own", () => {
+    expect(settingsOf({}, 1000).maxResultBytes).toBe(1000);
+    expect(settingsOf({ maxResultBytes: 10 }, 1000).maxResultBytes).toBe(10);
   });
 
   it('refuses a bad option, the first one first', () => {
@@ -18,6 +23,8 @@ describe('settingsOf', () => {
     expect(settingsOf({ prefetch: 1_000_000 }).prefetch).toBe(1_000_000);
     expect(settingsOf({ prefetch: 0 }).prefetch).toBe(0);
     expect(() => settingsOf({ log: 'stderr' as unknown as false })).toThrow(/^log must be false or a function/);
+    expect(() => settingsOf({ maxResultBytes: 0 })).toThrow(/^maxResultBytes must be a positive integer, got 0$/);
+    expect(() => settingsOf({ maxResultBytes: 1.5 })).toThrow(/^maxResultBytes/);
   });
 
   it('refuses times a timer cannot wait, fractions, and times that are not numbers (each was taken, and the loop then failed or spun)', () => {

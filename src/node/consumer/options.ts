@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_RESULT_BYTES } from '../../encode.js';
 import { InvalidArgumentError, shown } from '../../errors.js';
 import type { ConsumerHooks } from './hooks.js';
 import { MAX_SLOTS } from './slots.js';
@@ -37,6 +38,13 @@ export interface ParkedLoopOptions<Payload> {
    * new Consumer(transport, 'thumbs', handler, { concurrency: 10, prefetch: 0 }); // no hoarding
    */
   readonly prefetch?: number | 'auto';
+  /**
+   * The largest handler result stored, in UTF-8 bytes of JSON (default: its queue's
+   * `maxResultBytes`, 64 KiB unless set). A job whose handler resolves with more, or with
+   * something JSON cannot carry, fails for good (dead) with an error saying why, rather than run
+   * again.
+   */
+  readonly maxResultBytes?: number;
   /** What the consumer tells about the jobs it runs (started, completed, retried, dead, fenced, errors). */
   readonly hooks?: ConsumerHooks<Payload>;
   /**
@@ -58,6 +66,7 @@ export interface LoopSettings<Payload> {
   readonly renewMs: number;
   readonly stopTimeoutMs: number;
   readonly prefetch: number | 'auto';
+  readonly maxResultBytes: number;
   readonly hooks: ConsumerHooks<Payload>;
   readonly log: (line: string) => void;
 }
@@ -69,11 +78,12 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * Fills in the defaults and checks each option; throws InvalidArgumentError on the first bad one.
  * Every time is an integer number of ms a timer can wait (at most 2^31 - 1, about 24.8 days):
  * leaseMs, beatMs and renewMs from 1, timeoutMs and stopTimeoutMs from 0. A hook is a function.
+ * `maxResultBytes` is a positive integer, by default `queueMaxResultBytes` (the queue's).
  *
  * @example
  * const { leaseMs, beatMs } = settingsOf({ leaseMs: 60_000 });
  */
-export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>): LoopSettings<Payload> {
+export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>, queueMaxResultBytes = DEFAULT_MAX_RESULT_BYTES): LoopSettings<Payload> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
   const leaseMs = ms('leaseMs', options.leaseMs ?? 30_000, 1);
   const beatMs = ms('beatMs', options.beatMs ?? 5_000, 1);
@@ -85,6 +95,10 @@ export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>): LoopSe
   if (prefetch !== 'auto' && (!Number.isSafeInteger(prefetch) || prefetch < 0 || prefetch > MAX_SLOTS)) {
     throw new InvalidArgumentError(`prefetch must be 'auto' or an integer from 0 to ${MAX_SLOTS}, got ${shown(prefetch)}`);
   }
+  const maxResultBytes = options.maxResultBytes ?? queueMaxResultBytes;
+  if (!Number.isSafeInteger(maxResultBytes) || maxResultBytes < 1) {
+    throw new InvalidArgumentError(`maxResultBytes must be a positive integer, got ${shown(maxResultBytes)}`);
+  }
   const hooks = options.hooks ?? {};
   if (typeof hooks !== 'object' || hooks === null) throw new InvalidArgumentError(`hooks must be an object, got ${shown(hooks)}`);
   for (const [name, hook] of Object.entries(hooks)) {
@@ -92,7 +106,7 @@ export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>): LoopSe
   }
   const log = options.log === false ? () => {} : (options.log ?? stderrLine);
   if (typeof log !== 'function') throw new InvalidArgumentError(`log must be false or a function of one line, got ${shown(log)}`);
-  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, hooks, log };
+  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, maxResultBytes, hooks, log };
 }
 
 /** The default log: one line on stderr. */

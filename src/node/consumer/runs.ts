@@ -1,6 +1,7 @@
 import type { Job } from '../../job.js';
+import type { Leases } from '../../lease.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';
-import type { HeldJob, JobsInHand } from './jobs-in-hand.js';
+import { type HeldJob, type JobsInHand, leaseOf } from './jobs-in-hand.js';
 import type { Prefetch } from './prefetch.js';
 import type { SettleEntry, Settles, SettlesLoop } from './settles.js';
 import type { SlotHost, SlotStrategy } from './slots.js';
@@ -14,7 +15,7 @@ export type RunsLoop = Pick<SettlesLoop, 'stopping' | 'slotFreed'>;
  * all to end. It is the host the strategy runs jobs through.
  *
  * @example
- * const runs = new Runs(slots, jobs, settles, prefetch, hooks, loop, queue.name);
+ * const runs = new Runs(slots, jobs, settles, prefetch, hooks, loop, queue.name, leases);
  * runs.accept(claimed.jobs);
  * await runs.allEnded();
  */
@@ -31,6 +32,7 @@ export class Runs<Payload> implements SlotHost<Payload> {
     private readonly hooks: ConsumerHooks<Payload>,
     private readonly loop: RunsLoop,
     readonly queue: string,
+    private readonly leases: Leases<Payload>,
   ) {}
 
   /** Claimed jobs join the wait; as many as there are free slots start now. */
@@ -68,6 +70,13 @@ export class Runs<Payload> implements SlotHost<Payload> {
 
   slotFreed(): void {
     this.loop.slotFreed();
+  }
+
+  async progress(jobs: ReadonlyArray<HeldJob<Payload>>, value: unknown): Promise<boolean> {
+    const written = await this.leases.progress(jobs.map(leaseOf), value);
+    // the lease is lost: the same as a refused renewal (fenced, the run aborted)
+    written.forEach((ok, i) => ok || this.jobs.leaseLost(jobs[i]!));
+    return written.every(Boolean);
   }
 
   keep(run: Promise<void>): void {

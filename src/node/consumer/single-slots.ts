@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_MAX_RESULT_BYTES } from '../../encode.js';
 import { InvalidArgumentError, shown } from '../../errors.js';
 import { type Handler, HandlerTimeoutError, runHandler } from '../../handler.js';
 import type { HeldJob } from './jobs-in-hand.js';
@@ -20,11 +21,12 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
   /** Handlers running now (a finished one settling does not count). */
   private runningHandlers = 0;
 
-  /** `concurrency` undefined means 1; `timeoutMs` 0 means none. */
+  /** `concurrency` undefined means 1; `timeoutMs` 0 means none; `maxResultBytes` the largest result stored (default 64 KiB). */
   constructor(
     private readonly handler: Handler<Payload>,
     concurrency: number | undefined,
     private readonly timeoutMs: number,
+    private readonly maxResultBytes = DEFAULT_MAX_RESULT_BYTES,
   ) {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`the handler must be a function, got ${shown(handler)}`);
     this.concurrency = concurrency ?? 1;
@@ -59,6 +61,8 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
           controller: held.controller,
           timeoutMs: this.timeoutMs,
           queue: host.queue,
+          maxResultBytes: this.maxResultBytes,
+          progress: (value) => host.progress([held], value),
           ...(this.timeoutMs > 0 ? { onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)) } : {}),
         }).then((outcome) => {
           const settled = host.settle([{ held, outcome }]);

@@ -52,6 +52,7 @@ function host(): SlotHost<number> & {
     slotFreed() {
       this.freed++;
     },
+    progress: async () => true,
     recordSettles: () => recorded.splice(0).forEach((resolve) => resolve()),
   };
 }

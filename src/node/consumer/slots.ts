@@ -54,6 +54,12 @@ export interface SlotHost<Payload> {
   settle(entries: ReadonlyArray<SettleEntry<Payload>>): Promise<void>;
   /** A handler ended after `ms` (its settle not yet recorded): prefetch learns it, its slot takes the next waiting job. */
   handlerEnded(ms: number): void;
+  /**
+   * Writes a handler's progress report to each of `jobs` (one for a Consumer, the batch for a
+   * BatchConsumer) in one round trip: true when every one was written. A job whose lease turns
+   * out lost is fenced and its run aborted, as a refused renewal does.
+   */
+  progress(jobs: ReadonlyArray<HeldJob<Payload>>, value: unknown): Promise<boolean>;
   /** Keeps a running job's promise so stop() can wait for it. */
   keep(run: Promise<void>): void;
   /** Tells a loop waiting for a free slot to look again: call whenever capacity() may have grown. */
