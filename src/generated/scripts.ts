@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "bad22f3a970c83c32024b3ad6dd3a3864bba05ee",
+    sha1: "05985c4bfba825a0f78f9caf6a4ea5bdf0424408",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -33,6 +33,7 @@ export const scripts = {
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
            unlike claim's, the next due time and lease deadline are there even when n jobs were
            claimed (-1 for none), so a busy consumer can arm its timers
+  Events   as reap's, then promote's, then claim's, in one entry
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
@@ -45,6 +46,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -292,11 +295,46 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
+-- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
+-- was its last attempt: the caller flushes.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -307,8 +345,12 @@ local function reap_expired(now, limit)
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
       tally(freed, r[2])
-      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
+      local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
+      local attempt_text = string.format('%d', attempt)
+      collect_event('stalled', id, 'g', r[2], 'a', attempt_text)
+      if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
+        collect_event('dead', id, 'g', r[2], 'a', attempt_text, 'x', 'lease expired')
         buried = buried + 1
       else
         redis.call('HSET', job_key(id), 's', 'pending')
@@ -327,7 +369,8 @@ end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
--- answers scheduled, as it did (includes/settled_token.lua).
+-- answers scheduled, as it did (includes/settled_token.lua). Collects a \`promoted\` event (j, g) per
+-- job, earliest first: the caller flushes.
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
@@ -339,6 +382,7 @@ local function promote_due(now, limit)
       local r = redis.call('HMGET', key, 'g', 'o')
       redis.call('HSET', key, 's', 'pending')
       batch_push(batch, r[1], r[2], id)
+      collect_event('promoted', id, 'g', r[1])
     end
     woke = admit(batch)
   end
@@ -416,7 +460,7 @@ end
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused.
+-- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -546,7 +590,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
+    local job = made[i][c]
+    if job then
+      jobs[#jobs + 1] = job
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', string.format('%d', job[5]))
+    end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
@@ -634,6 +682,50 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 local reap_limit = arg_int(ARGV[2], 'reapLimit', 0)
 local promote_limit = arg_int(ARGV[3], 'promoteLimit', 0)
@@ -648,12 +740,14 @@ if promote_limit > 0 then
   promoted, promoted_woke = moved, woke
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
-return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
+local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
+flush_events()
+return reply
 `,
   },
   changePriority: {
     name: "changePriority",
-    sha1: "793dc319da2021d9211278ce85610fd675b26e49",
+    sha1: "98e76fd5cfd060e1c675b9705d5593887366e5ad",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -679,6 +773,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -751,7 +847,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "ce4e2774965c8748cf320c4c70020676c1f79a26",
+    sha1: "cf2ce8d37fd7f29a4f1aaad8b56fa194add4d874",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -769,6 +865,8 @@ return 1
            {id, token, payload, group or "", attempt of this run, max attempts, created at};
            the token (unique in the queue, kept in the row's \`t\`) fences every later call about
            the job
+  Events   \`active\` (j, g, a) per job claimed, in turn order, in one entry; a repeat answered from
+           the request key appends nothing
   Errors   EMQARG (a malformed number)
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -779,6 +877,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -899,6 +999,39 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -916,7 +1049,7 @@ end
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused.
+-- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -1046,7 +1179,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
+    local job = made[i][c]
+    if job then
+      jobs[#jobs + 1] = job
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', string.format('%d', job[5]))
+    end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
@@ -1127,15 +1264,61 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 local n = arg_int(ARGV[2], 'n', 1)
 local lease_ms = arg_int(ARGV[3], 'leaseMs', 1)
-return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
+local reply = claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
+flush_events()
+return reply
 `,
   },
   clean: {
     name: "clean",
-    sha1: "0b337b24a36537fd7bc1ef8982a6ba020f30dd9a",
+    sha1: "d93343f1650b2a310b28f56a06041e0c8f5f79fc",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -1156,6 +1339,8 @@ return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
   Reply    {cutoff, more 0|1 (entries at or before the cutoff remain), {id, ...} the rows deleted}.
            A completed entry whose row expired, or whose id was enqueued again, leaves the index
            and is not in the list
+  Events   \`cleaned\` (n: the rows deleted, s: the state) when it deleted any; a repeat answered
+           from the request key appends nothing
   Errors   EMQARG (another state, a malformed number), before anything is written
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -1166,6 +1351,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1221,6 +1408,90 @@ local function record_reply(key, ttl, reply)
   if key ~= '' then redis.call('SET', PREFIX .. 'req:' .. key, cjson.encode(reply), 'PX', ttl) end
   return reply
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local state = ARGV[2]
 if state ~= 'completed' and state ~= 'dead' then
@@ -1246,6 +1517,7 @@ for _, id in ipairs(ids) do
 end
 delete_rows(removed)
 chunked('ZREM', index, ids)
+if #removed > 0 then emit('cleaned', nil, 'n', string.format('%d', #removed), 's', state) end
 local more = 0
 if #redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, 1) > 0 then more = 1 end
 return record_reply(request, ttl, { cutoff, more, removed })
@@ -1253,7 +1525,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "ad7319309bd8599f826329f15b3293d52959f710",
+    sha1: "0c84f4e0e971a6e5e1a33cdfc73c4eefb1e79c1f",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1273,6 +1545,9 @@ return record_reply(request, ttl, { cutoff, more, removed })
            A repeat (the same id and token again: a reply lost and the request sent again)
            answers 1 while the completed row lasts and writes nothing (no second count, no slot
            freed twice, no doorbell); with keepMs 0 the row is gone and a repeat answers 0
+  Events   \`completed\` (j, g, a; the result as \`r\`, or \`rt\` when it is over the queue's \`erb\`) per
+           job completed, in ARGV order, then claim's \`active\` ones, in one entry; a fenced-off
+           job or a repeat appends nothing
   Repeats  a row \`completed\` whose \`t\` is the given token was completed by this very settle: only
            complete writes \`completed\`, into a row active under the token, and leaves \`t\` as the
            claim wrote it; a token is handed out once in the queue (invariant 4, claim_jobs) and
@@ -1288,6 +1563,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1328,14 +1605,14 @@ local function chunked(command, key, list)
   end
   return out
 end
--- The fence for a settle that needs nothing else of the row (complete, extend): whether job \`id\`
--- is active under lease token \`token\`. Returns its group ('' for none) when it is, else nil and
--- the row's state and \`t\` (false when absent), for each_held's repeat check.
--- Reads three fields where hold reads eight: a completing batch pays per job for every one.
-local function held_group(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'g')
+-- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
+-- nil, this run's attempt as text (\`a - z\`)} when it is, for the settle and its \`completed\` event,
+-- else nil and the row's state and \`t\` (false when absent), for each_held's repeat check. Reads
+-- five fields in one HMGET: a completing batch pays per job for every one.
+local function held_run(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return r[3] or ''
+  return { r[3] or nil, string.format('%d', (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0)) }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -1578,6 +1855,39 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1595,7 +1905,7 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused.
+-- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -1725,7 +2035,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
+    local job = made[i][c]
+    if job then
+      jobs[#jobs + 1] = job
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', string.format('%d', job[5]))
+    end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
@@ -1825,6 +2139,61 @@ local function index_completed(ids, now, now_text, keep_ms)
   local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('(%d', now - keep_ms))
   if stale > 0 then redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, math.min(stale, 1000) - 1) end
 end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Collect the \`completed\` event of job \`id\` (group nil for none, this run's attempt as text) with
+-- its result, JSON text or nil for none: carried as \`r\` when it is at most the queue's \`erb\`
+-- bytes, else left out and \`rt\` = '1' set (a reader gets it from the row).
+local function collect_completed(id, group, attempt, result)
+  local r, rt = result, nil
+  if result then
+    local _, limit = events_settings()
+    if #result > limit then r, rt = nil, '1' end
+  end
+  collect_event('completed', id, 'g', group, 'a', attempt, 'r', r, 'rt', rt)
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -1835,9 +2204,12 @@ local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local done, freed = {}, { order = {} }
-local codes = each_held(6, 2, held_group, function(id, group)
+local codes = each_held(6, 2, held_run, function(id, run)
+  local group = run[1]
   done[#done + 1] = id
   tally(freed, group)
+  -- the job's result goes in as the fourth argument (JSON text) once complete takes results
+  collect_completed(id, group, run[2], nil)
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)
@@ -1858,12 +2230,13 @@ end
 if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0, false, ARGV[5]) end
+flush_events()
 return { codes, claimed }
 `,
   },
   counts: {
     name: "counts",
-    sha1: "b3cd927e8bb0e9329df76057e3c6b4e4bba96fd8",
+    sha1: "6f44d1e27e8b5d32238164420171214045ef049c",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -1882,6 +2255,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1924,7 +2299,7 @@ return {
   },
   deadRetention: {
     name: "deadRetention",
-    sha1: "d8792ad5dfa35ea03cfab411dc05c3da7b2d48e4",
+    sha1: "53e2612fb8ef372fd5a25df3dbde073a09e98465",
     lua: `--[[
   dead-retention: the queue's retention of dead jobs (see set-dead-retention).
 
@@ -1940,6 +2315,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1950,7 +2327,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "745f469d8648b33f056077e7cf8e58dc3b31ba96",
+    sha1: "be148aa3ecc7ab57e008783d5a7b7703cbfab302",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -1970,6 +2347,8 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   ARGV[5]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    {deleted, cursor}: cursor "done" when nothing waiting is left to visit
+  Events   \`drained\` (n: the rows deleted) when it deleted any; a repeat answered from the request
+           key appends nothing
   Errors   EMQARG (a malformed number or cursor), before anything is written
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -1980,6 +2359,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2083,6 +2464,90 @@ local function record_reply(key, ttl, reply)
   if key ~= '' then redis.call('SET', PREFIX .. 'req:' .. key, cjson.encode(reply), 'PX', ttl) end
   return reply
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local n = arg_int(ARGV[2], 'n', 1)
 local cursor = ARGV[3]
@@ -2097,6 +2562,7 @@ if seen then return seen end
 
 local budget, visits, deleted = n, n, 0
 local function reply(next_cursor)
+  if deleted > 0 then emit('drained', nil, 'n', string.format('%d', deleted)) end
   return record_reply(request, ttl, { deleted, next_cursor })
 end
 
@@ -2131,7 +2597,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "cc63ce8fcb9a32cc924b7ea64b0ff81d60a51499",
+    sha1: "e573c956db5a93c61dff9fdfd522deb878b16f3b",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -2158,6 +2624,8 @@ return reply('done')
            the row); \`x\` (the traceparent) only when ARGV[5] gives one
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing; a known request key answers its first reply again
+  Events   \`added\` (j, g) or \`scheduled\` (j, g, d: its due time) per new job, in ARGV order, in one
+           entry; a duplicate or a request answered again appends nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number or traceparent), EMQCONFLICT (a
            caller's request key seen with other jobs); all raised before anything is written
   Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
@@ -2171,6 +2639,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2382,6 +2852,83 @@ local function check_traceparent(v)
   end
   return v
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
@@ -2509,14 +3056,20 @@ for i = 0, n - 1 do
       rare[#rare + 1] = traceparent
     end
     write_row(key, state, payload, now_text, order_text, group, rare)
+    local event_group = group ~= '' and group or nil
     if state == 'scheduled' then
-      scheduled[#scheduled + 1] = string.format('%d', due)
+      local due_text = string.format('%d', due)
+      scheduled[#scheduled + 1] = due_text
       scheduled[#scheduled + 1] = id
       new_scheduled[id] = true
-    elseif fresh then
-      batch_append(batch, group, id)
+      collect_event('scheduled', id, 'g', event_group, 'd', due_text)
     else
-      batch_push(batch, group, order, id)
+      if fresh then
+        batch_append(batch, group, id)
+      else
+        batch_push(batch, group, order, id)
+      end
+      collect_event('added', id, 'g', event_group)
     end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
@@ -2530,12 +3083,56 @@ if admit(batch) then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)
 if request and wrote then redis.call('SET', request.key, fingerprint .. '\\n' .. cjson.encode(reply), 'PX', request.ttl) end
+flush_events()
 return reply
+`,
+  },
+  eventsSettings: {
+    name: "eventsSettings",
+    sha1: "00f7aa53e9e99857f6f01c3bd71c1e32833836e6",
+    lua: `--[[
+  events-settings: the queue's events settings (see set-events).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  Reply    {maxLen, resultBytes}, the defaults (10000, 1024) for what was never set
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+
+local cap, bytes = events_settings()
+return { tonumber(cap), bytes }
 `,
   },
   extend: {
     name: "extend",
-    sha1: "58b1462279a42c951f435b8e3ab59c075f498c75",
+    sha1: "1cf2ff4dcd223345b6b0f44c63e487abfd886e00",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -2557,6 +3154,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2629,7 +3228,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "6687bcd8b1979fc0d9605889d1ac5bb2cac9a62f",
+    sha1: "8474d5c3a4d9d248a5daeb6e50a3a067f76eb935",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -2641,6 +3240,8 @@ end)
   Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
            again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
            became of the job since short of a new claim or a remove
+  Events   \`dead\` (j, g, a, x the error) per job failed, in ARGV order, in one entry; a fenced-off
+           job or a repeat appends nothing
   Repeats  the fail leaves \`<token>/f1\` in \`t\` (includes/settled_token.lua). Only the holder of
            the token can write that mark (the fence) and a token is handed out once in the queue
            (invariant 4), so the mark means this very fail ran. reprocess keeps \`t\` (and \`a\`):
@@ -2658,6 +3259,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2948,6 +3551,83 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
@@ -2956,17 +3636,19 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
   bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
+  collect_event('dead', id, 'g', row[2], 'a', string.format('%d', row[1] - row[4]), 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'f', outcomes)
 end)
 if free_and_admit(freed) then ring_doorbell() end
+flush_events()
 return codes
 `,
   },
   getJob: {
     name: "getJob",
-    sha1: "5083750c2f1651a3d24a1143e9571d92479650ed",
+    sha1: "b1bdfa28d4df153d32460081f24ba68242748169",
     lua: `--[[
   get-job: one job's row.
 
@@ -2987,6 +3669,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3046,7 +3730,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "905eb00fc003ebfc77b7cd54a224633380f6cca5",
+    sha1: "07deeaf364c927288afa18dfe21a925324c108dc",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -3057,6 +3741,8 @@ return row
   ARGV[3]  limit (>= 0), or -1 to lift it
   Derives  emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1
+  Events   \`limit\` (g, l: the limit, '' lifted) when the limit changed (setting the one it has, or
+           lifting none, appends nothing)
   Errors   EMQARG
   Rings    the doorbell when the change put the lane back on the ring
 ]]
@@ -3068,6 +3754,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3136,22 +3824,110 @@ local function match_ring(g, on_ring)
     redis.call('LREM', K_RING, 0, g)
   end
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local g = ARGV[2]
 local limit = arg_int(ARGV[3], 'limit', -1)
+local was = redis.call('HGET', K_GLIMIT, g)
+local set = limit >= 0 and string.format('%d', limit) or false
+if was == set then return 1 end
 local before = lane_serviceable(g)
-if limit < 0 then
-  redis.call('HDEL', K_GLIMIT, g)
+if set then
+  redis.call('HSET', K_GLIMIT, g, set)
 else
-  redis.call('HSET', K_GLIMIT, g, limit)
+  redis.call('HDEL', K_GLIMIT, g)
 end
 match_ring(g, before)
+emit('limit', nil, 'g', g, 'l', set or '')
 return 1
 `,
   },
   listDead: {
     name: "listDead",
-    sha1: "d20e501227441ff03deb6e7dd4e2a96d96037aee",
+    sha1: "8990bad501a972e0aae0ef665b3107bc5d064e0d",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -3171,6 +3947,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3224,7 +4002,7 @@ return reply
   },
   listJobs: {
     name: "listJobs",
-    sha1: "560026eb8e53d34debbcf9e78c2755cbad139fde",
+    sha1: "b6f4c103522b1058ad248c222937ca5dd6e02658",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -3258,6 +4036,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3456,7 +4236,7 @@ return names
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "08bdd322375e41de9009078748d67d806dc59d96",
+    sha1: "ad411b09fcf1f140680d4f118234fd52dc1b8f80",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -3478,6 +4258,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3641,7 +4423,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "19f171bcb06006e85c8648316b89ca551798c3b0",
+    sha1: "ec985303f4a06f91e1a42eb005182670bf7828f5",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -3650,8 +4432,9 @@ return 1
   then the active rows go first (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
-  and last, once no row is left, every fixed key and the events stream. The state between two
-  calls is a smaller, paused queue: the keyspace checker holds at every step.
+  and last, once no row is left, every fixed key, the events stream among them. It appends no
+  event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
+  the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
   (their TTL is at most the queue's idempotencyTtlMs).
 
@@ -3659,7 +4442,7 @@ return 1
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  "1": go even while jobs are active; "0": refuse then
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:events
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
            number of active jobs)}. Sent again it goes on, or answers done: harmless twice
   Errors   EMQARG (a malformed number), before anything is written
@@ -3672,6 +4455,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3890,13 +4675,13 @@ while redis.call('SCARD', K_GROUPS) > 0 do
 end
 
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
-  K_GROUPS, K_SCHED, K_COMPLETED, PREFIX .. 'fifo', PREFIX .. 'events')
+  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, PREFIX .. 'fifo')
 return { 1, deleted }
 `,
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "cfd800b0a26ae2ff476f2e104825a7a4d53f542f",
+    sha1: "717f28e920b63909a1c3e01cb328c95273fabc7e",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -3905,6 +4690,7 @@ return { 1, deleted }
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  group
   Reply    1 paused now, 0 was already paused
+  Events   \`group-paused\` (g) when it paused the group (not when it was paused already)
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -3914,25 +4700,115 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local g = ARGV[2]
 local paused = redis.call('SADD', K_GPAUSED, g)
-if paused == 1 then redis.call('LREM', K_RING, 0, g) end
+if paused == 1 then
+  redis.call('LREM', K_RING, 0, g)
+  emit('group-paused', nil, 'g', g)
+end
 return paused
 `,
   },
   pause: {
     name: "pause",
-    sha1: "3d031d37387788c4a54846c29ab31e8522fdb026",
+    sha1: "9766767f5393bfbc4e0ac4597a47346c6e58421a",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   Reply    1 paused now, 0 was already paused
+  Events   \`paused\` when it paused the queue (not when it was paused already)
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -3942,16 +4818,104 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
-return redis.call('HSETNX', K_META, 'paused', 1)
+local paused = redis.call('HSETNX', K_META, 'paused', 1)
+if paused == 1 then emit('paused') end
+return paused
 `,
   },
   promote: {
     name: "promote",
-    sha1: "9e3964681e7a953819db176a12c059d58f187b3b",
+    sha1: "ebe92a72afbb65449e1ba9cc1df4d25fe69afc06",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -3961,6 +4925,7 @@ return redis.call('HSETNX', K_META, 'paused', 1)
   ARGV[2]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {promoted, next due time still scheduled or -1}
+  Events   \`promoted\` (j, g) per job, earliest first, in one entry
   Errors   EMQARG
   Rings    the doorbell when promoted work is claimable
 ]]
@@ -3972,6 +4937,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4088,10 +5055,44 @@ end
 local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
--- answers scheduled, as it did (includes/settled_token.lua).
+-- answers scheduled, as it did (includes/settled_token.lua). Collects a \`promoted\` event (j, g) per
+-- job, earliest first: the caller flushes.
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
@@ -4103,6 +5104,7 @@ local function promote_due(now, limit)
       local r = redis.call('HMGET', key, 'g', 'o')
       redis.call('HSET', key, 's', 'pending')
       batch_push(batch, r[1], r[2], id)
+      collect_event('promoted', id, 'g', r[1])
     end
     woke = admit(batch)
   end
@@ -4120,16 +5122,132 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 local limit = arg_int(ARGV[2], 'limit', 1)
 local moved, next_due, woke = promote_due(now_ms(), limit)
 if woke then ring_doorbell() end
+flush_events()
 return { moved, next_due }
+`,
+  },
+  readEvents: {
+    name: "readEvents",
+    sha1: "886bd86cce709f433d3ab3a51767e77d9c206ca1",
+    lua: `--[[
+  read-events: a page of the queue's events stream, oldest first, after an entry id. An entry is
+  the events of one script call, each starting with its field \`e\` (docs/design.md, "Events"), and
+  a page never splits one: it takes whole entries while their events fit in \`limit\`, and at least
+  one (an entry holds at most 500 events), so a reader resumes after the last entry id it read.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  after: an entry id \`<ms>-<seq>\` (exclusive), or "0" for the start of the stream
+  ARGV[3]  limit (1 to 1000): the most events, but at least one entry
+  Reply    { {id, {field, value, ...}}, ... } the entries as XRANGE gives them, oldest first
+  Errors   EMQARG (a malformed after or limit), before anything is read
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+
+local after = ARGV[2]
+if after ~= '0' and not string.match(after, '^%d+%-%d+$') then
+  error(redis.error_reply('EMQARG after must be an event id <ms>-<seq> or 0, got ' .. tostring(after)))
+end
+local limit = arg_int(ARGV[3], 'limit', 1)
+if limit > 1000 then error(redis.error_reply('EMQARG limit must be at most 1000, got ' .. ARGV[3])) end
+
+local page, events = {}, 0
+local start = after == '0' and '-' or '(' .. after
+while events < limit do
+  -- a few entries a read: an entry may hold hundreds of events, and the page stops inside a read
+  local want = math.min(limit - events, 100)
+  local entries = redis.pcall('XRANGE', K_EVENTS, start, '+', 'COUNT', want)
+  -- the greatest id there is: nothing can follow it
+  if entries.err and string.find(entries.err, 'invalid start ID for the interval', 1, true) then return page end
+  if entries.err then
+    error(redis.error_reply('EMQARG after must be an event id <ms>-<seq> or 0, got ' .. after .. ' (' .. entries.err .. ')'))
+  end
+  for _, entry in ipairs(entries) do
+    local fields, count = entry[2], 0
+    for i = 1, #fields, 2 do
+      if fields[i] == 'e' then count = count + 1 end
+    end
+    if #page > 0 and events + count > limit then return page end
+    page[#page + 1] = entry
+    events = events + count
+    start = '(' .. entry[1]
+  end
+  if #entries < want then break end
+end
+return page
 `,
   },
   reap: {
     name: "reap",
-    sha1: "3e3c575b2e13df7f76d990b13d534de75d8885ba",
+    sha1: "e13c580965af63905be11a67e8a4486941cd856e",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -4139,6 +5257,8 @@ return { moved, next_due }
   ARGV[2]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {requeued, buried}
+  Events   \`stalled\` (j, g, a) per job, each followed by \`dead\` (j, g, a, x) when it is buried, in
+           one entry
   Errors   EMQARG
   Rings    the doorbell when work became claimable
 ]]
@@ -4150,6 +5270,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4397,11 +5519,46 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
+-- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
+-- was its last attempt: the caller flushes.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -4412,8 +5569,12 @@ local function reap_expired(now, limit)
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
       tally(freed, r[2])
-      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
+      local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
+      local attempt_text = string.format('%d', attempt)
+      collect_event('stalled', id, 'g', r[2], 'a', attempt_text)
+      if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
+        collect_event('dead', id, 'g', r[2], 'a', attempt_text, 'x', 'lease expired')
         buried = buried + 1
       else
         redis.call('HSET', job_key(id), 's', 'pending')
@@ -4436,10 +5597,55 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 local limit = arg_int(ARGV[2], 'limit', 1)
 local requeued, buried, woke = reap_expired(now_ms(), limit)
 if woke then ring_doorbell() end
+flush_events()
 return { requeued, buried }
 `,
   },
@@ -4460,7 +5666,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "7caa0a9cec365c183e4462ff8fa675175fab0b25",
+    sha1: "09b88ab43c15e40e68188b8d71f12e1c9654edf0",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -4473,6 +5679,8 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   Reply    {code, ...}: 1 released, 0 fenced off (nothing changed). A repeat (the same id and
            token again: a reply lost and the request sent again) answers 1 and writes nothing,
            so the claim is un-counted once, until the job is claimed again or removed
+  Events   \`released\` (j, g) per job given back, in ARGV order, in one entry; a fenced-off job or
+           a repeat appends nothing
   Repeats  the release leaves \`<token>/g1\` in \`t\` (includes/settled_token.lua) as it writes \`a\`
            back down. Only the holder of the token can write that mark (the fence) and a token
            is handed out once in the queue (invariant 4), so the mark means this very release
@@ -4490,6 +5698,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4751,6 +5961,83 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
 local freed, batch, outcomes = { order = {} }, { order = {} }, { 1 }
@@ -4760,17 +6047,19 @@ local codes = each_held(2, 2, hold, function(id, row, i)
   tally(freed, group)
   redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1, 't', settled_token(ARGV[i + 1], 'g1'))
   batch_push(batch, group, order, id)
+  collect_event('released', id, 'g', group)
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'g', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
+flush_events()
 return codes
 `,
   },
   remove: {
     name: "remove",
-    sha1: "dccb4312e97d70bf2cc8ea35288034026c32fb47",
+    sha1: "b053553a6b899391968db951886685aa5176e551",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -4780,6 +6069,7 @@ return codes
   ARGV[2]  id
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 removed, 0 no such job
+  Events   \`removed\` (j, g) when it removed one
   Errors   EMQKIND
   Rings    the doorbell when the freed slot made work claimable
 ]]
@@ -4791,6 +6081,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4939,6 +6231,90 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local id = ARGV[2]
 check_kind(id)
@@ -4962,12 +6338,13 @@ elseif state == 'completed' then
   redis.call('ZREM', K_COMPLETED, id)
 end
 redis.call('DEL', key)
+emit('removed', id, 'g', group)
 return 1
 `,
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "b63e4cd2573c7504489e5bb459bdaaf7e2216572",
+    sha1: "f439af45a6801a09de779893ab2069739a68de61",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -4982,6 +6359,8 @@ return 1
   ARGV[4]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    {reprocessed, more 0|1 (dead jobs remain)}
+  Events   \`reprocessed\` (j, g) per job, oldest first, in one entry; a repeat answered from the
+           request key appends nothing
   Errors   EMQARG (a malformed number), before anything is written
   Rings    the doorbell once when any of them is claimable now
 ]]
@@ -4993,6 +6372,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5127,6 +6508,83 @@ local function record_reply(key, ttl, reply)
   if key ~= '' then redis.call('SET', PREFIX .. 'req:' .. key, cjson.encode(reply), 'PX', ttl) end
   return reply
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 local n = arg_int(ARGV[2], 'n', 1)
 local request = ARGV[3]
@@ -5143,15 +6601,17 @@ for _, id in ipairs(ids) do
   redis.call('HSET', key, 's', 'pending', 'z', r[3])
   redis.call('HDEL', key, 'f')
   batch_push(batch, r[1], r[2], id)
+  collect_event('reprocessed', id, 'g', r[1])
 end
 chunked('ZREM', K_DEAD, ids)
 if admit(batch) then ring_doorbell() end
+flush_events()
 return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
 `,
   },
   reprocess: {
     name: "reprocess",
-    sha1: "9f079d985f5e7521a0b8fe3d199f03f95407c11d",
+    sha1: "45c424c02eb83107d51291aeb419b179c307a2c0",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -5163,6 +6623,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
   ARGV[2]  id
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 reprocessed, 0 no such job, -1 the job is not dead
+  Events   \`reprocessed\` (j, g) when it reprocessed one
   Errors   EMQKIND
   Rings    the doorbell when it is claimable now
 ]]
@@ -5174,6 +6635,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5298,6 +6761,90 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local id = ARGV[2]
 check_kind(id)
@@ -5309,12 +6856,13 @@ redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
 redis.call('HDEL', key, 'f')
 if admit_one(r[2], r[3], id) then ring_doorbell() end
+emit('reprocessed', id, 'g', r[2])
 return 1
 `,
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "c2fec1cc7d70dfdc42795c7844d9a7774b3d2bb2",
+    sha1: "a2ee408aa722e22338bb581ec7abf7da685f4d71",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -5323,6 +6871,7 @@ return 1
   ARGV[2]  group
   Derives  emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 resumed now, 0 was not paused
+  Events   \`group-resumed\` (g) when it resumed the group (not when it was not paused)
   Rings    the doorbell when its lane went back on the ring
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -5333,6 +6882,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5393,23 +6944,111 @@ local function match_ring(g, on_ring)
     redis.call('LREM', K_RING, 0, g)
   end
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local g = ARGV[2]
 local resumed = redis.call('SREM', K_GPAUSED, g)
 -- a paused group is off the ring (pause-group took it off, and nothing puts back a paused one)
-if resumed == 1 then match_ring(g, false) end
+if resumed == 1 then
+  match_ring(g, false)
+  emit('group-resumed', nil, 'g', g)
+end
 return resumed
 `,
   },
   resume: {
     name: "resume",
-    sha1: "94f21efce1866cbc8c0ba604039a1823d56f6776",
+    sha1: "d20a0796ef0c23408af34f6c6aa927cac8e5cd2f",
     lua: `--[[
   resume: a paused queue hands out work again.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   Reply    1 resumed now, 0 was not paused
+  Events   \`resumed\` when it resumed the queue (not when it was not paused)
   Rings    the doorbell when it resumed and work is claimable
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -5420,6 +7059,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5435,15 +7076,102 @@ local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
 
 local resumed = redis.call('HDEL', K_META, 'paused')
-if resumed == 1 and redis.call('LLEN', K_RING) > 0 then ring_doorbell() end
+if resumed == 1 then
+  if redis.call('LLEN', K_RING) > 0 then ring_doorbell() end
+  emit('resumed')
+end
 return resumed
 `,
   },
   retry: {
     name: "retry",
-    sha1: "46c15a56c9471c8f3c3df680539e9f5be0e0d551",
+    sha1: "d0bf2795001fd2db16536099ec5da806a1a75bc8",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -5457,6 +7185,9 @@ return resumed
            0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
            and the request sent again) answers the code the first gave (1, 2 or 3) and writes
            nothing, whatever became of the job since short of a new claim or a remove
+  Events   per job retried, in ARGV order, in one entry: \`retried\` (j, g, a, x the error, d when it
+           is due again: now when it is claimable at once), or \`dead\` (j, g, a, x) when its
+           attempts are used up; a fenced-off job or a repeat appends nothing
   Repeats  the retry leaves its outcome after the token in \`t\` (\`<token>/r<code>\`,
            includes/settled_token.lua). Only the holder of the token can write that mark (the
            fence) and a token is handed out once in the queue (invariant 4), so the mark means
@@ -5477,6 +7208,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5819,6 +7552,83 @@ local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
   if head and ids[head] then push_token(K_SCHED) end
 end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
+-- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
+-- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
+-- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
+-- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
+-- would be written in exponent form.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, ...)
+  local n = #event_fields
+  event_starts[#event_starts + 1] = n + 1
+  event_fields[n + 1] = 'e'
+  event_fields[n + 2] = event
+  n = n + 2
+  if id then
+    event_fields[n + 1] = 'j'
+    event_fields[n + 2] = id
+    n = n + 2
+  end
+  local count = select('#', ...)
+  if count == 0 then return end
+  local pairs_ = { ... }
+  for i = 1, count, 2 do
+    local value = pairs_[i + 1]
+    if value then
+      event_fields[n + 1] = pairs_[i]
+      event_fields[n + 2] = value
+      n = n + 2
+    end
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
 
 for i = 2, #ARGV, 5 do
   check_kind(ARGV[i])
@@ -5833,8 +7643,10 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   local token, err = ARGV[i + 1], ARGV[i + 2]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
+  local attempt = string.format('%d', attempts - base)
   if attempts - base >= max_attempts then
     bury(id, err, now, settled_token(token, 'r3'))
+    collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)
     return 3
   end
   local delay = tonumber(ARGV[i + 3])
@@ -5844,22 +7656,26 @@ local codes = each_held(2, 5, hold, function(id, row, i)
     redis.call('ZADD', K_SCHEDULED, now + delay, id)
     later[id] = true
     redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
+    -- %.0f: a delay may be any size (an explicit one is not capped), where %d would overflow
+    collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%.0f', now + delay))
     return 1
   end
   redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
+  collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%d', now))
   return 2
 end, function(token, _, t)
   return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
+flush_events()
 return codes
 `,
   },
   setDeadRetention: {
     name: "setDeadRetention",
-    sha1: "d0a9c9f47629eef2eecbbf5cbf204c9ec1a4a812",
+    sha1: "09cb3a802f9c9e5b33f1785141789275423d5685",
     lua: `--[[
   set-dead-retention: how long dead jobs are kept and how many, a setting of the queue stored in
   its meta (\`dage\`, \`dmax\`), so every runtime that buries a job applies the same one
@@ -5881,6 +7697,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5900,9 +7718,82 @@ if count < 0 then redis.call('HDEL', K_META, 'dmax') else redis.call('HSET', K_M
 return { age, count }
 `,
   },
+  setEvents: {
+    name: "setEvents",
+    sha1: "9cd427c247db538c20306ce6c1ff3c55a529d828",
+    lua: `--[[
+  set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
+  same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
+  (about how many entries it keeps; 0 turns events off), and \`erb\`, the most bytes of a result a
+  \`completed\` event carries. A cap of 0 deletes the stream at once (with events off there is no
+  stream); a lower cap trims it at once to about that many entries (XTRIM MAXLEN ~, unlimited:
+  an XADD trims at most 100 macro nodes a call), so the stream is within its cap when this returns.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  maxLen (0 to 10000000), or -1 to leave it as it is
+  ARGV[3]  resultBytes (0 to 1048576), or -1 to leave it as it is
+  Reply    {maxLen, resultBytes}: the settings now
+  Errors   EMQARG (a malformed or out-of-range number), before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+
+local max_len = arg_int(ARGV[2], 'maxLen', -1)
+local result_bytes = arg_int(ARGV[3], 'resultBytes', -1)
+if max_len > 10000000 then error(redis.error_reply('EMQARG maxLen must be at most 10000000, got ' .. ARGV[2])) end
+if result_bytes > 1048576 then error(redis.error_reply('EMQARG resultBytes must be at most 1048576, got ' .. ARGV[3])) end
+if max_len >= 0 then
+  local cap = string.format('%d', max_len)
+  redis.call('HSET', K_META, 'ecap', cap)
+  if max_len == 0 then
+    redis.call('DEL', K_EVENTS)
+  else
+    redis.call('XTRIM', K_EVENTS, 'MAXLEN', '~', cap, 'LIMIT', 0)
+  end
+end
+if result_bytes >= 0 then redis.call('HSET', K_META, 'erb', string.format('%d', result_bytes)) end
+local cap, bytes = events_settings()
+return { tonumber(cap), bytes }
+`,
+  },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "2b855570dd36e4697be88c363e400c535a373e99",
+    sha1: "c46077da122d47a302c1b3c1abccf41a916bd4a0",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -5922,6 +7813,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -6020,7 +7913,7 @@ return redis.call('SREM', KEYS[1], ARGV[1])
   },
   updateData: {
     name: "updateData",
-    sha1: "5a789d233487c400bd08d57189c61ea146cfb93d",
+    sha1: "2b3603e62f3964f695fa0408b2f231c10da0489d",
     lua: `--[[
   update-data: replace the payload of a job not running or finished (pending or scheduled): the
   run that claims it next gets the new payload. Nothing else of the row changes. The same payload
@@ -6042,6 +7935,8 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 -- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
 -- keep their places.
 local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
