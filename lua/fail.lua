@@ -41,7 +41,7 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
   bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
-  collect_event('dead', id, 'g', row[2], 'a', string.format('%d', row[1] - row[4]), 'x', ARGV[i + 2])
+  collect_event('dead', id, 'g', row[2], 'a', row[1] - row[4], 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'f', outcomes)

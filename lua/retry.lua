@@ -58,7 +58,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   local token, err = ARGV[i + 1], ARGV[i + 2]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
-  local attempt = string.format('%d', attempts - base)
+  local attempt = attempts - base
   if attempts - base >= max_attempts then
     bury(id, err, now, settled_token(token, 'r3'))
     collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)

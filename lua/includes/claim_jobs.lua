@@ -156,7 +156,7 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', string.format('%d', job[5]))
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
     end
   end
   chunked('HSET', K_GACTIVE, counts)

@@ -24,11 +24,10 @@ local function reap_expired(now, limit)
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
-      local attempt_text = string.format('%d', attempt)
-      collect_event('stalled', id, 'g', r[2], 'a', attempt_text)
+      collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
-        collect_event('dead', id, 'g', r[2], 'a', attempt_text, 'x', 'lease expired')
+        collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
         redis.call('HSET', job_key(id), 's', 'pending')

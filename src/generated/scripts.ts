@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "05985c4bfba825a0f78f9caf6a4ea5bdf0424408",
+    sha1: "8d4f72bddb67e80f7594067464c2b1770224f366",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -296,36 +296,45 @@ local function free_and_admit(freed, batch)
   return woke
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
@@ -346,11 +355,10 @@ local function reap_expired(now, limit)
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
-      local attempt_text = string.format('%d', attempt)
-      collect_event('stalled', id, 'g', r[2], 'a', attempt_text)
+      collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
-        collect_event('dead', id, 'g', r[2], 'a', attempt_text, 'x', 'lease expired')
+        collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
         redis.call('HSET', job_key(id), 's', 'pending')
@@ -593,7 +601,7 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', string.format('%d', job[5]))
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -847,7 +855,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "cf2ce8d37fd7f29a4f1aaad8b56fa194add4d874",
+    sha1: "bd7a5efeda0a5d06de5a433cff6c79b16391d3c2",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1000,36 +1008,45 @@ local function chunked(command, key, list)
   return out
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
@@ -1182,7 +1199,7 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', string.format('%d', job[5]))
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -1318,7 +1335,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "d93343f1650b2a310b28f56a06041e0c8f5f79fc",
+    sha1: "22b49d2d2d0a4ed90b4fe2a11e40f3e17a5fb971",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -1409,36 +1426,45 @@ local function record_reply(key, ttl, reply)
   return reply
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -1525,7 +1551,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "0c84f4e0e971a6e5e1a33cdfc73c4eefb1e79c1f",
+    sha1: "8befa51b9d6dc6f72f2d3e9490691d39a5d6fcdd",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1606,13 +1632,13 @@ local function chunked(command, key, list)
   return out
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
--- nil, this run's attempt as text (\`a - z\`)} when it is, for the settle and its \`completed\` event,
+-- nil, this run's attempt (\`a - z\`)} when it is, for the settle and its \`completed\` event,
 -- else nil and the row's state and \`t\` (false when absent), for each_held's repeat check. Reads
 -- five fields in one HMGET: a completing batch pays per job for every one.
 local function held_run(id, token)
   local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, string.format('%d', (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0)) }
+  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0) }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -1856,36 +1882,45 @@ end
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
@@ -2038,7 +2073,7 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', string.format('%d', job[5]))
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -2154,7 +2189,7 @@ local function events_settings()
   end
   return events_cap, event_result_bytes
 end
--- Collect the \`completed\` event of job \`id\` (group nil for none, this run's attempt as text) with
+-- Collect the \`completed\` event of job \`id\` (group nil for none, this run's attempt) with
 -- its result, JSON text or nil for none: carried as \`r\` when it is at most the queue's \`erb\`
 -- bytes, else left out and \`rt\` = '1' set (a reader gets it from the row).
 local function collect_completed(id, group, attempt, result)
@@ -2327,7 +2362,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "be148aa3ecc7ab57e008783d5a7b7703cbfab302",
+    sha1: "dbf8ac7af453ece6b3748709a991a4e5a7e2c61c",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -2465,36 +2500,45 @@ local function record_reply(key, ttl, reply)
   return reply
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -2597,7 +2641,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "e573c956db5a93c61dff9fdfd522deb878b16f3b",
+    sha1: "e3b9008b33743a57e3300430b14f2eb17324fdf8",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -2853,36 +2897,45 @@ local function check_traceparent(v)
   return v
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -3228,7 +3281,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "8474d5c3a4d9d248a5daeb6e50a3a067f76eb935",
+    sha1: "ab2a0f8a9526b3224a87696c6638879355fdda6e",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -3552,36 +3605,45 @@ local function ring_doorbell()
   push_token(K_WAKE)
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -3636,7 +3698,7 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
   bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
-  collect_event('dead', id, 'g', row[2], 'a', string.format('%d', row[1] - row[4]), 'x', ARGV[i + 2])
+  collect_event('dead', id, 'g', row[2], 'a', row[1] - row[4], 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'f', outcomes)
@@ -3730,7 +3792,7 @@ return row
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "07deeaf364c927288afa18dfe21a925324c108dc",
+    sha1: "cd4b283718a0e471f578ba730c6e8afc300332ac",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -3825,36 +3887,45 @@ local function match_ring(g, on_ring)
   end
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -4681,7 +4752,7 @@ return { 1, deleted }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "717f28e920b63909a1c3e01cb328c95273fabc7e",
+    sha1: "fdaf60746c276197aeab38cd57e1efd3ec6e5e37",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -4706,36 +4777,45 @@ local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -4801,7 +4881,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "9766767f5393bfbc4e0ac4597a47346c6e58421a",
+    sha1: "7fe81bb63f67a9e6c6049443e9afd629e0ddd0f3",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -4824,36 +4904,45 @@ local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -4915,7 +5004,7 @@ return paused
   },
   promote: {
     name: "promote",
-    sha1: "ebe92a72afbb65449e1ba9cc1df4d25fe69afc06",
+    sha1: "c7efbcec9a42d43c80aa54d22af06d70188efb73",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -5056,36 +5145,45 @@ local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
@@ -5247,7 +5345,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "e13c580965af63905be11a67e8a4486941cd856e",
+    sha1: "2dc669390bfec5b03b859f5dbbafd8c75429dd67",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -5520,36 +5618,45 @@ local function free_and_admit(freed, batch)
   return woke
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
@@ -5570,11 +5677,10 @@ local function reap_expired(now, limit)
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
-      local attempt_text = string.format('%d', attempt)
-      collect_event('stalled', id, 'g', r[2], 'a', attempt_text)
+      collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
-        collect_event('dead', id, 'g', r[2], 'a', attempt_text, 'x', 'lease expired')
+        collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
         redis.call('HSET', job_key(id), 's', 'pending')
@@ -5666,7 +5772,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "09b88ab43c15e40e68188b8d71f12e1c9654edf0",
+    sha1: "9109f7706c428dba4373d6e5fca23676edad4717",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -5962,36 +6068,45 @@ local function ring_doorbell()
   push_token(K_WAKE)
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -6059,7 +6174,7 @@ return codes
   },
   remove: {
     name: "remove",
-    sha1: "b053553a6b899391968db951886685aa5176e551",
+    sha1: "c878578d52bf16678c09b54689ad08a301d9b2f4",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -6232,36 +6347,45 @@ local function ring_doorbell()
   push_token(K_WAKE)
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -6344,7 +6468,7 @@ return 1
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "f439af45a6801a09de779893ab2069739a68de61",
+    sha1: "33ad974a1daf0c1972df4896ffd7c46ae3d7dd23",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -6509,36 +6633,45 @@ local function record_reply(key, ttl, reply)
   return reply
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -6611,7 +6744,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
   },
   reprocess: {
     name: "reprocess",
-    sha1: "45c424c02eb83107d51291aeb419b179c307a2c0",
+    sha1: "dd2f7e4f1dc6ad3e3c7e7054fec37f5fd73ac26d",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -6762,36 +6895,45 @@ local function ring_doorbell()
   push_token(K_WAKE)
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -6862,7 +7004,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "a2ee408aa722e22338bb581ec7abf7da685f4d71",
+    sha1: "8ad15aefcef9863c04b2c4f6e8c369ae9f080049",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -6945,36 +7087,45 @@ local function match_ring(g, on_ring)
   end
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -7041,7 +7192,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "d20a0796ef0c23408af34f6c6aa927cac8e5cd2f",
+    sha1: "5f7d28acf61d26f2afe061766b6d946ff720e73b",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -7077,36 +7228,45 @@ local function ring_doorbell()
   push_token(K_WAKE)
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -7171,7 +7331,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "d0bf2795001fd2db16536099ec5da806a1a75bc8",
+    sha1: "c939cde11e42241cee0450e5c128cef47ac84e2e",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -7553,36 +7713,45 @@ local function ring_sched_bell(ids)
   if head and ids[head] then push_token(K_SCHED) end
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then field-value
--- pairs, each left out when its value is nil or false ('' is a value: a lifted limit's \`l\`). The
--- field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt, d due
--- ms, x error, r result, rt result left out, p progress, l limit, n count, s state. Values go to
--- Redis as given: pass numbers as text (string.format('%d')), as a Lua number past 14 digits
--- would be written in exponent form.
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), so a batch of a thousand costs a thousand appends, not a thousand tables.
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
-local function collect_event(event, id, ...)
-  local n = #event_fields
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
   event_starts[#event_starts + 1] = n + 1
-  event_fields[n + 1] = 'e'
-  event_fields[n + 2] = event
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
   n = n + 2
   if id then
-    event_fields[n + 1] = 'j'
-    event_fields[n + 2] = id
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
     n = n + 2
   end
-  local count = select('#', ...)
-  if count == 0 then return end
-  local pairs_ = { ... }
-  for i = 1, count, 2 do
-    local value = pairs_[i + 1]
-    if value then
-      event_fields[n + 1] = pairs_[i]
-      event_fields[n + 2] = value
-      n = n + 2
-    end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
@@ -7643,7 +7812,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   local token, err = ARGV[i + 1], ARGV[i + 2]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
-  local attempt = string.format('%d', attempts - base)
+  local attempt = attempts - base
   if attempts - base >= max_attempts then
     bury(id, err, now, settled_token(token, 'r3'))
     collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)
