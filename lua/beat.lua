@@ -15,6 +15,7 @@
            { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
            unlike claim's, the next due time and lease deadline are there even when n jobs were
            claimed (-1 for none), so a busy consumer can arm its timers
+  Events   as reap's, then promote's, then claim's, in one entry
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
@@ -26,6 +27,7 @@
 -- @include promote_due
 -- @include claim_reply
 -- @include ring_doorbell
+-- @include flush_events
 
 local reap_limit = arg_int(ARGV[2], 'reapLimit', 0)
 local promote_limit = arg_int(ARGV[3], 'promoteLimit', 0)
@@ -40,4 +42,6 @@ if promote_limit > 0 then
   promoted, promoted_woke = moved, woke
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
-return claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
+local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
+flush_events()
+return reply

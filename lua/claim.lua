@@ -15,13 +15,18 @@
            {id, token, payload, group or "", attempt of this run, max attempts, created at};
            the token (unique in the queue, kept in the row's `t`) fences every later call about
            the job
+  Events   `active` (j, g, a) per job claimed, in turn order, in one entry; a repeat answered from
+           the request key appends nothing
   Errors   EMQARG (a malformed number)
 ]]
 -- @include keyspace
 -- @include arg_int
 -- @include now_ms
 -- @include claim_reply
+-- @include flush_events
 
 local n = arg_int(ARGV[2], 'n', 1)
 local lease_ms = arg_int(ARGV[3], 'leaseMs', 1)
-return claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
+local reply = claim_reply(n, lease_ms, now_ms(), 0, 0, 0, false, ARGV[4])
+flush_events()
+return reply

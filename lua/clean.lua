@@ -18,6 +18,8 @@
   Reply    {cutoff, more 0|1 (entries at or before the cutoff remain), {id, ...} the rows deleted}.
            A completed entry whose row expired, or whose id was enqueued again, leaves the index
            and is not in the list
+  Events   `cleaned` (n: the rows deleted, s: the state) when it deleted any; a repeat answered
+           from the request key appends nothing
   Errors   EMQARG (another state, a malformed number), before anything is written
 ]]
 -- @include keyspace
@@ -28,6 +30,7 @@
 -- @include delete_rows
 -- @include recorded_reply
 -- @include record_reply
+-- @include emit
 
 local state = ARGV[2]
 if state ~= 'completed' and state ~= 'dead' then
@@ -53,6 +56,7 @@ for _, id in ipairs(ids) do
 end
 delete_rows(removed)
 chunked('ZREM', index, ids)
+if #removed > 0 then emit('cleaned', nil, 'n', string.format('%d', #removed), 's', state) end
 local more = 0
 if #redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, 1) > 0 then more = 1 end
 return record_reply(request, ttl, { cutoff, more, removed })

@@ -19,6 +19,9 @@
            A repeat (the same id and token again: a reply lost and the request sent again)
            answers 1 while the completed row lasts and writes nothing (no second count, no slot
            freed twice, no doorbell); with keepMs 0 the row is gone and a repeat answers 0
+  Events   `completed` (j, g, a; the result as `r`, or `rt` when it is over the queue's `erb`) per
+           job completed, in ARGV order, then claim's `active` ones, in one entry; a fenced-off
+           job or a repeat appends nothing
   Repeats  a row `completed` whose `t` is the given token was completed by this very settle: only
            complete writes `completed`, into a row active under the token, and leaves `t` as the
            claim wrote it; a token is handed out once in the queue (invariant 4, claim_jobs) and
@@ -32,13 +35,15 @@
 -- @include now_ms
 -- @include job_key
 -- @include chunked
--- @include held_group
+-- @include held_run
 -- @include each_held
 -- @include tally
 -- @include free_and_admit
 -- @include ring_doorbell
 -- @include claim_reply
 -- @include index_completed
+-- @include collect_completed
+-- @include flush_events
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -49,17 +54,19 @@ local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
 local done, freed = {}, { order = {} }
-local codes = each_held(6, 3, held_group, function(id, group, i)
+local codes = each_held(6, 3, held_run, function(id, run, i)
+  local group, result = run[1], ARGV[i + 2]
   done[#done + 1] = id
   tally(freed, group)
+  collect_completed(id, group, run[2], result ~= '' and result or nil)
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)
   else
-    if ARGV[i + 2] == '' then
+    if result == '' then
       redis.call('HSET', key, 's', 'completed', 'f', now_text)
     else
-      redis.call('HSET', key, 's', 'completed', 'f', now_text, 'r', ARGV[i + 2])
+      redis.call('HSET', key, 's', 'completed', 'f', now_text, 'r', result)
     end
     if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
   end
@@ -76,4 +83,5 @@ end
 if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0, false, ARGV[5]) end
+flush_events()
 return { codes, claimed }

@@ -17,6 +17,8 @@
   ARGV[5]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    {deleted, cursor}: cursor "done" when nothing waiting is left to visit
+  Events   `drained` (n: the rows deleted) when it deleted any; a repeat answered from the request
+           key appends nothing
   Errors   EMQARG (a malformed number or cursor), before anything is written
 ]]
 -- @include keyspace
@@ -26,6 +28,7 @@
 -- @include chunked
 -- @include recorded_reply
 -- @include record_reply
+-- @include emit
 
 local n = arg_int(ARGV[2], 'n', 1)
 local cursor = ARGV[3]
@@ -40,6 +43,7 @@ if seen then return seen end
 
 local budget, visits, deleted = n, n, 0
 local function reply(next_cursor)
+  if deleted > 0 then emit('drained', nil, 'n', string.format('%d', deleted)) end
   return record_reply(request, ttl, { deleted, next_cursor })
 end
 

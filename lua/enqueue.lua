@@ -24,6 +24,8 @@
            the row); `x` (the traceparent) only when ARGV[5] gives one
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
            a duplicate id writes nothing; a known request key answers its first reply again
+  Events   `added` (j, g) or `scheduled` (j, g, d: its due time) per new job, in ARGV order, in one
+           entry; a duplicate or a request answered again appends nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number or traceparent), EMQCONFLICT (a
            caller's request key seen with other jobs); all raised before anything is written
   Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
@@ -44,6 +46,8 @@
 -- @include ring_doorbell
 -- @include ring_sched_bell
 -- @include check_traceparent
+-- @include collect_event
+-- @include flush_events
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
@@ -171,14 +175,20 @@ for i = 0, n - 1 do
       rare[#rare + 1] = traceparent
     end
     write_row(key, state, payload, now_text, order_text, group, rare)
+    local event_group = group ~= '' and group or nil
     if state == 'scheduled' then
-      scheduled[#scheduled + 1] = string.format('%d', due)
+      local due_text = string.format('%d', due)
+      scheduled[#scheduled + 1] = due_text
       scheduled[#scheduled + 1] = id
       new_scheduled[id] = true
-    elseif fresh then
-      batch_append(batch, group, id)
+      collect_event('scheduled', id, 'g', event_group, 'd', due_text)
     else
-      batch_push(batch, group, order, id)
+      if fresh then
+        batch_append(batch, group, id)
+      else
+        batch_push(batch, group, order, id)
+      end
+      collect_event('added', id, 'g', event_group)
     end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
@@ -192,4 +202,5 @@ if admit(batch) then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)
 if request and wrote then redis.call('SET', request.key, fingerprint .. '\n' .. cjson.encode(reply), 'PX', request.ttl) end
+flush_events()
 return reply

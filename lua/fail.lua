@@ -9,6 +9,8 @@
   Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
            again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
            became of the job since short of a new claim or a remove
+  Events   `dead` (j, g, a, x the error) per job failed, in ARGV order, in one entry; a fenced-off
+           job or a repeat appends nothing
   Repeats  the fail leaves `<token>/f1` in `t` (includes/settled_token.lua). Only the holder of
            the token can write that mark (the fence) and a token is handed out once in the queue
            (invariant 4), so the mark means this very fail ran. reprocess keeps `t` (and `a`):
@@ -29,6 +31,8 @@
 -- @include free_and_admit
 -- @include bury
 -- @include ring_doorbell
+-- @include collect_event
+-- @include flush_events
 
 for i = 2, #ARGV, 3 do check_kind(ARGV[i]) end
 local now = now_ms()
@@ -37,9 +41,11 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
   bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
+  collect_event('dead', id, 'g', row[2], 'a', row[1] - row[4], 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'f', outcomes)
 end)
 if free_and_admit(freed) then ring_doorbell() end
+flush_events()
 return codes

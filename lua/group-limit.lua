@@ -8,6 +8,8 @@
   ARGV[3]  limit (>= 0), or -1 to lift it
   Derives  emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1
+  Events   `limit` (g, l: the limit, '' lifted) when the limit changed (setting the one it has, or
+           lifting none, appends nothing)
   Errors   EMQARG
   Rings    the doorbell when the change put the lane back on the ring
 ]]
@@ -15,14 +17,19 @@
 -- @include arg_int
 -- @include lane_serviceable
 -- @include match_ring
+-- @include emit
 
 local g = ARGV[2]
 local limit = arg_int(ARGV[3], 'limit', -1)
+local was = redis.call('HGET', K_GLIMIT, g)
+local set = limit >= 0 and string.format('%d', limit) or false
+if was == set then return 1 end
 local before = lane_serviceable(g)
-if limit < 0 then
-  redis.call('HDEL', K_GLIMIT, g)
+if set then
+  redis.call('HSET', K_GLIMIT, g, set)
 else
-  redis.call('HSET', K_GLIMIT, g, limit)
+  redis.call('HDEL', K_GLIMIT, g)
 end
 match_ring(g, before)
+emit('limit', nil, 'g', g, 'l', set or '')
 return 1

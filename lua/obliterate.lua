@@ -6,8 +6,9 @@
   then the active rows go first (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
-  and last, once no row is left, every fixed key and the events stream. The state between two
-  calls is a smaller, paused queue: the keyspace checker holds at every step.
+  and last, once no row is left, every fixed key, the events stream among them. It appends no
+  event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
+  the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
   (their TTL is at most the queue's idempotencyTtlMs).
 
@@ -15,7 +16,7 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  "1": go even while jobs are active; "0": refuse then
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:events
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
            number of active jobs)}. Sent again it goes on, or answers done: harmless twice
   Errors   EMQARG (a malformed number), before anything is written
@@ -85,5 +86,5 @@ while redis.call('SCARD', K_GROUPS) > 0 do
 end
 
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
-  K_GROUPS, K_SCHED, K_COMPLETED, PREFIX .. 'fifo', PREFIX .. 'events')
+  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, PREFIX .. 'fifo')
 return { 1, deleted }

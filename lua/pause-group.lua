@@ -6,10 +6,15 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  group
   Reply    1 paused now, 0 was already paused
+  Events   `group-paused` (g) when it paused the group (not when it was paused already)
 ]]
 -- @include keyspace
+-- @include emit
 
 local g = ARGV[2]
 local paused = redis.call('SADD', K_GPAUSED, g)
-if paused == 1 then redis.call('LREM', K_RING, 0, g) end
+if paused == 1 then
+  redis.call('LREM', K_RING, 0, g)
+  emit('group-paused', nil, 'g', g)
+end
 return paused

@@ -7,6 +7,7 @@
   ARGV[2]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {promoted, next due time still scheduled or -1}
+  Events   `promoted` (j, g) per job, earliest first, in one entry
   Errors   EMQARG
   Rings    the doorbell when promoted work is claimable
 ]]
@@ -15,8 +16,10 @@
 -- @include now_ms
 -- @include promote_due
 -- @include ring_doorbell
+-- @include flush_events
 
 local limit = arg_int(ARGV[2], 'limit', 1)
 local moved, next_due, woke = promote_due(now_ms(), limit)
 if woke then ring_doorbell() end
+flush_events()
 return { moved, next_due }

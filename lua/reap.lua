@@ -7,6 +7,8 @@
   ARGV[2]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    {requeued, buried}
+  Events   `stalled` (j, g, a) per job, each followed by `dead` (j, g, a, x) when it is buried, in
+           one entry
   Errors   EMQARG
   Rings    the doorbell when work became claimable
 ]]
@@ -15,8 +17,10 @@
 -- @include now_ms
 -- @include reap_expired
 -- @include ring_doorbell
+-- @include flush_events
 
 local limit = arg_int(ARGV[2], 'limit', 1)
 local requeued, buried, woke = reap_expired(now_ms(), limit)
 if woke then ring_doorbell() end
+flush_events()
 return { requeued, buried }

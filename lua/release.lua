@@ -10,6 +10,8 @@
   Reply    {code, ...}: 1 released, 0 fenced off (nothing changed). A repeat (the same id and
            token again: a reply lost and the request sent again) answers 1 and writes nothing,
            so the claim is un-counted once, until the job is claimed again or removed
+  Events   `released` (j, g) per job given back, in ARGV order, in one entry; a fenced-off job or
+           a repeat appends nothing
   Repeats  the release leaves `<token>/g1` in `t` (includes/settled_token.lua) as it writes `a`
            back down. Only the holder of the token can write that mark (the fence) and a token
            is handed out once in the queue (invariant 4), so the mark means this very release
@@ -30,6 +32,8 @@
 -- @include batch_push
 -- @include free_and_admit
 -- @include ring_doorbell
+-- @include collect_event
+-- @include flush_events
 
 for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
 local freed, batch, outcomes = { order = {} }, { order = {} }, { 1 }
@@ -39,9 +43,11 @@ local codes = each_held(2, 2, hold, function(id, row, i)
   tally(freed, group)
   redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1, 't', settled_token(ARGV[i + 1], 'g1'))
   batch_push(batch, group, order, id)
+  collect_event('released', id, 'g', group)
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'g', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
+flush_events()
 return codes

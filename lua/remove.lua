@@ -7,6 +7,7 @@
   ARGV[2]  id
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 removed, 0 no such job
+  Events   `removed` (j, g) when it removed one
   Errors   EMQKIND
   Rings    the doorbell when the freed slot made work claimable
 ]]
@@ -18,6 +19,7 @@
 -- @include free_slot
 -- @include leave_ring
 -- @include ring_doorbell
+-- @include emit
 
 local id = ARGV[2]
 check_kind(id)
@@ -41,4 +43,5 @@ elseif state == 'completed' then
   redis.call('ZREM', K_COMPLETED, id)
 end
 redis.call('DEL', key)
+emit('removed', id, 'g', group)
 return 1

@@ -12,6 +12,8 @@
   ARGV[4]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    {reprocessed, more 0|1 (dead jobs remain)}
+  Events   `reprocessed` (j, g) per job, oldest first, in one entry; a repeat answered from the
+           request key appends nothing
   Errors   EMQARG (a malformed number), before anything is written
   Rings    the doorbell once when any of them is claimable now
 ]]
@@ -24,6 +26,8 @@
 -- @include ring_doorbell
 -- @include recorded_reply
 -- @include record_reply
+-- @include collect_event
+-- @include flush_events
 
 local n = arg_int(ARGV[2], 'n', 1)
 local request = ARGV[3]
@@ -40,7 +44,9 @@ for _, id in ipairs(ids) do
   redis.call('HSET', key, 's', 'pending', 'z', r[3])
   redis.call('HDEL', key, 'f')
   batch_push(batch, r[1], r[2], id)
+  collect_event('reprocessed', id, 'g', r[1])
 end
 chunked('ZREM', K_DEAD, ids)
 if admit(batch) then ring_doorbell() end
+flush_events()
 return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })

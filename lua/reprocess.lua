@@ -9,6 +9,7 @@
   ARGV[2]  id
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 reprocessed, 0 no such job, -1 the job is not dead
+  Events   `reprocessed` (j, g) when it reprocessed one
   Errors   EMQKIND
   Rings    the doorbell when it is claimable now
 ]]
@@ -17,6 +18,7 @@
 -- @include job_key
 -- @include admit_one
 -- @include ring_doorbell
+-- @include emit
 
 local id = ARGV[2]
 check_kind(id)
@@ -28,4 +30,5 @@ redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
 redis.call('HDEL', key, 'f')
 if admit_one(r[2], r[3], id) then ring_doorbell() end
+emit('reprocessed', id, 'g', r[2])
 return 1

@@ -11,6 +11,9 @@
            0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
            and the request sent again) answers the code the first gave (1, 2 or 3) and writes
            nothing, whatever became of the job since short of a new claim or a remove
+  Events   per job retried, in ARGV order, in one entry: `retried` (j, g, a, x the error, d when it
+           is due again: now when it is claimable at once), or `dead` (j, g, a, x) when its
+           attempts are used up; a fenced-off job or a repeat appends nothing
   Repeats  the retry leaves its outcome after the token in `t` (`<token>/r<code>`,
            includes/settled_token.lua). Only the holder of the token can write that mark (the
            fence) and a token is handed out once in the queue (invariant 4), so the mark means
@@ -39,6 +42,8 @@
 -- @include free_and_admit
 -- @include ring_doorbell
 -- @include ring_sched_bell
+-- @include collect_event
+-- @include flush_events
 
 for i = 2, #ARGV, 5 do
   check_kind(ARGV[i])
@@ -53,8 +58,10 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   local token, err = ARGV[i + 1], ARGV[i + 2]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
+  local attempt = attempts - base
   if attempts - base >= max_attempts then
     bury(id, err, now, settled_token(token, 'r3'))
+    collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)
     return 3
   end
   local delay = tonumber(ARGV[i + 3])
@@ -64,14 +71,18 @@ local codes = each_held(2, 5, hold, function(id, row, i)
     redis.call('ZADD', K_SCHEDULED, now + delay, id)
     later[id] = true
     redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
+    -- %.0f: a delay may be any size (an explicit one is not capped), where %d would overflow
+    collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%.0f', now + delay))
     return 1
   end
   redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
+  collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%d', now))
   return 2
 end, function(token, _, t)
   return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
+flush_events()
 return codes

@@ -8,6 +8,7 @@
  */
 export { Queue } from './queue.js';
 export type { QueueOptions, BulkJob, QueueStats, RequestOptions } from './queue.js';
+export type { EventsPage, EventsSettings, JobEventBase, QueueEvent, QueueEventBase, QueueEventName, ReadEventsOptions } from './events.js';
 export { Leases } from './lease.js';
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
 export type { CompleteItem, FailItem, Held, RetryItem, RetryOutcome } from './scripts.js';

@@ -35,6 +35,7 @@ export const FIXED_KEYS = [
   'groups',
   'sched',
   'completed',
+  'events',
 ] as const;
 
 /** The name of one of a queue's fixed keys. */

@@ -10,6 +10,16 @@ import {
   toJobId,
 } from './encode.js';
 import { InvalidArgumentError, JobNotFoundError, JobStateError, shown } from './errors.js';
+import {
+  assertEventId,
+  decodeEntry,
+  type EventsPage,
+  type EventsSettings,
+  MAX_EVENT_RESULT_BYTES,
+  MAX_EVENTS_MAX_LEN,
+  type QueueEvent,
+  type ReadEventsOptions,
+} from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
 import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
@@ -556,6 +566,67 @@ export class Queue<Payload = unknown> {
   /** The queue's retention of dead jobs (see setDeadRetention). */
   async deadRetention(): Promise<DeadRetention> {
     return this.scripts.run(this.scripts.deadRetentionOp());
+  }
+
+  // The events stream (docs/design.md, "Events"): every transition appends to it, inside the
+  // script that makes it.
+
+  /**
+   * Sets the queue's events settings, stored with the queue so every runtime applies them (a
+   * setting left out stays as it is): `maxLen`, about how many entries the stream keeps (0 to
+   * 10,000,000; 0 turns events off and deletes the stream; a lower cap trims it at once), and
+   * `resultBytes`, the most bytes of a result a `completed` event carries (0 to 1 MiB). Resolves
+   * with the settings now. Bad input throws InvalidArgumentError and writes nothing.
+   *
+   * @example
+   * await queue.setEvents({ maxLen: 1000, resultBytes: 256 });
+   */
+  async setEvents(settings: Partial<EventsSettings>): Promise<EventsSettings> {
+    assertObject('setEvents takes {maxLen?, resultBytes?}: settings', settings);
+    const maxLen = settings.maxLen ?? null;
+    const resultBytes = settings.resultBytes ?? null;
+    for (const [name, value, max] of [
+      ['maxLen', maxLen, MAX_EVENTS_MAX_LEN],
+      ['resultBytes', resultBytes, MAX_EVENT_RESULT_BYTES],
+    ] as const) {
+      if (value !== null && (!Number.isSafeInteger(value) || value < 0 || value > max)) {
+        throw new InvalidArgumentError(`${name} must be an integer from 0 to ${max}, got ${shown(value)}`);
+      }
+    }
+    return this.scripts.run(this.scripts.setEventsOp(maxLen, resultBytes));
+  }
+
+  /** The queue's events settings (see setEvents); the defaults, 10,000 and 1024, until set. */
+  async eventsSettings(): Promise<EventsSettings> {
+    return this.scripts.run(this.scripts.eventsSettingsOp());
+  }
+
+  /**
+   * A page of the queue's events, oldest first, after entry id `after` (default `'0'`: from the
+   * start of what the stream keeps), at most `limit` events (1 to 1000, default 100) of whole
+   * entries, and at least one entry: the events of one script call (a batch) share their entry's
+   * id and are never split across pages. `next` is the last entry id read, or `after` when there
+   * was none: pass it as the next `after`. An event this version does not know is left out.
+   *
+   * @example
+   * let after = '0';
+   * for (;;) {
+   *   const page = await queue.readEvents({ after });
+   *   for (const e of page.events) console.log(e.time, e.event, 'jobId' in e ? e.jobId : '');
+   *   if (page.next === after) break;
+   *   after = page.next;
+   * }
+   */
+  async readEvents(options: ReadEventsOptions = {}): Promise<EventsPage> {
+    assertObject('options', options);
+    const after = options.after ?? '0';
+    assertEventId(after);
+    const limit = options.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError(`limit must be an integer from 1 to 1000, got ${shown(limit)}`);
+    const entries = await this.scripts.run(this.scripts.readEventsOp(after, limit));
+    const events: QueueEvent[] = [];
+    for (const entry of entries) events.push(...decodeEntry(entry.id, entry.fields).events);
+    return { events, next: entries.at(-1)?.id ?? after };
   }
 
   /** The request key of one chunk of a bulk admin call: a repeat of the chunk answers its first reply. */

@@ -1,4 +1,5 @@
 import { type EncodedJob } from './encode.js';
+import type { EventsSettings } from './events.js';
 import type { DeadRetention, JobState } from './job.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
@@ -431,6 +432,38 @@ export class Scripts {
   deadRetentionOp(): ScriptOp<DeadRetention> {
     return this.op('deadRetention', [], (reply) => parseRetention(reply, 'deadRetention'));
   }
+
+  // The events stream (lua/set-events.lua, events-settings.lua, read-events.lua).
+
+  /** Stores the events settings given (null: left as they are) and answers them all. */
+  setEventsOp(maxLen: number | null, resultBytes: number | null): ScriptOp<EventsSettings> {
+    return this.op('setEvents', [maxLen ?? -1, resultBytes ?? -1], (reply) => parseEventsSettings(reply, 'setEvents'));
+  }
+
+  eventsSettingsOp(): ScriptOp<EventsSettings> {
+    return this.op('eventsSettings', [], (reply) => parseEventsSettings(reply, 'eventsSettings'));
+  }
+
+  /** Whole entries after entry id `after` ('0': from the start) while their events fit in `limit` (at least one). */
+  readEventsOp(after: string, limit: number): ScriptOp<EventEntry[]> {
+    return this.op('readEvents', [after, limit], (reply) =>
+      asArray(reply, 'readEvents').map((entry) => {
+        const [id, fields] = asArray(entry, 'readEvents entry');
+        return { id: asString(id, 'event id'), fields: asArray(fields, 'event fields').map((f) => asString(f, 'event field')) };
+      }),
+    );
+  }
+}
+
+/** One entry of the events stream as XRANGE gives it: its id and its flat field-value list. */
+export interface EventEntry {
+  readonly id: string;
+  readonly fields: string[];
+}
+
+function parseEventsSettings(reply: Reply, what: string): EventsSettings {
+  const [maxLen, resultBytes] = codes(reply, what);
+  return { maxLen: maxLen ?? 0, resultBytes: resultBytes ?? 0 };
 }
 
 /** The request a chunk of a bulk admin call belongs to: the same key again answers its first reply. */

@@ -118,6 +118,7 @@ export async function snapshotKeys(raw: Redis, pattern: string): Promise<Record<
     else if (type === 'zset') value = await raw.zrange(key, 0, '-1', 'WITHSCORES');
     else if (type === 'list') value = await raw.lrange(key, 0, '-1');
     else if (type === 'set') value = (await raw.smembers(key)).sort();
+    else if (type === 'stream') value = await raw.xrange(key, '-', '+');
     else value = await raw.get(key);
     out[key] = { type, value, ttl: (await raw.pttl(key)) > 0 };
   }

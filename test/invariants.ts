@@ -22,6 +22,7 @@
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { MAX_PROGRESS_BYTES } from '../src/encode.js';
+import { decodeEntry, DEFAULT_EVENTS_SETTINGS, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN } from '../src/events.js';
 import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
 import { formatTraceparent, parseTraceparent } from '../src/trace-context.js';
 
@@ -52,7 +53,17 @@ const FIXED_TYPES: Readonly<Record<string, KeyType>> = {
   groups: 'set',
   sched: 'list',
   completed: 'zset',
+  events: 'stream',
 };
+
+/** The most events the scripts put in one stream entry (lua/includes/flush_events.lua). */
+const EVENTS_PER_ENTRY = 500;
+
+/** One entry of the events stream: its id and its flat field-value list. */
+export interface StreamEntry {
+  readonly id: string;
+  readonly fields: readonly string[];
+}
 
 /** The bells: token lists a parked consumer blocks on, each capped at {@link WAKE_CAP} tokens `1`. */
 const BELLS = ['wake', 'sched'] as const;
@@ -105,13 +116,20 @@ export interface QueueSnapshot {
   readonly wrongTypes: ReadonlyMap<string, string>;
   /** Keys that must expire but have no TTL (an enqueue request's record). */
   readonly undying: readonly string[];
+  /** The events stream's entries, oldest first, or undefined when the stream does not exist. */
+  readonly events: readonly StreamEntry[] | undefined;
+  /**
+   * How many entries more than its cap the events stream may hold: the server's
+   * `stream-node-max-entries` (see findViolations, (h)).
+   */
+  readonly eventsSlack: number;
 }
 
 /**
  * One atomic read of a queue's keys. It declares the queue's fixed keys (so on a cluster it runs
  * on the node of the queue's slot), then SCANs `emq:{q}:*` (every key of the queue shares the
  * `{q}` hash tag, so they all live on that node) and reads each key by its type. Streams and
- * strings are reported by type only. Reply: { now, {key, type, {values...}}, ... }.
+ * strings by their PTTL, streams by their entries. Reply: { now, {key, type, {values...}}, ... }.
  */
 const SNAPSHOT_LUA = `
 local pattern = ARGV[1] .. '*'
@@ -131,6 +149,7 @@ repeat
       elseif kind == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
       elseif kind == 'list' then v = redis.call('LRANGE', k, 0, -1)
       elseif kind == 'set' then v = redis.call('SMEMBERS', k)
+      elseif kind == 'stream' then v = redis.call('XRANGE', k, '-', '+')
       elseif kind == 'string' then v = { tostring(redis.call('PTTL', k)) }
       end
       out[#out + 1] = { k, kind, v }
@@ -160,6 +179,7 @@ const asStrings = (value: unknown): string[] =>
  */
 export async function snapshotQueue(raw: Redis, queueName: string): Promise<QueueSnapshot> {
   const ks = keyspace(queueName);
+  const eventsSlack = await streamNodeMaxEntries(raw);
   const reply = (await raw.eval(SNAPSHOT_LUA, ks.fixed.length, ...ks.fixed, ks.prefix)) as unknown;
   if (!Array.isArray(reply)) throw new Error(`snapshot: unexpected reply ${JSON.stringify(reply)}`);
   const [nowRaw, ...entries] = reply as unknown[];
@@ -170,13 +190,18 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   const fixed = new Map<string, { type: string; values: string[] }>();
   const wrongTypes = new Map<string, string>();
   const undying: string[] = [];
+  let events: StreamEntry[] | undefined;
 
   for (const entry of entries) {
     const [key, type, rawValues] = entry as [string, string, unknown];
     // a key that expired between the SCAN that listed it and its TYPE (a request record) is gone
     if (type === 'none') continue;
-    const values = asStrings(rawValues);
     const rest = key.slice(ks.prefix.length);
+    if (rest === 'events' && type === 'stream') {
+      events = (rawValues as Array<[string, string[]]>).map(([id, fields]) => ({ id, fields }));
+      continue;
+    }
+    const values = asStrings(rawValues);
     if ((FIXED_KEYS as readonly string[]).includes(rest)) {
       const expected = FIXED_TYPES[rest];
       if (expected !== undefined && type !== expected) wrongTypes.set(key, type);
@@ -196,7 +221,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
       // PTTL -1: no TTL at all (0 is a key expiring this very millisecond)
       else if (Number(values[0]) === -1) undying.push(key);
     }
-    // anything else (the events stream, keys of later features) is not this checker's business
+    // anything else (keys of later features) is not this checker's business
   }
 
   const values = (name: string): string[] => fixed.get(name)?.values ?? [];
@@ -224,7 +249,26 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     groups: new Set(values('groups')),
     wrongTypes,
     undying,
+    events,
+    eventsSlack,
   };
+}
+
+/**
+ * The server's `stream-node-max-entries` (default 100): how many entries a stream's macro node holds
+ * at most, which is how far past its MAXLEN an `XADD ... MAXLEN ~` leaves a stream (it trims whole
+ * nodes). With 0 (nodes bounded by bytes alone) an entry takes at least a byte of a node, so the
+ * node's byte bound, `stream-node-max-bytes`, bounds it. 100 when CONFIG is not allowed.
+ */
+async function streamNodeMaxEntries(raw: Redis): Promise<number> {
+  try {
+    const [, entries] = (await raw.config('GET', 'stream-node-max-entries')) as string[];
+    if (Number(entries) > 0) return Number(entries);
+    const [, bytes] = (await raw.config('GET', 'stream-node-max-bytes')) as string[];
+    return Number(bytes) > 0 ? Number(bytes) : 4096;
+  } catch {
+    return 100;
+  }
 }
 
 /** Where a job id was found: one of the claimable/leased/waiting/dead structures. */
@@ -321,6 +365,13 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   and nothing moves a completed row on) and is JSON; its progress `pg` is JSON of at most 4096
  *   bytes, on a row claimed at least once (it has a `t`: only a holder writes progress, and it
  *   stays as the job moves on, retried, given back or reprocessed).
+ * - (i) the events stream: the meta settings `ecap` (0 to 10,000,000) and `erb` (0 to 1 MiB) are
+ *   counts in range; with the cap 0 (events off) no stream exists; otherwise it holds at most the
+ *   cap (absent: 10,000) plus the slack `MAXLEN ~` allows: Redis trims only whole macro nodes,
+ *   dropping the oldest node while what is left still reaches the cap, so up to one node's worth
+ *   past it (`stream-node-max-entries`, 100 by default, {@link QueueSnapshot.eventsSlack}). Every
+ *   entry holds 1 to 500 events, each one the decoder knows with the fields its name requires
+ *   (src/events.ts), and every job it names is a `JOB:` id.
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -489,6 +540,34 @@ export function findViolations(snap: QueueSnapshot): string[] {
     }
   }
 
+  // (i) the events stream
+  out.push(...eventsViolations(snap));
+
+  return out;
+}
+
+/** The violations of (i), the events stream and its settings (see findViolations). */
+function eventsViolations(snap: QueueSnapshot): string[] {
+  const out: string[] = [];
+  const { ecap, erb } = snap.meta;
+  if (ecap !== undefined && !(isCount(ecap) && Number(ecap) <= MAX_EVENTS_MAX_LEN)) out.push(`meta ecap holds ${JSON.stringify(ecap)}, not a cap from 0 to ${MAX_EVENTS_MAX_LEN}`);
+  if (erb !== undefined && !(isCount(erb) && Number(erb) <= MAX_EVENT_RESULT_BYTES)) out.push(`meta erb holds ${JSON.stringify(erb)}, not a size from 0 to ${MAX_EVENT_RESULT_BYTES}`);
+  const cap = ecap === undefined ? DEFAULT_EVENTS_SETTINGS.maxLen : Number(ecap);
+  const stream = snap.events;
+  if (stream === undefined) return out;
+  if (cap === 0) out.push(`events: the stream exists (${stream.length} entries) with events off (cap 0)`);
+  else if (stream.length > cap + snap.eventsSlack) {
+    out.push(`events: ${stream.length} entries, over the cap of ${cap} and the ${snap.eventsSlack} MAXLEN ~ may leave past it`);
+  }
+  for (const { id, fields } of stream) {
+    const { events, skipped } = decodeEntry(id, fields);
+    if (skipped > 0) out.push(`events: entry ${id} holds ${skipped} event(s) the decoder cannot read: ${JSON.stringify(fields.slice(0, 12))}`);
+    const total = events.length + skipped;
+    if (total < 1 || total > EVENTS_PER_ENTRY) out.push(`events: entry ${id} holds ${total} events, not 1 to ${EVENTS_PER_ENTRY}`);
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      if (fields[i] === 'j' && !fields[i + 1]!.startsWith('JOB:')) out.push(`events: entry ${id} names ${JSON.stringify(fields[i + 1])}, not a JOB: id`);
+    }
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 -- @include pop_lane
 -- @include job_defaults
 -- @include chunked
+-- @include collect_event
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -22,7 +23,7 @@
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
 -- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused.
+-- queue is paused. Collects an `active` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
@@ -152,7 +153,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    if made[i][c] then jobs[#jobs + 1] = made[i][c] end
+    local job = made[i][c]
+    if job then
+      jobs[#jobs + 1] = job
+      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
+    end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)

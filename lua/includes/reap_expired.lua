@@ -5,11 +5,14 @@
 -- @include bury
 -- @include batch_push
 -- @include free_and_admit
+-- @include collect_event
 -- Up to `limit` jobs whose lease ended by `now` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
 -- claim's bare token in `t` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
+-- Collects a `stalled` event (j, g, a) per job, followed by its `dead` (x 'lease expired') when that
+-- was its last attempt: the caller flushes.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -20,8 +23,11 @@ local function reap_expired(now, limit)
     local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
     if r[1] then
       tally(freed, r[2])
-      if tonumber(r[1]) - (tonumber(r[4]) or 0) >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
+      local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
+      collect_event('stalled', id, 'g', r[2], 'a', attempt)
+      if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now)
+        collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
         redis.call('HSET', job_key(id), 's', 'pending')

@@ -62,12 +62,13 @@ class Recorder implements Transport {
 const reply = (result: Reply | Error): Answer['reply'] => (result instanceof Error ? { error: result.message } : result);
 
 /**
- * Makes two runs comparable: server times (epoch ms, as numbers or as row text) become "T" and
- * the queue's own name "Q"; everything else must match exactly, types included.
+ * Makes two runs comparable: server times (epoch ms, as numbers or as row text, and the events
+ * stream's entry ids, `<ms>-<seq>`) become "T" and the queue's own name "Q"; everything else must
+ * match exactly, types included.
  */
 function normalize(value: unknown, name: string): unknown {
   if (typeof value === 'number') return value > 1e12 ? 'T' : value;
-  if (typeof value === 'string') return /^\d{13}$/.test(value) ? 'T' : value.split(name).join('Q');
+  if (typeof value === 'string') return /^\d{13}(-\d+)?$/.test(value) ? 'T' : value.split(name).join('Q');
   if (value instanceof EmqError) return { error: value.name, code: value.code, message: normalize(value.message, name) };
   if (value instanceof Error) return { error: value.name, message: normalize(value.message, name) };
   if (Array.isArray(value)) return value.map((v) => normalize(v, name));
@@ -162,6 +163,10 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('clean completed', () => queue.clean('completed'));
   await step('clean dead', () => queue.clean('dead'));
   await step('drain', () => queue.drain());
+  await step('events settings', () => queue.eventsSettings());
+  await step('set events', () => queue.setEvents({ resultBytes: 512 }));
+  await step('read events', () => queue.readEvents({ limit: 1000 }));
+  await step('read events after a bad id', () => scriptsOf(queue).run(scriptsOf(queue).readEventsOp('$', 10)));
   await step('kind door', () => scriptsOf(queue).run(scriptsOf(queue).completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
   await step('a malformed number', () => scriptsOf(queue).run(scriptsOf(queue).claimOp(-1, 0)));
   // the registry holds every queue of the run's Redis: only this queue's presence is comparable
@@ -232,6 +237,9 @@ describe('UpstashTransport and IoredisTransport answer alike', () => {
     expect(typed.get('list queues')).toBe(true);
     expect(typed.get('obliterate while active')).toMatchObject({ code: 'EMQSTATE' });
     expect(typed.get('obliterate')).toBe(true);
+    expect(typed.get('set events')).toEqual({ maxLen: 10_000, resultBytes: 512 });
+    expect((typed.get('read events') as { events: Array<{ event: string }> }).events.map((e) => e.event)).toContain('stalled');
+    expect(typed.get('read events after a bad id')).toMatchObject({ code: 'EMQARG' });
     expect((typed.get('claim') as { jobs: Array<Job<unknown>> }).jobs.map((j) => j.group)).toContain('g-1');
   });
 });
