@@ -13,6 +13,7 @@ import { memory } from './memory.js';
 import { processC1 } from './process-c1.js';
 import { processC10 } from './process-c10.js';
 import { processC100 } from './process-c100.js';
+import { processC100Events } from './process-c100-events.js';
 import { stallRecovery } from './stall-recovery.js';
 import { wakeLatency } from './wake-latency.js';
 
@@ -23,6 +24,7 @@ export const CASES: readonly BenchCase[] = [
   processC1,
   processC10,
   processC100,
+  processC100Events,
   wakeLatency,
   delayedBurst,
   delayedSpread,

@@ -3,11 +3,17 @@ import { type BenchContext, benchQueueName, type Figures, type Impl, startMeter 
 import { bullQueue, bullWorker, echoQueue, groupQueue, groupWorker } from './impls.js';
 import { latch, round } from './stats.js';
 
-/** What a drain run does: `n` no-op jobs, in `groups` groups (0 = ungrouped), `concurrency` slots. */
+/**
+ * What a drain run does: `n` no-op jobs, in `groups` groups (0 = ungrouped), `concurrency` slots.
+ * `events` false runs echomq with its events stream off (`setEvents({maxLen: 0})`, set before
+ * the jobs are enqueued); left out, the queue's defaults (events on). BullMQ and groupmq run as
+ * they always do (BullMQ writes its events stream in any case).
+ */
 export interface DrainSpec {
   readonly n: number;
   readonly groups: number;
   readonly concurrency: number;
+  readonly events?: boolean;
 }
 
 const groupOf = (spec: DrainSpec, i: number): string | undefined => (spec.groups > 0 ? `g${i % spec.groups}` : undefined);
@@ -32,6 +38,7 @@ export async function drain(ctx: BenchContext, impl: Impl, spec: DrainSpec): Pro
 
   if (impl === 'echomq') {
     const producer = echoQueue(ctx, name);
+    if (spec.events === false) await producer.queue.setEvents({ maxLen: 0 });
     for (let g = 0; g < spec.groups; g++) await producer.queue.setGroupLimit(`g${g}`, 1);
     await producer.queue.addBulk(
       Array.from({ length: spec.n }, (_, i) => {

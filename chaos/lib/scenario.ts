@@ -23,7 +23,9 @@ export interface Scenario {
  * acknowledged completions undone; and for fuzzed input, 5xx answers, malformed error bodies,
  * refused requests that wrote, hangs, sockets or timers a refused call left behind; and after a
  * soak, keys a drained queue should not hold, an end slower than its start, Redis's or a
- * consumer's memory not back to its baseline.
+ * consumer's memory not back to its baseline; and for results and events, a completed job whose
+ * result is not its handler's, a job whose `completed` events are not one (none unless completed),
+ * a `completed` event before its job's last `active`.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -41,6 +43,9 @@ export const MUST_BE_ZERO = [
   'redis_memory_not_back',
   'consumer_memory_not_back',
   'handles_leaked',
+  'results_wrong',
+  'completed_events_not_once',
+  'events_out_of_order',
 ] as const;
 
 /** The promises a result breaks, by name. */

@@ -6,6 +6,7 @@ import { type FaultKind, type InjectedFault, startFaultProxy } from '../../src/n
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
+import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
 const QUEUE = 'chaos-edge';
@@ -54,7 +55,9 @@ function rerunsByFault(runs: ReadonlyMap<string, readonly number[]>, faults: rea
  * that answers 500, drops replies after Redis ran the request, stalls, or resets, each on a share
  * of the requests. Clients enqueue through the API one at a time, retrying a failure with the
  * same Idempotency-Key; scheduled events drain until every job is completed or dead. Then the
- * faults stop, the queue drains, and every job is accounted for.
+ * faults stop, the queue drains, and every job is accounted for: a completed one holds the result
+ * its handler returned (its n doubled), and the events stream has its one `completed`, after its
+ * last `active`.
  */
 export const edgeFaults: Scenario = {
   name: 'edge-faults',
@@ -89,7 +92,11 @@ export const edgeFaults: Scenario = {
     };
     const worker = createWorker({
       handlers: {
-        [QUEUE]: (job: { id: string }) => void runs.set(job.id, [...(runs.get(job.id) ?? []), Date.now()]),
+        // the result is the payload's n doubled, so the check after the run knows what each row holds
+        [QUEUE]: (job: { id: string; payload: { n: number } }) => {
+          runs.set(job.id, [...(runs.get(job.id) ?? []), Date.now()]);
+          return { n: job.payload.n * 2 };
+        },
       },
       log: () => {},
     });
@@ -98,6 +105,8 @@ export const edgeFaults: Scenario = {
     try {
       const old = await raw.keys(`emq:{${QUEUE}}:*`);
       if (old.length > 0) await raw.del(...old);
+      // a cap far above the run's entries: the stream keeps every event, checked after the run
+      await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       // clients enqueue one job at a time (several clients at once); a client retries a failed
       // request with the same key
       let acknowledged = 0;
@@ -147,12 +156,13 @@ export const edgeFaults: Scenario = {
         if (counts.active > 0) await new Promise((resolve) => setTimeout(resolve, 500));
         counts = await stats();
       }
-      // every row: which job (payload n), its state and claims
-      const rows: Array<{ id: string; n: number; state: string; attempts: number }> = [];
+      // every row: which job (payload n), its state, claims and result
+      const rows: Array<{ id: string; n: number; state: string; attempts: number; result: string | undefined }> = [];
       const prefix = `emq:{${QUEUE}}:job:`;
       for (const key of await raw.keys(`${prefix}*`)) {
-        const [d, s, a] = await raw.hmget(key, 'd', 's', 'a');
-        rows.push({ id: key.slice(prefix.length), n: (JSON.parse(d ?? '{}') as { n: number }).n, state: s ?? '', attempts: Number(a ?? 0) });
+        const [d, s, a, r] = await raw.hmget(key, 'd', 's', 'a', 'r');
+        const n = (JSON.parse(d ?? '{}') as { n: number }).n;
+        rows.push({ id: key.slice(prefix.length), n, state: s ?? '', attempts: Number(a ?? 0), result: r ?? undefined });
       }
       const perN = new Map<number, number>();
       for (const row of rows) perN.set(row.n, (perN.get(row.n) ?? 0) + 1);
@@ -162,6 +172,8 @@ export const edgeFaults: Scenario = {
       // a job run again was claimed again: its first lease lapsed (its reply or its settle lost)
       const unexplained = rows.filter((row) => (runs.get(row.id)?.length ?? 0) > row.attempts).length;
       const violations = await checkInvariants(raw, QUEUE);
+      const nOf = new Map(rows.map((row) => [row.id, row.n]));
+      const checked = await checkResultsAndEvents(queue, rows, (id) => ({ n: nOf.get(id)! * 2 }), await eventsStreamTrimmed(raw, QUEUE));
       return {
         scenario: 'edge-faults',
         jobs,
@@ -180,6 +192,7 @@ export const edgeFaults: Scenario = {
         reruns_by_fault: rerunsByFault(runs, injected),
         reruns_unexplained: unexplained,
         invariant_violations: violations.length,
+        ...checked,
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
+import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
 const QUEUE = 'chaos-kill';
@@ -14,7 +15,9 @@ const RUNS = 'chaos:kill:runs';
  * with limits, delayed jobs, jobs that fail once, that retry after a delay, that fail for good),
  * one of them SIGKILLed (by its PID) every few hundred ms and replaced. At least once, never two
  * holders of one attempt: every handler run records its (job, lease token); a token run twice
- * would be two holders at once. Every job ends completed or dead.
+ * would be two holders at once. Every job ends completed or dead; a completed one holds the result
+ * its handler returned (its n doubled), and the events stream has its one `completed`, after its
+ * last `active`.
  */
 export const killedConsumers: Scenario = {
   name: 'killed-consumers',
@@ -39,6 +42,8 @@ export const killedConsumers: Scenario = {
       const old = await raw.keys(`emq:{${QUEUE}}:*`);
       if (old.length > 0) await raw.del(...old);
       await raw.del(RUNS);
+      // a cap far above the run's entries: the stream keeps every event, checked after the run
+      await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       for (const g of ['g0', 'g1', 'g2']) await queue.setGroupLimit(g, 2);
       await Promise.all([0, 1, 2, 3].map(() => spawnConsumer()));
       const kinds = [undefined, undefined, undefined, 'retry', 'later', 'dead'] as const;
@@ -73,10 +78,15 @@ export const killedConsumers: Scenario = {
       const runs = await raw.hgetall(RUNS);
       // jobs that fail their first attempt on purpose run twice by design
       const designed = new Map<string, number>();
+      const rows: FinishedRow[] = [];
+      const nOf = new Map<string, number>();
       for (const key of await raw.keys(`emq:{${QUEUE}}:job:*`)) {
-        const d = await raw.hget(key, 'd');
-        const fail = (JSON.parse(d ?? '{}') as { fail?: string }).fail;
-        designed.set(key.slice(`emq:{${QUEUE}}:job:`.length), fail === 'retry' || fail === 'later' ? 2 : 1);
+        const [d, s, r] = await raw.hmget(key, 'd', 's', 'r');
+        const { n, fail } = JSON.parse(d ?? '{}') as { n: number; fail?: string };
+        const id = key.slice(`emq:{${QUEUE}}:job:`.length);
+        designed.set(id, fail === 'retry' || fail === 'later' ? 2 : 1);
+        rows.push({ id, state: s ?? '', result: r ?? undefined });
+        nOf.set(id, n);
       }
       const perJob = new Map<string, number>();
       let twoHolders = 0;
@@ -86,6 +96,7 @@ export const killedConsumers: Scenario = {
         perJob.set(id, (perJob.get(id) ?? 0) + 1);
       }
       const violations = await checkInvariants(raw, QUEUE);
+      const checked = await checkResultsAndEvents(queue, rows, (id) => ({ n: nOf.get(id)! * 2 }), await eventsStreamTrimmed(raw, QUEUE));
       return {
         scenario: 'killed-consumers',
         jobs,
@@ -99,6 +110,7 @@ export const killedConsumers: Scenario = {
         rerun_after_kill: [...perJob].filter(([id, c]) => c > (designed.get(id) ?? 1)).length,
         reruns_unexplained: twoHolders,
         invariant_violations: violations.length,
+        ...checked,
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
