@@ -1551,7 +1551,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "bc02760903be0bd23bdbbf34e37cae39a292ac7d",
+    sha1: "f764f8ddd350f7bc93f5c291ead88bf8e33e36ee",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2238,8 +2238,10 @@ local lease_ms = arg_int(ARGV[4], 'leaseMs', 1)
 for i = 6, #ARGV, 3 do check_kind(ARGV[i]) end
 
 local now = now_ms()
--- as text once: a Lua number passed to Redis is formatted on every call
-local now_text, keep_text = string.format('%d', now), string.format('%d', keep_ms)
+-- as text once: a Lua number passed to Redis is formatted on every call. A kept row expires at
+-- now + keepMs exactly (PEXPIREAT, not PEXPIRE: Redis would count a relative TTL from the moment
+-- each PEXPIRE runs, up to the script's length later), the instant index_completed's trim goes by
+local now_text, expire_text = string.format('%d', now), string.format('%d', now + keep_ms)
 local done, freed = {}, { order = {} }
 local codes = each_held(6, 3, held_run, function(id, run, i)
   local group, result = run[1], ARGV[i + 2]
@@ -2255,7 +2257,7 @@ local codes = each_held(6, 3, held_run, function(id, run, i)
     else
       redis.call('HSET', key, 's', 'completed', 'f', now_text, 'r', result)
     end
-    if keep_ms > 0 then redis.call('PEXPIRE', key, keep_text) end
+    if keep_ms > 0 then redis.call('PEXPIREAT', key, expire_text) end
   end
   return 1
 end, function(token, state, t)
