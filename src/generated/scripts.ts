@@ -8321,6 +8321,99 @@ redis.call('HSET', key, 'd', ARGV[3])
 return 1
 `,
   },
+  watchJob: {
+    name: "watchJob",
+    sha1: "66d6b1e697184ad87f03ba3678f205f58af568d6",
+    lua: `--[[
+  watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
+  (given an id) that job's row, read in one call so nothing can happen between them. A waiter
+  that finds the row unfinished waits for the job's events after that id, and so misses none; one
+  that finds it finished has its outcome from the row (Queue.waitFor, docs/design.md "Events").
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id, or '' for none (only the stream's position: addAndWait, before it adds)
+  Derives  emq:{q}:job:<id>
+  Reply    {last, cap, row}: last the stream's last entry id ('0' when it is empty or absent),
+           cap the events cap as text ('0': events off), row as get-job answers it ({} when
+           there is no such job, or no id was given)
+  Errors   EMQKIND
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A row as HGETALL returned it (a flat field/value list), with the defaults written out for the
+-- fields enqueue leaves out (\`m\`, \`b\`), so a reader of get-job or list-dead sees every field.
+local function with_defaults(row)
+  local has = {}
+  for i = 1, #row, 2 do has[row[i]] = true end
+  if not has['m'] then
+    row[#row + 1] = 'm'
+    row[#row + 1] = tostring(DEFAULT_MAX_ATTEMPTS)
+  end
+  if not has['b'] then
+    row[#row + 1] = 'b'
+    row[#row + 1] = DEFAULT_BACKOFF
+  end
+  return row
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+
+local id = ARGV[2]
+local row = {}
+if id ~= '' then
+  check_kind(id)
+  row = redis.call('HGETALL', job_key(id))
+  if #row > 0 then with_defaults(row) end
+end
+local last = redis.call('XREVRANGE', K_EVENTS, '+', '-', 'COUNT', 1)
+local cap = events_settings()
+return { last[1] and last[1][1] or '0', cap, row }
+`,
+  },
 } satisfies Record<string, ScriptSource>;
 
 /** The name of a script in lua/, in camelCase. */
