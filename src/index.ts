@@ -7,7 +7,7 @@
  * @module echomq
  */
 export { Queue } from './queue.js';
-export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, JobOutcome } from './queue.js';
+export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue.js';
 export type { EventBatch } from './subscribe.js';
 export type { EventsPage, EventsSettings, JobEventBase, QueueEvent, QueueEventBase, QueueEventName, ReadEventsOptions } from './events.js';
 export { Leases } from './lease.js';

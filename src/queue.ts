@@ -137,6 +137,12 @@ export interface WaitForOptions {
   readonly pollMs?: number;
 }
 
+/** `addAndWait`'s options: `add`'s, `waitFor`'s, and a hook between the two. */
+export interface AddAndWaitOptions extends EnqueueOptions, RequestOptions, WaitForOptions {
+  /** Called once the job is written (or found a duplicate), before the wait: the HTTP API starts the Worker's drain here. */
+  readonly onAdded?: (added: EnqueueResult) => void;
+}
+
 /** What `addAndWait` resolves to: the job and what its handler returned. */
 export interface JobOutcome {
   /** The job, `JOB:...`. */
@@ -767,10 +773,11 @@ export class Queue<Payload = unknown> {
    * @example
    * const { id, result } = await queue.addAndWait({ url }, { timeoutMs: 15_000 });
    */
-  async addAndWait(payload: Payload, options: EnqueueOptions & RequestOptions & WaitForOptions = {}): Promise<JobOutcome> {
+  async addAndWait(payload: Payload, options: AddAndWaitOptions = {}): Promise<JobOutcome> {
     const wait = waitOf(options);
     const start = await this.scripts.run(this.scripts.watchJobOp(''));
     const added = await this.add(payload, options);
+    options.onAdded?.(added);
     if (added.state === 'duplicate') return { id: added.id, result: await this.waitFor(added.id, options) };
     return { id: added.id, result: await this.outcome(added.id, start, wait) };
   }
