@@ -323,10 +323,12 @@ export class Scripts {
     completed: number;
     paused: boolean;
     buried: number;
+    retried: number;
+    stalled: number;
   }> {
     return this.op('counts', [], (reply) => {
-      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0] = codes(reply, 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried };
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0] = codes(reply, 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled };
     });
   }
 

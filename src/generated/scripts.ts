@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "8d4f72bddb67e80f7594067464c2b1770224f366",
+    sha1: "263171f6f4bff851ac2d0821a276bab6cc1fdad3",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -34,6 +34,7 @@ export const scripts = {
            unlike claim's, the next due time and lease deadline are there even when n jobs were
            claimed (-1 for none), so a busy consumer can arm its timers
   Events   as reap's, then promote's, then claim's, in one entry
+  Counts   as reap's: meta \`stalled\` += the jobs reaped
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
@@ -343,7 +344,8 @@ end
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
--- was its last attempt: the caller flushes.
+-- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
+-- /metrics shows), once a call.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -367,6 +369,7 @@ local function reap_expired(now, limit)
       end
     end
   end
+  if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
   return requeued, buried, free_and_admit(freed, batch)
 end
 -- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
@@ -2276,7 +2279,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "6f44d1e27e8b5d32238164420171214045ef049c",
+    sha1: "2a1049f296d05afc111f579a637fd8a337336741",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -2285,7 +2288,8 @@ return { codes, claimed }
   Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
            and emq:{q}:fifo
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
-           paused 0|1, buried (a counter: jobs ever sent to dead)}
+           paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
+           attempts sent to run again), stalled (a counter: leases reaped)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -2334,6 +2338,8 @@ return {
   tonumber(redis.call('HGET', K_META, 'completed') or '0'),
   redis.call('HEXISTS', K_META, 'paused'),
   tonumber(redis.call('HGET', K_META, 'buried') or '0'),
+  tonumber(redis.call('HGET', K_META, 'retried') or '0'),
+  tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
 }
 `,
   },
@@ -5535,7 +5541,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "2dc669390bfec5b03b859f5dbbafd8c75429dd67",
+    sha1: "0620ab7f65bdff6c0fd07d4b2b9e138a51e05f62",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -5547,6 +5553,7 @@ return page
   Reply    {requeued, buried}
   Events   \`stalled\` (j, g, a) per job, each followed by \`dead\` (j, g, a, x) when it is buried, in
            one entry
+  Counts   meta \`stalled\` += the jobs reaped, one HINCRBY a call (/metrics)
   Errors   EMQARG
   Rings    the doorbell when work became claimable
 ]]
@@ -5855,7 +5862,8 @@ end
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
--- was its last attempt: the caller flushes.
+-- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
+-- /metrics shows), once a call.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -5879,6 +5887,7 @@ local function reap_expired(now, limit)
       end
     end
   end
+  if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
   return requeued, buried, free_and_admit(freed, batch)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
@@ -7521,7 +7530,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "c939cde11e42241cee0450e5c128cef47ac84e2e",
+    sha1: "c2f1e7985bfeafa1c7295caed20abc3c32772b8c",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -7546,6 +7555,7 @@ return resumed
            write, the job having moved on) or rewrites it (a claim; remove deletes the row): then
            fenced. The reaper leaves the claim's bare token (it keeps \`a\` too), so a holder
            whose lease was reaped is fenced off, never taken for a repeat.
+  Counts   meta \`retried\` += the jobs retried (not those buried), one HINCRBY a call (/metrics)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -7997,6 +8007,7 @@ end
 local now = now_ms()
 local freed, batch, later = { order = {} }, { order = {} }, {}
 local outcomes = { 1, 2, 3 }
+local retried = 0
 local codes = each_held(2, 5, hold, function(id, row, i)
   local attempts, group, max_attempts, base, backoff, order = unpack(row)
   local token, err = ARGV[i + 1], ARGV[i + 2]
@@ -8017,17 +8028,21 @@ local codes = each_held(2, 5, hold, function(id, row, i)
     redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
     -- %.0f: a delay may be any size (an explicit one is not capped), where %d would overflow
     collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%.0f', now + delay))
+    retried = retried + 1
     return 1
   end
   redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
   collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%d', now))
+  retried = retried + 1
   return 2
 end, function(token, _, t)
   return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
+-- the counter of retries for /metrics: once a call, not once a job
+if retried > 0 then redis.call('HINCRBY', K_META, 'retried', retried) end
 flush_events()
 return codes
 `,
