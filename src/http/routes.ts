@@ -63,7 +63,7 @@ export const healthRoute = createRoute({
 export const metricsRoute = createRoute({
   method: 'get',
   path: '/metrics',
-  summary: 'Prometheus text: jobs per state, completed and dead totals, the paused flag, per queue',
+  summary: 'Prometheus text: jobs per state, completed, dead, retried and stalled totals, the paused flag, per queue',
   responses: {
     200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain; version=0.0.4': { schema: z.string() } } },
     401: refusals[401],
