@@ -23,7 +23,7 @@ import {
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
 import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
-import { type EventBatch, eventBatches, EVENTS_POLL_MS, type EventSource } from './subscribe.js';
+import { type EventBatch, eventBatches, EVENTS_POLL_MS, type EventSource, pause } from './subscribe.js';
 import type { Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
@@ -806,10 +806,7 @@ export class Queue<Payload = unknown> {
     try {
       if (!start.eventsOn) {
         while (!signal.aborted) {
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, wait.pollMs);
-            signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-          });
+          await pause(wait.pollMs, signal);
           if (signal.aborted) break;
           const row = await this.scripts.run(this.scripts.getJobOp(jobId));
           if (!row) throw new JobNotFoundError(`no job ${jobId}: removed, or its row expired`, { jobId });

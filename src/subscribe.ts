@@ -47,8 +47,8 @@ export function compareEventIds(a: string, b: string): number {
 
 const decode = (entry: StreamEntry): EventBatch => ({ id: entry.id, events: decodeEntry(entry.id, entry.fields).events });
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+/** Resolves after `ms`, or at once when `signal` aborts (its listener removed either way). */
+export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
     const done = (): void => {

@@ -376,11 +376,12 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       for (const wait of ['30001', '-1', 'soon', '1.5']) await refused(other, 400, 'EMQARG', 'POST', `/v1/queues/${other}/jobs?wait=${wait}`, { payload: 1 });
     });
 
-    /** The SSE messages of `text` that arrived whole (a blank line ends each), in order. */
+    /** The SSE messages of `text` that arrived whole (a blank line ends each), in order; comment lines (heartbeats) left out. */
     const sseMessages = (text: string): Array<{ id?: string; event?: string; data: string }> =>
       text
         .split('\n\n')
         .slice(0, -1)
+        .filter((block) => !block.split('\n').every((line) => line.startsWith(':')))
         .map((block) => {
           const fields: Record<string, string> = {};
           for (const line of block.split('\n')) {

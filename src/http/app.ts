@@ -119,6 +119,11 @@ export interface StreamingLimits {
   readonly maxWaitMs: number;
   /** How often the stream (or a job's row, with events off) is read on a transport that cannot park, in ms. */
   readonly pollMs: number;
+  /**
+   * How often an SSE response with nothing to send carries a comment line (`: keep-alive`), in ms
+   * (default 15,000): proxies drop a response that is silent for long (often 60 s).
+   */
+  readonly heartbeatMs?: number;
 }
 
 /**
@@ -417,6 +422,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
         const stop = new AbortController();
         stream.onAbort(() => stop.abort());
         const timer = streaming.streamMs === undefined ? undefined : setTimeout(() => stop.abort(), streaming.streamMs);
+        // one write a comment, as writeSSE is one write a message: the two never interleave mid-message
+        const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n'), streaming.heartbeatMs ?? 15_000);
         try {
           for await (const entry of q.eventEntries({ ...(after === undefined ? {} : { after }), signal: stop.signal, pollMs: streaming.pollMs })) {
             if (entry.events.length === 0) continue;
@@ -424,6 +431,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
           }
         } finally {
           clearTimeout(timer);
+          clearInterval(heartbeat);
         }
       },
       async (error, stream) => {

@@ -70,8 +70,8 @@ describe('the events routes on Node', () => {
     await until(async () => (await parkedReads(name)) === 0);
   });
 
-  it('in the bounded mode (the Worker’s) an SSE response closes after streamMs and ?wait is cut to maxWaitMs', async () => {
-    const { api, name } = await serve({ streaming: { streamMs: 300, maxWaitMs: 100, pollMs: 20 } });
+  it('in the bounded mode (the Worker’s) an SSE response closes after streamMs, with a heartbeat while silent, and ?wait is cut to maxWaitMs', async () => {
+    const { api, name } = await serve({ streaming: { streamMs: 300, maxWaitMs: 100, pollMs: 20, heartbeatMs: 50 } });
     const queue = queueName('sse');
     closing.push(async () => void (await redis.raw.del(...(await redis.raw.keys(`emq:{${queue}}:*`)), 'none')));
     const started = performance.now();
@@ -82,6 +82,8 @@ describe('the events routes on Node', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(290);
     expect(performance.now() - started).toBeLessThan(5_000);
     expect(client.text()).toContain('"event":"added"');
+    // silent stretches carry a comment line, which an EventSource ignores
+    expect(client.text()).toContain('\n: keep-alive\n\n');
     expect(await parkedReads(name)).toBe(0);
   });
 });
