@@ -16,6 +16,7 @@
            unlike claim's, the next due time and lease deadline are there even when n jobs were
            claimed (-1 for none), so a busy consumer can arm its timers
   Events   as reap's, then promote's, then claim's, in one entry
+  Counts   as reap's: meta `stalled` += the jobs reaped
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does

@@ -6,7 +6,8 @@
   Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
            and emq:{q}:fifo
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
-           paused 0|1, buried (a counter: jobs ever sent to dead)}
+           paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
+           attempts sent to run again), stalled (a counter: leases reaped)}
 ]]
 -- @include keyspace
 -- @include lane_size
@@ -26,4 +27,6 @@ return {
   tonumber(redis.call('HGET', K_META, 'completed') or '0'),
   redis.call('HEXISTS', K_META, 'paused'),
   tonumber(redis.call('HGET', K_META, 'buried') or '0'),
+  tonumber(redis.call('HGET', K_META, 'retried') or '0'),
+  tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
 }

@@ -9,6 +9,7 @@
   Reply    {requeued, buried}
   Events   `stalled` (j, g, a) per job, each followed by `dead` (j, g, a, x) when it is buried, in
            one entry
+  Counts   meta `stalled` += the jobs reaped, one HINCRBY a call (/metrics)
   Errors   EMQARG
   Rings    the doorbell when work became claimable
 ]]

@@ -22,6 +22,7 @@
            write, the job having moved on) or rewrites it (a claim; remove deletes the row): then
            fenced. The reaper leaves the claim's bare token (it keeps `a` too), so a holder
            whose lease was reaped is fenced off, never taken for a repeat.
+  Counts   meta `retried` += the jobs retried (not those buried), one HINCRBY a call (/metrics)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -53,6 +54,7 @@ end
 local now = now_ms()
 local freed, batch, later = { order = {} }, { order = {} }, {}
 local outcomes = { 1, 2, 3 }
+local retried = 0
 local codes = each_held(2, 5, hold, function(id, row, i)
   local attempts, group, max_attempts, base, backoff, order = unpack(row)
   local token, err = ARGV[i + 1], ARGV[i + 2]
@@ -73,16 +75,20 @@ local codes = each_held(2, 5, hold, function(id, row, i)
     redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
     -- %.0f: a delay may be any size (an explicit one is not capped), where %d would overflow
     collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%.0f', now + delay))
+    retried = retried + 1
     return 1
   end
   redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
   collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%d', now))
+  retried = retried + 1
   return 2
 end, function(token, _, t)
   return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
+-- the counter of retries for /metrics: once a call, not once a job
+if retried > 0 then redis.call('HINCRBY', K_META, 'retried', retried) end
 flush_events()
 return codes

@@ -25,6 +25,10 @@ export const errorCodes = {
    * (`ConnectionError`: the URL and why, `reason`).
    */
   EMQREDIS: 503,
+  /** A job waited for ended dead (`JobFailedError`: its error in `jobError`). */
+  EMQFAILED: 422,
+  /** A job waited for did not finish within the time given (`WaitTimeoutError`). */
+  EMQTIMEOUT: 504,
   /** A request without the bearer token the server requires, or with a wrong one. */
   EMQAUTH: 401,
   /** The server is not configured to serve (a deployed Worker without EMQ_TOKEN). */
@@ -126,6 +130,33 @@ export class JobStateError extends EmqError {
 export class IdempotencyConflictError extends EmqError {
   constructor(message: string, context?: EmqErrorContext) {
     super('EMQCONFLICT', message, context);
+  }
+}
+
+/**
+ * A job waited for (`Queue.waitFor`, `addAndWait`) ended dead: its attempts used up, failed for
+ * good, or its last lease lapsed. `jobError` is the error the job ended with, `jobId` the job.
+ *
+ * @example
+ * try { await queue.waitFor(id) } catch (e) { if (e instanceof JobFailedError) console.log(e.jobId, e.jobError) }
+ */
+export class JobFailedError extends EmqError {
+  /** What the job failed with (its row's `error`). */
+  readonly jobError: string;
+
+  constructor(message: string, context: EmqErrorContext & { jobError?: string } = {}) {
+    super('EMQFAILED', message, context);
+    this.jobError = context.jobError ?? message;
+  }
+}
+
+/**
+ * A job waited for (`Queue.waitFor`, `addAndWait`) did not finish within the time given: it may
+ * still. `jobId` is the job.
+ */
+export class WaitTimeoutError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQTIMEOUT', message, context);
   }
 }
 

@@ -7,7 +7,8 @@
  * @module echomq
  */
 export { Queue } from './queue.js';
-export type { QueueOptions, BulkJob, QueueStats, RequestOptions } from './queue.js';
+export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue.js';
+export type { EventBatch } from './subscribe.js';
 export type { EventsPage, EventsSettings, JobEventBase, QueueEvent, QueueEventBase, QueueEventName, ReadEventsOptions } from './events.js';
 export { Leases } from './lease.js';
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
@@ -25,7 +26,7 @@ export type {
   PageOptions,
   QueueCounts,
 } from './job.js';
-export type { Transport, BlockingTransport, ParkedReply, ScriptCall, Reply } from './transport.js';
+export type { Transport, BlockingTransport, ParkedReply, ScriptCall, Reply, StreamEntry } from './transport.js';
 export type { ScriptSource } from './generated/scripts.js';
 export { MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_MAX_RESULT_BYTES, MAX_PROGRESS_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';
 export type { JobDefaults } from './encode.js';
@@ -37,7 +38,9 @@ export {
   PayloadError,
   PayloadTooLargeError,
   JobNotFoundError,
+  JobFailedError,
   JobStateError,
+  WaitTimeoutError,
   IdempotencyConflictError,
   RedisError,
   ConnectionError,

@@ -9,7 +9,7 @@ import {
   MAX_PRIORITY,
   toJobId,
 } from './encode.js';
-import { InvalidArgumentError, JobNotFoundError, JobStateError, shown } from './errors.js';
+import { InvalidArgumentError, JobFailedError, JobNotFoundError, JobStateError, shown, WaitTimeoutError } from './errors.js';
 import {
   assertEventId,
   decodeEntry,
@@ -22,7 +22,8 @@ import {
 } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
-import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts } from './scripts.js';
+import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
+import { type EventBatch, eventBatches, EVENTS_POLL_MS, type EventSource, pause } from './subscribe.js';
 import type { Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
@@ -96,6 +97,60 @@ export interface BulkJob<Payload> extends EnqueueOptions {
   readonly options?: never;
 }
 
+/**
+ * How to follow a queue's events (`Queue.events`, `Queue.eventEntries`).
+ *
+ * @example
+ * const stop = new AbortController();
+ * for await (const e of queue.events({ after: '0', signal: stop.signal })) console.log(e.event);
+ */
+export interface EventsOptions {
+  /**
+   * Start after this entry id (exclusive), `<ms>-<seq>`, or `'0'` for the start of what the stream
+   * keeps; default: from now (the stream's last entry at the call).
+   */
+  readonly after?: string;
+  /** Ends the iteration, between two entries; so does `break`. */
+  readonly signal?: AbortSignal;
+  /**
+   * On a transport that cannot park (Upstash, the Worker): how often the stream is read when it had
+   * nothing new, in ms (default 1000: 60 requests a minute while idle). Node's parks instead.
+   */
+  readonly pollMs?: number;
+}
+
+/**
+ * How long to wait for a job (`Queue.waitFor`, `addAndWait`).
+ *
+ * @example
+ * const result = await queue.waitFor(id, { timeoutMs: 5_000 });
+ */
+export interface WaitForOptions {
+  /** The longest wait, in ms (default 30,000); then WaitTimeoutError (EMQTIMEOUT). */
+  readonly timeoutMs?: number;
+  /** Ends the wait: it rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+  /**
+   * How often to read when nothing can be parked on, in ms (default 1000): the stream on a
+   * transport that cannot park, the job's row when the queue's events are off.
+   */
+  readonly pollMs?: number;
+}
+
+/** `addAndWait`'s options: `add`'s, `waitFor`'s, and a hook between the two. */
+export interface AddAndWaitOptions extends EnqueueOptions, RequestOptions, WaitForOptions {
+  /** Called once the job is written (or found a duplicate), before the wait: the HTTP API starts the Worker's drain here. */
+  readonly onAdded?: (added: EnqueueResult) => void;
+}
+
+/** What `addAndWait` resolves to: the job and what its handler returned. */
+export interface JobOutcome {
+  /** The job, `JOB:...`. */
+  readonly id: string;
+  /** Its result (its handler's resolved value, parsed from its JSON; undefined for none). */
+  readonly result: unknown;
+}
+
 /** A queue's state at a glance. */
 export interface QueueStats {
   /** The queue's name. */
@@ -123,6 +178,21 @@ function assertObject(what: string, value: unknown): asserts value is object {
 
 const optionalNumber = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : Number(value);
+
+/** An interval to poll at, checked: an integer from 1 to 60,000 ms (default EVENTS_POLL_MS). */
+function pollOf(pollMs: number | undefined): number {
+  const ms = pollMs ?? EVENTS_POLL_MS;
+  if (!Number.isSafeInteger(ms) || ms < 1 || ms > 60_000) throw new InvalidArgumentError(`pollMs must be an integer from 1 to 60000, got ${shown(ms)}`);
+  return ms;
+}
+
+/** A wait's options, checked: timeoutMs an integer from 0 (default 30,000), pollMs as pollOf. */
+function waitOf(options: WaitForOptions): { timeoutMs: number; pollMs: number; signal?: AbortSignal } {
+  assertObject('options', options);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0) throw new InvalidArgumentError(`timeoutMs must be an integer >= 0, got ${shown(timeoutMs)}`);
+  return { timeoutMs, pollMs: pollOf(options.pollMs), ...(options.signal ? { signal: options.signal } : {}) };
+}
 
 /** A page's offset and limit, checked: limit 1 to 1000 (default 50), offset from 0. */
 function pageOf(options: PageOptions): { offset: number; limit: number } {
@@ -165,6 +235,7 @@ export class Queue<Payload = unknown> {
   /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
   private registered = false;
   private readonly ownsTransport: boolean;
+  private source: EventSource | undefined;
 
   constructor(
     /** The transport this queue (and the consumers built on it) talks to Redis through. */
@@ -627,6 +698,149 @@ export class Queue<Payload = unknown> {
     const events: QueueEvent[] = [];
     for (const entry of entries) events.push(...decodeEntry(entry.id, entry.fields).events);
     return { events, next: entries.at(-1)?.id ?? after };
+  }
+
+  /**
+   * The queue's events as they happen, one at a time: an async iterator that ends on `signal` or
+   * `break`, closing what it opened, and throws when Redis fails. From now by default, or after
+   * entry id `after` (what the stream still keeps after it first). On Node it parks (XREAD BLOCK,
+   * a connection of its own), and every iterator, waiter and SSE client of the queue on one
+   * transport shares that one read; on a transport that cannot park it reads every `pollMs`.
+   * The events of one script call (a batch) share their entry's id: `after: e.id` goes on after
+   * the whole entry, so resume from an entry whose events you have all taken (or use
+   * `eventEntries`, which hands over whole entries).
+   *
+   * @example
+   * for await (const e of queue.events({ signal })) {
+   *   if (e.event === 'completed') console.log(e.jobId, e.result);
+   * }
+   */
+  events(options: EventsOptions = {}): AsyncIterable<QueueEvent> {
+    const entries = this.eventEntries(options);
+    return (async function* () {
+      for await (const entry of entries) yield* entry.events;
+    })();
+  }
+
+  /**
+   * The queue's events as `events` gives them, one stream entry at a time: the events of one
+   * script call together, with their entry id, which is where to go on from (`after`). What the
+   * HTTP API's SSE route sends, one message an entry.
+   *
+   * @example
+   * let after = '0';
+   * for await (const entry of queue.eventEntries({ after, signal })) after = entry.id;
+   */
+  eventEntries(options: EventsOptions = {}): AsyncIterable<EventBatch> {
+    assertObject('options', options);
+    if (options.after !== undefined) assertEventId(options.after);
+    const pollMs = pollOf(options.pollMs);
+    const scripts = this.scripts;
+    const source = this.eventSource;
+    return (async function* () {
+      const after = options.after ?? (await scripts.run(scripts.watchJobOp(''))).last;
+      yield* eventBatches(source, { after, signal: options.signal, pollMs });
+    })();
+  }
+
+  /**
+   * Waits for a job to finish: resolves to its result; rejects with JobFailedError (EMQFAILED,
+   * the job's error in `jobError`) when it ends dead, WaitTimeoutError (EMQTIMEOUT) after
+   * `timeoutMs`, JobNotFoundError when there is no such job (or it is removed meanwhile). A job
+   * finished already answers from its row: the row and the stream's position are read in one
+   * script, so nothing that happens after it is missed. It follows the queue's events (`events`);
+   * with events off (`maxLen` 0) it reads the job's row every `pollMs`. A result over the events'
+   * `resultBytes` is read from the row, so with `keepCompletedMs` 0 such a result is lost:
+   * JobNotFoundError.
+   *
+   * @example
+   * const { id } = await queue.add({ to: 'a@example.com' });
+   * const result = await queue.waitFor(id, { timeoutMs: 10_000 });
+   */
+  async waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
+    const jobId = toJobId(id);
+    const wait = waitOf(options);
+    const start = await this.scripts.run(this.scripts.watchJobOp(jobId));
+    if (!start.row) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
+    return this.outcome(jobId, start, wait);
+  }
+
+  /**
+   * Adds a job and waits for it (`add`, then `waitFor`): resolves to its id and result, rejects
+   * as `waitFor` does. The stream's position is taken before the add, so a job that finishes at
+   * once is not missed; a duplicate id waits for the job that has it.
+   *
+   * @example
+   * const { id, result } = await queue.addAndWait({ url }, { timeoutMs: 15_000 });
+   */
+  async addAndWait(payload: Payload, options: AddAndWaitOptions = {}): Promise<JobOutcome> {
+    const wait = waitOf(options);
+    const start = await this.scripts.run(this.scripts.watchJobOp(''));
+    const added = await this.add(payload, options);
+    options.onAdded?.(added);
+    if (added.state === 'duplicate') return { id: added.id, result: await this.waitFor(added.id, options) };
+    return { id: added.id, result: await this.outcome(added.id, start, wait) };
+  }
+
+  /** This queue's stream as the subscriptions read it (src/subscribe.ts). */
+  private get eventSource(): EventSource {
+    const scripts = this.scripts;
+    return (this.source ??= {
+      transport: this.transport,
+      queue: this.name,
+      canPark: scripts.canBlockOnEvents,
+      page: async (after, limit) => scripts.run(scripts.readEventsOp(after, limit)),
+      park: (after, count, blockMs, signal) => scripts.readEventsBlocking(after, count, blockMs, signal),
+    });
+  }
+
+  /** The outcome of `jobId`, from `start` (its row then, if read, and the stream's position). */
+  private async outcome(jobId: string, start: WatchStart, wait: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<unknown> {
+    if (start.row) {
+      const done = this.finished(jobId, start.row);
+      if (done) return done.result;
+    }
+    const timer = new AbortController();
+    const timeout = setTimeout(() => timer.abort(), wait.timeoutMs);
+    const signal = wait.signal ? AbortSignal.any([wait.signal, timer.signal]) : timer.signal;
+    try {
+      if (!start.eventsOn) {
+        while (!signal.aborted) {
+          await pause(wait.pollMs, signal);
+          if (signal.aborted) break;
+          const row = await this.scripts.run(this.scripts.getJobOp(jobId));
+          if (!row) throw new JobNotFoundError(`no job ${jobId}: removed, or its row expired`, { jobId });
+          const done = this.finished(jobId, row);
+          if (done) return done.result;
+        }
+      } else {
+        for await (const batch of eventBatches(this.eventSource, { after: start.last, signal, pollMs: wait.pollMs })) {
+          for (const e of batch.events) {
+            if (!('jobId' in e) || e.jobId !== jobId) continue;
+            if (e.event === 'completed') {
+              if (!e.resultOmitted) return e.result;
+              const row = await this.scripts.run(this.scripts.getJobOp(jobId));
+              if (!row) throw new JobNotFoundError(`job ${jobId} completed, but its result was over the events' resultBytes and its row is gone (keepCompletedMs)`, { jobId });
+              return this.decodeRow(jobId, row).result;
+            }
+            if (e.event === 'dead') throw new JobFailedError(`job ${jobId} failed: ${e.error}`, { jobId, jobError: e.error });
+            if (e.event === 'removed') throw new JobNotFoundError(`job ${jobId} was removed while waited for`, { jobId });
+          }
+        }
+      }
+    } finally {
+      clearTimeout(timeout);
+    }
+    if (wait.signal?.aborted) throw wait.signal.reason;
+    throw new WaitTimeoutError(`job ${jobId} did not finish within ${wait.timeoutMs} ms`, { jobId });
+  }
+
+  /** `{result}` when the row is completed; throws JobFailedError when it is dead; undefined otherwise. */
+  private finished(jobId: string, row: Record<string, string>): { result: unknown } | undefined {
+    const job = this.decodeRow(jobId, row);
+    if (job.state === 'completed') return { result: job.result };
+    if (job.state === 'dead') throw new JobFailedError(`job ${jobId} failed: ${job.error ?? ''}`, { jobId, jobError: job.error ?? '' });
+    return undefined;
   }
 
   /** The request key of one chunk of a bulk admin call: a repeat of the chunk answers its first reply. */

@@ -15,6 +15,10 @@ export interface QueueOverview {
   readonly counts: QueueCounts;
   /** Jobs ever sent to dead (attempts used up or failed for good): a counter, unlike `counts.dead`. */
   readonly deadTotal: number;
+  /** Failed attempts sent to run again (the `retried` events): a counter. */
+  readonly retriedTotal: number;
+  /** Leases that lapsed and were reaped (the `stalled` events): a counter. */
+  readonly stalledTotal: number;
 }
 
 /**
@@ -42,8 +46,8 @@ export async function queueOverviews(transport: Transport): Promise<QueueOvervie
     const chunk = names.slice(i, i + CHUNK);
     const counts = await runOps(transport, chunk.map((name) => new Scripts(transport, name).countsOp()));
     chunk.forEach((queue, j) => {
-      const { paused, buried, ...c } = counts[j]!;
-      out.push({ queue, paused, counts: c, deadTotal: buried });
+      const { paused, buried, retried, stalled, ...c } = counts[j]!;
+      out.push({ queue, paused, counts: c, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled });
     });
   }
   return out;

@@ -5,7 +5,7 @@ import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
 import { asArray, asNumber, asRecord, asString } from './reply.js';
 import { runScripts } from './run-scripts.js';
-import type { Reply, ScriptCall, Transport } from './transport.js';
+import type { BlockingTransport, Reply, ScriptCall, StreamEntry, Transport } from './transport.js';
 
 /** A script call and how to read its reply: several can share one round trip (runOps). */
 export interface ScriptOp<T> {
@@ -323,10 +323,12 @@ export class Scripts {
     completed: number;
     paused: boolean;
     buried: number;
+    retried: number;
+    stalled: number;
   }> {
     return this.op('counts', [], (reply) => {
-      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0] = codes(reply, 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried };
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0] = codes(reply, 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled };
     });
   }
 
@@ -453,12 +455,44 @@ export class Scripts {
       }),
     );
   }
+
+  /** The stream's last entry id, whether events are on, and job `id`'s row ('' for none), read at one instant. */
+  watchJobOp(id: string): ScriptOp<WatchStart> {
+    return this.op('watchJob', [id], (reply) => {
+      const [last, cap, row] = asArray(reply, 'watchJob');
+      const fields = asRecord(row ?? [], 'watchJob row');
+      return { last: asString(last, 'watchJob last'), eventsOn: asString(cap, 'watchJob cap') !== '0', row: Object.keys(fields).length === 0 ? null : fields };
+    });
+  }
+
+  /** Whether the transport can park on the events stream (XREAD BLOCK): Node's can, an edge runtime's cannot. */
+  get canBlockOnEvents(): boolean {
+    return typeof (this.transport as Partial<BlockingTransport>).xread === 'function';
+  }
+
+  /**
+   * Entries after `after`, at most `count`, parked up to `blockMs` for the first (XREAD BLOCK on a
+   * connection of the stream's own); [] at the timeout or when `signal` aborts. Only when
+   * `canBlockOnEvents`.
+   */
+  readEventsBlocking(after: string, count: number, blockMs: number, signal?: AbortSignal): Promise<EventEntry[]> {
+    const { xread } = this.transport as Partial<BlockingTransport>;
+    if (!xread) throw new Error('this transport cannot block on a stream (no xread)');
+    return xread.call(this.transport, this.keys.key('events'), after, count, blockMs, signal);
+  }
 }
 
 /** One entry of the events stream as XRANGE gives it: its id and its flat field-value list. */
-export interface EventEntry {
-  readonly id: string;
-  readonly fields: string[];
+export type EventEntry = StreamEntry;
+
+/** Where a waiter starts (lua/watch-job.lua): the stream's last entry id, whether events are on, the job's row. */
+export interface WatchStart {
+  /** The stream's last entry id, `'0'` when it has none. */
+  readonly last: string;
+  /** False when the queue's events are off (`maxLen` 0): nothing appends to the stream. */
+  readonly eventsOn: boolean;
+  /** The job's row as getJob reads it, null when there is none (or no id was asked). */
+  readonly row: Record<string, string> | null;
 }
 
 function parseEventsSettings(reply: Reply, what: string): EventsSettings {

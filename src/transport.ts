@@ -58,6 +58,22 @@ export interface BlockingTransport extends Transport {
   blpopThen?(keys: readonly string[], timeoutMs: number, call: ScriptCall): Promise<ParkedReply>;
   /** Ends a pending blpop at once: it resolves null. */
   interrupt(): void;
+  /**
+   * XREAD BLOCK on one stream: at most `count` entries after entry id `after`, waiting up to
+   * `blockMs` for the first; [] at the timeout, and at once when `signal` aborts (the connection
+   * it parked on is dropped). Each stream parks on a connection of its own, opened on first use
+   * and kept while reads follow one another: never the doorbell's, never the scripts'. Optional:
+   * without it a subscriber reads the stream at an interval (`Queue.events`).
+   */
+  xread?(key: string, after: string, count: number, blockMs: number, signal?: AbortSignal): Promise<StreamEntry[]>;
+}
+
+/** One stream entry as XRANGE and XREAD give it: its id and its flat field-value list. */
+export interface StreamEntry {
+  /** `<ms>-<seq>`. */
+  readonly id: string;
+  /** field, value, field, value, ... */
+  readonly fields: string[];
 }
 
 /** What `blpopThen` saw: the key a token came from (null at the timeout) and the call's reply. */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Leases } from '../src/lease.js';
 import { type BulkJob, Queue } from '../src/queue.js';
+import { decodeEntry } from '../src/events.js';
 
 /** The payload cap by default: 1 MiB of UTF-8 JSON as stored. */
 const PAYLOAD_CAP = 1024 * 1024;
@@ -311,6 +312,145 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(Object.keys(schemas.components.schemas.Job!.properties)).toEqual(expect.arrayContaining(['result', 'progress']));
     });
 
+    /** Every event the queue's stream holds (XRANGE), as JSON would show them. */
+    async function streamEvents(queue: string): Promise<unknown[]> {
+      const entries = await raw.xrange(`emq:{${queue}}:events`, '-', '+');
+      return JSON.parse(JSON.stringify(entries.flatMap(([id, fields]) => decodeEntry(id, fields).events))) as unknown[];
+    }
+
+    it('pages through the events: whole entries after `after`, `next` to go on, and 400 EMQARG for a bad after or limit', async () => {
+      const queue = q();
+      await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1, id: 'a' }, { payload: 2, id: 'b', delayMs: 60_000 }] });
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 3, id: 'c', group: 'g' });
+      const all = await call('GET', `/v1/queues/${queue}/events?after=0`);
+      expect(all.status).toBe(200);
+      expect(all.body.events).toEqual(await streamEvents(queue));
+      expect((all.body.events as Array<{ event: string }>).map((e) => e.event)).toEqual(['added', 'scheduled', 'added']);
+      const [first, , third] = all.body.events as Array<{ id: string }>;
+      expect(all.body.next).toBe(third!.id);
+      // a limit of 1 still takes the whole first entry (two events), never half of it
+      const page = await call('GET', `/v1/queues/${queue}/events?limit=1`);
+      expect(page.body).toEqual({ events: (all.body.events as unknown[]).slice(0, 2), next: first!.id });
+      const rest = await call('GET', `/v1/queues/${queue}/events?after=${first!.id}&limit=1`);
+      expect(rest.body).toEqual({ events: (all.body.events as unknown[]).slice(2), next: third!.id });
+      expect((await call('GET', `/v1/queues/${queue}/events?after=${third!.id}`)).body).toEqual({ events: [], next: third!.id });
+      for (const query of ['after=x', 'after=1-', 'after=99999999999999999999999-0', 'limit=0', 'limit=1001', 'limit=ten', 'from=0']) {
+        const answer = await call('GET', `/v1/queues/${queue}/events?${query}`);
+        expect(answer.status, query).toBe(400);
+        expect(answer.body.error?.code, query).toBe('EMQARG');
+      }
+    });
+
+    it('?wait answers the outcome: 200 completed with the result, 200 dead with the error, 202 with the state when it did not finish', async () => {
+      const queue = q();
+      const transport = IoredisTransport.connect(redisUrl());
+      try {
+        const lease = new Leases(new Queue(transport, queue));
+        /** Claims the next job as soon as there is one. */
+        const claimNext = async () => {
+          for (;;) {
+            const [job] = (await lease.claim(1, 30_000)).jobs;
+            if (job) return job;
+            await new Promise((r) => setTimeout(r, 5));
+          }
+        };
+        const waiting = call('POST', `/v1/queues/${queue}/jobs?wait=10000`, { payload: 1, id: 'ok' });
+        const ok = await claimNext();
+        await lease.complete([{ id: ok.id, token: ok.token, result: JSON.stringify({ sent: true }) }]);
+        expect(await waiting).toMatchObject({ status: 200, body: { id: 'JOB:ok', state: 'completed', result: { sent: true } } });
+        // finished already: a duplicate with ?wait answers from the row at once
+        expect(await call('POST', `/v1/queues/${queue}/jobs?wait=0`, { payload: 9, id: 'ok' })).toMatchObject({
+          status: 200,
+          body: { id: 'JOB:ok', state: 'completed', result: { sent: true } },
+        });
+        const dying = call('POST', `/v1/queues/${queue}/jobs?wait=10000`, { payload: 2, id: 'dies' });
+        const dies = await claimNext();
+        await lease.fail([{ id: dies.id, token: dies.token, error: 'boom' }]);
+        expect(await dying).toMatchObject({ status: 200, body: { id: 'JOB:dies', state: 'dead', error: 'boom' } });
+        expect(await call('POST', `/v1/queues/${queue}/jobs?wait=50`, { payload: 3, id: 'slow' })).toMatchObject({ status: 202, body: { id: 'JOB:slow', state: 'pending' } });
+        expect(await call('POST', `/v1/queues/${queue}/jobs?wait=50`, { payload: 4, id: 'later', delayMs: 60_000 })).toMatchObject({ status: 202, body: { id: 'JOB:later', state: 'scheduled' } });
+      } finally {
+        await transport.close();
+      }
+      const other = q();
+      for (const wait of ['30001', '-1', 'soon', '1.5']) await refused(other, 400, 'EMQARG', 'POST', `/v1/queues/${other}/jobs?wait=${wait}`, { payload: 1 });
+    });
+
+    /** The SSE messages of `text` that arrived whole (a blank line ends each), in order; comment lines (heartbeats) left out. */
+    const sseMessages = (text: string): Array<{ id?: string; event?: string; data: string }> =>
+      text
+        .split('\n\n')
+        .slice(0, -1)
+        .filter((block) => !block.split('\n').every((line) => line.startsWith(':')))
+        .map((block) => {
+          const fields: Record<string, string> = {};
+          for (const line of block.split('\n')) {
+            const at = line.indexOf(':');
+            if (at > 0) fields[line.slice(0, at)] = line.slice(at + 1).replace(/^ /, '');
+          }
+          return { ...fields, data: fields.data ?? '' };
+        });
+
+    /** Opens the SSE route and reads until `enough` holds of the text so far, then drops the connection. */
+    async function readStream(path: string, enough: (text: string) => boolean, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; text: string }> {
+      const stop = new AbortController();
+      const res = await fetch(target.baseUrl + path, {
+        headers: { ...headers, ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}) },
+        signal: stop.signal,
+      });
+      if (res.status !== 200) return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      try {
+        while (!enough(text)) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += decoder.decode(value, { stream: true });
+        }
+      } finally {
+        stop.abort();
+        await reader.cancel().catch(() => {});
+      }
+      return { status: res.status, type: res.headers.get('content-type'), text };
+    }
+
+    it('streams the events as SSE, one message an entry; a resume with Last-Event-ID after a drop inside an entry loses and repeats nothing', async () => {
+      const queue = q();
+      await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [1, 2, 3].map((payload) => ({ payload })) });
+      await call('POST', `/v1/queues/${queue}/jobs`, { payload: 4 });
+      await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [5, 6].map((payload) => ({ payload })) });
+      await call('POST', `/v1/queues/${queue}/pause`);
+      const expected = await streamEvents(queue);
+      // the first read: until the third message has begun, then cut inside it, as a connection
+      // dropped there would leave it; an EventSource keeps the id of the last whole message
+      const first = await readStream(`/v1/queues/${queue}/events/stream?after=0`, (text) => sseMessages(text).length >= 3);
+      expect(first.status).toBe(200);
+      expect(first.type).toMatch(/^text\/event-stream/);
+      const whole = sseMessages(first.text);
+      const third = first.text.indexOf('\n\n', first.text.indexOf('\n\n') + 2) + 2;
+      const cut = first.text.slice(0, third + Math.floor((first.text.indexOf('\n\n', third) - third) / 2));
+      const kept = sseMessages(cut);
+      expect(kept).toHaveLength(2);
+      expect(kept.every((m) => m.event === 'events')).toBe(true);
+      expect(whole[0]!.id).toMatch(/^\d+-\d+$/);
+      const got = kept.flatMap((m) => JSON.parse(m.data) as unknown[]);
+      // resume: the header wins over ?after
+      const second = await readStream(`/v1/queues/${queue}/events/stream?after=0`, (text) => {
+        const events = sseMessages(text).flatMap((m) => JSON.parse(m.data) as unknown[]);
+        return got.length + events.length >= expected.length;
+      }, { 'Last-Event-ID': kept.at(-1)!.id! });
+      got.push(...sseMessages(second.text).flatMap((m) => JSON.parse(m.data) as unknown[]));
+      expect(got).toEqual(expected);
+      // each message is one entry: its events share its id
+      for (const m of [...kept, ...sseMessages(second.text)]) {
+        for (const e of JSON.parse(m.data) as Array<{ id: string }>) expect(e.id).toBe(m.id);
+      }
+      await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/events/stream?after=nope`);
+      const badHeader = await readStream(`/v1/queues/${queue}/events/stream`, () => true, { 'Last-Event-ID': 'nope' });
+      expect(badHeader.status).toBe(400);
+    });
+
     it('refuses bad input with 400 and writes nothing', async () => {
       const queue = q();
       const path = `/v1/queues/${queue}/jobs`;
@@ -411,6 +551,8 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(text).toContain(`emq_jobs{queue="${queue}",state="pending"} 1`);
       expect(text).toContain(`emq_jobs_completed_total{queue="${queue}"} 0`);
       expect(text).toContain(`emq_jobs_dead_total{queue="${queue}"} 0`);
+      expect(text).toContain(`emq_jobs_retried_total{queue="${queue}"} 0`);
+      expect(text).toContain(`emq_jobs_stalled_total{queue="${queue}"} 0`);
       const doc = await call('GET', '/v1/openapi.json');
       expect(doc.status).toBe(200);
       expect(doc.body.openapi).toBe('3.1.0');

@@ -349,7 +349,7 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  * - (g) finished rows: every `completed` row is in the completed index with its `f` as score (an
  *   entry whose row is gone or in another state is stale, and allowed: rows expire on their own
  *   TTL and the index is trimmed behind them); the dead-job retention in `meta` (`dage`, `dmax`)
- *   holds non-negative integers.
+ *   and the counters of retries and reaped leases (`retried`, `stalled`) hold non-negative integers.
  * - (f) order: a claimable job's lane score is an order of its row's priority (an integer in
  *   [p * 2^32, (p + 1) * 2^32)) and equals its row's `o` when the row has one. A row may leave `o`
  *   out only while its job waits in a lane never claimed (enqueue writes no `o` for a job that goes
@@ -469,7 +469,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
     if (at === undefined) out.push(`${id}: completed but not in the completed index`);
     else if (at !== Number(row.f)) out.push(`${id}: in the completed index at ${at} but finished at ${JSON.stringify(row.f)}`);
   }
-  for (const field of ['dage', 'dmax']) {
+  for (const field of ['dage', 'dmax', 'retried', 'stalled']) {
     const value = snap.meta[field];
     if (value !== undefined && !isCount(value)) out.push(`meta ${field} holds ${JSON.stringify(value)}, not a count`);
   }

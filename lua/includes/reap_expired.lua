@@ -12,7 +12,8 @@
 -- claim's bare token in `t` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a `stalled` event (j, g, a) per job, followed by its `dead` (x 'lease expired') when that
--- was its last attempt: the caller flushes.
+-- was its last attempt: the caller flushes. Adds the jobs reaped to meta `stalled` (the counter
+-- /metrics shows), once a call.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -36,5 +37,6 @@ local function reap_expired(now, limit)
       end
     end
   end
+  if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
   return requeued, buried, free_and_admit(freed, batch)
 end

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import type { Handler, Outcome } from '../handler.js';
-import { type AppEnv, createApp, type RequestLog } from '../http/app.js';
+import { type AppEnv, BOUNDED_STREAMING, createApp, type RequestLog } from '../http/app.js';
 import type { Job } from '../job.js';
 import { Leases, sendRounds } from '../lease.js';
 import { Queue, type QueueOptions } from '../queue.js';
@@ -139,6 +139,8 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     warning: (c) => (c.env.EMQ_TOKEN ? undefined : 'no EMQ_TOKEN: this API is open (local dev only)'),
     ...(options.queueOptions ? { queueOptions: options.queueOptions } : {}),
     log: (entry: RequestLog) => log({ ...entry }),
+    // an isolate cannot park: SSE reads every second and closes after 25 s, ?wait is cut to 20 s
+    streaming: BOUNDED_STREAMING,
     afterEnqueue: (c, name, dueAt) => {
       const settings = workerSettings(c.env, options.beat);
       const shared = queueOf(c.env, name);

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "8d4f72bddb67e80f7594067464c2b1770224f366",
+    sha1: "263171f6f4bff851ac2d0821a276bab6cc1fdad3",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -34,6 +34,7 @@ export const scripts = {
            unlike claim's, the next due time and lease deadline are there even when n jobs were
            claimed (-1 for none), so a busy consumer can arm its timers
   Events   as reap's, then promote's, then claim's, in one entry
+  Counts   as reap's: meta \`stalled\` += the jobs reaped
   Errors   EMQARG (a malformed number)
   Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
@@ -343,7 +344,8 @@ end
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
--- was its last attempt: the caller flushes.
+-- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
+-- /metrics shows), once a call.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -367,6 +369,7 @@ local function reap_expired(now, limit)
       end
     end
   end
+  if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
   return requeued, buried, free_and_admit(freed, batch)
 end
 -- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
@@ -2278,7 +2281,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "6f44d1e27e8b5d32238164420171214045ef049c",
+    sha1: "2a1049f296d05afc111f579a637fd8a337336741",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -2287,7 +2290,8 @@ return { codes, claimed }
   Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
            and emq:{q}:fifo
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
-           paused 0|1, buried (a counter: jobs ever sent to dead)}
+           paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
+           attempts sent to run again), stalled (a counter: leases reaped)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -2336,6 +2340,8 @@ return {
   tonumber(redis.call('HGET', K_META, 'completed') or '0'),
   redis.call('HEXISTS', K_META, 'paused'),
   tonumber(redis.call('HGET', K_META, 'buried') or '0'),
+  tonumber(redis.call('HGET', K_META, 'retried') or '0'),
+  tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
 }
 `,
   },
@@ -5537,7 +5543,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "2dc669390bfec5b03b859f5dbbafd8c75429dd67",
+    sha1: "0620ab7f65bdff6c0fd07d4b2b9e138a51e05f62",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -5549,6 +5555,7 @@ return page
   Reply    {requeued, buried}
   Events   \`stalled\` (j, g, a) per job, each followed by \`dead\` (j, g, a, x) when it is buried, in
            one entry
+  Counts   meta \`stalled\` += the jobs reaped, one HINCRBY a call (/metrics)
   Errors   EMQARG
   Rings    the doorbell when work became claimable
 ]]
@@ -5857,7 +5864,8 @@ end
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
--- was its last attempt: the caller flushes.
+-- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
+-- /metrics shows), once a call.
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -5881,6 +5889,7 @@ local function reap_expired(now, limit)
       end
     end
   end
+  if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
   return requeued, buried, free_and_admit(freed, batch)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
@@ -7523,7 +7532,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "c939cde11e42241cee0450e5c128cef47ac84e2e",
+    sha1: "c2f1e7985bfeafa1c7295caed20abc3c32772b8c",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -7548,6 +7557,7 @@ return resumed
            write, the job having moved on) or rewrites it (a claim; remove deletes the row): then
            fenced. The reaper leaves the claim's bare token (it keeps \`a\` too), so a holder
            whose lease was reaped is fenced off, never taken for a repeat.
+  Counts   meta \`retried\` += the jobs retried (not those buried), one HINCRBY a call (/metrics)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -7999,6 +8009,7 @@ end
 local now = now_ms()
 local freed, batch, later = { order = {} }, { order = {} }, {}
 local outcomes = { 1, 2, 3 }
+local retried = 0
 local codes = each_held(2, 5, hold, function(id, row, i)
   local attempts, group, max_attempts, base, backoff, order = unpack(row)
   local token, err = ARGV[i + 1], ARGV[i + 2]
@@ -8019,17 +8030,21 @@ local codes = each_held(2, 5, hold, function(id, row, i)
     redis.call('HSET', key, 's', 'scheduled', 'e', err, 't', settled_token(token, 'r1'))
     -- %.0f: a delay may be any size (an explicit one is not capped), where %d would overflow
     collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%.0f', now + delay))
+    retried = retried + 1
     return 1
   end
   redis.call('HSET', key, 's', 'pending', 'e', err, 't', settled_token(token, 'r2'))
   batch_push(batch, group, order, id)
   collect_event('retried', id, 'g', group, 'a', attempt, 'x', err, 'd', string.format('%d', now))
+  retried = retried + 1
   return 2
 end, function(token, _, t)
   return repeat_code(token, t, 'r', outcomes)
 end)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
+-- the counter of retries for /metrics: once a call, not once a job
+if retried > 0 then redis.call('HINCRBY', K_META, 'retried', retried) end
 flush_events()
 return codes
 `,
@@ -8321,6 +8336,99 @@ if not state then return 0 end
 if state ~= 'pending' and state ~= 'scheduled' then return -1 end
 redis.call('HSET', key, 'd', ARGV[3])
 return 1
+`,
+  },
+  watchJob: {
+    name: "watchJob",
+    sha1: "66d6b1e697184ad87f03ba3678f205f58af568d6",
+    lua: `--[[
+  watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
+  (given an id) that job's row, read in one call so nothing can happen between them. A waiter
+  that finds the row unfinished waits for the job's events after that id, and so misses none; one
+  that finds it finished has its outcome from the row (Queue.waitFor, docs/design.md "Events").
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  id, or '' for none (only the stream's position: addAndWait, before it adds)
+  Derives  emq:{q}:job:<id>
+  Reply    {last, cap, row}: last the stream's last entry id ('0' when it is empty or absent),
+           cap the events cap as text ('0': events off), row as get-job answers it ({} when
+           there is no such job, or no id was given)
+  Errors   EMQKIND
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A row as HGETALL returned it (a flat field/value list), with the defaults written out for the
+-- fields enqueue leaves out (\`m\`, \`b\`), so a reader of get-job or list-dead sees every field.
+local function with_defaults(row)
+  local has = {}
+  for i = 1, #row, 2 do has[row[i]] = true end
+  if not has['m'] then
+    row[#row + 1] = 'm'
+    row[#row + 1] = tostring(DEFAULT_MAX_ATTEMPTS)
+  end
+  if not has['b'] then
+    row[#row + 1] = 'b'
+    row[#row + 1] = DEFAULT_BACKOFF
+  end
+  return row
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+
+local id = ARGV[2]
+local row = {}
+if id ~= '' then
+  check_kind(id)
+  row = redis.call('HGETALL', job_key(id))
+  if #row > 0 then with_defaults(row) end
+end
+local last = redis.call('XREVRANGE', K_EVENTS, '+', '-', 'COUNT', 1)
+local cap = events_settings()
+return { last[1] and last[1][1] or '0', cap, row }
 `,
   },
 } satisfies Record<string, ScriptSource>;

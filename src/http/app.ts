@@ -1,8 +1,10 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { HTTPException } from 'hono/http-exception';
+import { streamSSE } from 'hono/streaming';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
+import { JobFailedError, WaitTimeoutError } from '../errors.js';
 import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
 import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
@@ -17,6 +19,8 @@ import {
   bulkRoute,
   deadRoute,
   enqueueRoute,
+  eventsRoute,
+  eventsStreamRoute,
   getJobRoute,
   groupLimitRoute,
   healthRoute,
@@ -30,7 +34,7 @@ import {
   resumeRoute,
   statsRoute,
 } from './routes.js';
-import type { EnqueueBody } from './schemas.js';
+import { type EnqueueBody, MAX_WAIT_MS } from './schemas.js';
 
 /** One structured log line per request. */
 export interface RequestLog {
@@ -94,7 +98,47 @@ export interface AppOptions<Bindings extends object = {}> {
   readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string, dueAt: number) => void;
   /** The largest bulk request body in bytes (default 10 MiB). */
   readonly maxBulkBodyBytes?: number;
+  /**
+   * How long this runtime may hold a request open on the events stream (default: the Worker's,
+   * BOUNDED_STREAMING). `emq serve` passes NODE_STREAMING.
+   */
+  readonly streaming?: StreamingLimits;
 }
+
+/**
+ * How long the routes that follow the events stream (SSE, `?wait`) may hold a request, and how
+ * often they read where they cannot park (docs/design.md, "Subscribing").
+ */
+export interface StreamingLimits {
+  /**
+   * How long an SSE response lasts before the server closes it (the client's EventSource
+   * reconnects with Last-Event-ID), in ms; undefined: for as long as the client stays.
+   */
+  readonly streamMs?: number;
+  /** The longest `?wait` of the enqueue route, in ms (a larger one is cut to it), at most 30,000. */
+  readonly maxWaitMs: number;
+  /** How often the stream (or a job's row, with events off) is read on a transport that cannot park, in ms. */
+  readonly pollMs: number;
+  /**
+   * How often an SSE response with nothing to send carries a comment line (`: keep-alive`), in ms
+   * (default 15,000): proxies drop a response that is silent for long (often 60 s).
+   */
+  readonly heartbeatMs?: number;
+}
+
+/**
+ * Node (`emq serve`): an SSE response stays open while its client does, and every SSE client and
+ * waiter of a queue shares one parked XREAD BLOCK of the server's.
+ */
+export const NODE_STREAMING: StreamingLimits = { maxWaitMs: MAX_WAIT_MS, pollMs: 1000 };
+
+/**
+ * The Worker: it cannot park, so it reads every second, and an SSE response closes after 25 s (25
+ * reads, about 60 requests to Redis a minute per stream kept open by its client's reconnects); a
+ * `?wait` is cut to 20 s (at most 20 reads beside the enqueue and its drain: within a request's
+ * subrequests, and far inside Cloudflare's 100 s for a response to begin).
+ */
+export const BOUNDED_STREAMING: StreamingLimits = { streamMs: 25_000, maxWaitMs: 20_000, pollMs: 1000 };
 
 /**
  * The enqueue route's body limit for a payload cap. The cap is on the payload as stored (UTF-8
@@ -171,6 +215,7 @@ const fullId = (id: string): string => (id.startsWith('JOB:') ? id : `JOB:${id}`
  */
 export function createApp<Bindings extends object = {}>(options: AppOptions<Bindings>): OpenAPIHono<AppEnv<Bindings>> {
   const log = options.log ?? ((entry: RequestLog) => console.log(JSON.stringify(entry)));
+  const streaming = options.streaming ?? BOUNDED_STREAMING;
   const maxPayload = options.queueOptions?.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   const queues = new QueueCache(options.queueOptions);
   const queueOf = (c: AppContext<Bindings>, name: string) => queues.get(options.transport(c), name);
@@ -244,13 +289,37 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const { queue } = c.req.valid('param');
     const body = c.req.valid('json');
     const key = c.req.valid('header')['idempotency-key'];
+    const { wait } = c.req.valid('query');
     // a W3C traceparent continues the caller's trace (README, "Telemetry"); a malformed one is ignored
     const traceparent = c.req.header('traceparent');
-    const result = await queueOf(c, queue).add(body.payload, {
+    const addOptions = {
       ...toOptions(body),
       ...(key === undefined ? {} : { idempotencyKey: key }),
       ...(traceparent === undefined ? {} : { traceparent }),
-    });
+    };
+    if (wait !== undefined) {
+      const q = queueOf(c, queue);
+      let id = '';
+      try {
+        const done = await q.addAndWait(body.payload, {
+          ...addOptions,
+          timeoutMs: Math.min(wait, streaming.maxWaitMs),
+          pollMs: streaming.pollMs,
+          onAdded: (added) => {
+            id = added.id;
+            if (added.state !== 'duplicate') options.afterEnqueue?.(c, queue, added.state === 'pending' ? Date.now() : dueAtOf(body));
+          },
+        });
+        return c.json({ id: done.id, state: 'completed' as const, ...(done.result === undefined ? {} : { result: done.result }) }, 200);
+      } catch (error) {
+        if (error instanceof JobFailedError) return c.json({ id, state: 'dead' as const, error: error.jobError }, 200);
+        if (!(error instanceof WaitTimeoutError)) throw error;
+        const job = await q.getJob(id);
+        if (!job) throw error;
+        return c.json({ id, state: job.state }, 202);
+      }
+    }
+    const result = await queueOf(c, queue).add(body.payload, addOptions);
     // the reply is `add`'s result as it is: one shape in TypeScript, over HTTP and from `emq enqueue`
     if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
     options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
@@ -332,6 +401,43 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const { limit } = c.req.valid('json');
     await queueOf(c, queue).setGroupLimit(group, limit);
     return c.json({ queue, group, limit }, 200);
+  });
+
+  app.openapi(eventsRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { after, limit } = c.req.valid('query');
+    return c.json(await queueOf(c, queue).readEvents({ after, limit }), 200);
+  });
+
+  app.openapi(eventsStreamRoute, (c) => {
+    const { queue } = c.req.valid('param');
+    const after = c.req.valid('header')['last-event-id'] ?? c.req.valid('query').after;
+    const q = queueOf(c, queue);
+    // One message an entry: an EventSource takes its id as Last-Event-ID only once the whole
+    // message has arrived, so a connection dropped inside an entry resumes before it, and the
+    // cursor stays the stream's own entry id, the one `after` everywhere takes.
+    return streamSSE(
+      c,
+      async (stream) => {
+        const stop = new AbortController();
+        stream.onAbort(() => stop.abort());
+        const timer = streaming.streamMs === undefined ? undefined : setTimeout(() => stop.abort(), streaming.streamMs);
+        // one write a comment, as writeSSE is one write a message: the two never interleave mid-message
+        const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n'), streaming.heartbeatMs ?? 15_000);
+        try {
+          for await (const entry of q.eventEntries({ ...(after === undefined ? {} : { after }), signal: stop.signal, pollMs: streaming.pollMs })) {
+            if (entry.events.length === 0) continue;
+            await stream.writeSSE({ id: entry.id, event: 'events', data: JSON.stringify(entry.events) });
+          }
+        } finally {
+          clearTimeout(timer);
+          clearInterval(heartbeat);
+        }
+      },
+      async (error, stream) => {
+        await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: { code: 'EMQREDIS', message: error.message } }) });
+      },
+    );
   });
 
   registerAdminRoutes(app, { queueOf, jobView, payloadLimit: tooLarge(enqueueBodyLimit(maxPayload)) });

@@ -4,8 +4,8 @@
  *
  * @module echomq/http
  */
-export { createApp } from './app.js';
-export type { AppContext, AppEnv, AppOptions, RequestLog } from './app.js';
+export { BOUNDED_STREAMING, createApp, NODE_STREAMING } from './app.js';
+export type { AppContext, AppEnv, AppOptions, RequestLog, StreamingLimits } from './app.js';
 export { renderMetrics } from './metrics.js';
 export { constantTimeEqual, bearerAuth } from './auth.js';
 export type { ErrorBody } from './problem.js';

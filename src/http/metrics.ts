@@ -6,8 +6,8 @@ const STATES = ['pending', 'scheduled', 'active', 'dead'] as const;
 const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
 /**
- * Prometheus text for every registered queue: jobs per state (gauges), completed and dead totals
- * (counters), the paused flag.
+ * Prometheus text for every registered queue: jobs per state (gauges), completed, dead, retried
+ * and stalled totals (counters), the paused flag.
  */
 export async function renderMetrics(transport: Transport): Promise<string> {
   const rows = await queueOverviews(transport);
@@ -21,6 +21,12 @@ export async function renderMetrics(transport: Transport): Promise<string> {
     '# HELP emq_jobs_dead_total Jobs sent to dead (attempts used up or failed for good), per queue.',
     '# TYPE emq_jobs_dead_total counter',
     ...rows.map(({ queue, deadTotal }) => `emq_jobs_dead_total{queue="${label(queue)}"} ${deadTotal}`),
+    '# HELP emq_jobs_retried_total Failed attempts sent to run again (retried events), per queue.',
+    '# TYPE emq_jobs_retried_total counter',
+    ...rows.map(({ queue, retriedTotal }) => `emq_jobs_retried_total{queue="${label(queue)}"} ${retriedTotal}`),
+    '# HELP emq_jobs_stalled_total Leases that lapsed and were reaped (stalled events), per queue.',
+    '# TYPE emq_jobs_stalled_total counter',
+    ...rows.map(({ queue, stalledTotal }) => `emq_jobs_stalled_total{queue="${label(queue)}"} ${stalledTotal}`),
     '# HELP emq_queue_paused Whether the queue is paused (1) or not (0).',
     '# TYPE emq_queue_paused gauge',
     ...rows.map(({ queue, paused }) => `emq_queue_paused{queue="${label(queue)}"} ${paused ? 1 : 0}`),

@@ -82,3 +82,22 @@ export const groupPaused = z.object({ queue: z.string(), group: z.string(), paus
 export const groupResumed = z.object({ queue: z.string(), group: z.string(), paused: z.literal(false) });
 export const groupLimit = z.object({ queue: z.string(), group: z.string(), limit: z.number().int().nullable() });
 export const healthy = z.object({ ok: z.literal(true) });
+
+/** One event as the API shows it: `QueueEvent` as JSON (the fields besides these depend on `event`). */
+export const queueEvent = z
+  .looseObject({
+    id: z.string().openapi({ description: "its stream entry's id, `<ms>-<seq>`: the events of one script call share it" }),
+    time: z.number().int().openapi({ description: 'epoch ms, the Redis server time' }),
+    event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, paused, resumed, group-paused, group-resumed, limit, cleaned, drained' }),
+  })
+  .openapi('QueueEvent');
+/** A page of events: whole entries, oldest first. */
+export const eventsPage = z.object({
+  events: z.array(queueEvent),
+  next: z.string().openapi({ description: 'the last entry id read (`after` when none was): the next page\'s `after`' }),
+});
+/** `?wait`: the job finished within it. */
+export const waitedCompleted = z.object({ id: enqueuedId, state: z.literal('completed'), result: z.unknown().optional() });
+export const waitedDead = z.object({ id: enqueuedId, state: z.literal('dead'), error: z.string() });
+/** `?wait`: the job did not finish within it; its state then. */
+export const waitedNot = z.object({ id: enqueuedId, state: z.enum(['pending', 'scheduled', 'active', 'completed', 'dead']) });

@@ -5,6 +5,7 @@ import {
   enqueued,
   enqueuedBulk,
   errorBody,
+  eventsPage,
   groupLimit,
   groupPaused,
   groupResumed,
@@ -15,8 +16,24 @@ import {
   queueStats,
   removed,
   reprocessed,
+  waitedCompleted,
+  waitedDead,
+  waitedNot,
 } from './responses.js';
-import { bulkBody, deadQuery, enqueueBody, groupParams, idempotencyHeaders, jobParams, limitBody, queueParams } from './schemas.js';
+import {
+  bulkBody,
+  deadQuery,
+  enqueueBody,
+  enqueueQuery,
+  eventsQuery,
+  eventsStreamHeaders,
+  eventsStreamQuery,
+  groupParams,
+  idempotencyHeaders,
+  jobParams,
+  limitBody,
+  queueParams,
+} from './schemas.js';
 
 /**
  * Every route of the HTTP API with its request and response schemas: the one list the app
@@ -46,7 +63,7 @@ export const healthRoute = createRoute({
 export const metricsRoute = createRoute({
   method: 'get',
   path: '/metrics',
-  summary: 'Prometheus text: jobs per state, completed and dead totals, the paused flag, per queue',
+  summary: 'Prometheus text: jobs per state, completed, dead, retried and stalled totals, the paused flag, per queue',
   responses: {
     200: { description: 'Prometheus text format 0.0.4', content: { 'text/plain; version=0.0.4': { schema: z.string() } } },
     401: refusals[401],
@@ -64,11 +81,15 @@ export const openApiRoute = createRoute({
 export const enqueueRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/jobs',
-  summary: 'Enqueue one job',
-  request: { params: queueParams, headers: idempotencyHeaders, body: body(enqueueBody) },
+  summary: 'Enqueue one job; with ?wait=MS, wait up to MS for it to finish',
+  request: { params: queueParams, query: enqueueQuery, headers: idempotencyHeaders, body: body(enqueueBody) },
   responses: {
     201: json(enqueued, 'created (or, with an Idempotency-Key seen before, created by the first request)'),
-    200: json(duplicate, 'a job with this id exists: nothing was written'),
+    200: json(
+      z.union([duplicate, waitedCompleted, waitedDead]),
+      'a job with this id exists: nothing was written; with ?wait, the job (a duplicate: the job with its id) finished within it: completed with its result, or dead with its error',
+    ),
+    202: json(waitedNot, 'with ?wait: the job did not finish within it (it may still); its state then'),
     409: failure('the Idempotency-Key was used with other jobs (EMQCONFLICT): nothing was written'),
     413: failure('the body or the payload is over the cap (EMQTOOLARGE)'),
     ...refusals,
@@ -171,4 +192,25 @@ export const groupLimitRoute = createRoute({
   summary: "Set a group's limit of jobs active at once, or lift it with null",
   request: { params: groupParams, body: body(limitBody) },
   responses: { 200: json(groupLimit, 'the limit now'), ...refusals },
+});
+
+export const eventsRoute = createRoute({
+  method: 'get',
+  path: '/v1/queues/{queue}/events',
+  summary: "A page of the queue's events, oldest first: whole entries (the events of one script call share an id)",
+  request: { params: queueParams, query: eventsQuery },
+  responses: { 200: json(eventsPage, 'the page: pass `next` as the next `after`'), ...refusals },
+});
+
+export const eventsStreamRoute = createRoute({
+  method: 'get',
+  path: '/v1/queues/{queue}/events/stream',
+  summary: "The queue's events as Server-Sent Events: one message an entry (`event: events`, its id, its events as a JSON array), resumable with Last-Event-ID",
+  description:
+    'On Node the response stays open for as long as the client does, parked on the one XREAD BLOCK the server shares per queue. In the Worker it reads the stream every second and closes after 25 s (an EventSource reconnects with Last-Event-ID): about 60 requests to Redis a minute per open stream.',
+  request: { params: queueParams, query: eventsStreamQuery, headers: eventsStreamHeaders },
+  responses: {
+    200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
+    ...refusals,
+  },
 });

@@ -1,5 +1,9 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_PRIORITY } from '../encode.js';
+import { isEventId } from '../events.js';
+
+/** The longest `?wait` of the enqueue route, in ms. */
+export const MAX_WAIT_MS = 30_000;
 
 /**
  * The HTTP API's request shapes, one source for validation and for the OpenAPI document (the
@@ -73,6 +77,45 @@ export const deadQuery = z
     // documented by hand: the generator asks the schema whether it takes null, and null coerces
     // to 0, so it would document `integer or null`
     offset: z.coerce.number().int().min(0).default(0).openapi({ type: 'integer', minimum: 0, default: 0 }),
+  })
+  .strict();
+
+/** An events stream entry id, `<ms>-<seq>` (each below 2^64), or `0` for the start of the stream. */
+const eventId = z
+  .string()
+  .refine(isEventId, 'an event id <ms>-<seq> or 0')
+  .openapi({ type: 'string', pattern: '^(0|\\d{1,20}-\\d{1,20})$', example: '1767225600000-0' });
+
+/** `GET /v1/queues/{queue}/events`: after which entry, and how many events at most. */
+export const eventsQuery = z
+  .object({
+    after: eventId.default('0').openapi({ description: 'the entry id to read after (exclusive): `next` of the page before; 0 (default) from the start' }),
+    limit: z.coerce.number().int().min(1).max(1000).default(100).openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 100 }),
+  })
+  .strict();
+
+/** `GET /v1/queues/{queue}/events/stream`: where to start when no Last-Event-ID header says. */
+export const eventsStreamQuery = z
+  .object({
+    after: eventId.optional().openapi({ description: 'the entry id to start after; a Last-Event-ID header wins; neither: from now' }),
+  })
+  .strict();
+
+/** The SSE route's headers: the id of the last message received, sent by a reconnecting EventSource. */
+export const eventsStreamHeaders = z.object({
+  'last-event-id': eventId.optional().openapi({ description: 'resume after this entry id (an EventSource sends it when it reconnects)' }),
+});
+
+/** The enqueue route's query: how long to wait for the job to finish, in ms. */
+export const enqueueQuery = z
+  .object({
+    wait: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_WAIT_MS)
+      .optional()
+      .openapi({ type: 'integer', minimum: 0, maximum: MAX_WAIT_MS, description: 'wait up to this many ms for the job to finish (the Worker waits at most 20,000)' }),
   })
   .strict();
 

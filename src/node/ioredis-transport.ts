@@ -1,5 +1,5 @@
 import { Redis, type RedisOptions } from 'ioredis';
-import type { BlockingTransport, ParkedReply, Reply, ScriptCall } from '../transport.js';
+import type { BlockingTransport, ParkedReply, Reply, ScriptCall, StreamEntry } from '../transport.js';
 import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;
@@ -40,6 +40,8 @@ export class IoredisTransport implements BlockingTransport {
   /** Where it connects: the URL without credentials. */
   readonly endpoint: string;
   private blocking: { redis: Redis; watch: ConnectionWatch } | undefined;
+  /** The connections XREAD BLOCK parks on, one per stream key. */
+  private readonly streams = new Map<string, { redis: Redis; watch: ConnectionWatch }>();
   private readonly watch: ConnectionWatch;
   private readonly owned: boolean;
 
@@ -121,6 +123,36 @@ export class IoredisTransport implements BlockingTransport {
     return { key: null, reply };
   }
 
+  async xread(key: string, after: string, count: number, blockMs: number, signal?: AbortSignal): Promise<StreamEntry[]> {
+    if (signal?.aborted) return [];
+    let parked = this.streams.get(key);
+    if (!parked) {
+      const redis = quiet(this.redis.duplicate({ blockingTimeout: blockMs + 60_000 }));
+      this.streams.set(key, (parked = { redis, watch: new ConnectionWatch(redis, this.endpoint, this.watch.timeoutMs) }));
+    }
+    const mine = parked;
+    // an abort drops the connection: the only way to end a blocked XREAD at once
+    const drop = (): void => {
+      if (this.streams.get(key) === mine) this.streams.delete(key);
+      mine.watch.close();
+      mine.redis.disconnect();
+    };
+    signal?.addEventListener('abort', drop, { once: true });
+    try {
+      await mine.watch.ready();
+      const reply = (await mine.redis.call('xread', 'COUNT', count, 'BLOCK', Math.max(1, blockMs), 'STREAMS', key, after)) as
+        | Array<[string, Array<[string, string[]]>]>
+        | null;
+      return (reply?.[0]?.[1] ?? []).map(([id, fields]) => ({ id, fields }));
+    } catch (error) {
+      if (signal?.aborted || this.streams.get(key) !== mine) return [];
+      drop();
+      throw mine.watch.failure(error);
+    } finally {
+      signal?.removeEventListener('abort', drop);
+    }
+  }
+
   interrupt(): void {
     const blocking = this.blocking;
     this.blocking = undefined;
@@ -133,6 +165,11 @@ export class IoredisTransport implements BlockingTransport {
    */
   async close(): Promise<void> {
     this.interrupt();
+    for (const { redis, watch } of this.streams.values()) {
+      watch.close();
+      redis.disconnect();
+    }
+    this.streams.clear();
     if (!this.owned) return;
     this.watch.close();
     const status = this.redis.status;

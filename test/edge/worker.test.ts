@@ -395,4 +395,29 @@ describe('the Worker', () => {
       await mf.dispose();
     }
   });
+
+  it('waitFor resolves for a job the Worker completes and rejects for one it buries; ?wait in the Worker answers the outcome', async () => {
+    await reset();
+    const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN });
+    const post = async (payload: unknown, query = ''): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const res = await fetch(`${url}/v1/queues/${queueName}/jobs${query}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payload }),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    };
+    try {
+      // enqueued at the edge, run by the Worker's drain after the enqueue, waited for on Node
+      const { body } = await post({ message: 'wait for me', result: { sent: 'héllo ✓' } });
+      await expect(demo.waitFor(body.id as string, { timeoutMs: 10_000 })).resolves.toEqual({ sent: 'héllo ✓' });
+      const dead = await post({ fail: 'dead' });
+      await expect(demo.waitFor(dead.body.id as string, { timeoutMs: 10_000 })).rejects.toMatchObject({ code: 'EMQFAILED', jobError: expect.stringContaining('asked to die') });
+      // and waited for in the Worker itself, which reads the stream every second
+      expect(await post({ result: 42 }, '?wait=10000')).toMatchObject({ status: 200, body: { state: 'completed', result: 42 } });
+      expect(await post({ fail: 'dead' }, '?wait=10000')).toMatchObject({ status: 200, body: { state: 'dead', error: expect.stringContaining('asked to die') } });
+    } finally {
+      await mf.dispose();
+    }
+  });
 });

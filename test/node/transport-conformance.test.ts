@@ -159,6 +159,7 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('add one to bury', () => queue.add('dies', { maxAttempts: 1 }));
   const doomed = await step('claim it', () => leases(queue).claim(10, 30_000));
   await step('fail them', () => leases(queue).fail(held(doomed?.jobs ?? []).map((h) => ({ ...h, error: 'x' }))));
+  await step('wait for a dead job', () => queue.waitFor(doomed?.jobs[0]?.id ?? 'none', { timeoutMs: 0 }));
   await step('reprocess dead', () => queue.reprocessDead());
   await step('clean completed', () => queue.clean('completed'));
   await step('clean dead', () => queue.clean('dead'));
@@ -166,6 +167,8 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('events settings', () => queue.eventsSettings());
   await step('set events', () => queue.setEvents({ resultBytes: 512 }));
   await step('read events', () => queue.readEvents({ limit: 1000 }));
+  await step('watch the stream', () => scriptsOf(queue).run(scriptsOf(queue).watchJobOp('')));
+  await step('watch a job past the kind door', () => scriptsOf(queue).run(scriptsOf(queue).watchJobOp('not-a-job')));
   await step('read events after a bad id', () => scriptsOf(queue).run(scriptsOf(queue).readEventsOp('$', 10)));
   await step('kind door', () => scriptsOf(queue).run(scriptsOf(queue).completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
   await step('a malformed number', () => scriptsOf(queue).run(scriptsOf(queue).claimOp(-1, 0)));

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { redactUrl } from '../../connection-failure.js';
-import { EmqError } from '../../errors.js';
+import { EmqError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
@@ -25,8 +25,16 @@ usage:
       {id, payload, attempt, maxAttempts, group} (attempt: 1 on the first try); a throw retries
       the job. SIGTERM or SIGINT stops it at the settle point (jobs in hand may finish for
       --stop-timeout-ms, default 10000).
-  emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N]
-      Adds one job; prints {"id", "state"}.
+  emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N] [--wait MS]
+      Adds one job; prints {"id", "state"}. With --wait, waits up to MS for it to finish and prints
+      {"id", "state": "completed", "result"} (exit 0), {"id", "state": "dead", "error"} (exit 1),
+      or {"id", "state"} when it did not finish in time (exit 1).
+  emq job <queue> <id>
+      Prints the job (its JobRecord) as JSON; exit 1 when there is no such job.
+  emq events <queue> [--after ID] [--follow]
+      Prints the queue's events, one JSON line each, oldest first, after entry id ID (default 0:
+      all the stream keeps); --follow then waits for more (parked on XREAD BLOCK) until SIGTERM
+      or SIGINT.
   emq stats <queue>
       Prints {"queue", "paused", "counts"}.
 ${ADMIN_USAGE}
@@ -195,6 +203,7 @@ async function enqueue(args: string[]): Promise<number> {
       id: { type: 'string' },
       priority: { type: 'string' },
       'max-attempts': { type: 'string' },
+      wait: { type: 'string' },
     },
   });
   const [queueName, json, ...extra] = positionals;
@@ -212,20 +221,93 @@ async function enqueue(args: string[]): Promise<number> {
   const delayMs = intOption(values, 'delay-ms');
   const priority = intOption(values, 'priority');
   const maxAttempts = intOption(values, 'max-attempts');
+  const wait = intOption(values, 'wait');
+  if (wait !== undefined && wait < 0) throw new UsageError(`--wait takes a whole number of ms >= 0, got ${wait}`);
+  const addOptions = {
+    ...options,
+    ...(delayMs === undefined ? {} : { delayMs }),
+    ...(priority === undefined ? {} : { priority }),
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+  };
   const transport = connect();
   try {
     const queue = new Queue(transport, queueName);
-    const result = await reachable(() => queue.add(payload, {
-      ...options,
-      ...(delayMs === undefined ? {} : { delayMs }),
-      ...(priority === undefined ? {} : { priority }),
-      ...(maxAttempts === undefined ? {} : { maxAttempts }),
-    }));
-    process.stdout.write(`${JSON.stringify(result)}\n`);
-    return EXIT.ok;
+    if (wait === undefined) {
+      const result = await reachable(() => queue.add(payload, addOptions));
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return EXIT.ok;
+    }
+    return await reachable(() => enqueueAndWait(queue, payload, { ...addOptions, timeoutMs: wait }));
   } finally {
     await transport.close();
   }
+}
+
+/** `emq enqueue --wait`: adds, waits, prints the outcome; exit 0 only when the job completed. */
+async function enqueueAndWait(queue: Queue, payload: unknown, options: EnqueueOptions & { timeoutMs: number }): Promise<number> {
+  let id = '';
+  const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
+  try {
+    const done = await queue.addAndWait(payload, { ...options, onAdded: (added) => (id = added.id) });
+    print({ id: done.id, state: 'completed', ...(done.result === undefined ? {} : { result: done.result }) });
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof JobFailedError) {
+      print({ id, state: 'dead', error: error.jobError });
+      return EXIT.failed;
+    }
+    if (!(error instanceof WaitTimeoutError)) throw error;
+    print({ id, state: (await queue.getJob(id))?.state ?? 'removed' });
+    return EXIT.failed;
+  }
+}
+
+async function job(args: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  const [queueName, id, ...extra] = positionals;
+  if (!queueName || !id || extra.length > 0) throw new UsageError('job takes a queue name and a job id');
+  return withQueue(queueName, async (queue) => {
+    const found = await queue.getJob(id);
+    if (!found) {
+      process.stderr.write(`emq job: no job ${id} in queue ${queueName}\n`);
+      return EXIT.failed;
+    }
+    process.stdout.write(`${JSON.stringify(found)}\n`);
+    return EXIT.ok;
+  });
+}
+
+async function events(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { after: { type: 'string' }, follow: { type: 'boolean' } },
+  });
+  const [queueName, ...extra] = positionals;
+  if (!queueName || extra.length > 0) throw new UsageError('events takes one queue name');
+  let after = values.after ?? '0';
+  const print = (event: unknown): void => void process.stdout.write(`${JSON.stringify(event)}\n`);
+  return withQueue(queueName, async (queue) => {
+    if (!values.follow) {
+      for (;;) {
+        const page = await queue.readEvents({ after, limit: 1000 });
+        page.events.forEach(print);
+        if (page.next === after) return EXIT.ok;
+        after = page.next;
+      }
+    }
+    const stop = new AbortController();
+    const onSignal = (): void => stop.abort();
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+    try {
+      for await (const event of queue.events({ after, signal: stop.signal })) print(event);
+    } finally {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+    }
+    return EXIT.ok;
+  });
 }
 
 async function stats(args: string[]): Promise<number> {
@@ -331,6 +413,8 @@ async function withQueue<T>(name: string, work: (queue: Queue) => Promise<T>): P
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   consume,
   enqueue,
+  job,
+  events,
   stats,
   serve,
   bridge,

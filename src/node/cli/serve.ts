@@ -1,5 +1,5 @@
 import { type ServerType, serve } from '@hono/node-server';
-import { createApp, type AppOptions } from '../../http/app.js';
+import { type AppOptions, createApp, NODE_STREAMING } from '../../http/app.js';
 import type { Transport } from '../../transport.js';
 
 /** A running HTTP API on Node. */
@@ -36,7 +36,8 @@ export interface ServeApiOptions extends Omit<AppOptions, 'transport' | 'token'>
 export async function serveApi(options: ServeApiOptions): Promise<ApiServer> {
   const { transport, token, port = 8787, host, ...appOptions } = options;
   const open = token === undefined || token === '';
-  const app = createApp({ ...appOptions, transport: () => transport, token: () => (open ? undefined : token) });
+  // Node holds a connection open: SSE clients and waiters park on the queue's one shared XREAD BLOCK
+  const app = createApp({ streaming: NODE_STREAMING, ...appOptions, transport: () => transport, token: () => (open ? undefined : token) });
   const hostname = open ? '127.0.0.1' : (host ?? '0.0.0.0');
   const { server, boundPort } = await new Promise<{ server: ServerType; boundPort: number }>((resolve, reject) => {
     // overrideGlobalObjects: the API may run inside another program, whose globals stay its own

@@ -1,0 +1,265 @@
+/**
+ * Following a queue's events stream as it grows (docs/design.md, "Subscribing"): `Queue.events`,
+ * `Queue.eventEntries` and `Queue.waitFor` read through here.
+ *
+ * On a transport that can park (Node's, `xread`), every subscriber of a queue shares one reader
+ * per transport: one XREAD BLOCK on a connection of its own, however many iterators, waiters and
+ * SSE clients, each entry decoded once and handed to all. A subscriber joins it in three steps:
+ * it registers (from then on the reader hands it every entry it reads), catches up from its own
+ * position with readEvents, and then takes what the reader handed it past that position. One that
+ * falls more than BEHIND entries behind is dropped back to catching up, so a slow reader costs
+ * reads, not memory. On one that cannot park (Upstash, the Worker) each subscriber reads with
+ * readEvents on its own every `pollMs` (default EVENTS_POLL_MS: 60 requests a minute while idle),
+ * shared by nothing: an edge isolate must not carry one request's reads into another.
+ */
+import { decodeEntry, type QueueEvent } from './events.js';
+import type { StreamEntry, Transport } from './transport.js';
+
+/** How often a subscriber on a transport that cannot park reads the stream when it had nothing new, in ms. */
+export const EVENTS_POLL_MS = 1000;
+/** How long one XREAD BLOCK of the shared reader parks before it is sent again, in ms. */
+const PARK_MS = 10_000;
+/** Entries one read of the shared reader takes at most. */
+const READ_COUNT = 100;
+/** Events a catch-up page holds at most (readEvents' limit): whole entries, at least one. */
+const PAGE_EVENTS = 1000;
+/** Entries a live subscriber may have unread before it is dropped back to catching up. */
+const BEHIND = 1000;
+
+/** One entry of the stream: the events of one script call, sharing its id. */
+export interface EventBatch {
+  /** The entry id, `<ms>-<seq>`: pass it as `after` to go on after this entry. */
+  readonly id: string;
+  /** Its events in order (an event this version does not know is left out: there may be none). */
+  readonly events: QueueEvent[];
+}
+
+const ID = /^(\d+)-(\d+)$/;
+
+/** Orders two entry ids (`'0'` first): negative, zero or positive, as `a` is before, at or after `b`. */
+export function compareEventIds(a: string, b: string): number {
+  const [, am = '0', as = '0'] = ID.exec(a) ?? [];
+  const [, bm = '0', bs = '0'] = ID.exec(b) ?? [];
+  const ms = BigInt(am) - BigInt(bm);
+  const diff = ms !== 0n ? ms : BigInt(as) - BigInt(bs);
+  return diff < 0n ? -1 : diff > 0n ? 1 : 0;
+}
+
+const decode = (entry: StreamEntry): EventBatch => ({ id: entry.id, events: decodeEntry(entry.id, entry.fields).events });
+
+/** Resolves after `ms`, or at once when `signal` aborts (its listener removed either way). */
+export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const done = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** One subscriber of a shared reader: what it was handed and not yet taken. */
+class Subscriber {
+  buffer: EventBatch[] = [];
+  /** Set when it fell BEHIND entries behind: the buffer was dropped, it catches up again. */
+  behind = false;
+  failure: { error: unknown } | undefined;
+  private wake: (() => void) | undefined;
+
+  push(batch: EventBatch): void {
+    if (!this.behind && this.buffer.length >= BEHIND) {
+      this.behind = true;
+      this.buffer = [];
+    }
+    if (!this.behind) this.buffer.push(batch);
+    this.wake?.();
+  }
+
+  fail(error: unknown): void {
+    this.failure = { error };
+    this.wake?.();
+  }
+
+  /** Resolves when something was handed over, the reader failed, or `signal` aborted. */
+  next(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.wake = undefined;
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      this.wake = done;
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+}
+
+/**
+ * What a subscription reads through: one queue's stream on one transport (Queue fills it in from
+ * its scripts gateway, which stays private to it).
+ */
+export interface EventSource {
+  /** The transport: subscribers share a reader per transport and queue. */
+  readonly transport: Transport;
+  /** The queue's name. */
+  readonly queue: string;
+  /** Whether `park` is there: the transport can hold XREAD BLOCK. */
+  readonly canPark: boolean;
+  /** Whole entries after `after` while their events fit in `limit`, at least one (readEvents). */
+  page(after: string, limit: number): Promise<StreamEntry[]>;
+  /** At most `count` entries after `after`, parked up to `blockMs` for the first; [] at the timeout or on abort. */
+  park(after: string, count: number, blockMs: number, signal: AbortSignal): Promise<StreamEntry[]>;
+}
+
+/** The one reader of a queue's stream on one transport, parked on XREAD BLOCK while it has subscribers. */
+class SharedReader {
+  /** The entry id it started after, once a subscriber has caught up and started it. */
+  start: string | undefined;
+  private readonly subscribers = new Set<Subscriber>();
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly source: EventSource,
+    private readonly forget: () => void,
+  ) {}
+
+  join(subscriber: Subscriber): void {
+    this.subscribers.add(subscriber);
+  }
+
+  /** The last subscriber to leave stops it: its parked read ends and its connection is dropped. */
+  leave(subscriber: Subscriber): void {
+    this.subscribers.delete(subscriber);
+    if (this.subscribers.size > 0) return;
+    this.forget();
+    this.stop.abort();
+  }
+
+  /** Starts reading after `at` (the first subscriber's position once it caught up). */
+  begin(at: string): void {
+    this.start = at;
+    void this.run(at);
+  }
+
+  private async run(after: string): Promise<void> {
+    let tail = after;
+    try {
+      for (;;) {
+        // called even once stopped: an aborted read drops the connection it parked on
+        const entries = await this.source.park(tail, READ_COUNT, PARK_MS, this.stop.signal);
+        if (this.stop.signal.aborted) return;
+        for (const entry of entries) {
+          tail = entry.id;
+          const batch = decode(entry);
+          for (const subscriber of this.subscribers) subscriber.push(batch);
+        }
+      }
+    } catch (error) {
+      // every subscriber sees the failure; the next one to subscribe starts a new reader
+      this.forget();
+      this.stop.abort();
+      for (const subscriber of this.subscribers) subscriber.fail(error);
+    }
+  }
+}
+
+/** The shared readers, per transport and queue name. */
+const readers = new WeakMap<Transport, Map<string, SharedReader>>();
+
+function sharedReader(source: EventSource): SharedReader {
+  let byQueue = readers.get(source.transport);
+  if (!byQueue) readers.set(source.transport, (byQueue = new Map()));
+  const name = source.queue;
+  let reader = byQueue.get(name);
+  if (!reader) {
+    const queues = byQueue;
+    const made: SharedReader = new SharedReader(source, () => {
+      if (queues.get(name) === made) queues.delete(name);
+    });
+    byQueue.set(name, (reader = made));
+  }
+  return reader;
+}
+
+/** How a subscription reads: where from, until when, and (on a transport that cannot park) how often. */
+export interface BatchOptions {
+  /** The entry id to read after (exclusive), `'0'` from the start. */
+  readonly after: string;
+  /** Ends the subscription (between two entries). */
+  readonly signal?: AbortSignal | undefined;
+  /** The interval of the reads on a transport that cannot park, in ms. */
+  readonly pollMs: number;
+}
+
+/**
+ * The stream's entries after `after`, each once and in order, for as long as the caller takes
+ * them: it ends when `signal` aborts (or the caller stops iterating), closing what it opened, and
+ * throws when Redis fails.
+ */
+export async function* eventBatches(source: EventSource, options: BatchOptions): AsyncGenerator<EventBatch, void, undefined> {
+  const { signal, pollMs } = options;
+  let cursor = options.after;
+  const page = async (): Promise<EventBatch[]> => (await source.page(cursor, PAGE_EVENTS)).map(decode);
+
+  if (!source.canPark) {
+    for (;;) {
+      if (signal?.aborted) return;
+      const batches = await page();
+      for (const batch of batches) {
+        cursor = batch.id;
+        yield batch;
+      }
+      if (batches.length === 0) await pause(pollMs, signal);
+    }
+  }
+
+  const reader = sharedReader(source);
+  const subscriber = new Subscriber();
+  reader.join(subscriber);
+  try {
+    for (;;) {
+      // catch up: read until the stream has nothing past our position, and we stand at or past
+      // where the shared reader started (a read that came back empty just before it started may
+      // have missed what it started after: read once more)
+      let readAgain = true;
+      for (;;) {
+        if (signal?.aborted) return;
+        const batches = await page();
+        for (const batch of batches) {
+          cursor = batch.id;
+          yield batch;
+        }
+        if (batches.length > 0) continue;
+        if (reader.start === undefined) reader.begin(cursor);
+        else if (compareEventIds(cursor, reader.start) < 0 && readAgain) {
+          readAgain = false;
+          continue;
+        }
+        break;
+      }
+      // live: what the reader handed over, past our position
+      for (;;) {
+        if (subscriber.failure) throw subscriber.failure.error;
+        if (subscriber.behind) {
+          subscriber.behind = false;
+          break;
+        }
+        const batch = subscriber.buffer.shift();
+        if (batch) {
+          if (compareEventIds(batch.id, cursor) > 0) {
+            cursor = batch.id;
+            yield batch;
+          }
+          continue;
+        }
+        if (signal?.aborted) return;
+        await subscriber.next(signal);
+      }
+    }
+  } finally {
+    reader.leave(subscriber);
+  }
+}
