@@ -17,6 +17,11 @@ import type { StreamEntry, Transport } from './transport.js';
 
 /** How often a subscriber on a transport that cannot park reads the stream when it had nothing new, in ms. */
 export const EVENTS_POLL_MS = 1000;
+/**
+ * How long the shared reader stays parked after its last subscriber left, in ms: waits one after
+ * another (a producer's addAndWait in a loop) reuse its connection instead of opening one each.
+ */
+const LINGER_MS = 2_000;
 /** How long one XREAD BLOCK of the shared reader parks before it is sent again, in ms. */
 const PARK_MS = 10_000;
 /** Entries one read of the shared reader takes at most. */
@@ -120,6 +125,7 @@ class SharedReader {
   start: string | undefined;
   private readonly subscribers = new Set<Subscriber>();
   private readonly stop = new AbortController();
+  private linger: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly source: EventSource,
@@ -127,13 +133,29 @@ class SharedReader {
   ) {}
 
   join(subscriber: Subscriber): void {
+    clearTimeout(this.linger);
+    this.linger = undefined;
     this.subscribers.add(subscriber);
   }
 
-  /** The last subscriber to leave stops it: its parked read ends and its connection is dropped. */
+  /**
+   * The last subscriber to leave stops it LINGER_MS later unless another joins meanwhile: its
+   * parked read ends and its connection is dropped. A reader that never started stops at once.
+   */
   leave(subscriber: Subscriber): void {
     this.subscribers.delete(subscriber);
     if (this.subscribers.size > 0) return;
+    if (this.start === undefined) return this.end();
+    clearTimeout(this.linger);
+    this.linger = setTimeout(() => {
+      if (this.subscribers.size === 0) this.end();
+    }, LINGER_MS);
+    // the parked read does not keep a process alive that has nothing else to do for it
+    this.linger.unref?.();
+  }
+
+  private end(): void {
+    clearTimeout(this.linger);
     this.forget();
     this.stop.abort();
   }

@@ -15,6 +15,7 @@ import { processC10 } from './process-c10.js';
 import { processC100 } from './process-c100.js';
 import { processC100Events } from './process-c100-events.js';
 import { stallRecovery } from './stall-recovery.js';
+import { waitLatency } from './wait-latency.js';
 import { wakeLatency } from './wake-latency.js';
 
 /** Every case, in the order a run goes through them (the names are issue 6's). */
@@ -26,6 +27,7 @@ export const CASES: readonly BenchCase[] = [
   processC100,
   processC100Events,
   wakeLatency,
+  waitLatency,
   delayedBurst,
   delayedSpread,
   stallRecovery,

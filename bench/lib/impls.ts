@@ -54,7 +54,7 @@ export function bullWorker(
   ctx: BenchContext,
   name: string,
   processor: Processor,
-  options: { concurrency?: number; lockDuration?: number; stalledInterval?: number } = {},
+  options: { concurrency?: number; lockDuration?: number; stalledInterval?: number; removeOnComplete?: { age: number; count?: number } } = {},
 ): BullWorker {
   return new BullWorker(name, processor, {
     connection: bullConnection(ctx),
