@@ -149,6 +149,18 @@ async function main(): Promise<void> {
     if (counts.pending + counts.scheduled + counts.active === 0 && counts.completed + counts.dead === total) break;
   }
   say(`the mix is done (${edgeUrl ? 'the doomed job dies by design' : 'all completed'})`);
+
+  // a result, progress and the events stream: enqueue and wait for the outcome
+  const waited = await queue.addAndWait({ kind: 'report', message: 'waited for', progress: { stage: 'half' }, result: { pages: 3 } }, { timeoutMs: 15_000 });
+  say(`addAndWait: ${waited.id} completed with ${JSON.stringify(waited.result)}; its progress was ${JSON.stringify((await queue.getJob(waited.id))?.progress)}`);
+  const seen = new Map<string, number>();
+  for (let after = '0'; ; ) {
+    const page = await queue.readEvents({ after, limit: 1000 });
+    for (const e of page.events) seen.set(e.event, (seen.get(e.event) ?? 0) + 1);
+    if (page.next === after) break;
+    after = page.next;
+  }
+  say(`events  ${JSON.stringify(Object.fromEntries(seen))}`);
   if (once) return stop(0);
   say(`still serving "${QUEUE}"; try: REDIS_URL=${redis.url} npx emq enqueue ${QUEUE} '{"message":"hi"}'${edgeUrl ? `  or  curl -X POST ${edgeUrl}/v1/queues/${QUEUE}/jobs -H 'content-type: application/json' -d '{"payload":{"message":"hi"}}'` : ''}`);
   say('Ctrl-C stops everything');
