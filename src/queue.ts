@@ -775,8 +775,24 @@ export class Queue<Payload = unknown> {
    */
   async addAndWait(payload: Payload, options: AddAndWaitOptions = {}): Promise<JobOutcome> {
     const wait = waitOf(options);
-    const start = await this.scripts.run(this.scripts.watchJobOp(''));
-    const added = await this.add(payload, options);
+    const job = encodeJob(payload, options, this.defaults, this.maxPayloadBytes);
+    const request = this.requestKey(options.idempotencyKey);
+    // the stream's position read and the enqueue in one round trip, the position first: a job
+    // that finishes at once is not missed
+    let start: WatchStart | undefined;
+    const [added] = await traceSend(this.name, 1, options.traceparent, async (traceparent) => {
+      const ops = [this.scripts.watchJobOp(''), this.scripts.enqueueOp([job], { ...request, traceparent })] as const;
+      if (this.registered) {
+        const [watched, results] = await this.scripts.runOps(ops);
+        start = watched;
+        return results;
+      }
+      const [, watched, results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const);
+      this.registered = true;
+      start = watched;
+      return results;
+    });
+    if (!added || !start) throw new Error('addAndWait: the enqueue answered nothing');
     options.onAdded?.(added);
     if (added.state === 'duplicate') return { id: added.id, result: await this.waitFor(added.id, options) };
     return { id: added.id, result: await this.outcome(added.id, start, wait) };
