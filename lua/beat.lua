@@ -11,10 +11,12 @@
   ARGV[6]  request key of the claim ("" = none; see claim.lua): a repeat reaps and promotes what
            is due again (harmless) and answers the first claim's jobs
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    as claim's, with promoted, requeued and buried counts in the head:
-           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
-           unlike claim's, the next due time and lease deadline are there even when n jobs were
-           claimed (-1 for none), so a busy consumer can arm its timers
+  Reply    as claim's, with promoted, requeued and buried counts and the due schedulers in the
+           head: { {now, paused, next due, next lease deadline, promoted, requeued, buried,
+           {due schedulers}}, job, ... }; unlike claim's, the next due time and lease deadline
+           are there even when n jobs were claimed (-1 for none), so a busy consumer can arm its
+           timers. The due schedulers (at most 100, includes/due_schedulers.lua) are for the
+           caller to fire (fire-schedulers.lua) once it has worked out their next slots
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta `stalled` += the jobs reaped
   Errors   EMQARG (a malformed number)
@@ -27,6 +29,7 @@
 -- @include reap_expired
 -- @include promote_due
 -- @include claim_reply
+-- @include due_schedulers
 -- @include ring_doorbell
 -- @include flush_events
 
@@ -44,5 +47,6 @@ if promote_limit > 0 then
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
 local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
+reply[1][8] = due_schedulers(now, 100)
 flush_events()
 return reply

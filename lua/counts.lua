@@ -7,7 +7,8 @@
            and emq:{q}:fifo
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
-           attempts sent to run again), stalled (a counter: leases reaped)}
+           attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
+           slots fired)}
 ]]
 -- @include keyspace
 -- @include lane_size
@@ -29,4 +30,5 @@ return {
   tonumber(redis.call('HGET', K_META, 'buried') or '0'),
   tonumber(redis.call('HGET', K_META, 'retried') or '0'),
   tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
+  tonumber(redis.call('HGET', K_META, 'fired') or '0'),
 }

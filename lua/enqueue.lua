@@ -37,16 +37,12 @@
 -- @include now_ms
 -- @include job_key
 -- @include all_new
--- @include write_row
 -- @include chunked
--- @include job_defaults
--- @include batch_push
--- @include batch_append
+-- @include add_job
 -- @include admit
 -- @include ring_doorbell
 -- @include ring_sched_bell
 -- @include check_traceparent
--- @include collect_event
 -- @include flush_events
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
@@ -126,7 +122,7 @@ if request and not caller_key then
 end
 local batch = { order = {} }
 local reply = {}
-local scheduled, new_scheduled = {}, {}
+local later = { scores = {}, ids = {} }
 local wrote = false
 
 for i = 0, n - 1 do
@@ -134,7 +130,6 @@ for i = 0, n - 1 do
   local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
   seq = seq + 1
-  local order = priority * 4294967296 + (seq % 4294967296)
   if all_ids_new then
     id = wanted[i + 1]
   elseif id == '' then
@@ -148,56 +143,16 @@ for i = 0, n - 1 do
     id = nil
   end
   if id then
-    local due = due_of(b, now)
-    local state = 'pending'
-    if due > now then state = 'scheduled' end
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at
-    -- the default priority goes to its arrivals list, whose order is its members' rows' `o`
-    local fresh = state == 'pending' and priority == 0
-    local order_text = nil
-    if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
-    local rare = nil
-    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
-    if backoff ~= DEFAULT_BACKOFF then
-      rare = rare or {}
-      rare[#rare + 1] = 'b'
-      rare[#rare + 1] = backoff
-    end
-    if priority > 0 then
-      rare = rare or {}
-      rare[#rare + 1] = 'p'
-      rare[#rare + 1] = string.format('%d', priority)
-    end
-    if traceparent then
-      rare = rare or {}
-      rare[#rare + 1] = 'x'
-      rare[#rare + 1] = traceparent
-    end
-    write_row(key, state, payload, now_text, order_text, group, rare)
-    local event_group = group ~= '' and group or nil
-    if state == 'scheduled' then
-      local due_text = string.format('%d', due)
-      scheduled[#scheduled + 1] = due_text
-      scheduled[#scheduled + 1] = id
-      new_scheduled[id] = true
-      collect_event('scheduled', id, 'g', event_group, 'd', due_text)
-    else
-      if fresh then
-        batch_append(batch, group, id)
-      else
-        batch_push(batch, group, order, id)
-      end
-      collect_event('added', id, 'g', event_group)
-    end
+    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent)
     reply[#reply + 1] = id
     reply[#reply + 1] = state
     wrote = true
   end
 end
 
-chunked('ZADD', K_SCHEDULED, scheduled)
-if #scheduled > 0 then ring_sched_bell(new_scheduled) end
+chunked('ZADD', K_SCHEDULED, later.scores)
+if #later.scores > 0 then ring_sched_bell(later.ids) end
 if admit(batch) then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)

@@ -2,8 +2,9 @@
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
   (unregister-queue: that key is outside the queue's slot). The first call pauses the queue, so
-  nothing is claimed while it goes. Refused, writing nothing, while jobs are active, unless forced:
-  then the active rows go first (their slots freed, so the group counts stay true), and their
+  nothing is claimed while it goes. Refused, writing nothing, while jobs are active, unless forced.
+  The schedulers go first (a scheduler row counts as a row), so no slot fires into a queue being
+  deleted; then the active rows (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
   and last, once no row is left, every fixed key, the events stream among them. It appends no
@@ -16,7 +17,7 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  "1": go even while jobs are active; "0": refuse then
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
            number of active jobs)}. Sent again it goes on, or answers done: harmless twice
   Errors   EMQARG (a malformed number), before anything is written
@@ -29,6 +30,7 @@
 -- @include tally
 -- @include free_slots
 -- @include drop_lane
+-- @include scheduler_key
 
 local force = ARGV[2] == '1'
 local n = arg_int(ARGV[3], 'n', 1)
@@ -44,6 +46,14 @@ local function spend(rows, visits)
   deleted = deleted + rows
   budget = budget - rows - (visits or 0)
   return budget <= 0
+end
+
+-- the schedulers, so nothing fires meanwhile
+local schedulers = redis.call('ZRANGE', K_SCHEDULERS, 0, budget - 1)
+if #schedulers > 0 then
+  for _, id in ipairs(schedulers) do redis.call('DEL', scheduler_key(id)) end
+  chunked('ZREM', K_SCHEDULERS, schedulers)
+  if spend(#schedulers) then return { 0, deleted } end
 end
 
 -- active rows, their group slots freed
@@ -86,5 +96,5 @@ while redis.call('SCARD', K_GROUPS) > 0 do
 end
 
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
-  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, PREFIX .. 'fifo')
+  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
 return { 1, deleted }

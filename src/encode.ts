@@ -68,6 +68,17 @@ export function toJobId(id: unknown): string {
   return id.startsWith(JOB_PREFIX) ? id : JOB_PREFIX + id;
 }
 
+/** The id of a job a scheduler fired: `JOB:<scheduler>@<slot>`, which no enqueue may give. */
+const FIRED_JOB_ID = /^JOB:[A-Za-z0-9._-]{1,128}@\d{1,16}$/;
+
+/**
+ * The `JOB:` id of a job to look up or act on (get, remove, reprocess, wait for...): a user's id
+ * as toJobId takes it, or the id of a job a scheduler fired (`JOB:<scheduler>@<slot>`).
+ */
+export function jobIdOf(id: unknown): string {
+  return typeof id === 'string' && FIRED_JOB_ID.test(id) ? id : toJobId(id);
+}
+
 /** The payload as JSON text, within `maxBytes` of UTF-8. */
 export function encodePayload(payload: unknown, maxBytes: number): string {
   let text: string | undefined;

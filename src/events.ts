@@ -9,6 +9,7 @@
  * an entry.
  */
 import { InvalidArgumentError, shown } from './errors.js';
+import type { FiredBy } from './job.js';
 
 /** The events settings a queue has before any `setEvents`: lua/includes/events_settings.lua's. */
 export const DEFAULT_EVENTS_SETTINGS: EventsSettings = { maxLen: 10_000, resultBytes: 1024 };
@@ -61,7 +62,8 @@ export interface JobEventBase extends QueueEventBase {
 
 /**
  * One event of a queue's events stream: `event` names the transition and decides the other fields.
- * About a job (`jobId`, `group`): `added` (enqueued, claimable), `scheduled` (enqueued with a delay,
+ * About a job (`jobId`, `group`): `added` (enqueued, claimable; `scheduler` when a scheduler
+ * fired it), `scheduled` (enqueued with a delay,
  * `dueAt`), `promoted` (a scheduled job fell due), `active` (claimed; `attempt`), `progress`
  * (`progress`), `completed` (`result`, or `resultOmitted` when it was over the queue's
  * `resultBytes`), `retried` (`error`, and `dueAt`, when it is due again), `dead` (`error`: its
@@ -77,8 +79,14 @@ export interface JobEventBase extends QueueEventBase {
  */
 export type QueueEvent =
   | (JobEventBase & {
-      /** added: enqueued, claimable; promoted: a scheduled job fell due; released: given back unstarted; removed; reprocessed: dead, back to be claimed. */
-      readonly event: 'added' | 'promoted' | 'released' | 'removed' | 'reprocessed';
+      /** Enqueued, claimable now: by an enqueue, or by a scheduler firing a slot. */
+      readonly event: 'added';
+      /** The scheduler that fired it and the slot, when a scheduler did (`Queue.upsertScheduler`). */
+      readonly scheduler?: FiredBy;
+    })
+  | (JobEventBase & {
+      /** promoted: a scheduled job fell due; released: given back unstarted; removed; reprocessed: dead, back to be claimed. */
+      readonly event: 'promoted' | 'released' | 'removed' | 'reprocessed';
     })
   | (JobEventBase & {
       /** Enqueued with a delay. */
@@ -281,7 +289,11 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
   const job = { ...base, jobId, ...(group === undefined ? {} : { group }) };
   const withAttempt = attempt === undefined ? {} : { attempt };
   switch (event) {
-    case 'added':
+    case 'added': {
+      const id = f.get('k');
+      const slot = number(f.get('d'));
+      return id === undefined || slot === undefined ? { ...job, event } : { ...job, event, scheduler: { id, slot } };
+    }
     case 'promoted':
     case 'released':
     case 'removed':

@@ -9,10 +9,13 @@
 export { Queue } from './queue.js';
 export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue.js';
 export type { EventBatch } from './subscribe.js';
+export { MIN_EVERY_MS } from './schedulers.js';
+export type { SchedulerSpec, SchedulerJob, SchedulerRecord, UpsertSchedulerResult } from './schedulers.js';
 export type { EventsPage, EventsSettings, JobEventBase, QueueEvent, QueueEventBase, QueueEventName, ReadEventsOptions } from './events.js';
 export { Leases } from './lease.js';
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
-export type { CompleteItem, FailItem, Held, RetryItem, RetryOutcome } from './scripts.js';
+export type { CompleteItem, FailItem, FireResult, Held, RetryItem, RetryOutcome } from './scripts.js';
+export type { DueScheduler } from './schedulers.js';
 export { listQueues, queueOverviews } from './registry.js';
 export type { QueueOverview } from './registry.js';
 export type {
@@ -20,6 +23,7 @@ export type {
   DeadRetention,
   EnqueueOptions,
   EnqueueResult,
+  FiredBy,
   Job,
   JobRecord,
   JobState,

@@ -81,6 +81,16 @@ export interface Job<Payload = unknown> {
    * the parent of its `process` span, for a consumer of your own to continue the trace.
    */
   readonly traceparent?: string | undefined;
+  /** The scheduler that fired it and the slot (epoch ms) it was fired for, when a scheduler did. */
+  readonly scheduler?: FiredBy | undefined;
+}
+
+/** The scheduler that fired a job and its slot (`Queue.upsertScheduler`). */
+export interface FiredBy {
+  /** The scheduler's id. */
+  readonly id: string;
+  /** The slot it was fired for (server time, epoch ms): its id is `JOB:<id>@<slot>`. */
+  readonly slot: number;
 }
 
 /**
@@ -137,6 +147,8 @@ export interface JobRecord<Payload = unknown, Result = unknown> {
    * Undefined when none was reported.
    */
   readonly progress: unknown;
+  /** The scheduler that fired it and its slot, when a scheduler did (`Queue.upsertScheduler`). */
+  readonly scheduler?: FiredBy | undefined;
 }
 
 /** How many jobs are in each state. */

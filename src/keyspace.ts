@@ -6,7 +6,7 @@ const NAME = /^[A-Za-z0-9._-]{1,128}$/;
  * Throws InvalidNameError unless `name` is a valid queue or group name: letters, digits and
  * `._-`, 1 to 128 characters. Checked before any Redis call, so a bad name never makes a key.
  */
-export function assertName(kind: 'queue' | 'group', name: unknown): asserts name is string {
+export function assertName(kind: 'queue' | 'group' | 'scheduler', name: unknown): asserts name is string {
   if (typeof name !== 'string' || !NAME.test(name)) {
     throw new InvalidNameError(
       `${kind} name must be 1 to 128 letters, digits, '.', '_' or '-', got ${shown(name)}`,
@@ -36,6 +36,7 @@ export const FIXED_KEYS = [
   'sched',
   'completed',
   'events',
+  'schedulers',
 ] as const;
 
 /** The name of one of a queue's fixed keys. */

@@ -18,11 +18,17 @@ import type { Reply, ScriptCall, Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
 import { traceReceive, traceSettles } from './telemetry.js';
+import { firedBy, nextAfterFiring } from './schedulers.js';
 
 /** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
 export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
   /** The jobs claimed, payloads parsed, in turn order (the order n single claims would give). */
   readonly jobs: Array<Job<Payload>>;
+  /**
+   * Scheduler slots this step fired after its beat saw them due (`fireDue`): their jobs are
+   * claimable now, so a caller that came up dry should claim again.
+   */
+  readonly fired: number;
 }
 
 /** One beat: claim up to `n` under `leaseMs`, after reaping and promoting at most the limits (1000 each). */
@@ -153,13 +159,39 @@ export class Leases<Payload = unknown> {
     if (looking) await looking;
     const prepared = this.prepare(round);
     if (prepared.calls.length === 0) return prepared.read([]);
+    let result: RoundResult<Payload>;
     for (let failures = 0; ; failures++) {
       try {
-        return prepared.read(await this.send(prepared.calls));
+        result = prepared.read(await this.send(prepared.calls));
+        break;
       } catch (error) {
         if (!(await again?.(error, failures))) throw error;
       }
     }
+    if (!result.claimed || result.claimed.dueSchedulers.length === 0) return result;
+    // the round is recorded whatever the firing does: a firing that fails leaves its slots due,
+    // and the next beat (the caller arms its timer for them) fires them
+    try {
+      return { ...result, claimed: await this.fireDue(result.claimed) };
+    } catch {
+      return result;
+    }
+  }
+
+  /**
+   * Fires the scheduler slots a beat saw due (`claimed.dueSchedulers`; docs/design.md,
+   * "Schedulers"): works out each one's next slot from its spec (after the slot and after the
+   * server's time then, so a scheduler late by several slots fires one catch-up job) and sends
+   * one fire-schedulers call, fenced on what the beat read, so a slot another runtime fired
+   * first writes nothing. Answers `claimed` with the slots fired and the next due time after
+   * them; `claimed` itself when nothing was due.
+   */
+  async fireDue(claimed: Claimed<Payload>): Promise<Claimed<Payload>> {
+    const due = claimed.dueSchedulers;
+    if (due.length === 0) return claimed;
+    const items = due.map((d) => ({ id: d.id, revision: d.revision, slot: d.slot, next: nextAfterFiring(d, claimed.now) }));
+    const fired = await this.run(this.scripts.fireSchedulersOp(items));
+    return { ...claimed, dueSchedulers: [], fired: claimed.fired + fired.fired, nextDueAt: fired.nextDueAt };
   }
 
   /** A Round's calls without sending them, to share a round trip with other queues' (sendRounds). */
@@ -254,11 +286,12 @@ export class Leases<Payload = unknown> {
 
   /**
    * One consumer step in one call: reap, promote, then claim up to `n` (0: claim nothing). Its
-   * reply carries the next due time and lease deadline even when it claimed `n`.
+   * reply carries the next due time and lease deadline even when it claimed `n`. Scheduler slots
+   * it saw due are fired right after, in a second call (`fireDue`).
    */
   async beat(options: BeatOptions): Promise<Claimed<Payload>> {
     const sentAt = Date.now();
-    return this.decode(await this.run(this.beatOp(options)), sentAt);
+    return this.fireDue(this.decode(await this.run(this.beatOp(options)), sentAt));
   }
 
   /**
@@ -374,7 +407,14 @@ export class Leases<Payload = unknown> {
 
   /** A claim's rows as jobs with decoded payloads; its `receive` span, from `sentAt`, when it claimed any. */
   private decode(result: ClaimResult, sentAt?: number): Claimed<Payload> {
-    const claimed = { ...result, jobs: result.jobs.map((row) => ({ ...row, payload: JSON.parse(row.payload) as Payload })) };
+    const claimed = {
+      ...result,
+      fired: 0,
+      jobs: result.jobs.map((row) => {
+        const scheduler = firedBy(row.id);
+        return { ...row, payload: JSON.parse(row.payload) as Payload, ...(scheduler ? { scheduler } : {}) };
+      }),
+    };
     if (sentAt !== undefined) traceReceive(this.queue, sentAt, claimed.jobs);
     return claimed;
   }

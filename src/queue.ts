@@ -7,9 +7,9 @@ import {
   encodePayload,
   type JobDefaults,
   MAX_PRIORITY,
-  toJobId,
+  jobIdOf,
 } from './encode.js';
-import { InvalidArgumentError, JobFailedError, JobNotFoundError, JobStateError, shown, WaitTimeoutError } from './errors.js';
+import { IdempotencyConflictError, InvalidArgumentError, JobFailedError, JobNotFoundError, JobStateError, shown, WaitTimeoutError } from './errors.js';
 import {
   assertEventId,
   decodeEntry,
@@ -23,6 +23,18 @@ import {
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
 import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
+import {
+  assertSchedulerId,
+  checkSpec,
+  decodeScheduler,
+  firedBy,
+  encodeSchedulerJob,
+  planUpsert,
+  type SchedulerJob,
+  type SchedulerRecord,
+  type SchedulerSpec,
+  type UpsertSchedulerResult,
+} from './schedulers.js';
 import { type EventBatch, eventBatches, EVENTS_POLL_MS, type EventSource, pause } from './subscribe.js';
 import type { Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
@@ -353,7 +365,7 @@ export class Queue<Payload = unknown> {
    * carries what its handler returned (`result`), any job the last progress a run reported.
    */
   async getJob(id: string): Promise<JobRecord<Payload> | null> {
-    const jobId = toJobId(id);
+    const jobId = jobIdOf(id);
     const row = await this.scripts.run(this.scripts.getJobOp(jobId));
     return row && this.decodeRow(jobId, row);
   }
@@ -379,7 +391,7 @@ export class Queue<Payload = unknown> {
 
   /** Removes a job in any state. Throws JobNotFoundError when there is none. */
   async remove(id: string): Promise<void> {
-    const jobId = toJobId(id);
+    const jobId = jobIdOf(id);
     if (!(await this.scripts.run(this.scripts.removeOp(jobId)))) {
       throw new JobNotFoundError(`no job ${jobId}`, { jobId });
     }
@@ -387,7 +399,7 @@ export class Queue<Payload = unknown> {
 
   /** Puts a dead job back to be claimed, with a fresh allowance of attempts. */
   async reprocess(id: string): Promise<void> {
-    const jobId = toJobId(id);
+    const jobId = jobIdOf(id);
     const code = await this.scripts.run(this.scripts.reprocessOp(jobId));
     if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
     if (code < 0) throw new JobStateError(`job ${jobId} is not dead`, { jobId });
@@ -395,7 +407,7 @@ export class Queue<Payload = unknown> {
 
   /** Moves a pending job into `group`'s lane, or out of any group with null. */
   async moveToGroup(id: string, group: string | null): Promise<void> {
-    const jobId = toJobId(id);
+    const jobId = jobIdOf(id);
     if (group !== null) assertName('group', group);
     const code = await this.scripts.run(this.scripts.moveGroupOp(jobId, group ?? ''));
     if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
@@ -442,6 +454,62 @@ export class Queue<Payload = unknown> {
   }> {
     assertName('group', group);
     return this.scripts.run(this.scripts.sweepGroupOp(group));
+  }
+
+  /**
+   * Makes scheduler `id`, or changes it in place: from `spec` on, it enqueues `job` once per slot
+   * (docs/design.md, "Schedulers"), whichever runtime gets there first. Upserting again replaces
+   * the spec and the job without a second scheduler: the same spec keeps its next slot, a new
+   * one starts at its first slot from now, and no slot already fired fires again. Each fired
+   * job's id is `JOB:<id>@<slot>` and it carries `scheduler: {id, slot}`. Throws
+   * InvalidArgumentError naming the field (both or neither of cron and every, a bad pattern or
+   * time zone, every under 100 ms, ...) and the job's own errors, before any write.
+   *
+   * @example
+   * await queue.upsertScheduler('digest', { cron: '0 8 * * 1-5', tz: 'America/New_York' }, { payload: { kind: 'digest' } });
+   * await queue.upsertScheduler('poll-feeds', { every: 30_000 }, { payload: {}, group: 'feeds' });
+   */
+  async upsertScheduler(id: string, spec: SchedulerSpec, job: SchedulerJob<Payload>): Promise<UpsertSchedulerResult> {
+    assertSchedulerId(id);
+    const stored = checkSpec(spec);
+    const encoded = encodeSchedulerJob(job, this.defaults, this.maxPayloadBytes);
+    // fenced on the revision read: an upsert or a firing in between makes it work out again
+    for (let tries = 0; tries < 10; tries++) {
+      const read = this.scripts.getSchedulerOp(id);
+      let seen: { now: number; row: Record<string, string> };
+      if (this.registered) [seen] = await this.scripts.runOps([read] as const);
+      else {
+        [, seen] = await this.scripts.runOps([this.scripts.registerOp(), read] as const);
+        this.registered = true;
+      }
+      const plan = planUpsert(stored, seen.row, seen.now);
+      const written = await this.scripts.run(this.scripts.upsertSchedulerOp(id, plan.expected, { ...plan, job: encoded }));
+      if (written.ok) return { id, nextRunAt: written.nextSlot };
+    }
+    throw new IdempotencyConflictError(`scheduler ${id} kept changing while it was upserted (10 tries): try again`);
+  }
+
+  /** Scheduler `id` as it stands (spec, job, next and last slot, slots fired), or null when there is none. */
+  async getScheduler(id: string): Promise<SchedulerRecord<Payload> | null> {
+    assertSchedulerId(id);
+    const { row } = await this.scripts.run(this.scripts.getSchedulerOp(id));
+    return row.v === undefined ? null : decodeScheduler<Payload>(id, row);
+  }
+
+  /** Every scheduler of the queue, soonest next slot first (those that fire no more last). */
+  async listSchedulers(): Promise<Array<SchedulerRecord<Payload>>> {
+    const out: Array<SchedulerRecord<Payload>> = [];
+    for (let offset = 0; ; offset += BULK_CHUNK) {
+      const page = await this.scripts.run(this.scripts.listSchedulersOp(offset, BULK_CHUNK));
+      for (const { id, row } of page) if (row.v !== undefined) out.push(decodeScheduler<Payload>(id, row));
+      if (page.length < BULK_CHUNK) return out;
+    }
+  }
+
+  /** Deletes scheduler `id`: it fires no more (jobs it fired stay). Resolves false when there was none. */
+  async removeScheduler(id: string): Promise<boolean> {
+    assertSchedulerId(id);
+    return this.scripts.run(this.scripts.removeSchedulerOp(id));
   }
 
   /**
@@ -588,7 +656,7 @@ export class Queue<Payload = unknown> {
    * await queue.changePriority(id, 0); // to the front of its lane's default-priority jobs
    */
   async changePriority(id: string, priority: number): Promise<void> {
-    const jobId = toJobId(id);
+    const jobId = jobIdOf(id);
     if (!Number.isSafeInteger(priority) || priority < 0 || priority > MAX_PRIORITY) {
       throw new InvalidArgumentError(`priority must be an integer from 0 to ${MAX_PRIORITY}, got ${String(priority)}`);
     }
@@ -606,7 +674,7 @@ export class Queue<Payload = unknown> {
    * await queue.updateData(id, { to: 'b@example.com' });
    */
   async updateData(id: string, payload: Payload): Promise<void> {
-    const jobId = toJobId(id);
+    const jobId = jobIdOf(id);
     const text = encodePayload(payload, this.maxPayloadBytes);
     const code = await this.scripts.run(this.scripts.updateDataOp(jobId, text));
     if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
@@ -758,7 +826,7 @@ export class Queue<Payload = unknown> {
    * const result = await queue.waitFor(id, { timeoutMs: 10_000 });
    */
   async waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
-    const jobId = toJobId(id);
+    const jobId = jobIdOf(id);
     const wait = waitOf(options);
     const start = await this.scripts.run(this.scripts.watchJobOp(jobId));
     if (!start.row) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
@@ -883,6 +951,7 @@ export class Queue<Payload = unknown> {
       runAt: optionalNumber(row.due),
       result: row.r === undefined ? undefined : (JSON.parse(row.r) as unknown),
       progress: row.pg === undefined ? undefined : (JSON.parse(row.pg) as unknown),
+      scheduler: firedBy(id),
     };
   }
 }

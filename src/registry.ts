@@ -19,6 +19,8 @@ export interface QueueOverview {
   readonly retriedTotal: number;
   /** Leases that lapsed and were reaped (the `stalled` events): a counter. */
   readonly stalledTotal: number;
+  /** Scheduler slots fired (each enqueued one job): a counter. */
+  readonly firedTotal: number;
 }
 
 /**
@@ -46,8 +48,8 @@ export async function queueOverviews(transport: Transport): Promise<QueueOvervie
     const chunk = names.slice(i, i + CHUNK);
     const counts = await runOps(transport, chunk.map((name) => new Scripts(transport, name).countsOp()));
     chunk.forEach((queue, j) => {
-      const { paused, buried, retried, stalled, ...c } = counts[j]!;
-      out.push({ queue, paused, counts: c, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled });
+      const { paused, buried, retried, stalled, fired, ...c } = counts[j]!;
+      out.push({ queue, paused, counts: c, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled, firedTotal: fired });
     });
   }
   return out;

@@ -1,5 +1,6 @@
 import { type EncodedJob } from './encode.js';
 import type { EventsSettings } from './events.js';
+import type { DueScheduler, EncodedSchedulerJob } from './schedulers.js';
 import type { DeadRetention, JobState } from './job.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
@@ -47,7 +48,21 @@ export interface ClaimResult {
   readonly requeued: number;
   /** Expired leases a beat sent to dead: that was their last attempt. */
   readonly buried: number;
+  /** Schedulers whose slot a beat saw due, for its caller to fire (Leases does); empty otherwise. */
+  readonly dueSchedulers: readonly DueScheduler[];
   readonly jobs: readonly ClaimedRow[];
+}
+
+/** What fire-schedulers answered. */
+export interface FireResult {
+  /** The server's time when it ran (epoch ms). */
+  readonly now: number;
+  /** The queue's next due time after the firing (a scheduled job or a scheduler's slot), null for none. */
+  readonly nextDueAt: number | null;
+  /** Slots fired (the rest were fenced: fired by someone else, or the scheduler changed). */
+  readonly fired: number;
+  /** Per scheduler asked, the id of the job its slot fired, or null when fenced. */
+  readonly jobs: ReadonlyArray<string | null>;
 }
 
 /** A settle call's subject: a job and the lease token its holder got. */
@@ -122,9 +137,27 @@ export async function runOps<T extends readonly ScriptOp<unknown>[]>(
   return ops.map((o, i) => o.parse(replies[i]!)) as OpResults<T>;
 }
 
+function parseDueSchedulers(reply: Reply | undefined): DueScheduler[] {
+  if (reply === undefined) return [];
+  const flat = asArray(reply, 'due schedulers');
+  const due: DueScheduler[] = [];
+  for (let i = 0; i + 4 < flat.length; i += 5) {
+    const anchor = asString(flat[i + 4], 'anchor');
+    due.push({
+      id: asString(flat[i], 'scheduler id'),
+      revision: Number(asString(flat[i + 1], 'revision')),
+      slot: Number(asString(flat[i + 2], 'slot')),
+      spec: asString(flat[i + 3], 'spec'),
+      anchor: anchor === '' ? -1 : Number(anchor),
+    });
+  }
+  return due;
+}
+
 function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
   const list = asArray(reply, 'claim');
-  const head = asArray(list[0], 'claim head').map((v) => asNumber(v, 'claim head'));
+  const raw = asArray(list[0], 'claim head');
+  const head = raw.slice(0, 7).map((v) => asNumber(v, 'claim head'));
   const now = head[0] ?? 0;
   return {
     now,
@@ -134,6 +167,7 @@ function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
     promoted: head[4] ?? 0,
     requeued: head[5] ?? 0,
     buried: head[6] ?? 0,
+    dueSchedulers: parseDueSchedulers(raw[7]),
     jobs: list.slice(1).map((entry) => {
       const j = asArray(entry, 'claimed job');
       const group = asString(j[3], 'group');
@@ -325,10 +359,65 @@ export class Scripts {
     buried: number;
     retried: number;
     stalled: number;
+    fired: number;
   }> {
     return this.op('counts', [], (reply) => {
-      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0] = codes(reply, 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled };
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0] = codes(reply, 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired };
+    });
+  }
+
+  /** A scheduler's row ({} when there is none) and the server's time, read together. */
+  getSchedulerOp(id: string): ScriptOp<{ now: number; row: Record<string, string> }> {
+    return this.op('getScheduler', [id], (reply) => {
+      const [now, row] = asArray(reply, 'getScheduler');
+      return { now: asNumber(now, 'now'), row: asRecord(row, 'scheduler row') };
+    });
+  }
+
+  /** A page of schedulers, soonest next slot first. */
+  listSchedulersOp(offset: number, limit: number): ScriptOp<Array<{ id: string; row: Record<string, string> }>> {
+    return this.op('listSchedulers', [offset, limit], (reply) => {
+      const flat = asArray(reply, 'listSchedulers');
+      const out: Array<{ id: string; row: Record<string, string> }> = [];
+      for (let i = 0; i < flat.length; i += 2) out.push({ id: asString(flat[i], 'scheduler id'), row: asRecord(flat[i + 1], 'scheduler row') });
+      return out;
+    });
+  }
+
+  /**
+   * Writes scheduler `id`, fenced on the revision read (-1: it must not exist): the revision written
+   * and the next slot stored (null: fires no more), or `{ok: false}` when the row changed meanwhile.
+   */
+  upsertSchedulerOp(
+    id: string,
+    expected: number,
+    write: { spec: string; anchor: number; limit: number; nextSlot: number; job: EncodedSchedulerJob },
+  ): ScriptOp<{ ok: true; revision: number; nextSlot: number | null } | { ok: false; revision: number }> {
+    const { spec, anchor, limit, nextSlot, job } = write;
+    const args = [id, expected, spec, anchor, limit, nextSlot, job.payload, job.group, job.priority, job.maxAttempts, job.backoff];
+    return this.op('upsertScheduler', args, (reply) => {
+      const [ok, revision, next] = codes(reply, 'upsertScheduler');
+      return ok === 1 ? { ok: true, revision: revision ?? 0, nextSlot: nullable(next ?? -1) } : { ok: false, revision: revision ?? -1 };
+    });
+  }
+
+  /** Deletes scheduler `id`: true when there was one. */
+  removeSchedulerOp(id: string): ScriptOp<boolean> {
+    return this.op('removeScheduler', [id], (reply) => asNumber(reply, 'removeScheduler') === 1);
+  }
+
+  /** Fires due slots, each fenced on the revision and slot read, moving each scheduler on to `next` (-1: none). */
+  fireSchedulersOp(items: ReadonlyArray<{ id: string; revision: number; slot: number; next: number }>): ScriptOp<FireResult> {
+    const args = [items.length, ...items.flatMap((i) => [i.id, i.revision, i.slot, i.next])];
+    return this.op('fireSchedulers', args, (reply) => {
+      const [now, next, fired, ...jobs] = asArray(reply, 'fireSchedulers');
+      return {
+        now: asNumber(now, 'now'),
+        nextDueAt: nullable(asNumber(next, 'next due')),
+        fired: asNumber(fired, 'fired'),
+        jobs: jobs.map((j) => asString(j, 'fired job') || null),
+      };
     });
   }
 

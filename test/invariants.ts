@@ -24,6 +24,7 @@ import { expect } from 'vitest';
 import { MAX_PROGRESS_BYTES } from '../src/encode.js';
 import { decodeEntry, DEFAULT_EVENTS_SETTINGS, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN } from '../src/events.js';
 import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
+import { firedBy, parseStoredSpec } from '../src/schedulers.js';
 import { formatTraceparent, parseTraceparent } from '../src/trace-context.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
@@ -54,6 +55,7 @@ const FIXED_TYPES: Readonly<Record<string, KeyType>> = {
   sched: 'list',
   completed: 'zset',
   events: 'stream',
+  schedulers: 'zset',
 };
 
 /** The most events the scripts put in one stream entry (lua/includes/flush_events.lua). */
@@ -116,6 +118,10 @@ export interface QueueSnapshot {
   readonly wrongTypes: ReadonlyMap<string, string>;
   /** Keys that must expire but have no TTL (an enqueue request's record). */
   readonly undying: readonly string[];
+  /** The schedulers' next slots (`emq:{q}:schedulers`): id -> slot (ms; Infinity: it fires no more). */
+  readonly schedulers: ReadonlyMap<string, number>;
+  /** The scheduler rows (`emq:{q}:scheduler:<id>`): id -> fields. */
+  readonly schedulerRows: ReadonlyMap<string, Readonly<Record<string, string>>>;
   /** The events stream's entries, oldest first, or undefined when the stream does not exist. */
   readonly events: readonly StreamEntry[] | undefined;
   /**
@@ -189,6 +195,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   const fifos = new Map<string, string[]>();
   const fixed = new Map<string, { type: string; values: string[] }>();
   const wrongTypes = new Map<string, string>();
+  const schedulerRows = new Map<string, Record<string, string>>();
   const undying: string[] = [];
   let events: StreamEntry[] | undefined;
 
@@ -209,6 +216,9 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     } else if (rest.startsWith('job:')) {
       if (type !== 'hash') wrongTypes.set(key, type);
       else rows.set(rest.slice(4), Object.fromEntries(pairs(values)));
+    } else if (rest.startsWith('scheduler:')) {
+      if (type !== 'hash') wrongTypes.set(key, type);
+      else schedulerRows.set(rest.slice(10), Object.fromEntries(pairs(values)));
     } else if (rest.startsWith('lane:')) {
       if (type !== 'zset') wrongTypes.set(key, type);
       else lanes.set(rest.slice(5), new Map(pairs(values).map(([m, s]) => [m, Number(s)])));
@@ -249,6 +259,8 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     groups: new Set(values('groups')),
     wrongTypes,
     undying,
+    schedulers: new Map(pairs(values('schedulers')).map(([m, s]) => [m, s === 'inf' ? Infinity : Number(s)])),
+    schedulerRows,
     events,
     eventsSlack,
   };
@@ -372,6 +384,13 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   past it (`stream-node-max-entries`, 100 by default, {@link QueueSnapshot.eventsSlack}). Every
  *   entry holds 1 to 500 events, each one the decoder knows with the fields its name requires
  *   (src/events.ts), and every job it names is a `JOB:` id.
+ * - (j) schedulers: each id in `schedulers` has a row and each row an entry; the entry's score is
+ *   the row's next slot `n`, or +inf when it has none (it fires no more); the row's counts (`v`,
+ *   `f`, `p`, `c`, `u`, `ma` >= 1), payload `d` (JSON), backoff `b` and spec `k` (what checkSpec
+ *   takes, its limit the row's `m`, an `every` spec with its anchor `an`) are well formed; it has
+ *   fired no more than its limit, and none left to fire once it reached it; its next slot is after
+ *   its last (`l`, present once it fired); a job it fired since it was made (`JOB:<id>@<slot>`, made
+ *   no earlier than the scheduler) is for a slot no later than its last. meta `fired` is a count.
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -543,6 +562,9 @@ export function findViolations(snap: QueueSnapshot): string[] {
   // (i) the events stream
   out.push(...eventsViolations(snap));
 
+  // (j) schedulers
+  out.push(...schedulerViolations(snap));
+
   return out;
 }
 
@@ -567,6 +589,47 @@ function eventsViolations(snap: QueueSnapshot): string[] {
     for (let i = 0; i + 1 < fields.length; i += 2) {
       if (fields[i] === 'j' && !fields[i + 1]!.startsWith('JOB:')) out.push(`events: entry ${id} names ${JSON.stringify(fields[i + 1])}, not a JOB: id`);
     }
+  }
+  return out;
+}
+
+/** The violations of (j), the schedulers (see findViolations). */
+function schedulerViolations(snap: QueueSnapshot): string[] {
+  const out: string[] = [];
+  if (snap.meta.fired !== undefined && !isCount(snap.meta.fired)) out.push(`meta fired holds ${JSON.stringify(snap.meta.fired)}, not a count`);
+  for (const id of snap.schedulers.keys()) if (!snap.schedulerRows.has(id)) out.push(`scheduler ${id}: in schedulers without a row`);
+  for (const [id, row] of snap.schedulerRows) {
+    const score = snap.schedulers.get(id);
+    if (score === undefined) {
+      out.push(`scheduler ${id}: a row not in schedulers`);
+      continue;
+    }
+    for (const field of ['v', 'f', 'p', 'c', 'u'] as const) {
+      if (!isCount(row[field])) out.push(`scheduler ${id}: ${field} holds ${JSON.stringify(row[field])}, not a count`);
+    }
+    if (!isCount(row.ma) || Number(row.ma) < 1) out.push(`scheduler ${id}: maxAttempts (ma) holds ${JSON.stringify(row.ma)}`);
+    if (row.d === undefined || !isJson(row.d)) out.push(`scheduler ${id}: its payload (d) is not JSON`);
+    if (row.b === undefined || !/^[fe],\d+,\d+,[\d.]+$/.test(row.b)) out.push(`scheduler ${id}: its backoff (b) holds ${JSON.stringify(row.b)}`);
+    const spec = parseStoredSpec(row.k ?? '');
+    if (!spec) out.push(`scheduler ${id}: its spec (k) is not a spec: ${JSON.stringify(row.k)}`);
+    else {
+      if ((spec.limit ?? -1) !== (row.m === undefined ? -1 : Number(row.m))) out.push(`scheduler ${id}: its limit (m) ${JSON.stringify(row.m)} is not its spec's`);
+      if (spec.every !== undefined && !isCount(row.an)) out.push(`scheduler ${id}: an every spec without its anchor (an)`);
+    }
+    if (row.n === undefined) {
+      if (score !== Infinity) out.push(`scheduler ${id}: fires no more (no n) but is at ${score} in schedulers, not +inf`);
+    } else if (Number(row.n) !== score) out.push(`scheduler ${id}: its next slot n ${row.n} is not its score ${score} in schedulers`);
+    if (row.m !== undefined && isCount(row.f) && Number(row.f) > Number(row.m)) out.push(`scheduler ${id}: fired ${row.f} times, over its limit ${row.m}`);
+    if (row.m !== undefined && Number(row.f) >= Number(row.m) && row.n !== undefined) out.push(`scheduler ${id}: reached its limit ${row.m} with a next slot`);
+    if (row.l !== undefined && row.n !== undefined && Number(row.n) <= Number(row.l)) out.push(`scheduler ${id}: its next slot ${row.n} is not after its last ${row.l}`);
+    if (Number(row.f) > 0 && row.l === undefined) out.push(`scheduler ${id}: fired ${row.f} times without a last slot (l)`);
+  }
+  // a job fired by a scheduler as it is now (made no later than the job) was for a slot it fired
+  for (const [jobId, row] of snap.rows) {
+    const by = firedBy(jobId);
+    const scheduler = by && snap.schedulerRows.get(by.id);
+    if (!by || !scheduler || Number(row.c) < Number(scheduler.c)) continue;
+    if (scheduler.l === undefined || by.slot > Number(scheduler.l)) out.push(`${jobId}: fired for slot ${by.slot}, after its scheduler's last slot ${scheduler.l ?? '(none)'}`);
   }
   return out;
 }

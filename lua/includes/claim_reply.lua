@@ -30,18 +30,18 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
-  local next_due, next_lease = -1, -1
+  local due_at, next_lease = -1, -1
   if #jobs < n or n == 0 then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
     if n > 0 then
       redis.call('DEL', K_WAKE, K_SCHED)
     else
       redis.call('DEL', K_SCHED)
     end
   elseif redis.call('DEL', K_SCHED) == 1 or times then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
   end
-  local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
+  local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end

@@ -8,6 +8,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'

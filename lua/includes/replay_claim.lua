@@ -18,7 +18,7 @@ local function replay_claim(seen, now, lease_ms)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
-  local next_due, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  local due_at, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
   return reply
 end

@@ -88,8 +88,13 @@ export interface BeatSummary {
    * promoted).
    */
   stoppedBy: 'empty' | 'deadline' | 'budget' | 'no-time';
-  /** When the queue ran dry: how long until its next scheduled job is due (ms), else null. */
+  /**
+   * When the queue ran dry: how long until its next scheduled job or scheduler slot is due (ms),
+   * else null. A drain sleeps until then when that is before its deadline.
+   */
   nextDueInMs: number | null;
+  /** Scheduler slots this beat fired (each enqueued one job, which it claims like any other). */
+  fired: number;
 }
 
 /**
@@ -129,6 +134,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     durationMs: 0,
     stoppedBy: 'empty',
     nextDueInMs: null,
+    fired: 0,
   };
 
   const waiting: Array<Job<P>> = [];
@@ -157,9 +163,11 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   const took = (claimed: Claimed<P> | null, asked: number): void => {
     if (!claimed) return;
     summary.claimed += claimed.jobs.length;
+    summary.fired += claimed.fired;
     waiting.push(...claimed.jobs);
     dry = false;
-    if (claimed.jobs.length < asked || asked === 0) {
+    // slots fired after the beat made jobs claimable that this reply could not carry
+    if ((claimed.jobs.length < asked || asked === 0) && claimed.fired === 0) {
       dry = true;
       summary.nextDueInMs = claimed.nextDueAt === null ? null : Math.max(0, claimed.nextDueAt - claimed.now);
     }
@@ -221,7 +229,8 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   // The first request always reaps and promotes (and carries what an earlier beat left to
   // acknowledge); it claims only when a job could still finish: all an idle beat ever sends.
   const noTime = !canStart();
-  if (options.first) took(options.first.claimed, options.first.asked);
+  // (a first request sent by the caller may have seen scheduler slots due: they are fired here)
+  if (options.first) took(await fireFirst(leases, options.first.claimed), options.first.asked);
   else await flush(noTime ? 0 : batchSize, [], true);
 
   for (;;) {
@@ -248,4 +257,13 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   summary.stoppedBy = !canRequest() ? 'budget' : noTime ? 'no-time' : dry && unstarted.length === 0 ? 'empty' : 'deadline';
   summary.durationMs = Date.now() - started;
   return summary;
+}
+
+/** Fires the scheduler slots a first request sent by the caller saw due; on a failure they stay due for the next beat. */
+async function fireFirst<P>(leases: Leases<P>, claimed: Claimed<P>): Promise<Claimed<P>> {
+  try {
+    return await leases.fireDue(claimed);
+  } catch {
+    return claimed;
+  }
 }

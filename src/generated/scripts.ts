@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "263171f6f4bff851ac2d0821a276bab6cc1fdad3",
+    sha1: "68bb7a75f69f0823a7627b803155975861fdcdf4",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script.
@@ -29,10 +29,12 @@ export const scripts = {
   ARGV[6]  request key of the claim ("" = none; see claim.lua): a repeat reaps and promotes what
            is due again (harmless) and answers the first claim's jobs
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    as claim's, with promoted, requeued and buried counts in the head:
-           { {now, paused, next due, next lease deadline, promoted, requeued, buried}, job, ... };
-           unlike claim's, the next due time and lease deadline are there even when n jobs were
-           claimed (-1 for none), so a busy consumer can arm its timers
+  Reply    as claim's, with promoted, requeued and buried counts and the due schedulers in the
+           head: { {now, paused, next due, next lease deadline, promoted, requeued, buried,
+           {due schedulers}}, job, ... }; unlike claim's, the next due time and lease deadline
+           are there even when n jobs were claimed (-1 for none), so a busy consumer can arm its
+           timers. The due schedulers (at most 100, includes/due_schedulers.lua) are for the
+           caller to fire (fire-schedulers.lua) once it has worked out their next slots
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta \`stalled\` += the jobs reaped
   Errors   EMQARG (a malformed number)
@@ -49,6 +51,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -611,10 +616,26 @@ local function claim_jobs(n, lease_ms, now)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
 end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time or the
+-- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
+local function next_due()
+  local job, slot = first_score(K_SCHEDULED), first_slot()
+  if job < 0 then return slot end
+  if slot < 0 or job <= slot then return job end
+  return slot
+end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
--- the first scheduled job's due time and the earliest lease deadline (-1 for none).
+-- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
+-- for none).
 local function next_times()
-  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
+  return next_due(), first_score(K_ACTIVE)
 end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
@@ -633,8 +654,8 @@ local function replay_claim(seen, now, lease_ms)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
-  local next_due, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  local due_at, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
   return reply
 end
 -- The reply shared by claim, beat and complete-and-claim:
@@ -666,20 +687,43 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
-  local next_due, next_lease = -1, -1
+  local due_at, next_lease = -1, -1
   if #jobs < n or n == 0 then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
     if n > 0 then
       redis.call('DEL', K_WAKE, K_SCHED)
     else
       redis.call('DEL', K_SCHED)
     end
   elseif redis.call('DEL', K_SCHED) == 1 or times then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
   end
-  local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
+  local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
+end
+-- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
+local function scheduler_key(id)
+  return PREFIX .. 'scheduler:' .. id
+end
+-- The schedulers whose next slot is due by \`now\`, at most \`limit\`, soonest first, as a flat list
+-- of 5 values each: id, revision \`v\`, the slot due \`n\`, the spec \`k\` (JSON) and the anchor \`an\`
+-- ('' for none). A beat hands them to its caller, which works out each one's next slot (cron
+-- needs croner, which the scripts lack) and fires them with fire-schedulers.lua.
+local function due_schedulers(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', K_SCHEDULERS, '-inf', now, 'LIMIT', 0, limit)
+  local due = {}
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', scheduler_key(id), 'v', 'n', 'k', 'an')
+    if r[1] and r[2] then
+      due[#due + 1] = id
+      due[#due + 1] = r[1]
+      due[#due + 1] = r[2]
+      due[#due + 1] = r[3] or ''
+      due[#due + 1] = r[4] or ''
+    end
+  end
+  return due
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -752,13 +796,14 @@ if promote_limit > 0 then
 end
 if reaped_woke or promoted_woke then ring_doorbell() end
 local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
+reply[1][8] = due_schedulers(now, 100)
 flush_events()
 return reply
 `,
   },
   changePriority: {
     name: "changePriority",
-    sha1: "98e76fd5cfd060e1c675b9705d5593887366e5ad",
+    sha1: "c3857412b48f951237a533b270daab1fa21772d6",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -786,6 +831,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -858,7 +906,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "bd7a5efeda0a5d06de5a433cff6c79b16391d3c2",
+    sha1: "37625b4835b5948d4bb771ed8069b343581e25ec",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -890,6 +938,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1214,10 +1265,26 @@ end
 local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time or the
+-- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
+local function next_due()
+  local job, slot = first_score(K_SCHEDULED), first_slot()
+  if job < 0 then return slot end
+  if slot < 0 or job <= slot then return job end
+  return slot
+end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
--- the first scheduled job's due time and the earliest lease deadline (-1 for none).
+-- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
+-- for none).
 local function next_times()
-  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
+  return next_due(), first_score(K_ACTIVE)
 end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
@@ -1236,8 +1303,8 @@ local function replay_claim(seen, now, lease_ms)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
-  local next_due, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  local due_at, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
   return reply
 end
 -- The reply shared by claim, beat and complete-and-claim:
@@ -1269,18 +1336,18 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
-  local next_due, next_lease = -1, -1
+  local due_at, next_lease = -1, -1
   if #jobs < n or n == 0 then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
     if n > 0 then
       redis.call('DEL', K_WAKE, K_SCHED)
     else
       redis.call('DEL', K_SCHED)
     end
   elseif redis.call('DEL', K_SCHED) == 1 or times then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
   end
-  local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
+  local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end
@@ -1338,7 +1405,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "22b49d2d2d0a4ed90b4fe2a11e40f3e17a5fb971",
+    sha1: "ec518f63628f7bb6431d3dd9d018d7b2e0411255",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -1373,6 +1440,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -1554,7 +1624,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "f764f8ddd350f7bc93f5c291ead88bf8e33e36ee",
+    sha1: "f75656fbe1174f236c2ff48850bf6b18aca55364",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1596,6 +1666,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2090,10 +2163,26 @@ end
 local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time or the
+-- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
+local function next_due()
+  local job, slot = first_score(K_SCHEDULED), first_slot()
+  if job < 0 then return slot end
+  if slot < 0 or job <= slot then return job end
+  return slot
+end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
--- the first scheduled job's due time and the earliest lease deadline (-1 for none).
+-- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
+-- for none).
 local function next_times()
-  return first_score(K_SCHEDULED), first_score(K_ACTIVE)
+  return next_due(), first_score(K_ACTIVE)
 end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
@@ -2112,8 +2201,8 @@ local function replay_claim(seen, now, lease_ms)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
-  local next_due, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), next_due, next_lease, 0, 0, 0 }
+  local due_at, next_lease = next_times()
+  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
   return reply
 end
 -- The reply shared by claim, beat and complete-and-claim:
@@ -2145,18 +2234,18 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
-  local next_due, next_lease = -1, -1
+  local due_at, next_lease = -1, -1
   if #jobs < n or n == 0 then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
     if n > 0 then
       redis.call('DEL', K_WAKE, K_SCHED)
     else
       redis.call('DEL', K_SCHED)
     end
   elseif redis.call('DEL', K_SCHED) == 1 or times then
-    next_due, next_lease = next_times()
+    due_at, next_lease = next_times()
   end
-  local reply = { { now, paused and 1 or 0, next_due, next_lease, promoted, requeued, buried } }
+  local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end
@@ -2281,7 +2370,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "2a1049f296d05afc111f579a637fd8a337336741",
+    sha1: "74efbdfe1d74aa104a0bb7710a0aa7f3ab6d6b75",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -2291,7 +2380,8 @@ return { codes, claimed }
            and emq:{q}:fifo
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
-           attempts sent to run again), stalled (a counter: leases reaped)}
+           attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
+           slots fired)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -2303,6 +2393,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2342,12 +2435,13 @@ return {
   tonumber(redis.call('HGET', K_META, 'buried') or '0'),
   tonumber(redis.call('HGET', K_META, 'retried') or '0'),
   tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
+  tonumber(redis.call('HGET', K_META, 'fired') or '0'),
 }
 `,
   },
   deadRetention: {
     name: "deadRetention",
-    sha1: "53e2612fb8ef372fd5a25df3dbde073a09e98465",
+    sha1: "ad3c0b1037f8a9691a91e3ab93e782435bb48bfb",
     lua: `--[[
   dead-retention: the queue's retention of dead jobs (see set-dead-retention).
 
@@ -2365,6 +2459,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2375,7 +2472,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "dbf8ac7af453ece6b3748709a991a4e5a7e2c61c",
+    sha1: "3865c0b8bba785d140a0f78ff588984342b0d9ee",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -2409,6 +2506,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2654,7 +2754,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "e3b9008b33743a57e3300430b14f2eb17324fdf8",
+    sha1: "a87c6d84e3551f303e3e839bf90665773bd720f2",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -2698,6 +2798,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -2749,6 +2852,27 @@ local function all_new(ids)
   if count_existing(keys) > 0 then return false end
   return true, keys
 end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Write a new job's row: its state, payload, attempts ('0') and created time, then its order \`o\`
 -- and group \`g\` when it has them (order nil, group ''), then \`rare\`: nil, or a list of the
 -- field-value pairs a row has only when they differ from the defaults (a priority among them).
@@ -2773,27 +2897,6 @@ local function write_row(key, state, payload, created, order, group, rare)
   for _, v in ipairs(rare or {}) do row[#row + 1] = v end
   return redis.call('HSET', key, unpack(row))
 end
--- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
--- of a command that answers one value per member, concatenated (nothing for other commands).
-local function chunked(command, key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
-    if type(reply) == 'table' then
-      for _, v in ipairs(reply) do out[#out + 1] = v end
-    end
-  end
-  return out
-end
--- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
--- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
--- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
--- of the scripts, never a setting stored in Redis: changing a stored default would silently
--- change every row that relies on it.
-local DEFAULT_MAX_ATTEMPTS = 3
-local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
 -- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
 -- first-seen order.
@@ -2820,6 +2923,99 @@ end
 local function batch_append(batch, g, id)
   local e = batch_entry(batch, g)
   e.f[#e.f + 1] = id
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Write a new job's row and collect it where it goes: the arrivals list of its lane (claimable
+-- now at the default priority), its lane's zset (claimable now with a priority), or \`later\`
+-- (due at \`due\` > now: \`later.scores\` the ZADD arguments for K_SCHEDULED, \`later.ids\` a set).
+-- \`key\` is its row's key, \`seq\` its arrival sequence number, \`group\` '' for none, \`priority\`,
+-- \`max_attempts\` and \`backoff\` as enqueue takes them (text; \`priority\` a number), \`traceparent\`
+-- nil for none. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names the
+-- scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot)
+  local order = priority * 4294967296 + (seq % 4294967296)
+  local state = 'pending'
+  if due > now then state = 'scheduled' end
+  -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at the
+  -- default priority goes to its arrivals list, whose order is its members' rows' \`o\`
+  local fresh = state == 'pending' and priority == 0
+  local order_text = nil
+  if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
+  local rare = nil
+  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
+  if backoff ~= DEFAULT_BACKOFF then
+    rare = rare or {}
+    rare[#rare + 1] = 'b'
+    rare[#rare + 1] = backoff
+  end
+  if priority > 0 then
+    rare = rare or {}
+    rare[#rare + 1] = 'p'
+    rare[#rare + 1] = string.format('%d', priority)
+  end
+  if traceparent then
+    rare = rare or {}
+    rare[#rare + 1] = 'x'
+    rare[#rare + 1] = traceparent
+  end
+  write_row(key, state, payload, now_text, order_text, group, rare)
+  local event_group = group ~= '' and group or nil
+  if state == 'scheduled' then
+    local due_text = string.format('%d', due)
+    later.scores[#later.scores + 1] = due_text
+    later.scores[#later.scores + 1] = id
+    later.ids[id] = true
+    collect_event('scheduled', id, 'g', event_group, 'd', due_text)
+  else
+    if fresh then
+      batch_append(batch, group, id)
+    else
+      batch_push(batch, group, order, id)
+    end
+    collect_event('added', id, 'g', event_group, 'k', fired_by, 'd', slot)
+  end
+  return state
 end
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
@@ -2908,48 +3104,6 @@ local function check_traceparent(v)
     error(redis.error_reply('EMQARG a traceparent must be 00-<32 hex>-<16 hex>-<2 hex>, got ' .. tostring(v)))
   end
   return v
-end
--- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
--- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
--- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
--- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
--- may be a Lua number: redis.call writes an integer below 2^53 in full.
--- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
--- costs appends, not a table an event.
-local event_fields, event_starts = {}, {}
-local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  local fields = event_fields
-  local n = #fields
-  event_starts[#event_starts + 1] = n + 1
-  fields[n + 1] = 'e'
-  fields[n + 2] = event
-  n = n + 2
-  if id then
-    fields[n + 1] = 'j'
-    fields[n + 2] = id
-    n = n + 2
-  end
-  if v1 then
-    fields[n + 1] = f1
-    fields[n + 2] = v1
-    n = n + 2
-  end
-  if v2 then
-    fields[n + 1] = f2
-    fields[n + 2] = v2
-    n = n + 2
-  end
-  if v3 then
-    fields[n + 1] = f3
-    fields[n + 2] = v3
-    n = n + 2
-  end
-  if v4 then
-    fields[n + 1] = f4
-    fields[n + 2] = v4
-  end
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
@@ -3073,7 +3227,7 @@ if request and not caller_key then
 end
 local batch = { order = {} }
 local reply = {}
-local scheduled, new_scheduled = {}, {}
+local later = { scores = {}, ids = {} }
 local wrote = false
 
 for i = 0, n - 1 do
@@ -3081,7 +3235,6 @@ for i = 0, n - 1 do
   local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
   seq = seq + 1
-  local order = priority * 4294967296 + (seq % 4294967296)
   if all_ids_new then
     id = wanted[i + 1]
   elseif id == '' then
@@ -3095,56 +3248,16 @@ for i = 0, n - 1 do
     id = nil
   end
   if id then
-    local due = due_of(b, now)
-    local state = 'pending'
-    if due > now then state = 'scheduled' end
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at
-    -- the default priority goes to its arrivals list, whose order is its members' rows' \`o\`
-    local fresh = state == 'pending' and priority == 0
-    local order_text = nil
-    if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
-    local rare = nil
-    if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
-    if backoff ~= DEFAULT_BACKOFF then
-      rare = rare or {}
-      rare[#rare + 1] = 'b'
-      rare[#rare + 1] = backoff
-    end
-    if priority > 0 then
-      rare = rare or {}
-      rare[#rare + 1] = 'p'
-      rare[#rare + 1] = string.format('%d', priority)
-    end
-    if traceparent then
-      rare = rare or {}
-      rare[#rare + 1] = 'x'
-      rare[#rare + 1] = traceparent
-    end
-    write_row(key, state, payload, now_text, order_text, group, rare)
-    local event_group = group ~= '' and group or nil
-    if state == 'scheduled' then
-      local due_text = string.format('%d', due)
-      scheduled[#scheduled + 1] = due_text
-      scheduled[#scheduled + 1] = id
-      new_scheduled[id] = true
-      collect_event('scheduled', id, 'g', event_group, 'd', due_text)
-    else
-      if fresh then
-        batch_append(batch, group, id)
-      else
-        batch_push(batch, group, order, id)
-      end
-      collect_event('added', id, 'g', event_group)
-    end
+    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent)
     reply[#reply + 1] = id
     reply[#reply + 1] = state
     wrote = true
   end
 end
 
-chunked('ZADD', K_SCHEDULED, scheduled)
-if #scheduled > 0 then ring_sched_bell(new_scheduled) end
+chunked('ZADD', K_SCHEDULED, later.scores)
+if #later.scores > 0 then ring_sched_bell(later.ids) end
 if admit(batch) then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)
@@ -3155,7 +3268,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "00f7aa53e9e99857f6f01c3bd71c1e32833836e6",
+    sha1: "503a5fced5c28929dfe82b7fd02f5ffaf5e2a384",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -3173,6 +3286,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3198,7 +3314,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "1cf2ff4dcd223345b6b0f44c63e487abfd886e00",
+    sha1: "8dd955795162c65d44030c3044db18f332ec48cd",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -3222,6 +3338,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3294,7 +3413,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "ab2a0f8a9526b3224a87696c6638879355fdda6e",
+    sha1: "3c3e46424f8170410822fde98a743a362ce799d3",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -3327,6 +3446,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3721,9 +3843,431 @@ flush_events()
 return codes
 `,
   },
+  fireSchedulers: {
+    name: "fireSchedulers",
+    sha1: "c13c6dd910aaf5144e986a991a7edfd9fe740190",
+    lua: `--[[
+  fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
+  (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
+  writes nothing. A slot fired enqueues its scheduler's job with the id \`JOB:<scheduler>@<slot>\`
+  (an id no caller can give: a firing repeated is a duplicate) claimable now, and moves the
+  scheduler on to the next slot its caller worked out (after the slot and after now: missed slots
+  are not fired one by one, docs/design.md "Schedulers"), or to none once its limit is reached.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  n, the number of schedulers (>= 1)
+  then 4 values per scheduler: id, the revision read, the slot read (ms), the next slot (ms, -1:
+           it fires no more)
+  Derives  emq:{q}:scheduler:<id>, emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Reply    {now, next due time or -1, fired, the id of each job fired or "" for a fenced one, in
+           ARGV order}
+  Events   \`added\` (j, g, k the scheduler, d the slot) per job fired, in one entry
+  Counts   meta \`fired\` += the slots fired
+  Errors   EMQARG (a malformed number), raised before any write
+  Rings    the doorbell when a job fired is claimable; the schedule bell when a next slot written
+           is the queue's next due time
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
+local function scheduler_key(id)
+  return PREFIX .. 'scheduler:' .. id
+end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- Write a new job's row: its state, payload, attempts ('0') and created time, then its order \`o\`
+-- and group \`g\` when it has them (order nil, group ''), then \`rare\`: nil, or a list of the
+-- field-value pairs a row has only when they differ from the defaults (a priority among them).
+-- The usual shape, a row with its order and no rare field, goes to HSET as arguments: a table
+-- made for each row and unpacked costs about as much again as the HSET (~0.7 us a row, Redis 7).
+local function write_row(key, state, payload, created, order, group, rare)
+  if order and not rare then
+    if group == '' then
+      return redis.call('HSET', key, 's', state, 'd', payload, 'a', '0', 'c', created, 'o', order)
+    end
+    return redis.call('HSET', key, 's', state, 'd', payload, 'a', '0', 'c', created, 'o', order, 'g', group)
+  end
+  local row = { 's', state, 'd', payload, 'a', '0', 'c', created }
+  if order then
+    row[#row + 1] = 'o'
+    row[#row + 1] = order
+  end
+  if group ~= '' then
+    row[#row + 1] = 'g'
+    row[#row + 1] = group
+  end
+  for _, v in ipairs(rare or {}) do row[#row + 1] = v end
+  return redis.call('HSET', key, unpack(row))
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Collect job \`id\` for admission (see admit) at the tail of ring entry g's arrivals list: only a
+-- job just enqueued at the default priority, whose order (its seq, kept in the row's \`o\`) is
+-- above every order in any list, so each list stays in order with RPUSH alone.
+local function batch_append(batch, g, id)
+  local e = batch_entry(batch, g)
+  e.f[#e.f + 1] = id
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Write a new job's row and collect it where it goes: the arrivals list of its lane (claimable
+-- now at the default priority), its lane's zset (claimable now with a priority), or \`later\`
+-- (due at \`due\` > now: \`later.scores\` the ZADD arguments for K_SCHEDULED, \`later.ids\` a set).
+-- \`key\` is its row's key, \`seq\` its arrival sequence number, \`group\` '' for none, \`priority\`,
+-- \`max_attempts\` and \`backoff\` as enqueue takes them (text; \`priority\` a number), \`traceparent\`
+-- nil for none. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names the
+-- scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot)
+  local order = priority * 4294967296 + (seq % 4294967296)
+  local state = 'pending'
+  if due > now then state = 'scheduled' end
+  -- a scheduled job is in no lane until promoted: its row keeps the order meanwhile; a job at the
+  -- default priority goes to its arrivals list, whose order is its members' rows' \`o\`
+  local fresh = state == 'pending' and priority == 0
+  local order_text = nil
+  if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
+  local rare = nil
+  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
+  if backoff ~= DEFAULT_BACKOFF then
+    rare = rare or {}
+    rare[#rare + 1] = 'b'
+    rare[#rare + 1] = backoff
+  end
+  if priority > 0 then
+    rare = rare or {}
+    rare[#rare + 1] = 'p'
+    rare[#rare + 1] = string.format('%d', priority)
+  end
+  if traceparent then
+    rare = rare or {}
+    rare[#rare + 1] = 'x'
+    rare[#rare + 1] = traceparent
+  end
+  write_row(key, state, payload, now_text, order_text, group, rare)
+  local event_group = group ~= '' and group or nil
+  if state == 'scheduled' then
+    local due_text = string.format('%d', due)
+    later.scores[#later.scores + 1] = due_text
+    later.scores[#later.scores + 1] = id
+    later.ids[id] = true
+    collect_event('scheduled', id, 'g', event_group, 'd', due_text)
+  else
+    if fresh then
+      batch_append(batch, group, id)
+    else
+      batch_push(batch, group, order, id)
+    end
+    collect_event('added', id, 'g', event_group, 'k', fired_by, 'd', slot)
+  end
+  return state
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
+local function group_open(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  for _, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = group_open(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  push_token(K_WAKE)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time or the
+-- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
+local function next_due()
+  local job, slot = first_score(K_SCHEDULED), first_slot()
+  if job < 0 then return slot end
+  if slot < 0 or job <= slot then return job end
+  return slot
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+
+local n = arg_int(ARGV[2], 'n', 1)
+local FIRST, FIELDS = 2, 4
+for i = 0, n - 1 do
+  local b = FIRST + i * FIELDS
+  arg_int(ARGV[b + 2], 'revision', 0)
+  arg_int(ARGV[b + 3], 'slot', 0)
+  arg_int(ARGV[b + 4], 'next slot', -1)
+end
+
+local now = now_ms()
+local now_text = string.format('%d', now)
+local batch = { order = {} }
+local later = { scores = {}, ids = {} }
+local jobs, fired, earliest = {}, 0, -1
+for i = 0, n - 1 do
+  local b = FIRST + i * FIELDS
+  local id, slot_text, next_slot = ARGV[b + 1], ARGV[b + 3], tonumber(ARGV[b + 4])
+  local key = scheduler_key(id)
+  local r = redis.call('HMGET', key, 'v', 'n', 'f', 'm', 'd', 'g', 'p', 'ma', 'b')
+  local job = ''
+  if r[1] == ARGV[b + 2] and r[2] == slot_text then
+    local count = tonumber(r[3] or '0') + 1
+    if r[4] and count >= tonumber(r[4]) then next_slot = -1 end
+    job = 'JOB:' .. id .. '@' .. slot_text
+    local row = job_key(job)
+    -- a job of this slot exists only when the scheduler was removed and made again: the slot is
+    -- fired, and the job that has its id is its job
+    if redis.call('EXISTS', row) == 0 then
+      local seq = redis.call('HINCRBY', K_META, 'seq', 1)
+      add_job(batch, later, row, job, r[5], r[6] or '', tonumber(r[7] or '0'), r[8], r[9], seq, -1, now, now_text, nil, id, slot_text)
+    end
+    fired = fired + 1
+    redis.call('HSET', key, 'v', string.format('%d', tonumber(r[1]) + 1), 'f', string.format('%d', count), 'l', slot_text)
+    if next_slot >= 0 then
+      redis.call('HSET', key, 'n', string.format('%d', next_slot))
+      redis.call('ZADD', K_SCHEDULERS, next_slot, id)
+      if earliest < 0 or next_slot < earliest then earliest = next_slot end
+    else
+      redis.call('HDEL', key, 'n')
+      redis.call('ZADD', K_SCHEDULERS, '+inf', id)
+    end
+  end
+  jobs[#jobs + 1] = job
+end
+
+if admit(batch) then ring_doorbell() end
+if fired > 0 then redis.call('HINCRBY', K_META, 'fired', fired) end
+ring_sched_bell_at(earliest)
+flush_events()
+local reply = { now, next_due(), fired }
+for _, job in ipairs(jobs) do reply[#reply + 1] = job end
+return reply
+`,
+  },
   getJob: {
     name: "getJob",
-    sha1: "a2368c71a177f31eb8d808c39b853fa3b304951d",
+    sha1: "28ce075a55385f2c14cccee7bb84fb9366ca8f66",
     lua: `--[[
   get-job: one job's row.
 
@@ -3747,6 +4291,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -3804,9 +4351,51 @@ end
 return row
 `,
   },
+  getScheduler: {
+    name: "getScheduler",
+    sha1: "45b0b6100ca8427a87d2f682474f279c1bab8344",
+    lua: `--[[
+  get-scheduler: one scheduler's row and the server's time, read together (an upsert works out
+  its next slot from both).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  scheduler id
+  Derives  emq:{q}:scheduler:<id>
+  Reply    {now, row as a flat field/value list ({} when there is no such scheduler)}
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
+local function scheduler_key(id)
+  return PREFIX .. 'scheduler:' .. id
+end
+
+return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
+`,
+  },
   groupLimit: {
     name: "groupLimit",
-    sha1: "cd4b283718a0e471f578ba730c6e8afc300332ac",
+    sha1: "38234fcdbc472529bae50656ab77f9c5c7a63ce1",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -3832,6 +4421,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4012,7 +4604,7 @@ return 1
   },
   listDead: {
     name: "listDead",
-    sha1: "8990bad501a972e0aae0ef665b3107bc5d064e0d",
+    sha1: "1ed325e778983fea2e6d24f6edebbb7665a643e9",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -4034,6 +4626,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4087,7 +4682,7 @@ return reply
   },
   listJobs: {
     name: "listJobs",
-    sha1: "a49304414d873d93aceb07023565f509224a607f",
+    sha1: "01ee7494758e6fd1d1deb3a5eda5de09dfce2271",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -4123,6 +4718,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4319,9 +4917,63 @@ table.sort(names)
 return names
 `,
   },
+  listSchedulers: {
+    name: "listSchedulers",
+    sha1: "f9b8653f6667b7e263d375425b76cea6c413540b",
+    lua: `--[[
+  list-schedulers: a page of the queue's schedulers, soonest next slot first (those that fire no
+  more last, by id).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  offset (>= 0)
+  ARGV[3]  limit (>= 1)
+  Derives  emq:{q}:scheduler:<id>
+  Reply    {id, row (a flat field/value list), id, row, ...}
+  Errors   EMQARG
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
+local function scheduler_key(id)
+  return PREFIX .. 'scheduler:' .. id
+end
+
+local offset = arg_int(ARGV[2], 'offset', 0)
+local limit = arg_int(ARGV[3], 'limit', 1)
+local reply = {}
+for _, id in ipairs(redis.call('ZRANGE', K_SCHEDULERS, offset, offset + limit - 1)) do
+  reply[#reply + 1] = id
+  reply[#reply + 1] = redis.call('HGETALL', scheduler_key(id))
+end
+return reply
+`,
+  },
   moveGroup: {
     name: "moveGroup",
-    sha1: "ad411b09fcf1f140680d4f118234fd52dc1b8f80",
+    sha1: "8d0f9071ad01ae3f39927ae1a24d5e47165a0646",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -4345,6 +4997,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4508,13 +5163,14 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "ec985303f4a06f91e1a42eb005182670bf7828f5",
+    sha1: "99de478ec6d596f96b70eb22363a160832f2f93d",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
   (unregister-queue: that key is outside the queue's slot). The first call pauses the queue, so
-  nothing is claimed while it goes. Refused, writing nothing, while jobs are active, unless forced:
-  then the active rows go first (their slots freed, so the group counts stay true), and their
+  nothing is claimed while it goes. Refused, writing nothing, while jobs are active, unless forced.
+  The schedulers go first (a scheduler row counts as a row), so no slot fires into a queue being
+  deleted; then the active rows (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
   and last, once no row is left, every fixed key, the events stream among them. It appends no
@@ -4527,7 +5183,7 @@ return 1
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  "1": go even while jobs are active; "0": refuse then
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
            number of active jobs)}. Sent again it goes on, or answers done: harmless twice
   Errors   EMQARG (a malformed number), before anything is written
@@ -4542,6 +5198,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4703,6 +5362,10 @@ local function drop_lane(g, budget)
   leave_ring(g)
   return #ids
 end
+-- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
+local function scheduler_key(id)
+  return PREFIX .. 'scheduler:' .. id
+end
 
 local force = ARGV[2] == '1'
 local n = arg_int(ARGV[3], 'n', 1)
@@ -4718,6 +5381,14 @@ local function spend(rows, visits)
   deleted = deleted + rows
   budget = budget - rows - (visits or 0)
   return budget <= 0
+end
+
+-- the schedulers, so nothing fires meanwhile
+local schedulers = redis.call('ZRANGE', K_SCHEDULERS, 0, budget - 1)
+if #schedulers > 0 then
+  for _, id in ipairs(schedulers) do redis.call('DEL', scheduler_key(id)) end
+  chunked('ZREM', K_SCHEDULERS, schedulers)
+  if spend(#schedulers) then return { 0, deleted } end
 end
 
 -- active rows, their group slots freed
@@ -4760,13 +5431,13 @@ while redis.call('SCARD', K_GROUPS) > 0 do
 end
 
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
-  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, PREFIX .. 'fifo')
+  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
 return { 1, deleted }
 `,
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "fdaf60746c276197aeab38cd57e1efd3ec6e5e37",
+    sha1: "058ede82eb52672c07215a30b205524a345ca930",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -4787,6 +5458,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -4895,7 +5569,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "7fe81bb63f67a9e6c6049443e9afd629e0ddd0f3",
+    sha1: "f3255341d95eef8deee43855442c0adb365c62c7",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -4914,6 +5588,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5018,7 +5695,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "e769249ae9c2005bd5f601f732cedc4631ab4beb",
+    sha1: "5a1a1cd481a1af05ff5100eb5052876d374d44bb",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -5049,6 +5726,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5202,7 +5882,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "c7efbcec9a42d43c80aa54d22af06d70188efb73",
+    sha1: "7d84f420372308159426ffec0f049da83e9e847e",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call.
@@ -5226,6 +5906,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5472,7 +6155,7 @@ return { moved, next_due }
   },
   readEvents: {
     name: "readEvents",
-    sha1: "886bd86cce709f433d3ab3a51767e77d9c206ca1",
+    sha1: "fbf4600d0ae02d7fdd75f7ec8b18528c2e310454",
     lua: `--[[
   read-events: a page of the queue's events stream, oldest first, after an entry id. An entry is
   the events of one script call, each starting with its field \`e\` (docs/design.md, "Events"), and
@@ -5496,6 +6179,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5543,7 +6229,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "0620ab7f65bdff6c0fd07d4b2b9e138a51e05f62",
+    sha1: "dc73197d4d5915e5835970af5d0b2d8a8f8ce340",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -5569,6 +6255,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -5973,7 +6662,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "9109f7706c428dba4373d6e5fca23676edad4717",
+    sha1: "a89e1e520c8857cba883488dc038400810958835",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -6007,6 +6696,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -6373,9 +7065,48 @@ flush_events()
 return codes
 `,
   },
+  removeScheduler: {
+    name: "removeScheduler",
+    sha1: "9c25216603dfc664ffdd651e001e5592c989ebe7",
+    lua: `--[[
+  remove-scheduler: scheduler \`id\` fires no more, and its row is deleted. Jobs it fired stay as
+  they are (they are jobs like any other).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  scheduler id
+  Derives  emq:{q}:scheduler:<id>
+  Reply    1 removed, 0 no such scheduler
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
+local function scheduler_key(id)
+  return PREFIX .. 'scheduler:' .. id
+end
+
+local removed = redis.call('ZREM', K_SCHEDULERS, ARGV[2])
+redis.call('DEL', scheduler_key(ARGV[2]))
+return removed
+`,
+  },
   remove: {
     name: "remove",
-    sha1: "c878578d52bf16678c09b54689ad08a301d9b2f4",
+    sha1: "d12e87bb46c2bec11d3bbc671f76cc77d64a3ef1",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -6399,6 +7130,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -6669,7 +7403,7 @@ return 1
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "33ad974a1daf0c1972df4896ffd7c46ae3d7dd23",
+    sha1: "0f6f827b6d68b0eb549e39a2f197288ffde4f330",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -6699,6 +7433,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -6945,7 +7682,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
   },
   reprocess: {
     name: "reprocess",
-    sha1: "dd2f7e4f1dc6ad3e3c7e7054fec37f5fd73ac26d",
+    sha1: "396d674f71b00ab44c81a7f5cde830d1d63f38de",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -6971,6 +7708,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -7205,7 +7945,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "8ad15aefcef9863c04b2c4f6e8c369ae9f080049",
+    sha1: "83a0cf6b6b1afaecfa6e3f2547ad3a9dd3fa1196",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -7227,6 +7967,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -7393,7 +8136,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "5f7d28acf61d26f2afe061766b6d946ff720e73b",
+    sha1: "d6db206f9e4065b3e4d081c22303243e860a8aae",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -7413,6 +8156,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -7532,7 +8278,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "c2f1e7985bfeafa1c7295caed20abc3c32772b8c",
+    sha1: "37d2d6675655d15f8823681ed3072f8e7765efdb",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -7572,6 +8318,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -8051,7 +8800,7 @@ return codes
   },
   setDeadRetention: {
     name: "setDeadRetention",
-    sha1: "09cb3a802f9c9e5b33f1785141789275423d5685",
+    sha1: "c7e8edf519b376b31db04220093b9702651be0a6",
     lua: `--[[
   set-dead-retention: how long dead jobs are kept and how many, a setting of the queue stored in
   its meta (\`dage\`, \`dmax\`), so every runtime that buries a job applies the same one
@@ -8075,6 +8824,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -8096,7 +8848,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "9cd427c247db538c20306ce6c1ff3c55a529d828",
+    sha1: "96828e3c71f8df09cbeec237c6e84058c9c37b93",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -8122,6 +8874,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -8169,7 +8924,7 @@ return { tonumber(cap), bytes }
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "c46077da122d47a302c1b3c1abccf41a916bd4a0",
+    sha1: "9e265fd9f78cd66e1bfbecd9a4f7469765f932c5",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -8191,6 +8946,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -8289,7 +9047,7 @@ return redis.call('SREM', KEYS[1], ARGV[1])
   },
   updateData: {
     name: "updateData",
-    sha1: "2b3603e62f3964f695fa0408b2f231c10da0489d",
+    sha1: "216c38428e441622d0882e4c330fa346cf02b227",
     lua: `--[[
   update-data: replace the payload of a job not running or finished (pending or scheduled): the
   run that claims it next gets the new payload. Nothing else of the row changes. The same payload
@@ -8313,6 +9071,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
@@ -8338,9 +9099,138 @@ redis.call('HSET', key, 'd', ARGV[3])
 return 1
 `,
   },
+  upsertScheduler: {
+    name: "upsertScheduler",
+    sha1: "9fd1b08037682c2f7cd1e4c56335967c374ebd1a",
+    lua: `--[[
+  upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
+  has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
+  computed from a row that changed meanwhile (another upsert, a firing) writes nothing and is
+  worked out again.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  scheduler id (a name: checked by the caller)
+  ARGV[3]  the revision the caller read (-1: the scheduler must not exist)
+  ARGV[4]  the spec, JSON text (the caller's: the scripts read only ARGV[6])
+  ARGV[5]  anchor ms of an \`every\` spec (-1: none)
+  ARGV[6]  limit: the most slots it fires in all (-1: no limit)
+  ARGV[7]  next slot ms (-1: it fires no more); a limit already reached fires no more either
+  then the job it fires, as enqueue takes one: payload (JSON text), group ("" = ungrouped),
+           priority, maxAttempts, backoff spec
+  Derives  emq:{q}:scheduler:<id>
+  Row      k spec, an anchor, m limit, d payload, g group, p priority, ma maxAttempts, b backoff,
+           v revision (every upsert and firing adds 1), n next slot (absent: fires no more),
+           l last slot fired, f slots fired, c created, u updated (server ms)
+  Reply    {1, revision written, next slot or -1} or {0, the revision found (-1: none)}
+  Errors   EMQARG (a malformed number)
+  Rings    the schedule bell when its next slot is now the queue's next due time
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+local PREFIX = ARGV[1]
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
+local function scheduler_key(id)
+  return PREFIX .. 'scheduler:' .. id
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time or the
+-- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
+local function next_due()
+  local job, slot = first_score(K_SCHEDULED), first_slot()
+  if job < 0 then return slot end
+  if slot < 0 or job <= slot then return job end
+  return slot
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+
+local id = ARGV[2]
+local expected = arg_int(ARGV[3], 'revision', -1)
+local anchor = arg_int(ARGV[5], 'anchor', -1)
+local limit = arg_int(ARGV[6], 'limit', -1)
+local next_slot = arg_int(ARGV[7], 'next slot', -1)
+local priority = arg_int(ARGV[10], 'priority', 0)
+arg_int(ARGV[11], 'maxAttempts', 1)
+
+local key = scheduler_key(id)
+local found = redis.call('HMGET', key, 'v', 'f')
+local revision = tonumber(found[1] or '-1')
+if revision ~= expected then return { 0, revision } end
+local fired = tonumber(found[2] or '0')
+if limit >= 0 and fired >= limit then next_slot = -1 end
+
+local now = string.format('%d', now_ms())
+revision = revision + 1
+redis.call('HSET', key, 'k', ARGV[4], 'd', ARGV[8], 'p', string.format('%d', priority), 'ma', ARGV[11], 'b', ARGV[12],
+  'v', string.format('%d', revision), 'f', string.format('%d', fired), 'u', now)
+if expected < 0 then redis.call('HSET', key, 'c', now) end
+local cleared = {}
+if ARGV[9] ~= '' then redis.call('HSET', key, 'g', ARGV[9]) else cleared[#cleared + 1] = 'g' end
+if anchor >= 0 then redis.call('HSET', key, 'an', string.format('%d', anchor)) else cleared[#cleared + 1] = 'an' end
+if limit >= 0 then redis.call('HSET', key, 'm', string.format('%d', limit)) else cleared[#cleared + 1] = 'm' end
+if next_slot >= 0 then
+  redis.call('HSET', key, 'n', string.format('%d', next_slot))
+  redis.call('ZADD', K_SCHEDULERS, next_slot, id)
+else
+  cleared[#cleared + 1] = 'n'
+  redis.call('ZADD', K_SCHEDULERS, '+inf', id)
+end
+if #cleared > 0 then redis.call('HDEL', key, unpack(cleared)) end
+ring_sched_bell_at(next_slot)
+return { 1, revision, next_slot }
+`,
+  },
   watchJob: {
     name: "watchJob",
-    sha1: "66d6b1e697184ad87f03ba3678f205f58af568d6",
+    sha1: "e28995b5efad3f79b59028cea67d441192ac4683",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -8366,6 +9256,9 @@ local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSE
 local K_COMPLETED = KEYS[13]
 -- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
 local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
 local PREFIX = ARGV[1]
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
