@@ -68,7 +68,8 @@ const reply = (result: Reply | Error): Answer['reply'] => (result instanceof Err
  */
 function normalize(value: unknown, name: string): unknown {
   if (typeof value === 'number') return value > 1e12 ? 'T' : value;
-  if (typeof value === 'string') return /^\d{13}(-\d+)?$/.test(value) ? 'T' : value.split(name).join('Q');
+  // (a fired job's id carries its slot: `JOB:<scheduler>@<ms>`)
+  if (typeof value === 'string') return /^\d{13}(-\d+)?$/.test(value) ? 'T' : value.replace(/@\d{13}/g, '@T').split(name).join('Q');
   if (value instanceof EmqError) return { error: value.name, code: value.code, message: normalize(value.message, name) };
   if (value instanceof Error) return { error: value.name, message: normalize(value.message, name) };
   if (Array.isArray(value)) return value.map((v) => normalize(v, name));
@@ -109,6 +110,10 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
     ]),
   );
   await step('add a duplicate', () => queue.add('again', { id: 'OK' }));
+  await step('upsert a scheduler', () => queue.upsertScheduler('tick', { every: 60_000, limit: 5 }, { payload: { n: 'OK' }, group: 'OK' }));
+  await step('upsert it again', () => queue.upsertScheduler('tick', { every: 60_000, limit: 5 }, { payload: { n: 'OK' }, group: 'OK', priority: 2 }));
+  await step('get the scheduler', () => queue.getScheduler('tick'));
+  await step('a bad spec', () => queue.upsertScheduler('bad', { cron: '* * *' }, { payload: 1 }));
   await step('stats', () => queue.stats());
   await step('get a job', () => queue.getJob('OK'));
   await step('get no job', () => queue.getJob('nope'));
@@ -143,6 +148,7 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('reap', () => leases(queue).reap());
   await step('promote', () => leases(queue).promote());
   const beat = await step('beat', () => leases(queue).beat({ n: 10, leaseMs: 30_000 }));
+  await step('the scheduler after the beat fired it', () => queue.listSchedulers());
   await step('release', () => leases(queue).release(held(beat?.jobs ?? []).slice(0, 1)));
   await step('release a lost lease', () => leases(queue).release(held(short?.jobs ?? [])));
   await step('sweep g-1', () => queue.sweepGroup('g-1'));
@@ -164,6 +170,8 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('clean completed', () => queue.clean('completed'));
   await step('clean dead', () => queue.clean('dead'));
   await step('drain', () => queue.drain());
+  await step('remove the scheduler', () => queue.removeScheduler('tick'));
+  await step('remove it again', () => queue.removeScheduler('tick'));
   await step('events settings', () => queue.eventsSettings());
   await step('set events', () => queue.setEvents({ resultBytes: 512 }));
   await step('read events', () => queue.readEvents({ limit: 1000 }));
@@ -238,6 +246,8 @@ describe('UpstashTransport and IoredisTransport answer alike', () => {
     expect(typed.get('kind door')).toMatchObject({ code: 'EMQKIND' });
     expect(typed.get('a malformed number')).toMatchObject({ code: 'EMQARG' });
     expect(typed.get('list queues')).toBe(true);
+    expect(typed.get('the scheduler after the beat fired it')).toMatchObject([{ id: 'tick', fired: 1, job: { group: 'OK', priority: 2 } }]);
+    expect(typed.get('remove it again')).toBe(false);
     expect(typed.get('obliterate while active')).toMatchObject({ code: 'EMQSTATE' });
     expect(typed.get('obliterate')).toBe(true);
     expect(typed.get('set events')).toEqual({ maxLen: 10_000, resultBytes: 512 });
