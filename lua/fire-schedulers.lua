@@ -17,8 +17,10 @@
   Events   `added` (j, g, k the scheduler, d the slot) per job fired, in one entry
   Counts   meta `fired` += the slots fired
   Errors   EMQARG (a malformed number), raised before any write
-  Rings    the doorbell when a job fired is claimable; the schedule bell when a next slot written
-           is the queue's next due time
+  Rings    the doorbell when a job fired is claimable. Not the schedule bell: every consumer
+           parked meanwhile armed its timer for the slot fired (it was the next due time when it
+           parked, or the upsert that made it rang the bell), and that timer's beat reads the
+           next slot; ringing would wake one of them for a beat that learns nothing new
 ]]
 -- @include keyspace
 -- @include arg_int
@@ -28,7 +30,6 @@
 -- @include add_job
 -- @include admit
 -- @include ring_doorbell
--- @include ring_sched_bell_at
 -- @include next_due
 -- @include flush_events
 
@@ -45,7 +46,7 @@ local now = now_ms()
 local now_text = string.format('%d', now)
 local batch = { order = {} }
 local later = { scores = {}, ids = {} }
-local jobs, fired, earliest = {}, 0, -1
+local jobs, fired = {}, 0
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   local id, slot_text, next_slot = ARGV[b + 1], ARGV[b + 3], tonumber(ARGV[b + 4])
@@ -68,7 +69,6 @@ for i = 0, n - 1 do
     if next_slot >= 0 then
       redis.call('HSET', key, 'n', string.format('%d', next_slot))
       redis.call('ZADD', K_SCHEDULERS, next_slot, id)
-      if earliest < 0 or next_slot < earliest then earliest = next_slot end
     else
       redis.call('HDEL', key, 'n')
       redis.call('ZADD', K_SCHEDULERS, '+inf', id)
@@ -79,7 +79,6 @@ end
 
 if admit(batch) then ring_doorbell() end
 if fired > 0 then redis.call('HINCRBY', K_META, 'fired', fired) end
-ring_sched_bell_at(earliest)
 flush_events()
 local reply = { now, next_due(), fired }
 for _, job in ipairs(jobs) do reply[#reply + 1] = job end

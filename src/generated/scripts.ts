@@ -3845,7 +3845,7 @@ return codes
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "c13c6dd910aaf5144e986a991a7edfd9fe740190",
+    sha1: "d4ae96ff5f78149516769b99f31871707db6d411",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -3865,8 +3865,10 @@ return codes
   Events   \`added\` (j, g, k the scheduler, d the slot) per job fired, in one entry
   Counts   meta \`fired\` += the slots fired
   Errors   EMQARG (a malformed number), raised before any write
-  Rings    the doorbell when a job fired is claimable; the schedule bell when a next slot written
-           is the queue's next due time
+  Rings    the doorbell when a job fired is claimable. Not the schedule bell: every consumer
+           parked meanwhile armed its timer for the slot fired (it was the next due time when it
+           parked, or the upsert that made it rang the bell), and that timer's beat reads the
+           next slot; ringing would wake one of them for a beat that learns nothing new
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -4160,12 +4162,6 @@ local function next_due()
   if slot < 0 or job <= slot then return job end
   return slot
 end
--- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
--- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
--- the next due time and sets its timer (a slot already due runs a beat at once).
-local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
-end
 -- The queue's events settings, read once per script call (the first time an event is written) and
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
@@ -4224,7 +4220,7 @@ local now = now_ms()
 local now_text = string.format('%d', now)
 local batch = { order = {} }
 local later = { scores = {}, ids = {} }
-local jobs, fired, earliest = {}, 0, -1
+local jobs, fired = {}, 0
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   local id, slot_text, next_slot = ARGV[b + 1], ARGV[b + 3], tonumber(ARGV[b + 4])
@@ -4247,7 +4243,6 @@ for i = 0, n - 1 do
     if next_slot >= 0 then
       redis.call('HSET', key, 'n', string.format('%d', next_slot))
       redis.call('ZADD', K_SCHEDULERS, next_slot, id)
-      if earliest < 0 or next_slot < earliest then earliest = next_slot end
     else
       redis.call('HDEL', key, 'n')
       redis.call('ZADD', K_SCHEDULERS, '+inf', id)
@@ -4258,7 +4253,6 @@ end
 
 if admit(batch) then ring_doorbell() end
 if fired > 0 then redis.call('HINCRBY', K_META, 'fired', fired) end
-ring_sched_bell_at(earliest)
 flush_events()
 local reply = { now, next_due(), fired }
 for _, job in ipairs(jobs) do reply[#reply + 1] = job end
