@@ -7,7 +7,9 @@
  *   - a parked Node consumer.
  * A mix of jobs goes in through both the Worker's HTTP API and Node: grouped jobs under a limit,
  * delayed jobs, one that fails once then succeeds, one that ends dead. Each run is printed with
- * the runtime that ran it; Ctrl-C ends everything cleanly. `--once` exits when the mix is done;
+ * the runtime that ran it. Then a scheduler fires three slots on the parked Node consumer's timer,
+ * and another three from the Worker's beat alone (the Node consumer stopped meanwhile). Ctrl-C
+ * ends everything cleanly. `--once` exits when the mix is done;
  * `--no-edge` leaves the bridge and the Worker out.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -15,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Queue, type Job } from '../src/index.js';
+import { Queue, queueOverviews, type Job } from '../src/index.js';
 import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
 import { Consumer, freePort, IoredisTransport, type LocalRedis, startLocalRedis } from '../src/node/index.js';
 import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
@@ -118,14 +120,16 @@ async function main(): Promise<void> {
     }
   }
 
-  const consumer = Consumer.connect<DemoPayload>(redis.url, QUEUE, (job: Job<DemoPayload>, { progress }) => demoHandler(job, 'node', say, progress), {
-    concurrency: 2,
-    hooks: {
-      onRetried: (job, { error }) => say(`[node] retry ${job.id}: ${error.split('\n')[0]}`),
-      onDead: (job, { error }) => say(`[node] dead  ${job.id}: ${error.split('\n')[0]}`),
-      onError: (error) => say(`[node] redis: ${(error as Error).message}`),
-    },
-  }).start();
+  const startConsumer = (): Consumer<DemoPayload> =>
+    Consumer.connect<DemoPayload>(redis.url, QUEUE, (job: Job<DemoPayload>, { progress }) => demoHandler(job, 'node', say, progress), {
+      concurrency: 2,
+      hooks: {
+        onRetried: (job, { error }) => say(`[node] retry ${job.id}: ${error.split('\n')[0]}`),
+        onDead: (job, { error }) => say(`[node] dead  ${job.id}: ${error.split('\n')[0]}`),
+        onError: (error) => say(`[node] redis: ${(error as Error).message}`),
+      },
+    }).start();
+  let consumer = startConsumer();
   cleanups.push(() => consumer.stop(2_000));
   say(`node: a parked consumer on "${QUEUE}" (concurrency 2)`);
 
@@ -142,17 +146,51 @@ async function main(): Promise<void> {
   }
   say(`enqueued ${total} jobs on "${QUEUE}"${edgeUrl ? ' (half through the Worker, half from Node)' : ''}: tenant-a (limit 2), tenant-b, delayed, flaky, doomed`);
 
-  for (;;) {
-    await sleep(1000);
-    const { counts } = await queue.stats();
-    say(`counts  ${JSON.stringify(counts)}`);
-    if (counts.pending + counts.scheduled + counts.active === 0 && counts.completed + counts.dead === total) break;
-  }
+  const settled = async (): Promise<void> => {
+    for (;;) {
+      await sleep(1000);
+      const { counts } = await queue.stats();
+      say(`counts  ${JSON.stringify(counts)}`);
+      if (counts.pending + counts.scheduled + counts.active === 0 && counts.completed + counts.dead === total) return;
+    }
+  };
+  await settled();
   say(`the mix is done (${edgeUrl ? 'the doomed job dies by design' : 'all completed'})`);
 
   // a result, progress and the events stream: enqueue and wait for the outcome
   const waited = await queue.addAndWait({ kind: 'report', message: 'waited for', progress: { stage: 'half' }, result: { pages: 3 } }, { timeoutMs: 15_000 });
   say(`addAndWait: ${waited.id} completed with ${JSON.stringify(waited.result)}; its progress was ${JSON.stringify((await queue.getJob(waited.id))?.progress)}`);
+  total++;
+
+  // a scheduler: each slot fired once, by whichever runtime gets there first
+  const firedAll = async (id: string, n: number): Promise<void> => {
+    for (let i = 0; i < 150 && ((await queue.getScheduler(id))?.fired ?? 0) < n; i++) await sleep(200);
+  };
+  const shown = async (id: string): Promise<string> => {
+    const s = await queue.getScheduler(id);
+    return JSON.stringify({ id, every: s?.every, limit: s?.limit, fired: s?.fired, nextRunAt: s?.nextRunAt });
+  };
+  await queue.upsertScheduler('heartbeat', { every: 1000, limit: 3 }, { payload: { kind: 'report', message: 'heartbeat' } });
+  await firedAll('heartbeat', 3);
+  total += 3;
+  await settled();
+  say(`scheduler ${await shown('heartbeat')}: each slot fired on time by the parked Node consumer's timer`);
+  if (edgeUrl) {
+    // the Worker alone: its beat fires the slot due, then sleeps until each next one within its deadline
+    await consumer.stop(2_000);
+    say('node: consumer stopped for a moment: the Worker fires the next scheduler on its own');
+    await queue.upsertScheduler('edge-heartbeat', { every: 1000, limit: 3 }, { payload: { kind: 'report', message: 'edge heartbeat' } });
+    void fetch(`${edgeUrl}/__scheduled?cron=*+*+*+*+*`).catch(() => {});
+    await firedAll('edge-heartbeat', 3);
+    total += 3;
+    await settled();
+    say(`scheduler ${await shown('edge-heartbeat')}: each slot fired by the Worker's beat`);
+    consumer = startConsumer();
+    say('node: consumer back');
+  }
+  const overview = (await queueOverviews(transport)).find((o) => o.queue === QUEUE);
+  say(`/metrics: emq_scheduler_fired_total{queue="${QUEUE}"} ${overview?.firedTotal ?? 0}`);
+
   const seen = new Map<string, number>();
   for (let after = '0'; ; ) {
     const page = await queue.readEvents({ after, limit: 1000 });

@@ -93,6 +93,8 @@ export interface BeatSummary {
    * else null. A drain sleeps until then when that is before its deadline.
    */
   nextDueInMs: number | null;
+  /** The same next due time as the server gave it (epoch ms on Redis's clock), else null. */
+  nextDueAt: number | null;
   /** Scheduler slots this beat fired (each enqueued one job, which it claims like any other). */
   fired: number;
 }
@@ -134,6 +136,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     durationMs: 0,
     stoppedBy: 'empty',
     nextDueInMs: null,
+    nextDueAt: null,
     fired: 0,
   };
 
@@ -170,6 +173,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     if ((claimed.jobs.length < asked || asked === 0) && claimed.fired === 0) {
       dry = true;
       summary.nextDueInMs = claimed.nextDueAt === null ? null : Math.max(0, claimed.nextDueAt - claimed.now);
+      summary.nextDueAt = claimed.nextDueAt;
     }
   };
 

@@ -40,6 +40,8 @@ export class IsolateQueue<P = unknown> {
   private beatsInFlight = 0;
   private seenAt = 0;
   private seenNextDue: number | null = null;
+  /** The same next due time as the server gave it (epoch ms on its clock), null for none. */
+  private seenNextDueAt: number | null = null;
 
   constructor(
     readonly queue: Queue<P>,
@@ -101,6 +103,7 @@ export class IsolateQueue<P = unknown> {
           if (!claimed || at < this.seenAt) return;
           this.seenAt = at;
           this.seenNextDue = claimed.nextDueAt === null ? null : Date.now() + (claimed.nextDueAt - claimed.now);
+          this.seenNextDueAt = claimed.nextDueAt;
         },
         () => {},
       )
@@ -112,12 +115,18 @@ export class IsolateQueue<P = unknown> {
    * server), written before `writtenBy`, finds it claimed already: a beat sent since it fell due
    * (`yes`), or one sent after it was written that saw nothing scheduled until after `dueAt` (the
    * job was promoted by then: `yes`); `wait` while a beat is in flight, whose reply will tell;
-   * else `no`: the drain beats.
+   * else `no`: the drain beats. With `dueServer`, the due time as the server gave it, "after"
+   * compares the server's own figures: the same due time seen from two local clock readings can
+   * differ by a few ms either way (a Worker's clock stands still between I/O), and a scheduler's
+   * next slot, seen by the beat that fired the one before, is exactly the time the drain sleeps for.
    */
-  served(dueAt: number, writtenBy: number): 'yes' | 'no' | 'wait' {
+  served(dueAt: number, writtenBy: number, dueServer: number | null = null): 'yes' | 'no' | 'wait' {
     if (this.beatSentAt >= dueAt) return 'yes';
     if (this.beatsInFlight > 0) return 'wait';
-    return this.seenAt >= writtenBy && (this.seenNextDue === null || this.seenNextDue > dueAt) ? 'yes' : 'no';
+    if (this.seenAt < writtenBy) return 'no';
+    if (this.seenNextDueAt === null) return 'yes';
+    const later = dueServer === null ? this.seenNextDue! > dueAt : this.seenNextDueAt > dueServer;
+    return later ? 'yes' : 'no';
   }
 
   /** No drain of this isolate runs on this queue. */
@@ -184,10 +193,12 @@ export class QueueDrain<P = unknown> {
     const summaries: BeatSummary[] = [];
     let first = start.first;
     let dueAt = start.sleepUntil ?? null;
+    /** dueAt as the server gave it, when a beat's reply did. */
+    let dueServer: number | null = null;
     this.shared.joined(this);
     try {
       for (;;) {
-        if (dueAt !== null && !(await this.sleep(dueAt))) break;
+        if (dueAt !== null && !(await this.sleep(dueAt, dueServer))) break;
         this.phase = 'beating';
         const summary = await boundedBeat(this.shared.queue, this.shared.handler, {
           ...this.settings.beat,
@@ -211,6 +222,7 @@ export class QueueDrain<P = unknown> {
           continue;
         }
         dueAt = summary.nextDueInMs === null ? null : Date.now() + summary.nextDueInMs;
+        dueServer = summary.nextDueAt;
         if (dueAt !== null && dueAt > this.lastStart) dueAt = null;
         if (dueAt === null && !(await this.sleep(null))) break;
       }
@@ -229,7 +241,7 @@ export class QueueDrain<P = unknown> {
    * other request took them in time. True when it woke for the due job and no other drain's beat
    * has claimed it, false when nothing is left to wait for.
    */
-  private async sleep(dueAt: number | null): Promise<boolean> {
+  private async sleep(dueAt: number | null, dueServer: number | null = null): Promise<boolean> {
     for (;;) {
       const ackBy = this.shared.carriedDueAt(this.settings.ackWithinMs);
       if (dueAt === null && ackBy === null) return false;
@@ -238,7 +250,7 @@ export class QueueDrain<P = unknown> {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
       if (dueAt !== null && Date.now() >= dueAt) {
         // another drain's beat claimed what was due: nothing to wake for but held completions
-        const served = this.shared.served(dueAt, this.bornAt);
+        const served = this.shared.served(dueAt, this.bornAt, dueServer);
         if (served === 'no') return true;
         if (served === 'wait') {
           await new Promise((resolve) => setTimeout(resolve, BEAT_POLL_MS));

@@ -23,9 +23,13 @@ describe('npm start', () => {
     expect(pid, out).toBeDefined();
     expect(() => process.kill(Number(pid), 0)).toThrow(); // its redis-server is gone
     const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
-    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 17 });
+    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 24 });
     // the demo prints which runtime ran each attempt: both served the one queue
     expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
     expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
+    // a scheduler's three slots on the Node consumer's timer, then another's three from the Worker's beat alone
+    expect([...out.matchAll(/\[node\] JOB:heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
+    expect([...out.matchAll(/\[edge\] JOB:edge-heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
+    expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
   }, 90_000);
 });
