@@ -187,7 +187,12 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
         return report(drain, await drain.run({ first }));
       }),
     );
-    log({ msg: 'scheduled beat', cron: trigger.cron, firstRequests: requests, summaries: all.flat() });
+    // what the event spent, and on how many scheduler slots: an idle event is its first request
+    // alone; a slot fired costs its beat, its firing and the requests that run its job
+    const flat = all.flat();
+    const spent = flat.reduce((n, s) => n + ('acknowledgedLater' in s ? s.acknowledgedLater.requests : s.requests), requests);
+    const fired = flat.reduce((n, s) => n + ('fired' in s ? s.fired : 0), 0);
+    log({ msg: 'scheduled beat', cron: trigger.cron, firstRequests: requests, requests: spent, firedSlots: fired, summaries: flat });
   };
 
   return {
