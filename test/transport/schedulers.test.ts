@@ -162,6 +162,31 @@ describe('schedulers', () => {
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 
+  it('a paused queue still fires (the job waits, no doorbell); startAt in the future waits for it; a limit lowered under fired stops it', async () => {
+    const queue = redis.queue();
+    const k = keysOf(queue);
+    await queue.pause();
+    await queue.upsertScheduler('p', { every: 60_000 }, { payload: 1 });
+    await redis.raw.del(k.key('wake'));
+    expect((await beat(queue)).fired).toBe(1);
+    expect(await queue.getJobs('pending')).toHaveLength(1);
+    expect(await redis.raw.llen(k.key('wake'))).toBe(0);
+    await queue.resume();
+    expect((await leases(queue).claim(5, 1000)).jobs).toHaveLength(1);
+    // startAt ahead: the first slot is startAt itself, not now
+    const now = (await leases(queue).claim(1, 1000)).now;
+    const later = await queue.upsertScheduler('later', { every: 1000, startAt: now + 60_000 }, { payload: 2 });
+    expect(later.nextRunAt).toBe(now + 60_000);
+    expect(await queue.getScheduler('later')).toMatchObject({ startAt: now + 60_000, nextRunAt: now + 60_000 });
+    // fired once, then a limit of 1: it fires no more
+    const limited = await queue.upsertScheduler('p', { every: 60_000, limit: 1 }, { payload: 1 });
+    expect(limited.nextRunAt).toBeNull();
+    expect(await queue.getScheduler('p')).toMatchObject({ fired: 1, limit: 1, nextRunAt: null });
+    // an endAt already past: made, firing nothing
+    expect((await queue.upsertScheduler('over', { every: 1000, endAt: now - 1 }, { payload: 3 })).nextRunAt).toBeNull();
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
   it('remove stops it; the jobs it fired stay; removing again answers false', async () => {
     const queue = redis.queue();
     const k = keysOf(queue);
