@@ -20,6 +20,9 @@ import { findOpenTelemetry } from './opentelemetry.js';
 import { traceReceive, traceSettles } from './telemetry.js';
 import { firedBy, nextAfterFiring } from './schedulers.js';
 
+/** How long after a firing that failed its slots are looked at again, in ms. */
+const FIRE_RETRY_MS = 1000;
+
 /** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
 export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
   /** The jobs claimed, payloads parsed, in turn order (the order n single claims would give). */
@@ -169,12 +172,21 @@ export class Leases<Payload = unknown> {
       }
     }
     if (!result.claimed || result.claimed.dueSchedulers.length === 0) return result;
-    // the round is recorded whatever the firing does: a firing that fails leaves its slots due,
-    // and the next beat (the caller arms its timer for them) fires them
+    // the round is recorded whatever the firing does
+    return { ...result, claimed: await this.fireDueOrDefer(result.claimed) };
+  }
+
+  /**
+   * `fireDue`, never failing: when the firing's request fails, its slots stay due and the answer's
+   * next due time is a second from the beat's, so the caller's timer (or an edge drain's sleep)
+   * tries again then rather than at once, spending a request a second at most on a Redis that
+   * keeps failing.
+   */
+  async fireDueOrDefer(claimed: Claimed<Payload>): Promise<Claimed<Payload>> {
     try {
-      return { ...result, claimed: await this.fireDue(result.claimed) };
+      return await this.fireDue(claimed);
     } catch {
-      return result;
+      return { ...claimed, dueSchedulers: [], nextDueAt: claimed.now + FIRE_RETRY_MS };
     }
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, InvalidNameError, type Queue } from '../../src/index.js';
+import { InvalidArgumentError, InvalidNameError, Leases, Queue, type Transport } from '../../src/index.js';
 import { renderMetrics } from '../../src/http/metrics.js';
 import { checkInvariants, flagChecker } from '../invariants.js';
 import { keysOf, leases, scriptsOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
@@ -184,6 +184,29 @@ describe('schedulers', () => {
     expect(await queue.getScheduler('p')).toMatchObject({ fired: 1, limit: 1, nextRunAt: null });
     // an endAt already past: made, firing nothing
     expect((await queue.upsertScheduler('over', { every: 1000, endAt: now - 1 }, { payload: 3 })).nextRunAt).toBeNull();
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
+  it('a round whose firing fails is still recorded; its slot stays due and is looked at again a second later', async () => {
+    const queue = redis.queue();
+    await queue.upsertScheduler('s', { every: 60_000 }, { payload: 1 });
+    const { id } = await queue.add('work');
+    // a transport whose fire-schedulers request fails (Redis gone for that one request)
+    const inner = queue.transport;
+    const failing: Transport = {
+      evalsha: (calls) => (calls.some((c) => c.script.name === 'fireSchedulers') ? Promise.reject(new Error('connection lost')) : inner.evalsha(calls)),
+      eval: (calls) => (calls.some((c) => c.script.name === 'fireSchedulers') ? Promise.reject(new Error('connection lost')) : inner.eval(calls)),
+      ping: () => inner.ping(),
+      close: async () => {},
+    };
+    const flaky = new Leases(new Queue(failing, queue.name));
+    const { claimed } = await flaky.round({ claim: 5, beat: true, leaseMs: 30_000 });
+    expect(claimed!.jobs.map((j) => j.id)).toEqual([id]);
+    expect(claimed!.fired).toBe(0);
+    expect(claimed!.nextDueAt).toBe(claimed!.now + 1000);
+    expect((await queue.getScheduler('s'))!.fired).toBe(0);
+    // the next beat over a working transport fires it
+    expect((await beat(queue)).fired).toBe(1);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 
