@@ -5,11 +5,11 @@ import { errorBody } from './responses.js';
 import { backoffOptions, name, queueParams, schedulerParams } from './schemas.js';
 
 /**
- * The routes of schedulers (`Queue.upsertScheduler` and its kin; README, "Recurring jobs"), with
- * their request and response schemas: make or change one, read one, list them, remove one. The
- * body's shapes and ranges are checked here; what zod cannot say (exactly one of cron and every,
- * a pattern croner refuses, an unknown time zone, `endAt` before `startAt`) the Queue checks
- * before any write, and it answers the same 400 `EMQARG` naming the field.
+ * The routes of schedulers (`Queue.upsertScheduler` and its kin; docs/design.md, "Schedulers"),
+ * with their request and response schemas: make or change one, read one, list them, remove one.
+ * The body's shapes and ranges are checked here; what zod cannot say (exactly one of cron and
+ * every, a pattern croner refuses, an unknown time zone, `endAt` before `startAt`) the Queue
+ * checks before any write, and it answers the same 400 `EMQARG` naming the field.
  */
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
