@@ -14,6 +14,7 @@ import { bodyLimit } from './body-limit.js';
 import { renderMetrics } from './metrics.js';
 import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
+import { registerSchedulerRoutes } from './scheduler-api.js';
 import type { JobView } from './responses.js';
 import {
   bulkRoute,
@@ -92,8 +93,9 @@ export interface AppOptions<Bindings extends object = {}> {
   readonly log?: (entry: RequestLog) => void;
   /**
    * Called after jobs were written through the API (not for duplicates), with when the earliest of
-   * them may run (epoch ms by this runtime's clock; now or earlier: claimable at once). The Worker
-   * wakes or starts a short drain here.
+   * them may run (epoch ms by this runtime's clock; now or earlier: claimable at once), and after a
+   * scheduler was upserted, with its next slot (always later than now: only a beat fires a slot).
+   * The Worker wakes or starts a short drain here.
    */
   readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string, dueAt: number) => void;
   /** The largest bulk request body in bytes (default 10 MiB). */
@@ -194,6 +196,7 @@ function jobView(job: JobRecord): JobView {
     ...(job.finishedAt === undefined ? {} : { finishedAt: job.finishedAt }),
     ...(job.result === undefined ? {} : { result: job.result }),
     ...(job.progress === undefined ? {} : { progress: job.progress }),
+    ...(job.scheduler === undefined ? {} : { scheduler: job.scheduler }),
   };
 }
 
@@ -441,6 +444,16 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   });
 
   registerAdminRoutes(app, { queueOf, jobView, payloadLimit: tooLarge(enqueueBodyLimit(maxPayload)) });
+  registerSchedulerRoutes(app, {
+    queueOf,
+    payloadLimit: tooLarge(enqueueBodyLimit(maxPayload)),
+    // A slot due now or soon starts the Worker's short drain, as an enqueue does. It is never
+    // "claimable at once": only a beat fires it, and a drain already claiming may claim again
+    // without beating, so a slot due now is told as due a millisecond on (a drain of its own,
+    // which beats unless another drain's beat went since). The slot is by Redis's clock: a drain
+    // woken early beats, finds it not yet due, and sleeps until the due time its reply says.
+    afterUpsert: (c, queue, nextRunAt) => options.afterEnqueue?.(c, queue, Math.max(nextRunAt, Date.now() + 1)),
+  });
 
   app.notFound((c) => problem(c, 'EMQNOTFOUND', `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {

@@ -22,6 +22,14 @@ export const errorBody = z
 
 const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead']);
 
+/** The scheduler that fired a job and the slot it fired it for (`FiredBy`). */
+const firedBy = z
+  .object({
+    id: z.string().openapi({ description: "the scheduler's id" }),
+    slot: z.number().int().openapi({ description: 'the slot it was fired for, epoch ms' }),
+  })
+  .openapi('FiredBy');
+
 /** A job as the API shows it. */
 export const jobView = z
   .object({
@@ -45,6 +53,7 @@ export const jobView = z
     progress: z.unknown().optional().openapi({
       description: 'the last progress a run reported: a number from 0 to 100 or a small JSON value; absent when none was',
     }),
+    scheduler: firedBy.optional().openapi({ description: 'the scheduler that fired it and the slot, when a scheduler did (its id is `JOB:<scheduler>@<slot>`)' }),
   })
   .openapi('Job');
 
@@ -89,6 +98,7 @@ export const queueEvent = z
     id: z.string().openapi({ description: "its stream entry's id, `<ms>-<seq>`: the events of one script call share it" }),
     time: z.number().int().openapi({ description: 'epoch ms, the Redis server time' }),
     event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, paused, resumed, group-paused, group-resumed, limit, cleaned, drained' }),
+    scheduler: firedBy.optional().openapi({ description: '`added` of a job a scheduler fired: the scheduler and the slot' }),
   })
   .openapi('QueueEvent');
 /** A page of events: whole entries, oldest first. */

@@ -10,18 +10,32 @@ export const MAX_WAIT_MS = 30_000;
  * routes in `routes.ts` carry them). Objects are strict: an unknown field is a 400, not a silently
  * ignored typo. `z` comes from @hono/zod-openapi so `.openapi()` exists before any schema uses it.
  */
-const name = z
+/** A queue, group or scheduler name. */
+export const name = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,128}$/, "letters, digits, '.', '_' or '-', 1 to 128 characters");
 
 const jobId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters");
 
+/**
+ * The id of a job to act on: an id an enqueue may give, or that of a job a scheduler fired,
+ * `JOB:<scheduler>@<slot>` (which no enqueue may give; `jobIdOf` in encode.ts).
+ */
+const existingJobId = z
+  .string()
+  .regex(
+    /^(?:[A-Za-z0-9._:-]{1,200}|JOB:[A-Za-z0-9._-]{1,128}@\d{1,16})$/,
+    "letters, digits, '.', '_', ':' or '-', 1 to 200 characters, or a fired job's JOB:<scheduler>@<slot>",
+  );
+
 /** `/v1/queues/{queue}...` */
 export const queueParams = z.object({ queue: name });
 /** `/v1/queues/{queue}/groups/{group}...` */
 export const groupParams = z.object({ queue: name, group: name });
-/** `/v1/queues/{queue}/jobs/{id}...`: `id` with or without its `JOB:` prefix. */
-export const jobParams = z.object({ queue: name, id: jobId });
+/** `/v1/queues/{queue}/jobs/{id}...`: `id` with or without its `JOB:` prefix, or a fired job's. */
+export const jobParams = z.object({ queue: name, id: existingJobId });
+/** `/v1/queues/{queue}/schedulers/{id}`: a scheduler's id is a name. */
+export const schedulerParams = z.object({ queue: name, id: name });
 
 /** A backoff spelled out; a job read back shows its backoff in the same shape. */
 export const backoffOptions = z

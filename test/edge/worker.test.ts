@@ -12,6 +12,7 @@ import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js'
 import { Queue } from '../../src/queue.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
+import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 import { sleep, until } from '../helpers.js';
 import { buildWorker } from './worker-bundle.js';
 
@@ -47,6 +48,12 @@ describeHttpApi('the HTTP API on the Worker under miniflare', () => inject('redi
 });
 
 describeHttpAdmin('the admin routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
+  const bridge = await bridgeFor();
+  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
+});
+
+describeHttpSchedulers('the scheduler routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
   const bridge = await bridgeFor();
   const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
   return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
@@ -393,6 +400,42 @@ describe('the Worker', () => {
       expect(state).toBe('completed');
     } finally {
       await mf.dispose();
+    }
+  });
+
+  it('a scheduler upserted through the Worker fires its first slot in the drain the upsert starts, due now or a second on, without the cron', async () => {
+    await reset();
+    const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN });
+    const put = async (id: string, body: unknown): Promise<number> => {
+      const res = await fetch(`${url}/v1/queues/${queueName}/schedulers/${id}`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { nextRunAt: number }).nextRunAt;
+    };
+    const completed = async (id: string): Promise<boolean> => {
+      for (let i = 0; i < 400; i++) {
+        if ((await demo.getJob(id))?.state === 'completed') return true;
+        await sleep(10);
+      }
+      return false;
+    };
+    try {
+      // an every scheduler's first slot is due at once
+      const now = await put('tick', { every: 3_600_000, job: { payload: { message: 'tick' } } });
+      expect(await completed(`JOB:tick@${now}`)).toBe(true);
+      // one due a second on, inside the drain window: the drain sleeps until it, then fires it
+      const soon = await put('soon', { every: 3_600_000, startAt: Date.now() + 1000, job: { payload: { message: 'soon' } } });
+      expect(await completed(`JOB:soon@${soon}`)).toBe(true);
+      expect((await demo.getScheduler('tick'))?.fired).toBe(1);
+      expect((await demo.getScheduler('soon'))?.fired).toBe(1);
+      expect(await demo.removeScheduler('tick')).toBe(true);
+      expect(await demo.removeScheduler('soon')).toBe(true);
+    } finally {
+      await mf.dispose();
+      await reset();
     }
   });
 

@@ -3,6 +3,7 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { serveApi } from '../../src/node/cli/serve.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
+import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 
 const quiet = (): void => {};
 
@@ -28,6 +29,19 @@ describeHttpAdmin('the admin routes on Node', () => inject('redisUrl'), async ()
   return {
     baseUrl: api.url,
     token: 'test-token-admin',
+    close: async () => {
+      await api.close();
+      await transport.close();
+    },
+  };
+});
+
+describeHttpSchedulers('the scheduler routes on Node', () => inject('redisUrl'), async () => {
+  const transport = IoredisTransport.connect(inject('redisUrl'));
+  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-schedulers' });
+  return {
+    baseUrl: api.url,
+    token: 'test-token-schedulers',
     close: async () => {
       await api.close();
       await transport.close();

@@ -11,6 +11,7 @@ import { Consumer } from '../consumer/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 import { initWorker } from './init-worker.js';
+import { SCHEDULE_USAGE, scheduleCommands } from './schedule.js';
 import { UsageError, didYouMean, parseArgs } from './strict-args.js';
 import { type ApiServer, serveApi } from './serve.js';
 
@@ -38,6 +39,7 @@ usage:
   emq stats <queue>
       Prints {"queue", "paused", "counts"}.
 ${ADMIN_USAGE}
+${SCHEDULE_USAGE}
   emq serve [--port N] [--host H]
       Serves the HTTP API (the same app as the Worker's) over REDIS_URL, default port 8787.
       Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
@@ -420,6 +422,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   bridge,
   init,
   ...adminCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
+  ...scheduleCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
 };
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
