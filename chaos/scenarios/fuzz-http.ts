@@ -47,6 +47,7 @@ const request = fc.record({
     // admin in bulk (the admin routes)
     fc.tuple(segment, fc.constantFrom('', '/clean', '/drain', '/dead/reprocess', '/dead/retention')).map(([q, rest]) => `/v1/queues/${encodeURIComponent(q)}${rest}`),
     fc.tuple(segment, segment, fc.constantFrom('priority', 'payload')).map(([q, id, what]) => `/v1/queues/${encodeURIComponent(q)}/jobs/${encodeURIComponent(id)}/${what}`),
+    fc.tuple(segment, fc.oneof(segment, fc.constant(''))).map(([q, id]) => `/v1/queues/${encodeURIComponent(q)}/schedulers${id === '' ? '' : `/${encodeURIComponent(id)}`}`),
     fc.constantFrom('/healthz', '/metrics', '/v1/openapi.json', '/', '/v1', '/v1/queues'),
     fc.string({ maxLength: 30 }).map((p) => `/${p}`),
   ),
@@ -65,6 +66,21 @@ const request = fc.record({
     fc.string({ maxLength: 50 }),
     fc.constantFrom('{"payload":1', '{"limit":null}', '{"limit":-1}', '{"payload":"' + 'x'.repeat(1_100_000) + '"}'),
     fc.record({ state: fc.constantFrom('dead', 'completed', 'pending'), olderThanMs: value, limit: value, priority: value, maxAgeMs: value, maxCount: value }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+    // a scheduler's body: a spec (cron with odd patterns and zones, every, bounds) and its job
+    fc
+      .record(
+        {
+          cron: fc.oneof(value, fc.constantFrom('* * * * *', '*/2 * * * * *', '0 0 30 2 *', '61 * * * *', '@daily', '* * *')),
+          tz: fc.oneof(value, fc.constantFrom('Europe/Berlin', 'Mars/Phobos', '')),
+          every: fc.oneof(value, fc.constantFrom(99, 100, 1000, 60_000)),
+          startAt: fc.oneof(value, fc.constantFrom('2026-12-01T00:00:00Z', 'soon')),
+          endAt: value,
+          limit: value,
+          job: fc.oneof(value, fc.record({ payload: value, group: segment, priority: value, maxAttempts: value, backoff: value }, { requiredKeys: ['payload'] })),
+        },
+        { requiredKeys: [] },
+      )
+      .map((b) => JSON.stringify(b)),
   ),
   contentType: fc.constantFrom('application/json', 'text/plain', '', 'application/json; charset=utf-8'),
   auth: fc.oneof({ arbitrary: fc.constant(`Bearer ${TOKEN}`), weight: 8 }, { arbitrary: fc.constantFrom('Bearer wrong', '', 'Basic abc'), weight: 1 }),
