@@ -313,9 +313,9 @@ describe('schedulers on the Worker and on Node', () => {
       expect((await queue.stats()).counts).toEqual({ pending: grid.length - ran.length, scheduled: 0, active: 0, dead: 0, completed: ran.length });
       expect(await checkInvariants(raw, name)).toEqual([]);
       const perSlot = requests / edge.fired;
-      // a slot costs its beat (reap, promote, claim: it sees the slot due), the firing, the claim
-      // of the job fired and the completion that carries the next dry claim; the first slot rides
-      // on the event's first request
+      // a slot costs 3 requests: the beat that sees it due (carrying the last job's completion),
+      // the firing, and the claim of the job it fired (whose completion waits for the next beat);
+      // the first slot's beat is the event's first request
       expect(perSlot).toBeLessThanOrEqual(4);
       const lateness = runs.map((run) => run.at - firedBy(run.id)!.slot).sort((a, b) => a - b);
       console.log(
