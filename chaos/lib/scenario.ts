@@ -25,7 +25,8 @@ export interface Scenario {
  * soak, keys a drained queue should not hold, an end slower than its start, Redis's or a
  * consumer's memory not back to its baseline; and for results and events, a completed job whose
  * result is not its handler's, a job whose `completed` events are not one (none unless completed),
- * a `completed` event before its job's last `active`.
+ * a `completed` event before its job's last `active`; and for schedulers, a slot fired twice, a
+ * fired job whose id is off its scheduler's slot grid, a fired job lost (never completed).
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -46,6 +47,9 @@ export const MUST_BE_ZERO = [
   'results_wrong',
   'completed_events_not_once',
   'events_out_of_order',
+  'slots_fired_twice',
+  'job_ids_off_grid',
+  'fired_jobs_lost',
 ] as const;
 
 /** The promises a result breaks, by name. */
