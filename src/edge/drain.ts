@@ -102,7 +102,9 @@ export class IsolateQueue<P = unknown> {
         (claimed) => {
           if (!claimed || at < this.seenAt) return;
           this.seenAt = at;
-          this.seenNextDue = claimed.nextDueAt === null ? null : Date.now() + (claimed.nextDueAt - claimed.now);
+          // from the send time: an estimate never late (the reply may come a firing's round trip
+          // after the beat read the server's clock)
+          this.seenNextDue = claimed.nextDueAt === null ? null : at + (claimed.nextDueAt - claimed.now);
           this.seenNextDueAt = claimed.nextDueAt;
         },
         () => {},

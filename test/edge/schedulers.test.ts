@@ -265,15 +265,10 @@ describe('schedulers on the Worker and on Node', () => {
     }
   }, 90_000);
 
-  // KNOWN TO FAIL (so `it.fails`): the drain fires two slots, rarely three, then ends. After its
-  // own beat fired a slot, IsolateQueue.beatSent (src/edge/drain.ts) turns the beat's next due
-  // time (the next slot) into local time with Date.now() taken once the firing's round trip is
-  // back too, so it lands a round trip or so after the drain's own estimate of the same slot
-  // (from its last claim's reply); served() then reads "a beat saw nothing due until after the
-  // slot" and the drain stops waiting for it. Converting from the beat's send time instead
-  // (`at + (claimed.nextDueAt - claimed.now)`, an estimate never late) makes it pass: 8 slots in
-  // the 4 s event, 3 requests a slot. Turn this back into `it` with that fix.
-  it.fails('the Worker alone: one scheduled event fires an every: 500 scheduler at each slot before its deadline, sleeping between them', async () => {
+  // (this once failed: after its own beat fired a slot, the drain compared two local readings of
+  // the next slot a round trip apart and took it as served; src/edge/drain.ts now compares the
+  // server's own figure)
+  it('the Worker alone: one scheduled event fires an every: 500 scheduler at each slot before its deadline, sleeping between them', async () => {
     const EVERY = 500;
     const name = queueName('sched-edge');
     const queue = new Queue<{ tick: true }>(transport, name);
