@@ -172,21 +172,24 @@ export class Leases<Payload = unknown> {
       }
     }
     if (!result.claimed || result.claimed.dueSchedulers.length === 0) return result;
-    // the round is recorded whatever the firing does
-    return { ...result, claimed: await this.fireDueOrDefer(result.claimed) };
+    // the round is recorded whatever the firing does; the firing goes again as the round would
+    return { ...result, claimed: await this.fireDueOrDefer(result.claimed, again) };
   }
 
   /**
-   * `fireDue`, never failing: when the firing's request fails, its slots stay due and the answer's
-   * next due time is a second from the beat's, so the caller's timer (or an edge drain's sleep)
-   * tries again then rather than at once, spending a request a second at most on a Redis that
-   * keeps failing.
+   * `fireDue`, never failing. A firing whose request failed goes again while `again(error,
+   * failures)` resolves true (harmless: a repeat is fenced by the revision the first moved); once
+   * it gives up, the slots stay due and the answer's next due time is a second from the beat's, so
+   * the caller's timer (or an edge drain's sleep) tries again then rather than at once, spending a
+   * request a second at most on a Redis that keeps failing.
    */
-  async fireDueOrDefer(claimed: Claimed<Payload>): Promise<Claimed<Payload>> {
-    try {
-      return await this.fireDue(claimed);
-    } catch {
-      return { ...claimed, dueSchedulers: [], nextDueAt: claimed.now + FIRE_RETRY_MS };
+  async fireDueOrDefer(claimed: Claimed<Payload>, again?: (error: unknown, failures: number) => Promise<boolean>): Promise<Claimed<Payload>> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await this.fireDue(claimed);
+      } catch (error) {
+        if (!(await again?.(error, failures))) return { ...claimed, dueSchedulers: [], nextDueAt: claimed.now + FIRE_RETRY_MS };
+      }
     }
   }
 
@@ -299,11 +302,12 @@ export class Leases<Payload = unknown> {
   /**
    * One consumer step in one call: reap, promote, then claim up to `n` (0: claim nothing). Its
    * reply carries the next due time and lease deadline even when it claimed `n`. Scheduler slots
-   * it saw due are fired right after, in a second call (`fireDue`).
+   * it saw due are fired right after, in a second call (`fireDueOrDefer`: a firing that fails
+   * leaves them due, looked at again a second later).
    */
   async beat(options: BeatOptions): Promise<Claimed<Payload>> {
     const sentAt = Date.now();
-    return this.fireDue(this.decode(await this.run(this.beatOp(options)), sentAt));
+    return this.fireDueOrDefer(this.decode(await this.run(this.beatOp(options)), sentAt));
   }
 
   /**

@@ -234,7 +234,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   // acknowledge); it claims only when a job could still finish: all an idle beat ever sends.
   const noTime = !canStart();
   // (a first request sent by the caller may have seen scheduler slots due: they are fired here)
-  if (options.first) took(await leases.fireDueOrDefer(options.first.claimed), options.first.asked);
+  if (options.first) took(await leases.fireDueOrDefer(options.first.claimed, sendAgain), options.first.asked);
   else await flush(noTime ? 0 : batchSize, [], true);
 
   for (;;) {
