@@ -45,7 +45,9 @@ export class LeaseTimers<Payload> {
 
   /** Redis read `serverNow` (ms) at `localAt` (performance.now() time, e.g. a round trip's middle). */
   setClock(serverNow: number, localAt: number): void {
-    this.serverOffset = serverNow - localAt;
+    // the scripts' now is TIME floored to the ms (includes/now_ms.lua): the server was half a ms
+    // past it on average, and an offset taken from the floor arms every timer 0.5 ms late
+    this.serverOffset = serverNow + 0.5 - localAt;
   }
 
   /** Renews every held lease each renewMs until stopRenewing(). */
