@@ -123,7 +123,8 @@ export class Requests<Payload> {
     const reply = sent.then(
       (claimed) => {
         const t1 = performance.now();
-        this.timers.setClock(claimed.now, (t0 + t1) / 2);
+        // not from a beat that fired slots: its second call (fireDue) came after `now` was read
+        if (claimed.fired === 0) this.timers.setClock(claimed.now, (t0 + t1) / 2);
         this.prefetch.learnRoundTrip(t1 - t0);
         if (beat) this.#lastBeatAt = t1;
         return claimed;
