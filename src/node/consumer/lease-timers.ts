@@ -8,8 +8,24 @@ import type { SettlesLoop } from './settles.js';
 /** A local timer and the server time (ms) it fires for. */
 interface ArmedTimer {
   readonly at: number;
-  readonly timer: ReturnType<typeof setTimeout>;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** Disarmed: a wait finishing in setImmediate turns stops at its next turn. */
+  cancelled: boolean;
 }
+
+/**
+ * How long past a due time, by the estimate of the server's clock, a timer runs its beat (ms):
+ * the estimate is good to a few tenths of a ms (the middle of a round trip, the floored ms the
+ * scripts report corrected by half), and the beat takes a one-way trip more to reach Redis, so it
+ * finds the time come; a beat that arrives early anyway finds nothing due and its reply re-arms
+ * the timer for the same time.
+ */
+const DUE_MARGIN_MS = 0.3;
+/**
+ * How early a timer's setTimeout wakes (ms): Node fires it 0.5-1 ms late, so the last stretch is
+ * waited in setImmediate turns, which yield to I/O between them.
+ */
+const WAKE_EARLY_MS = 2;
 
 /**
  * A parked consumer's own clocks, against an estimate of the server's: a timer for the next due
@@ -73,22 +89,27 @@ export class LeaseTimers<Payload> {
   /** One of the two timers: `current`, or a timer for `at` when that is earlier (then `current` is cleared). */
   private armOne(current: ArmedTimer | undefined, at: number | null): ArmedTimer | undefined {
     if (at === null || (current && at >= current.at)) return current;
-    if (current) clearTimeout(current.timer);
-    const armed: ArmedTimer = {
-      at,
-      timer: setTimeout(() => {
-        if (this.dueTimer === armed) this.dueTimer = undefined;
-        if (this.leaseTimer === armed) this.leaseTimer = undefined;
-        void this.tick();
-      }, Math.max(0, at - this.serverNow() + 1)),
+    if (current) disarm(current);
+    const armed: ArmedTimer = { at, timer: undefined, cancelled: false };
+    const due = at + DUE_MARGIN_MS;
+    const fire = (): void => {
+      if (armed.cancelled) return;
+      if (this.serverNow() < due) {
+        setImmediate(fire);
+        return;
+      }
+      if (this.dueTimer === armed) this.dueTimer = undefined;
+      if (this.leaseTimer === armed) this.leaseTimer = undefined;
+      void this.tick();
     };
+    armed.timer = setTimeout(fire, Math.max(0, due - this.serverNow() - WAKE_EARLY_MS));
     return armed;
   }
 
   /** Disarms the due and lease timers (renewal goes on until stopRenewing()). */
   clear(): void {
-    if (this.dueTimer) clearTimeout(this.dueTimer.timer);
-    if (this.leaseTimer) clearTimeout(this.leaseTimer.timer);
+    if (this.dueTimer) disarm(this.dueTimer);
+    if (this.leaseTimer) disarm(this.leaseTimer);
     this.dueTimer = this.leaseTimer = undefined;
   }
 
@@ -126,4 +147,9 @@ export class LeaseTimers<Payload> {
       fireHook(this.hooks, 'onError', error);
     }
   }
+}
+
+function disarm(armed: ArmedTimer): void {
+  armed.cancelled = true;
+  clearTimeout(armed.timer);
 }
