@@ -94,8 +94,11 @@ export class LeaseTimers<Payload> {
     const due = at + DUE_MARGIN_MS;
     const fire = (): void => {
       if (armed.cancelled) return;
-      if (this.serverNow() < due) {
-        setImmediate(fire);
+      const left = due - this.serverNow();
+      if (left > 0) {
+        // the clock estimate moved meanwhile: a long way left goes back to a timer, not a spin
+        if (left > WAKE_EARLY_MS) armed.timer = setTimeout(fire, left - WAKE_EARLY_MS);
+        else setImmediate(fire);
         return;
       }
       if (this.dueTimer === armed) this.dueTimer = undefined;
