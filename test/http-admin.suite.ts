@@ -5,12 +5,8 @@ import { Leases } from '../src/lease.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Queue } from '../src/queue.js';
 import type { ApiTarget } from './http-api.suite.js';
+import { type Answer, callApi } from './http-call.js';
 import { checkInvariants } from './invariants.js';
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown> & { error?: { code: string; message: string } };
-}
 
 /**
  * The admin routes of the HTTP contract (docs/design.md, "Admin in bulk"), against any target (the
@@ -36,18 +32,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
 
     const q = (): string => `http-admin-${randomBytes(5).toString('hex')}`;
 
-    async function call(method: string, path: string, body?: unknown, rawBody?: string): Promise<Answer> {
-      const headers: Record<string, string> = {};
-      if (target.token) headers.Authorization = `Bearer ${target.token}`;
-      if (body !== undefined || rawBody !== undefined) headers['Content-Type'] = 'application/json';
-      const res = await fetch(target.baseUrl + path, {
-        method,
-        headers,
-        ...(rawBody !== undefined ? { body: rawBody } : body === undefined ? {} : { body: JSON.stringify(body) }),
-      });
-      const text = await res.text();
-      return { status: res.status, body: (text ? JSON.parse(text) : {}) as Answer['body'] };
-    }
+    const call = (method: string, path: string, body?: unknown, rawBody?: string): Promise<Answer> => callApi(target, method, path, body, rawBody);
 
     /** Every key of the queue with its value, and its registry entry. */
     async function stateOf(queue: string): Promise<unknown> {
