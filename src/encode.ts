@@ -68,8 +68,11 @@ export function toJobId(id: unknown): string {
   return id.startsWith(JOB_PREFIX) ? id : JOB_PREFIX + id;
 }
 
-/** The id of a job a scheduler fired: `JOB:<scheduler>@<slot>`, which no enqueue may give. */
-const FIRED_JOB_ID = /^JOB:[A-Za-z0-9._-]{1,128}@\d{1,16}$/;
+/**
+ * The id of a job a scheduler fired, `JOB:<scheduler>@<slot>`, which no enqueue may give: the
+ * scheduler's id and the slot are its two groups (src/schedulers.ts `firedBy` reads them).
+ */
+export const FIRED_JOB_ID = /^JOB:([A-Za-z0-9._-]{1,128})@(\d{1,16})$/;
 
 /**
  * The `JOB:` id of a job to look up or act on (get, remove, reprocess, wait for...): a user's id
