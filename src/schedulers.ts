@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import { decodeBackoff, encodeJob, FIRED_JOB_ID, type JobDefaults } from './encode.js';
 import { InvalidArgumentError, shown } from './errors.js';
-import type { BackoffOptions } from './job.js';
+import type { BackoffOptions, FiredBy } from './job.js';
 import { assertName } from './keyspace.js';
 
 /** The shortest `every` interval, in ms. */
@@ -130,7 +130,7 @@ export function assertSchedulerId(id: unknown): asserts id is string {
 }
 
 /** The scheduler and slot a job id was fired for, or undefined for a job that was not fired. */
-export function firedBy(jobId: string): { id: string; slot: number } | undefined {
+export function firedBy(jobId: string): FiredBy | undefined {
   // every claimed job's id comes through here: most have no '@', which is cheaper to ask than the pattern
   if (!jobId.includes('@')) return undefined;
   const match = FIRED_JOB_ID.exec(jobId);
