@@ -1,6 +1,7 @@
 --[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
-  claim up to n. An idle beat is this one script.
+  claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
+  that may start again (includes/readmit_due.lua).
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
@@ -20,7 +21,7 @@
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta `stalled` += the jobs reaped
   Errors   EMQARG (a malformed number)
-  Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
+  Rings    the doorbell when reaping, promotion or a readmitted entry made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
 ]]
 -- @include keyspace
@@ -28,6 +29,7 @@
 -- @include now_ms
 -- @include reap_expired
 -- @include promote_due
+-- @include readmit_due
 -- @include claim_reply
 -- @include due_schedulers
 -- @include ring_doorbell
@@ -45,7 +47,9 @@ if promote_limit > 0 then
   local moved, _, woke = promote_due(now, promote_limit)
   promoted, promoted_woke = moved, woke
 end
-if reaped_woke or promoted_woke then ring_doorbell() end
+-- throttled entries whose time has come (a hold over, a rate limit's window moved on) go back
+local readmitted = promote_limit > 0 and readmit_due(now, promote_limit)
+if reaped_woke or promoted_woke or readmitted then ring_doorbell() end
 local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 reply[1][8] = due_schedulers(now, 100)
 flush_events()

@@ -8,7 +8,8 @@
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
-           slots fired)}
+           slots fired), rated (a counter: times a group or the queue reached its rate limit and was
+           throttled)}
 ]]
 -- @include keyspace
 -- @include lane_size
@@ -31,4 +32,5 @@ return {
   tonumber(redis.call('HGET', K_META, 'retried') or '0'),
   tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
   tonumber(redis.call('HGET', K_META, 'fired') or '0'),
+  tonumber(redis.call('HGET', K_META, 'rated') or '0'),
 }

@@ -7,7 +7,8 @@
   deleted; then the active rows (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
-  and last, once no row is left, every fixed key, the events stream among them. It appends no
+  and last, once no row is left, every fixed key (the events stream among them), the rate limits,
+  their starts logs and the holds. It appends no
   event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
   the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
@@ -31,6 +32,7 @@
 -- @include free_slots
 -- @include drop_lane
 -- @include scheduler_key
+-- @include starts_key
 
 local force = ARGV[2] == '1'
 local n = arg_int(ARGV[3], 'n', 1)
@@ -95,6 +97,9 @@ while redis.call('SCARD', K_GROUPS) > 0 do
   end
 end
 
+-- the rate limits and holds: a group's starts log exists only while it has a limit
+for _, g in ipairs(redis.call('HKEYS', K_GRATE)) do redis.call('DEL', starts_key(g)) end
+redis.call('DEL', K_THROTTLED, K_GRATE, K_HOLDS, starts_key(QUEUE_ENTRY))
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
 return { 1, deleted }

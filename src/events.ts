@@ -8,6 +8,7 @@
  * reader resumes after an entry id once it has every event of that entry, and a page never splits
  * an entry.
  */
+import type { RateLimit } from './rate-limits.js';
 import { InvalidArgumentError, shown } from './errors.js';
 import type { FiredBy } from './job.js';
 
@@ -70,7 +71,8 @@ export interface JobEventBase extends QueueEventBase {
  * attempts used up, or failed for good), `stalled` (its lease lapsed and was reaped: a `dead`
  * follows when that was its last attempt), `released` (given back unstarted), `removed`,
  * `reprocessed`. About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
- * `limit` (`group`, `limit`, null when lifted), `cleaned` (`count` jobs of `state`) and `drained`
+ * `limit` (`group`, `limit`, null when lifted), `rate` (the queue's rate limit, or a `group`'s:
+ * `rate`, null when lifted), `held` (a `group`, or the ungrouped jobs when none, `heldUntil`), `cleaned` (`count` jobs of `state`) and `drained`
  * (`count` jobs), one event per chunk of the call.
  *
  * @example
@@ -161,6 +163,22 @@ export type QueueEvent =
       readonly limit: number | null;
     })
   | (QueueEventBase & {
+      /** A rate limit changed: the group's, or the queue's own when `group` is absent. */
+      readonly event: 'rate';
+      /** The group, absent for the queue's own limit. */
+      readonly group?: string;
+      /** The limit now, null when lifted. */
+      readonly rate: RateLimit | null;
+    })
+  | (QueueEventBase & {
+      /** A group (absent: the ungrouped jobs) was held (holdGroup, or a handler's RateLimitedError). */
+      readonly event: 'held';
+      /** The group, absent for the ungrouped jobs. */
+      readonly group?: string;
+      /** When the hold ends (server ms). */
+      readonly heldUntil: number;
+    })
+  | (QueueEventBase & {
       /** One chunk of a clean deleted finished jobs. */
       readonly event: 'cleaned';
       /** How many. */
@@ -197,6 +215,8 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>([
   'group-paused',
   'group-resumed',
   'limit',
+  'rate',
+  'held',
   'cleaned',
   'drained',
 ]);
@@ -273,6 +293,18 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
       const l = f.get('l');
       const limit = l === '' ? null : number(l);
       return group === undefined || limit === undefined ? undefined : { ...base, event, group, limit };
+    }
+    case 'rate': {
+      const l = f.get('l');
+      const p = f.get('p');
+      const limit = number(l);
+      const periodMs = number(p);
+      const rate = l === '' && p === '' ? null : limit !== undefined && periodMs !== undefined ? { limit, periodMs } : undefined;
+      return rate === undefined ? undefined : { ...base, event, ...(group === undefined ? {} : { group }), rate };
+    }
+    case 'held': {
+      const heldUntil = number(f.get('u'));
+      return heldUntil === undefined ? undefined : { ...base, event, ...(group === undefined ? {} : { group }), heldUntil };
     }
     case 'cleaned': {
       const count = number(f.get('n'));

@@ -64,6 +64,31 @@ export class RetryAfterError extends Error {
   }
 }
 
+/**
+ * Thrown by a handler when what its job calls is rate limiting it (an HTTP 429, say): the job goes
+ * back to its lane without spending an attempt, and its group (the ungrouped lane, for an
+ * ungrouped job) is held for `holdMs`: none of its jobs starts until then, other groups flow.
+ * The same as `queue.holdGroup(group, holdMs)` plus giving the job back, in the settle's request.
+ *
+ * @example
+ * const res = await fetch(url, { signal });
+ * if (res.status === 429) throw new RateLimitedError(retryAfterMs(res.headers.get('retry-after')) ?? 1_000);
+ */
+export class RateLimitedError extends Error {
+  constructor(
+    /** How long to hold the job's group, in ms (an integer >= 1; else 1000). */
+    readonly holdMs: number,
+    message = `rate limited: holding the group for ${holdMs} ms`,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'RateLimitedError';
+  }
+}
+
+/** How long a RateLimitedError holds when its holdMs is not an integer >= 1. */
+const DEFAULT_HOLD_MS = 1000;
+
 /** How a handler's run ended, as the settle scripts need it. */
 export type Outcome =
   | {
@@ -89,6 +114,17 @@ export type Outcome =
       readonly kind: 'fail';
       /** What the row keeps as its last error. */
       readonly error: string;
+    }
+  | {
+      /**
+       * Rate limited (RateLimitedError): given back without spending an attempt, its group (or the
+       * ungrouped lane) held for `holdMs`.
+       */
+      readonly kind: 'hold';
+      /** Why, for hooks and logs (the row keeps no error: the attempt did not count). */
+      readonly error: string;
+      /** How long to hold the job's group, ms (>= 1). */
+      readonly holdMs: number;
     };
 
 const COMPLETE: Outcome = { kind: 'complete' };
@@ -138,6 +174,10 @@ export function resultError(error: EmqError): string {
 /** The outcome a thrown value stands for. */
 export function outcomeOf(error: unknown): Outcome {
   if (error instanceof UnrecoverableError) return { kind: 'fail', error: errorText(error) };
+  if (error instanceof RateLimitedError) {
+    const holdMs = Number.isSafeInteger(error.holdMs) && error.holdMs >= 1 ? error.holdMs : DEFAULT_HOLD_MS;
+    return { kind: 'hold', error: errorText(error), holdMs };
+  }
   if (error instanceof RetryAfterError && Number.isSafeInteger(error.delayMs) && error.delayMs >= 0) {
     return { kind: 'retry', error: errorText(error), delayMs: error.delayMs };
   }

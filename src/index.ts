@@ -14,7 +14,8 @@ export type { SchedulerSpec, SchedulerJob, SchedulerRecord, UpsertSchedulerResul
 export type { EventsPage, EventsSettings, JobEventBase, QueueEvent, QueueEventBase, QueueEventName, ReadEventsOptions } from './events.js';
 export { Leases } from './lease.js';
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
-export type { CompleteItem, FailItem, FireResult, Held, RetryItem, RetryOutcome } from './scripts.js';
+export type { CompleteItem, FailItem, FireResult, Held, ReleaseItem, RetryItem, RetryOutcome } from './scripts.js';
+export type { RateLimit, RateLimits, Throttled } from './rate-limits.js';
 export type { DueScheduler } from './schedulers.js';
 export { listQueues, queueOverviews } from './registry.js';
 export type { QueueOverview } from './registry.js';
@@ -51,5 +52,5 @@ export {
   errorCodes,
 } from './errors.js';
 export type { EmqErrorCode, EmqErrorContext, ConnectionFailure } from './errors.js';
-export { UnrecoverableError, RetryAfterError, HandlerTimeoutError } from './handler.js';
+export { UnrecoverableError, RetryAfterError, RateLimitedError, HandlerTimeoutError } from './handler.js';
 export type { Handler, HandlerContext, Outcome } from './handler.js';

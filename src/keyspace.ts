@@ -37,6 +37,7 @@ export const FIXED_KEYS = [
   'completed',
   'events',
   'schedulers',
+  'throttled',
 ] as const;
 
 /** The name of one of a queue's fixed keys. */

@@ -8,6 +8,7 @@ import {
   type CompleteItem,
   type FailItem,
   type Held,
+  type ReleaseItem,
   type RetryItem,
   type RetryOutcome,
   runOps,
@@ -219,10 +220,13 @@ export class Leases<Payload = unknown> {
     const retries: number[] = [];
     const fails: number[] = [];
     const completes: number[] = [];
+    // rate limited (RateLimitedError): given back with the given-back jobs, holding their groups
+    const holds: number[] = [];
     // a result over the cap is not stored: the job fails for good (the runtimes check it before,
     // in runHandler; this holds the cap for any other caller too)
     const outcomes = finished.map((f) => this.storable(f.outcome));
-    outcomes.forEach((o, i) => (o.kind === 'complete' ? completes : o.kind === 'retry' ? retries : fails).push(i));
+    const bins = { complete: completes, retry: retries, fail: fails, hold: holds } as const;
+    outcomes.forEach((o, i) => bins[o.kind].push(i));
     const calls: ScriptCall[] = [];
     const readers: Array<(reply: Reply, state: RoundState) => void> = [];
     const add = <T>(op: ScriptOp<T>, take: (value: T, state: RoundState) => void): void => {
@@ -250,8 +254,18 @@ export class Leases<Payload = unknown> {
       });
       add(this.scripts.failOp(items), (outcomes, state) => settle(fails, outcomes, state));
     }
-    if (giveBack.length > 0) {
-      add(this.scripts.releaseOp(giveBack.map(leaseOf)), (outcomes, state) => (state.givenBack = outcomes));
+    if (giveBack.length > 0 || holds.length > 0) {
+      const items: ReleaseItem[] = [
+        ...giveBack.map(leaseOf),
+        ...holds.map((i) => {
+          const outcome = outcomes[i]!;
+          return { ...leaseOf(finished[i]!.job), holdMs: outcome.kind === 'hold' ? outcome.holdMs : 0 };
+        }),
+      ];
+      add(this.scripts.releaseOp(items), (outcomes, state) => {
+        state.givenBack = outcomes.slice(0, giveBack.length);
+        settle(holds, outcomes.slice(giveBack.length).map((o) => (o === 'released' ? 'pending' : 'fenced')), state);
+      });
     }
     const claimWithComplete = beat ? 0 : claim;
     if (completes.length > 0 || claimWithComplete > 0) {
@@ -339,8 +353,11 @@ export class Leases<Payload = unknown> {
     return this.run(this.scripts.failOp(items));
   }
 
-  /** Gives back held jobs that were never started: claimable again, the claim not counted. */
-  release(held: readonly Held[]): Promise<Array<'released' | 'fenced'>> {
+  /**
+   * Gives back held jobs that were never started: claimable again, the claim not counted; one
+   * with a `holdMs` holds its group (or the ungrouped lane) that long too.
+   */
+  release(held: readonly ReleaseItem[]): Promise<Array<'released' | 'fenced'>> {
     return this.run(this.scripts.releaseOp(held));
   }
 

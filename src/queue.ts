@@ -22,6 +22,7 @@ import {
 } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
+import { checkHoldMs, checkRateLimit, type RateLimit, type RateLimits, rateLimitsOf } from './rate-limits.js';
 import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
 import {
   assertSchedulerId,
@@ -171,7 +172,12 @@ export interface QueueStats {
   readonly paused: boolean;
   /** Its jobs per state. */
   readonly counts: QueueCounts;
+  /** Its rate limits, the queue's and its groups', and what is throttled now. */
+  readonly rateLimits: RateLimits;
 }
+
+/** The most throttled entries a read of the rate limits lists. */
+const THROTTLED_SHOWN = 1000;
 
 const BULK_CHUNK = 1000;
 /**
@@ -370,10 +376,16 @@ export class Queue<Payload = unknown> {
     return row && this.decodeRow(jobId, row);
   }
 
-  /** Counts per state and the paused flag. */
+  /** Counts per state, the paused flag and the rate limits, in one round trip. */
   async stats(): Promise<QueueStats> {
-    const { paused, pending, scheduled, active, dead, completed } = await this.scripts.run(this.scripts.countsOp());
-    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed } };
+    const [counts, rates] = await this.scripts.runOps([this.scripts.countsOp(), this.scripts.rateLimitsOp(THROTTLED_SHOWN)] as const);
+    const { paused, pending, scheduled, active, dead, completed } = counts;
+    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed }, rateLimits: rateLimitsOf(rates) };
+  }
+
+  /** The queue's rate limits and its groups', and what is throttled now (soonest first, at most 1000). */
+  async rateLimits(): Promise<RateLimits> {
+    return rateLimitsOf(await this.scripts.run(this.scripts.rateLimitsOp(THROTTLED_SHOWN)));
   }
 
   /** Dead jobs, most recent first. */
@@ -443,6 +455,47 @@ export class Queue<Payload = unknown> {
       throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${shown(limit)}`);
     }
     await this.scripts.run(this.scripts.groupLimitOp(group, limit));
+  }
+
+  /**
+   * At most `rate.limit` job starts (claims) of the whole queue in any window of `rate.periodMs`,
+   * on the server's clock; null lifts it. Exact (a log of start times, docs/design.md "Rate limits
+   * and holds"), live (a raised limit lets work start at once), and composed with the groups'
+   * limits. Throws InvalidArgumentError (a limit under 1, a period under 1 ms...) before any write.
+   *
+   * @example
+   * await queue.setRateLimit({ limit: 100, periodMs: 60_000 }); // 100 starts a minute
+   */
+  async setRateLimit(rate: RateLimit | null): Promise<void> {
+    const checked = checkRateLimit(rate);
+    await this.scripts.run(this.scripts.setRateOp(null, checked));
+  }
+
+  /**
+   * At most `rate.limit` starts of `group`'s jobs in any window of `rate.periodMs`; null lifts
+   * it. A group at its rate limit leaves the ring until one more start fits (other groups keep
+   * flowing), a time the scripts know, so parked consumers wake for it on time and poll nothing.
+   *
+   * @example
+   * await queue.setGroupRateLimit('stripe', { limit: 50, periodMs: 1_000 });
+   */
+  async setGroupRateLimit(group: string, rate: RateLimit | null): Promise<void> {
+    assertName('group', group);
+    const checked = checkRateLimit(rate);
+    await this.scripts.run(this.scripts.setRateOp(group, checked));
+  }
+
+  /**
+   * No job of `group` (null: the ungrouped jobs) starts for `ms` from now, on the server's clock:
+   * what a handler's RateLimitedError does after a 429. A longer hold it has is kept. Resolves the
+   * time (epoch ms, server clock) it is held until.
+   *
+   * @example
+   * await queue.holdGroup('stripe', 30_000);
+   */
+  async holdGroup(group: string | null, ms: number): Promise<number> {
+    if (group !== null) assertName('group', group);
+    return this.scripts.run(this.scripts.holdOp(group, checkHoldMs(ms)));
   }
 
   /** The counted sweep: recounts `group`'s active jobs and repairs its stored count. */

@@ -21,6 +21,8 @@ export interface QueueOverview {
   readonly stalledTotal: number;
   /** Scheduler slots fired (each enqueued one job): a counter. */
   readonly firedTotal: number;
+  /** Times a group, the ungrouped lane or the queue reached its rate limit and left the ring until one more start fitted: a counter. */
+  readonly rateLimitedTotal: number;
 }
 
 /**
@@ -48,8 +50,8 @@ export async function queueOverviews(transport: Transport): Promise<QueueOvervie
     const chunk = names.slice(i, i + CHUNK);
     const counts = await runOps(transport, chunk.map((name) => new Scripts(transport, name).countsOp()));
     chunk.forEach((queue, j) => {
-      const { paused, buried, retried, stalled, fired, ...c } = counts[j]!;
-      out.push({ queue, paused, counts: c, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled, firedTotal: fired });
+      const { paused, buried, retried, stalled, fired, rated, ...c } = counts[j]!;
+      out.push({ queue, paused, counts: c, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled, firedTotal: fired, rateLimitedTotal: rated });
     });
   }
   return out;

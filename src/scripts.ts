@@ -2,6 +2,7 @@ import { type EncodedJob } from './encode.js';
 import type { EventsSettings } from './events.js';
 import type { DueScheduler, EncodedSchedulerJob } from './schedulers.js';
 import type { DeadRetention, JobState } from './job.js';
+import type { RateLimit, RateLimitsRead } from './rate-limits.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
 import { asArray, asNumber, asRecord, asString } from './reply.js';
@@ -72,6 +73,16 @@ export interface Held {
   /** The lease token its claim handed out (`Job.token`). */
   readonly token: number;
 }
+
+/** A job to give back, and how long to hold its group after (RateLimitedError). */
+export interface ReleaseItem extends Held {
+  /** Hold the job's group (or the ungrouped lane) this many ms; absent or 0 for none. */
+  readonly holdMs?: number | undefined;
+}
+
+/** The ring entry of ungrouped work, and what stands for the queue, in the rate scripts' ARGV. */
+const UNGROUPED_ENTRY = '*';
+const QUEUE_ENTRY = '!';
 
 /** A job to settle by completing it, with its handler's result. */
 export interface CompleteItem extends Held {
@@ -277,9 +288,12 @@ export class Scripts {
     return this.op('fail', args, (reply) => codes(reply, 'fail').map((c) => (c === 1 ? 'dead' : 'fenced')));
   }
 
-  /** Gives back held jobs never started: back to their lanes, the claim not counted. */
-  releaseOp(held: readonly Held[]): ScriptOp<Array<'released' | 'fenced'>> {
-    const args = held.flatMap((h) => [h.id, h.token]);
+  /**
+   * Gives back held jobs never started: back to their lanes, the claim not counted; one with a
+   * `holdMs` also holds its group (or the ungrouped lane) for that long.
+   */
+  releaseOp(held: readonly ReleaseItem[]): ScriptOp<Array<'released' | 'fenced'>> {
+    const args = held.flatMap((h) => [h.id, h.token, h.holdMs ?? 0]);
     return this.op('release', args, (reply) => codes(reply, 'release').map((c) => (c === 1 ? 'released' : 'fenced')));
   }
 
@@ -328,6 +342,32 @@ export class Scripts {
     return this.op('groupLimit', [group, limit ?? -1], () => undefined);
   }
 
+  /** Sets (or with null lifts) the rate limit of `group`, or of the queue when `group` is null. */
+  setRateOp(group: string | null, rate: RateLimit | null): ScriptOp<void> {
+    return this.op('setRate', [group ?? QUEUE_ENTRY, rate?.limit ?? -1, rate?.periodMs ?? 0], () => undefined);
+  }
+
+  /** The rate limits, holds and throttled entries (at most `limit` of those, earliest first). */
+  rateLimitsOp(limit: number): ScriptOp<RateLimitsRead> {
+    return this.op('rateLimits', [limit], (reply) => {
+      const [now, queue, groups, throttled] = asArray(reply, 'rateLimits');
+      const pairs = asArray(groups, 'rate limits').map((v) => asString(v, 'rate limit'));
+      const rows = asArray(throttled, 'throttled').map((v) => asString(v, 'throttled'));
+      const entries: Array<RateLimitsRead['throttled'][number]> = [];
+      for (let i = 0; i + 2 < rows.length; i += 3) {
+        entries.push({ entry: rows[i]!, until: Number(rows[i + 1]), heldUntil: rows[i + 2] === '' ? null : Number(rows[i + 2]) });
+      }
+      const groupRates: Array<[string, string]> = [];
+      for (let i = 0; i + 1 < pairs.length; i += 2) groupRates.push([pairs[i]!, pairs[i + 1]!]);
+      return { now: asNumber(now, 'now'), queue: asString(queue, 'queue rate'), groups: groupRates, throttled: entries };
+    });
+  }
+
+  /** Holds `group` (null: the ungrouped lane) for `ms`; answers the server time it is held until. */
+  holdOp(group: string | null, ms: number): ScriptOp<number> {
+    return this.op('holdGroup', [group ?? UNGROUPED_ENTRY, ms], (reply) => asNumber(reply, 'holdGroup'));
+  }
+
   removeOp(id: string): ScriptOp<boolean> {
     return this.op('remove', [id], (reply) => asNumber(reply, 'remove') === 1);
   }
@@ -360,10 +400,11 @@ export class Scripts {
     retried: number;
     stalled: number;
     fired: number;
+    rated: number;
   }> {
     return this.op('counts', [], (reply) => {
-      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0] = codes(reply, 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired };
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0, rated = 0] = codes(reply, 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired, rated };
     });
   }
 

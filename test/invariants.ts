@@ -56,7 +56,11 @@ const FIXED_TYPES: Readonly<Record<string, KeyType>> = {
   completed: 'zset',
   events: 'stream',
   schedulers: 'zset',
+  throttled: 'zset',
 };
+
+/** What stands for the queue's own rate limit in `throttled` and the starts logs (not a group name). */
+export const QUEUE_ENTRY = '!';
 
 /** The most events the scripts put in one stream entry (lua/includes/flush_events.lua). */
 const EVENTS_PER_ENTRY = 500;
@@ -122,6 +126,14 @@ export interface QueueSnapshot {
   readonly schedulers: ReadonlyMap<string, number>;
   /** The scheduler rows (`emq:{q}:scheduler:<id>`): id -> fields. */
   readonly schedulerRows: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** Throttled entries (`emq:{q}:throttled`): a group, `*` or `!` (the queue) -> when it may start again (ms). */
+  readonly throttled: ReadonlyMap<string, number>;
+  /** The groups' rate limits (`emq:{q}:grate`): group -> "limit:periodMs". */
+  readonly grate: Readonly<Record<string, string>>;
+  /** The holds (`emq:{q}:holds`): entry -> held until (ms). */
+  readonly holds: Readonly<Record<string, string>>;
+  /** The starts logs: `!` (emq:{q}:starts) or a group (emq:{q}:starts:<g>) -> (token -> start ms). */
+  readonly starts: ReadonlyMap<string, ReadonlyMap<string, number>>;
   /** The events stream's entries, oldest first, or undefined when the stream does not exist. */
   readonly events: readonly StreamEntry[] | undefined;
   /**
@@ -196,6 +208,9 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   const fixed = new Map<string, { type: string; values: string[] }>();
   const wrongTypes = new Map<string, string>();
   const schedulerRows = new Map<string, Record<string, string>>();
+  const starts = new Map<string, Map<string, number>>();
+  let grate: Record<string, string> = {};
+  let holds: Record<string, string> = {};
   const undying: string[] = [];
   let events: StreamEntry[] | undefined;
 
@@ -219,6 +234,13 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     } else if (rest.startsWith('scheduler:')) {
       if (type !== 'hash') wrongTypes.set(key, type);
       else schedulerRows.set(rest.slice(10), Object.fromEntries(pairs(values)));
+    } else if (rest === 'starts' || rest.startsWith('starts:')) {
+      if (type !== 'zset') wrongTypes.set(key, type);
+      else starts.set(rest === 'starts' ? QUEUE_ENTRY : rest.slice(7), new Map(pairs(values).map(([m, s]) => [m, Number(s)])));
+    } else if (rest === 'grate' || rest === 'holds') {
+      if (type !== 'hash') wrongTypes.set(key, type);
+      else if (rest === 'grate') grate = Object.fromEntries(pairs(values));
+      else holds = Object.fromEntries(pairs(values));
     } else if (rest.startsWith('lane:')) {
       if (type !== 'zset') wrongTypes.set(key, type);
       else lanes.set(rest.slice(5), new Map(pairs(values).map(([m, s]) => [m, Number(s)])));
@@ -261,6 +283,10 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     undying,
     schedulers: new Map(pairs(values('schedulers')).map(([m, s]) => [m, s === 'inf' ? Infinity : Number(s)])),
     schedulerRows,
+    throttled: zset('throttled'),
+    grate,
+    holds,
+    starts,
     events,
     eventsSlack,
   };
@@ -328,11 +354,13 @@ const claimable = (snap: QueueSnapshot, entry: string): number =>
 
 /**
  * Whether ring entry `entry` belongs on the ring in `snap`: its lane (or pending, for `*`) with
- * its arrivals list is non-empty and, for a group, the group is not paused and is below its limit when it has one.
+ * its arrivals list is non-empty, it is not throttled (held, or at its rate limit) and, for a
+ * group, the group is not paused and is below its limit when it has one.
  * The queue's own paused flag does not matter: the ring describes the lanes, claim checks pause.
  */
 export function serviceable(snap: QueueSnapshot, entry: string): boolean {
   if (claimable(snap, entry) === 0) return false;
+  if (snap.throttled.has(entry)) return false;
   if (entry === UNGROUPED) return true;
   if (snap.gpaused.has(entry)) return false;
   const limit = snap.glimit[entry];
@@ -391,6 +419,13 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   fired no more than its limit, and none left to fire once it reached it; its next slot is after
  *   its last (`l`, present once it fired); a job it fired since it was made (`JOB:<id>@<slot>`, made
  *   no earlier than the scheduler) is for a slot no later than its last. meta `fired` is a count.
+ * - (k) rate limits and holds: the queue's limit (meta `rate`) and each group's (`grate`) are
+ *   `limit:periodMs` with both >= 1, and meta `grates` counts the groups that have one (absent for
+ *   none); the bound itself: no entry has more starts in its log within the period before now than
+ *   its limit, and one at its limit is throttled (so off the ring, see (c)); a starts log exists
+ *   only for an entry with a limit, its members tokens the queue handed out (<= meta `fence`) at
+ *   times no later than now; `throttled` holds groups, `*` and `!` only; every hold is of a
+ *   throttled entry whose score is no earlier than the hold's end. meta `rated` is a count.
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -565,6 +600,9 @@ export function findViolations(snap: QueueSnapshot): string[] {
   // (j) schedulers
   out.push(...schedulerViolations(snap));
 
+  // (k) rate limits and holds
+  out.push(...rateViolations(snap));
+
   return out;
 }
 
@@ -634,6 +672,50 @@ function schedulerViolations(snap: QueueSnapshot): string[] {
   return out;
 }
 
+/** The violations of (k), the rate limits and holds (see findViolations). */
+function rateViolations(snap: QueueSnapshot): string[] {
+  const out: string[] = [];
+  const RATE = /^([1-9]\d*):([1-9]\d*)$/;
+  const limits = new Map<string, { limit: number; period: number }>();
+  const read = (entry: string, text: string | undefined, what: string): void => {
+    if (text === undefined) return;
+    const m = RATE.exec(text);
+    if (!m) out.push(`${what} holds ${JSON.stringify(text)}, not limit:periodMs`);
+    else limits.set(entry, { limit: Number(m[1]), period: Number(m[2]) });
+  };
+  read(QUEUE_ENTRY, snap.meta.rate, 'meta rate');
+  for (const [g, text] of Object.entries(snap.grate)) read(g, text, `group ${g}: its rate limit`);
+  const grates = Object.keys(snap.grate).length;
+  if ((snap.meta.grates === undefined ? 0 : Number(snap.meta.grates)) !== grates) out.push(`meta grates holds ${JSON.stringify(snap.meta.grates)} but ${grates} groups have a rate limit`);
+  if (snap.meta.rated !== undefined && !isCount(snap.meta.rated)) out.push(`meta rated holds ${JSON.stringify(snap.meta.rated)}, not a count`);
+  const fence = Number(snap.meta.fence ?? '0');
+  for (const [entry, log] of snap.starts) {
+    const rate = limits.get(entry);
+    if (!rate) {
+      out.push(`starts log of ${entry} without a rate limit`);
+      continue;
+    }
+    let inWindow = 0;
+    for (const [token, at] of log) {
+      if (!isCount(token) || Number(token) > fence) out.push(`starts log of ${entry}: ${token} is not a token handed out`);
+      if (at > snap.now) out.push(`starts log of ${entry}: a start at ${at}, after now ${snap.now}`);
+      if (at > snap.now - rate.period) inWindow++;
+    }
+    if (inWindow > rate.limit) out.push(`${entry}: ${inWindow} starts within ${rate.period} ms, over its limit ${rate.limit}`);
+    if (inWindow >= rate.limit && !snap.throttled.has(entry)) out.push(`${entry}: at its rate limit (${inWindow} starts) but not throttled`);
+  }
+  for (const entry of snap.throttled.keys()) {
+    if (entry !== QUEUE_ENTRY && entry !== UNGROUPED && !/^[A-Za-z0-9._-]{1,128}$/.test(entry)) out.push(`throttled holds ${JSON.stringify(entry)}, not an entry`);
+  }
+  for (const [entry, until] of Object.entries(snap.holds)) {
+    const score = snap.throttled.get(entry);
+    if (!isCount(until)) out.push(`hold of ${entry} holds ${JSON.stringify(until)}, not a time`);
+    else if (score === undefined) out.push(`${entry}: held until ${until} but not throttled`);
+    else if (score < Number(until)) out.push(`${entry}: held until ${until} but throttled only until ${score}`);
+  }
+  return out;
+}
+
 /** Whether `text` parses as JSON. */
 function isJson(text: string): boolean {
   try {
@@ -647,6 +729,7 @@ function isJson(text: string): boolean {
 /** Why `entry` is not serviceable, for a violation's message. */
 function why(snap: QueueSnapshot, entry: string): string {
   if (claimable(snap, entry) === 0) return entry === UNGROUPED ? 'pending is empty' : 'its lane is empty';
+  if (snap.throttled.has(entry)) return `it is throttled until ${snap.throttled.get(entry)}`;
   if (snap.gpaused.has(entry)) return 'the group is paused';
   return `gactive ${snap.gactive[entry] ?? '0'} >= limit ${snap.glimit[entry] ?? '?'}`;
 }

@@ -1,7 +1,7 @@
 -- @include lane_key
 -- @include fifo_key
 -- @include lane_nonempty
--- @include group_open
+-- @include group_admits
 -- @include chunked
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
@@ -9,7 +9,9 @@
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -25,7 +27,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end

@@ -6,6 +6,10 @@
 -- @include job_defaults
 -- @include chunked
 -- @include collect_event
+-- @include rate_used
+-- @include rate_due
+-- @include log_starts
+-- @include throttle
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -13,6 +17,10 @@
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
 -- of per turn.
+-- Rate limits (docs/design.md, "Rate limits and holds"): the queue's caps the jobs of the whole
+-- claim, a group's its entry's share, at the limit less the starts in the window before now; an
+-- entry (or the queue) this claim takes to its limit is throttled until it may start one more, so
+-- it is off the ring (and the queue's claims hand out nothing) until a beat readmits it.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's `t`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -26,8 +34,21 @@
 -- queue is paused. Collects an `active` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
+  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
+  if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
+  local q_limit, q_period, q_used
+  if meta[2] then
+    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
+    q_limit, q_period = tonumber(l), tonumber(p)
+    q_used = rate_used(QUEUE_ENTRY, q_period, now)
+    if q_used >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      return jobs, false
+    end
+    n = math.min(n, q_limit - q_used)
+  end
   -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
   -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
   local entries = redis.call('LRANGE', K_RING, 0, n)
@@ -48,6 +69,19 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
+  -- less its starts in the window (rates[g] = {limit, period, used})
+  local rates = {}
+  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+    local specs = chunked('HMGET', K_GRATE, named)
+    for i, g in ipairs(named) do
+      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
+      if l then
+        local limit, period = tonumber(l), tonumber(p)
+        rates[g] = { limit, period, rate_used(g, period, now) }
+      end
+    end
+  end
   -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
   -- (a zset with no member does not exist) spares each entry its zset's size
   local zsets = {}
@@ -59,6 +93,8 @@ local function claim_jobs(n, lease_ms, now)
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
+    local rate = rates[g]
+    if rate and (not room or rate[1] - rate[3] < room) then room = rate[1] - rate[3] end
     local c
     if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
@@ -118,7 +154,10 @@ local function claim_jobs(n, lease_ms, now)
   local made = {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
+  -- the tokens handed out, for the queue's starts log when it has a rate limit
+  local started = {}
   for i, g in ipairs(entries) do
+    local tokens = {}
     if take[i] > 0 then
       made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
@@ -131,6 +170,8 @@ local function claim_jobs(n, lease_ms, now)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
+        tokens[#tokens + 1] = token
+        started[#started + 1] = token
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
@@ -145,6 +186,23 @@ local function claim_jobs(n, lease_ms, now)
         if g == UNGROUPED then group = '' end
         made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
+    end
+    -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
+    -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
+    if rate then
+      log_starts(g, tokens, rate[2], now)
+      if rate[3] + #tokens >= rate[1] then
+        throttle(g, rate_due(g, rate[1], rate[2], now))
+        redis.call('HINCRBY', K_META, 'rated', 1)
+      end
+    end
+  end
+  if q_limit then
+    log_starts(QUEUE_ENTRY, started, q_period, now)
+    if q_used + #started >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      redis.call('HINCRBY', K_META, 'rated', 1)
     end
   end
   -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so

@@ -2,7 +2,7 @@
 -- @include chunked
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -30,9 +30,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)

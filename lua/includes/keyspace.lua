@@ -11,6 +11,14 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta `rate`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'

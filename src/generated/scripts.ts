@@ -15,10 +15,11 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "68bb7a75f69f0823a7627b803155975861fdcdf4",
+    sha1: "1e37df155d3cac60aa76204bfe246b02516d407e",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
-  claim up to n. An idle beat is this one script.
+  claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
+  that may start again (includes/readmit_due.lua).
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
@@ -38,7 +39,7 @@ export const scripts = {
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta \`stalled\` += the jobs reaped
   Errors   EMQARG (a malformed number)
-  Rings    the doorbell when reaping or promotion made work claimable (other consumers may be
+  Rings    the doorbell when reaping, promotion or a readmitted entry made work claimable (other consumers may be
            parked); empties both bells when fewer than n jobs were claimed, as claim does
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -54,9 +55,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -214,7 +223,7 @@ local function lanes_nonempty(entries)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -242,9 +251,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -252,8 +263,10 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -266,7 +279,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -282,7 +297,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -404,6 +419,92 @@ local function promote_due(now, limit)
   end
   return #due, first_score(K_SCHEDULED), woke
 end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own, meta \`rate\`; a group's in K_GRATE):
+-- limit and period in ms, or nil when it has none. Stored as "limit:periodMs".
+local function rate_of(entry)
+  local spec
+  if entry == QUEUE_ENTRY then
+    spec = redis.call('HGET', K_META, 'rate')
+  elseif entry ~= UNGROUPED then
+    spec = redis.call('HGET', K_GRATE, entry)
+  end
+  if not spec then return nil end
+  local limit, period = string.match(spec, '^(%d+):(%d+)$')
+  return tonumber(limit), tonumber(period)
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
+-- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
+-- one more fits (the (used - limit + 1)th oldest start plus the period).
+local function rate_due(entry, limit, period, now)
+  local used = rate_used(entry, period, now)
+  if used < limit then return now end
+  local at = redis.call('ZRANGE', starts_key(entry), used - limit, used - limit, 'WITHSCORES')[2]
+  return tonumber(at) + period
+end
+-- When ring entry \`entry\` (or QUEUE_ENTRY) may start a job again, as far as its hold and its rate
+-- limit say (its pause, concurrency limit and lane aside): a time <= now means it may now.
+local function closed_until(entry, now)
+  local at = tonumber(redis.call('HGET', K_HOLDS, entry)) or 0
+  local limit, period = rate_of(entry)
+  if limit then
+    local due = rate_due(entry, limit, period, now)
+    if due > at then at = due end
+  end
+  return at
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- A throttled entry whose hold and rate limit let it start again: out of K_THROTTLED (its hold,
+-- over, forgotten), and a ring entry back on the ring when its lane is serviceable. Returns true
+-- when work became claimable (for QUEUE_ENTRY: the ring has entries); the caller rings the doorbell.
+local function reopen(entry)
+  redis.call('ZREM', K_THROTTLED, entry)
+  redis.call('HDEL', K_HOLDS, entry)
+  if entry == QUEUE_ENTRY then return redis.call('LLEN', K_RING) > 0 end
+  if lane_serviceable(entry) then
+    redis.call('RPUSH', K_RING, entry)
+    return true
+  end
+  return false
+end
+-- Throttled entries due by \`now\` (at most \`limit\`, earliest first) start again when their hold and
+-- rate limit let them (reopen), or wait on at the time they now may (a hold lengthened, a limit
+-- lowered meanwhile). Returns true when work became claimable; the caller rings the doorbell.
+local function readmit_due(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K_THROTTLED, '-inf', string.format('%d', now), 'LIMIT', 0, limit)
+  local woke = false
+  for _, entry in ipairs(due) do
+    local at = closed_until(entry, now)
+    if at > now then
+      redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry)
+    elseif reopen(entry) then
+      woke = true
+    end
+  end
+  return woke
+end
 -- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
 -- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
 -- the lower order goes first. Takes up to \`count\` ids from both in that order, and returns them,
@@ -459,6 +560,55 @@ local function pop_lane(g, count, zn, fn)
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
 end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it.
+local function throttle(entry, at)
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -466,6 +616,10 @@ end
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
 -- of per turn.
+-- Rate limits (docs/design.md, "Rate limits and holds"): the queue's caps the jobs of the whole
+-- claim, a group's its entry's share, at the limit less the starts in the window before now; an
+-- entry (or the queue) this claim takes to its limit is throttled until it may start one more, so
+-- it is off the ring (and the queue's claims hand out nothing) until a beat readmits it.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -479,8 +633,21 @@ end
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
+  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
+  if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
+  local q_limit, q_period, q_used
+  if meta[2] then
+    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
+    q_limit, q_period = tonumber(l), tonumber(p)
+    q_used = rate_used(QUEUE_ENTRY, q_period, now)
+    if q_used >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      return jobs, false
+    end
+    n = math.min(n, q_limit - q_used)
+  end
   -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
   -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
   local entries = redis.call('LRANGE', K_RING, 0, n)
@@ -501,6 +668,19 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
+  -- less its starts in the window (rates[g] = {limit, period, used})
+  local rates = {}
+  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+    local specs = chunked('HMGET', K_GRATE, named)
+    for i, g in ipairs(named) do
+      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
+      if l then
+        local limit, period = tonumber(l), tonumber(p)
+        rates[g] = { limit, period, rate_used(g, period, now) }
+      end
+    end
+  end
   -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
   -- (a zset with no member does not exist) spares each entry its zset's size
   local zsets = {}
@@ -512,6 +692,8 @@ local function claim_jobs(n, lease_ms, now)
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
+    local rate = rates[g]
+    if rate and (not room or rate[1] - rate[3] < room) then room = rate[1] - rate[3] end
     local c
     if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
@@ -571,7 +753,10 @@ local function claim_jobs(n, lease_ms, now)
   local made = {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
+  -- the tokens handed out, for the queue's starts log when it has a rate limit
+  local started = {}
   for i, g in ipairs(entries) do
+    local tokens = {}
     if take[i] > 0 then
       made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
@@ -584,6 +769,8 @@ local function claim_jobs(n, lease_ms, now)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
+        tokens[#tokens + 1] = token
+        started[#started + 1] = token
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
@@ -598,6 +785,23 @@ local function claim_jobs(n, lease_ms, now)
         if g == UNGROUPED then group = '' end
         made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
+    end
+    -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
+    -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
+    if rate then
+      log_starts(g, tokens, rate[2], now)
+      if rate[3] + #tokens >= rate[1] then
+        throttle(g, rate_due(g, rate[1], rate[2], now))
+        redis.call('HINCRBY', K_META, 'rated', 1)
+      end
+    end
+  end
+  if q_limit then
+    log_starts(QUEUE_ENTRY, started, q_period, now)
+    if q_used + #started >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      redis.call('HINCRBY', K_META, 'rated', 1)
     end
   end
   -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
@@ -615,21 +819,6 @@ local function claim_jobs(n, lease_ms, now)
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
-end
--- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
-local function first_slot()
-  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
-  if score == nil or score == 'inf' then return -1 end
-  return tonumber(score)
-end
--- The next time something falls due (-1 for none): the first scheduled job's due time or the
--- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
-local function next_due()
-  local job, slot = first_score(K_SCHEDULED), first_slot()
-  if job < 0 then return slot end
-  if slot < 0 or job <= slot then return job end
-  return slot
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
@@ -725,12 +914,6 @@ local function due_schedulers(now, limit)
   end
   return due
 end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
@@ -794,7 +977,9 @@ if promote_limit > 0 then
   local moved, _, woke = promote_due(now, promote_limit)
   promoted, promoted_woke = moved, woke
 end
-if reaped_woke or promoted_woke then ring_doorbell() end
+-- throttled entries whose time has come (a hold over, a rate limit's window moved on) go back
+local readmitted = promote_limit > 0 and readmit_due(now, promote_limit)
+if reaped_woke or promoted_woke or readmitted then ring_doorbell() end
 local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 reply[1][8] = due_schedulers(now, 100)
 flush_events()
@@ -803,7 +988,7 @@ return reply
   },
   changePriority: {
     name: "changePriority",
-    sha1: "c3857412b48f951237a533b270daab1fa21772d6",
+    sha1: "2d6e6a34889607d19b42025e260079b82cfd6290",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -834,9 +1019,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -906,7 +1099,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "37625b4835b5948d4bb771ed8069b343581e25ec",
+    sha1: "a54e629ea1e234c420e3b0b0435dfd14a6d73e5e",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -941,9 +1134,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -1103,6 +1304,82 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
+-- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
+-- one more fits (the (used - limit + 1)th oldest start plus the period).
+local function rate_due(entry, limit, period, now)
+  local used = rate_used(entry, period, now)
+  if used < limit then return now end
+  local at = redis.call('ZRANGE', starts_key(entry), used - limit, used - limit, 'WITHSCORES')[2]
+  return tonumber(at) + period
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it.
+local function throttle(entry, at)
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1110,6 +1387,10 @@ end
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
 -- of per turn.
+-- Rate limits (docs/design.md, "Rate limits and holds"): the queue's caps the jobs of the whole
+-- claim, a group's its entry's share, at the limit less the starts in the window before now; an
+-- entry (or the queue) this claim takes to its limit is throttled until it may start one more, so
+-- it is off the ring (and the queue's claims hand out nothing) until a beat readmits it.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -1123,8 +1404,21 @@ end
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
+  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
+  if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
+  local q_limit, q_period, q_used
+  if meta[2] then
+    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
+    q_limit, q_period = tonumber(l), tonumber(p)
+    q_used = rate_used(QUEUE_ENTRY, q_period, now)
+    if q_used >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      return jobs, false
+    end
+    n = math.min(n, q_limit - q_used)
+  end
   -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
   -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
   local entries = redis.call('LRANGE', K_RING, 0, n)
@@ -1145,6 +1439,19 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
+  -- less its starts in the window (rates[g] = {limit, period, used})
+  local rates = {}
+  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+    local specs = chunked('HMGET', K_GRATE, named)
+    for i, g in ipairs(named) do
+      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
+      if l then
+        local limit, period = tonumber(l), tonumber(p)
+        rates[g] = { limit, period, rate_used(g, period, now) }
+      end
+    end
+  end
   -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
   -- (a zset with no member does not exist) spares each entry its zset's size
   local zsets = {}
@@ -1156,6 +1463,8 @@ local function claim_jobs(n, lease_ms, now)
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
+    local rate = rates[g]
+    if rate and (not room or rate[1] - rate[3] < room) then room = rate[1] - rate[3] end
     local c
     if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
@@ -1215,7 +1524,10 @@ local function claim_jobs(n, lease_ms, now)
   local made = {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
+  -- the tokens handed out, for the queue's starts log when it has a rate limit
+  local started = {}
   for i, g in ipairs(entries) do
+    local tokens = {}
     if take[i] > 0 then
       made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
@@ -1228,6 +1540,8 @@ local function claim_jobs(n, lease_ms, now)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
+        tokens[#tokens + 1] = token
+        started[#started + 1] = token
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
@@ -1242,6 +1556,23 @@ local function claim_jobs(n, lease_ms, now)
         if g == UNGROUPED then group = '' end
         made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
+    end
+    -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
+    -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
+    if rate then
+      log_starts(g, tokens, rate[2], now)
+      if rate[3] + #tokens >= rate[1] then
+        throttle(g, rate_due(g, rate[1], rate[2], now))
+        redis.call('HINCRBY', K_META, 'rated', 1)
+      end
+    end
+  end
+  if q_limit then
+    log_starts(QUEUE_ENTRY, started, q_period, now)
+    if q_used + #started >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      redis.call('HINCRBY', K_META, 'rated', 1)
     end
   end
   -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
@@ -1259,26 +1590,6 @@ local function claim_jobs(n, lease_ms, now)
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
-end
--- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
--- active), or -1 when the zset is empty.
-local function first_score(key)
-  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
-end
--- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
-local function first_slot()
-  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
-  if score == nil or score == 'inf' then return -1 end
-  return tonumber(score)
-end
--- The next time something falls due (-1 for none): the first scheduled job's due time or the
--- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
-local function next_due()
-  local job, slot = first_score(K_SCHEDULED), first_slot()
-  if job < 0 then return slot end
-  if slot < 0 or job <= slot then return job end
-  return slot
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
@@ -1405,7 +1716,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "ec518f63628f7bb6431d3dd9d018d7b2e0411255",
+    sha1: "e12f644f6f4ceb1498455cf7156ceb45a1d386f9",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -1443,9 +1754,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -1624,7 +1943,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "f75656fbe1174f236c2ff48850bf6b18aca55364",
+    sha1: "14eb649f42a53d47289268738fffeebcc3ab4343",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1669,9 +1988,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -1797,7 +2124,7 @@ local function lanes_nonempty(entries)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -1825,9 +2152,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -1835,8 +2164,10 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -1849,7 +2180,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -1865,7 +2198,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -2001,6 +2334,76 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
+-- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
+-- one more fits (the (used - limit + 1)th oldest start plus the period).
+local function rate_due(entry, limit, period, now)
+  local used = rate_used(entry, period, now)
+  if used < limit then return now end
+  local at = redis.call('ZRANGE', starts_key(entry), used - limit, used - limit, 'WITHSCORES')[2]
+  return tonumber(at) + period
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it.
+local function throttle(entry, at)
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -2008,6 +2411,10 @@ end
 -- simulated in memory over at most n entries read at once, then the ring is rewritten in two
 -- commands (none when its order is unchanged), so a batch costs a few commands per entry instead
 -- of per turn.
+-- Rate limits (docs/design.md, "Rate limits and holds"): the queue's caps the jobs of the whole
+-- claim, a group's its entry's share, at the limit less the starts in the window before now; an
+-- entry (or the queue) this claim takes to its limit is throttled until it may start one more, so
+-- it is off the ring (and the queue's claims hand out nothing) until a beat readmits it.
 -- Each claim increments the row's attempts and takes a lease token from the queue-wide counter
 -- meta.fence, written to the row's \`t\`: unique across every life of an id (a removed id enqueued
 -- again starts its attempts from 0, but never its tokens), so a stale holder is always fenced.
@@ -2021,8 +2428,21 @@ end
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
+  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
+  if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
+  local q_limit, q_period, q_used
+  if meta[2] then
+    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
+    q_limit, q_period = tonumber(l), tonumber(p)
+    q_used = rate_used(QUEUE_ENTRY, q_period, now)
+    if q_used >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      return jobs, false
+    end
+    n = math.min(n, q_limit - q_used)
+  end
   -- one entry more than needed tells whether the fetched entries are the whole ring: a whole ring
   -- whose order the turns leave as it was needs no rewrite (a lone entry claimed one at a time)
   local entries = redis.call('LRANGE', K_RING, 0, n)
@@ -2043,6 +2463,19 @@ local function claim_jobs(n, lease_ms, now)
       actives[g] = tonumber(a[i]) or 0
     end
   end
+  -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
+  -- less its starts in the window (rates[g] = {limit, period, used})
+  local rates = {}
+  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+    local specs = chunked('HMGET', K_GRATE, named)
+    for i, g in ipairs(named) do
+      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
+      if l then
+        local limit, period = tonumber(l), tonumber(p)
+        rates[g] = { limit, period, rate_used(g, period, now) }
+      end
+    end
+  end
   -- whether no entry's zset holds a job (most jobs wait in arrivals lists): one EXISTS for all
   -- (a zset with no member does not exist) spares each entry its zset's size
   local zsets = {}
@@ -2054,6 +2487,8 @@ local function claim_jobs(n, lease_ms, now)
   local avail, take, queue, zsize, fsize = {}, {}, {}, {}, {}
   for i, g in ipairs(entries) do
     local room = limits[g] and limits[g] - actives[g]
+    local rate = rates[g]
+    if rate and (not room or rate[1] - rate[3] < room) then room = rate[1] - rate[3] end
     local c
     if no_zsets then zsize[i] = 0 end
     if room and room <= 1 then
@@ -2113,7 +2548,10 @@ local function claim_jobs(n, lease_ms, now)
   local made = {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
+  -- the tokens handed out, for the queue's starts log when it has a rate limit
+  local started = {}
   for i, g in ipairs(entries) do
+    local tokens = {}
     if take[i] > 0 then
       made[i] = {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
@@ -2126,6 +2564,8 @@ local function claim_jobs(n, lease_ms, now)
         local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
+        tokens[#tokens + 1] = token
+        started[#started + 1] = token
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
@@ -2140,6 +2580,23 @@ local function claim_jobs(n, lease_ms, now)
         if g == UNGROUPED then group = '' end
         made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
       end
+    end
+    -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
+    -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
+    if rate then
+      log_starts(g, tokens, rate[2], now)
+      if rate[3] + #tokens >= rate[1] then
+        throttle(g, rate_due(g, rate[1], rate[2], now))
+        redis.call('HINCRBY', K_META, 'rated', 1)
+      end
+    end
+  end
+  if q_limit then
+    log_starts(QUEUE_ENTRY, started, q_period, now)
+    if q_used + #started >= q_limit then
+      throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
+      redis.call('HINCRBY', K_META, 'rated', 1)
     end
   end
   -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
@@ -2157,26 +2614,6 @@ local function claim_jobs(n, lease_ms, now)
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false
-end
--- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
--- active), or -1 when the zset is empty.
-local function first_score(key)
-  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
-end
--- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
-local function first_slot()
-  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
-  if score == nil or score == 'inf' then return -1 end
-  return tonumber(score)
-end
--- The next time something falls due (-1 for none): the first scheduled job's due time or the
--- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
-local function next_due()
-  local job, slot = first_score(K_SCHEDULED), first_slot()
-  if job < 0 then return slot end
-  if slot < 0 or job <= slot then return job end
-  return slot
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
@@ -2370,7 +2807,7 @@ return { codes, claimed }
   },
   counts: {
     name: "counts",
-    sha1: "74efbdfe1d74aa104a0bb7710a0aa7f3ab6d6b75",
+    sha1: "51afe3b4552a569437202dee74ded8972d48c014",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -2381,7 +2818,8 @@ return { codes, claimed }
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
-           slots fired)}
+           slots fired), rated (a counter: times a group or the queue reached its rate limit and was
+           throttled)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -2396,9 +2834,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
 -- order is not their arrival (a priority, or back in their place after a run), the list the rest.
@@ -2436,12 +2882,13 @@ return {
   tonumber(redis.call('HGET', K_META, 'retried') or '0'),
   tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
   tonumber(redis.call('HGET', K_META, 'fired') or '0'),
+  tonumber(redis.call('HGET', K_META, 'rated') or '0'),
 }
 `,
   },
   deadRetention: {
     name: "deadRetention",
-    sha1: "ad3c0b1037f8a9691a91e3ab93e782435bb48bfb",
+    sha1: "bc987e214a761174b8510eb4da275c70910bc36f",
     lua: `--[[
   dead-retention: the queue's retention of dead jobs (see set-dead-retention).
 
@@ -2462,9 +2909,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 
 local r = redis.call('HMGET', K_META, 'dage', 'dmax')
 return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
@@ -2472,7 +2927,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "3865c0b8bba785d140a0f78ff588984342b0d9ee",
+    sha1: "79883687bf7c50d6916cf5719325759c161b8997",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -2509,9 +2964,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -2549,13 +3012,21 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
@@ -2754,7 +3225,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "a87c6d84e3551f303e3e839bf90665773bd720f2",
+    sha1: "ee4bb2a82b5f5d0aaa899c2aeface5b7f7bc58dc",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -2801,9 +3272,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -3036,8 +3515,10 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -3050,7 +3531,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -3066,7 +3549,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -3268,7 +3751,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "503a5fced5c28929dfe82b7fd02f5ffaf5e2a384",
+    sha1: "2ad209fb7554439a4b9607a39906fdd32fb089cd",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -3289,9 +3772,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The queue's events settings, read once per script call (the first time an event is written) and
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
@@ -3314,7 +3805,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "8dd955795162c65d44030c3044db18f332ec48cd",
+    sha1: "389b659554fe04564bdf2177ab8fde3683e20e3c",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -3341,9 +3832,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -3413,7 +3912,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "3c3e46424f8170410822fde98a743a362ce799d3",
+    sha1: "91f347b342513118fe7db9dfef431b463c4498f3",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -3449,9 +3948,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -3596,7 +4103,7 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -3624,9 +4131,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -3634,8 +4143,10 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -3648,7 +4159,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -3664,7 +4177,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -3845,7 +4358,7 @@ return codes
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "d4ae96ff5f78149516769b99f31871707db6d411",
+    sha1: "3277ab7fa5bd25aaa94cea0190af72d50889023d",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -3883,9 +4396,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -4078,8 +4599,10 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -4105,7 +4628,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -4121,7 +4646,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -4154,13 +4679,15 @@ local function first_slot()
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
--- The next time something falls due (-1 for none): the first scheduled job's due time or the
--- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
 local function next_due()
-  local job, slot = first_score(K_SCHEDULED), first_slot()
-  if job < 0 then return slot end
-  if slot < 0 or job <= slot then return job end
-  return slot
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
@@ -4261,7 +4788,7 @@ return reply
   },
   getJob: {
     name: "getJob",
-    sha1: "28ce075a55385f2c14cccee7bb84fb9366ca8f66",
+    sha1: "ae729cf10a2dbc243e4f68b47543819455702f60",
     lua: `--[[
   get-job: one job's row.
 
@@ -4288,9 +4815,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -4347,7 +4882,7 @@ return row
   },
   getScheduler: {
     name: "getScheduler",
-    sha1: "45b0b6100ca8427a87d2f682474f279c1bab8344",
+    sha1: "496d665895f0206aee48a3cb3d0274ea2ec4f331",
     lua: `--[[
   get-scheduler: one scheduler's row and the server's time, read together (an upsert works out
   its next slot from both).
@@ -4371,9 +4906,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The server's clock in milliseconds: the only clock any lease or due time is read from.
 local function now_ms()
   local t = redis.call('TIME')
@@ -4389,7 +4932,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "38234fcdbc472529bae50656ab77f9c5c7a63ce1",
+    sha1: "1d69eb3696b54c29282e49c0591f75385d43c734",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -4418,9 +4961,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -4448,13 +4999,21 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
@@ -4596,9 +5155,221 @@ emit('limit', nil, 'g', g, 'l', set or '')
 return 1
 `,
   },
+  holdGroup: {
+    name: "holdGroup",
+    sha1: "b74ce170bbfcd683302c1c9b1bca3c72801d0614",
+    lua: `--[[
+  hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
+  on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
+  A hold already longer is kept; its leased jobs finish normally and new jobs still enter its lane.
+  Sent again (a lost reply), it holds until \`ms\` after the repeat: a few ms more, nothing else.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  the entry: a group, or "*"
+  ARGV[3]  ms (>= 1)
+  Derives  emq:{q}:holds
+  Reply    the time the entry is held until (server ms)
+  Events   \`held\` (g for a group, u until when)
+  Errors   EMQARG
+  Rings    the schedule bell when the hold's end is the queue's next due time
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it.
+local function throttle(entry, at)
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- Hold ring entry \`entry\` (a group, or UNGROUPED) until \`until_ms\` (server ms), or until the end of
+-- a longer hold it has: its hold in K_HOLDS, the entry throttled until then and off the ring.
+-- Returns the time it is held until.
+local function hold_entry(entry, until_ms)
+  local held = tonumber(redis.call('HGET', K_HOLDS, entry)) or 0
+  if until_ms > held then
+    held = until_ms
+    redis.call('HSET', K_HOLDS, entry, string.format('%d', held))
+  end
+  throttle(entry, held)
+  redis.call('LREM', K_RING, 0, entry)
+  return held
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
+
+local entry = ARGV[2]
+local ms = arg_int(ARGV[3], 'ms', 1)
+local held = hold_entry(entry, now_ms() + ms)
+emit('held', nil, 'g', entry ~= UNGROUPED and entry or nil, 'u', string.format('%d', held))
+return held
+`,
+  },
   listDead: {
     name: "listDead",
-    sha1: "1ed325e778983fea2e6d24f6edebbb7665a643e9",
+    sha1: "bfb207a8427eb34e67479b6e1319100e27e6d03a",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -4623,9 +5394,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -4676,7 +5455,7 @@ return reply
   },
   listJobs: {
     name: "listJobs",
-    sha1: "01ee7494758e6fd1d1deb3a5eda5de09dfce2271",
+    sha1: "aae787fde5ed684a5a545a7741fdf72b25b0568b",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -4715,9 +5494,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -4913,7 +5700,7 @@ return names
   },
   listSchedulers: {
     name: "listSchedulers",
-    sha1: "f9b8653f6667b7e263d375425b76cea6c413540b",
+    sha1: "6a9a044c41916b7ac008e671f3772d2d1a5a8b13",
     lua: `--[[
   list-schedulers: a page of the queue's schedulers, soonest next slot first (those that fire no
   more last, by id).
@@ -4939,9 +5726,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -4967,7 +5762,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "8d0f9071ad01ae3f39927ae1a24d5e47165a0646",
+    sha1: "902dea8b1df296883a534c8bc3a0b5f271ca6c8a",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -4994,9 +5789,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -5027,13 +5830,21 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
@@ -5084,7 +5895,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -5100,7 +5913,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -5157,7 +5970,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "99de478ec6d596f96b70eb22363a160832f2f93d",
+    sha1: "f137a40fc9f241b71bd1e500afb1dbc7511aef01",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -5167,7 +5980,8 @@ return 1
   deleted; then the active rows (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
-  and last, once no row is left, every fixed key, the events stream among them. It appends no
+  and last, once no row is left, every fixed key (the events stream among them), the rate limits,
+  their starts logs and the holds. It appends no
   event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
   the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
@@ -5195,9 +6009,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -5284,7 +6106,7 @@ local function lanes_nonempty(entries)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -5312,9 +6134,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -5322,13 +6146,21 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
@@ -5359,6 +6191,12 @@ end
 -- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
 local function scheduler_key(id)
   return PREFIX .. 'scheduler:' .. id
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
 end
 
 local force = ARGV[2] == '1'
@@ -5424,6 +6262,9 @@ while redis.call('SCARD', K_GROUPS) > 0 do
   end
 end
 
+-- the rate limits and holds: a group's starts log exists only while it has a limit
+for _, g in ipairs(redis.call('HKEYS', K_GRATE)) do redis.call('DEL', starts_key(g)) end
+redis.call('DEL', K_THROTTLED, K_GRATE, K_HOLDS, starts_key(QUEUE_ENTRY))
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
 return { 1, deleted }
@@ -5431,7 +6272,7 @@ return { 1, deleted }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "058ede82eb52672c07215a30b205524a345ca930",
+    sha1: "8ef3fa41d85656c6d0fa40a75db7ae815633236b",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -5455,9 +6296,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
 -- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
@@ -5563,7 +6412,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "f3255341d95eef8deee43855442c0adb365c62c7",
+    sha1: "25bd5108d558f1da30736bb14397797dddd35c8c",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -5585,9 +6434,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
 -- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
@@ -5689,7 +6546,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "5a1a1cd481a1af05ff5100eb5052876d374d44bb",
+    sha1: "e87227fdae56c99cdd3dbb9c8767a8c6fac38c8b",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -5723,9 +6580,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -5876,10 +6741,11 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "7d84f420372308159426ffec0f049da83e9e847e",
+    sha1: "b25ee683fd43c33e6a8d71147602483088b00eb6",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
-  \`limit\` per call.
+  \`limit\` per call; and throttled entries that may start again go back on the ring
+  (includes/readmit_due.lua), at most \`limit\` of them.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
@@ -5888,7 +6754,7 @@ return codes
   Reply    {promoted, next due time still scheduled or -1}
   Events   \`promoted\` (j, g) per job, earliest first, in one entry
   Errors   EMQARG
-  Rings    the doorbell when promoted work is claimable
+  Rings    the doorbell when promoted or readmitted work is claimable
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -5903,9 +6769,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -5975,8 +6849,10 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -5989,7 +6865,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -6005,7 +6883,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -6083,6 +6961,92 @@ local function promote_due(now, limit)
   end
   return #due, first_score(K_SCHEDULED), woke
 end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own, meta \`rate\`; a group's in K_GRATE):
+-- limit and period in ms, or nil when it has none. Stored as "limit:periodMs".
+local function rate_of(entry)
+  local spec
+  if entry == QUEUE_ENTRY then
+    spec = redis.call('HGET', K_META, 'rate')
+  elseif entry ~= UNGROUPED then
+    spec = redis.call('HGET', K_GRATE, entry)
+  end
+  if not spec then return nil end
+  local limit, period = string.match(spec, '^(%d+):(%d+)$')
+  return tonumber(limit), tonumber(period)
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
+-- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
+-- one more fits (the (used - limit + 1)th oldest start plus the period).
+local function rate_due(entry, limit, period, now)
+  local used = rate_used(entry, period, now)
+  if used < limit then return now end
+  local at = redis.call('ZRANGE', starts_key(entry), used - limit, used - limit, 'WITHSCORES')[2]
+  return tonumber(at) + period
+end
+-- When ring entry \`entry\` (or QUEUE_ENTRY) may start a job again, as far as its hold and its rate
+-- limit say (its pause, concurrency limit and lane aside): a time <= now means it may now.
+local function closed_until(entry, now)
+  local at = tonumber(redis.call('HGET', K_HOLDS, entry)) or 0
+  local limit, period = rate_of(entry)
+  if limit then
+    local due = rate_due(entry, limit, period, now)
+    if due > at then at = due end
+  end
+  return at
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- A throttled entry whose hold and rate limit let it start again: out of K_THROTTLED (its hold,
+-- over, forgotten), and a ring entry back on the ring when its lane is serviceable. Returns true
+-- when work became claimable (for QUEUE_ENTRY: the ring has entries); the caller rings the doorbell.
+local function reopen(entry)
+  redis.call('ZREM', K_THROTTLED, entry)
+  redis.call('HDEL', K_HOLDS, entry)
+  if entry == QUEUE_ENTRY then return redis.call('LLEN', K_RING) > 0 end
+  if lane_serviceable(entry) then
+    redis.call('RPUSH', K_RING, entry)
+    return true
+  end
+  return false
+end
+-- Throttled entries due by \`now\` (at most \`limit\`, earliest first) start again when their hold and
+-- rate limit let them (reopen), or wait on at the time they now may (a hold lengthened, a limit
+-- lowered meanwhile). Returns true when work became claimable; the caller rings the doorbell.
+local function readmit_due(now, limit)
+  local due = redis.call('ZRANGEBYSCORE', K_THROTTLED, '-inf', string.format('%d', now), 'LIMIT', 0, limit)
+  local woke = false
+  for _, entry in ipairs(due) do
+    local at = closed_until(entry, now)
+    if at > now then
+      redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry)
+    elseif reopen(entry) then
+      woke = true
+    end
+  end
+  return woke
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -6141,15 +7105,85 @@ local function flush_events()
 end
 
 local limit = arg_int(ARGV[2], 'limit', 1)
-local moved, next_due, woke = promote_due(now_ms(), limit)
+local now = now_ms()
+local moved, next_due, woke = promote_due(now, limit)
+-- throttled entries whose time has come go back (includes/readmit_due.lua)
+if readmit_due(now, limit) then woke = true end
 if woke then ring_doorbell() end
 flush_events()
 return { moved, next_due }
 `,
   },
+  rateLimits: {
+    name: "rateLimits",
+    sha1: "8fd7333ae2024114fadcf11394e39eac07239b62",
+    lua: `--[[
+  rate-limits: the queue's rate limits, holds and throttled entries, for a reader (stats, the HTTP
+  API, the dashboard).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  the most throttled entries to answer (>= 0), earliest first
+  Derives  emq:{q}:grate, emq:{q}:holds
+  Reply    {now, queue rate "limit:periodMs" or "", {group, "limit:periodMs", ...},
+           {entry, until, held until or "", ...}} where an entry is a group, "*" (ungrouped work)
+           or "!" (the queue) and \`until\` when it may start again as the throttle has it
+  Errors   EMQARG
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local limit = arg_int(ARGV[2], 'limit', 0)
+local throttled = {}
+if limit > 0 then
+  local pairs_ = redis.call('ZRANGE', K_THROTTLED, 0, limit - 1, 'WITHSCORES')
+  for i = 1, #pairs_, 2 do
+    throttled[#throttled + 1] = pairs_[i]
+    throttled[#throttled + 1] = pairs_[i + 1]
+    throttled[#throttled + 1] = redis.call('HGET', K_HOLDS, pairs_[i]) or ''
+  end
+end
+return { now_ms(), redis.call('HGET', K_META, 'rate') or '', redis.call('HGETALL', K_GRATE), throttled }
+`,
+  },
   readEvents: {
     name: "readEvents",
-    sha1: "fbf4600d0ae02d7fdd75f7ec8b18528c2e310454",
+    sha1: "acbaedcb4c3aa9eee8eda4dd6493db4f1a29313f",
     lua: `--[[
   read-events: a page of the queue's events stream, oldest first, after an entry id. An entry is
   the events of one script call, each starting with its field \`e\` (docs/design.md, "Events"), and
@@ -6176,9 +7210,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -6223,7 +7265,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "dc73197d4d5915e5835970af5d0b2d8a8f8ce340",
+    sha1: "deaee2a39781ac533aa9f7bed9d704e261c894ee",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -6252,9 +7294,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -6412,7 +7462,7 @@ local function lanes_nonempty(entries)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -6440,9 +7490,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -6450,8 +7502,10 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -6464,7 +7518,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -6480,7 +7536,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -6656,28 +7712,30 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "a89e1e520c8857cba883488dc038400810958835",
+    sha1: "2f6754bd5d9530c58d041d766b2818c6b4d4f00f",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
-  their claim not counted as an attempt, their group slots freed.
+  their claim not counted as an attempt, their group slots freed. A job given back with a hold
+  (its handler threw RateLimitedError: the API it calls said 429) also holds its group, or the
+  ungrouped lane, for that many ms (includes/hold_entry.lua), before its lane is looked at again.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2..] pairs: id, token
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  ARGV[2..] triples: id, token, hold ms (0: none)
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:holds
   Reply    {code, ...}: 1 released, 0 fenced off (nothing changed). A repeat (the same id and
            token again: a reply lost and the request sent again) answers 1 and writes nothing,
            so the claim is un-counted once, until the job is claimed again or removed
-  Events   \`released\` (j, g) per job given back, in ARGV order, in one entry; a fenced-off job or
-           a repeat appends nothing
+  Events   \`released\` (j, g) per job given back, in ARGV order, then \`held\` (g, u) per hold, in
+           one entry; a fenced-off job or a repeat appends nothing (and holds nothing)
   Repeats  the release leaves \`<token>/g1\` in \`t\` (includes/settled_token.lua) as it writes \`a\`
            back down. Only the holder of the token can write that mark (the fence) and a token
            is handed out once in the queue (invariant 4), so the mark means this very release
            ran: the pending row under a bare token that a reaped lease leaves (\`a\` kept) is not
            taken for it. move-group keeps \`t\`; a claim rewrites it (the next holder's token) and
            remove deletes the row: then fenced
-  Errors   EMQKIND, raised before anything is written
+  Errors   EMQKIND, EMQARG (a hold that is not an integer >= 0), raised before anything is written
   Rings    the doorbell when released work is claimable
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -6693,9 +7751,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -6855,7 +7921,7 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -6883,9 +7949,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -6893,8 +7961,10 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -6907,7 +7977,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -6923,7 +7995,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -6942,11 +8014,73 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it.
+local function throttle(entry, at)
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- Hold ring entry \`entry\` (a group, or UNGROUPED) until \`until_ms\` (server ms), or until the end of
+-- a longer hold it has: its hold in K_HOLDS, the entry throttled until then and off the ring.
+-- Returns the time it is held until.
+local function hold_entry(entry, until_ms)
+  local held = tonumber(redis.call('HGET', K_HOLDS, entry)) or 0
+  if until_ms > held then
+    held = until_ms
+    redis.call('HSET', K_HOLDS, entry, string.format('%d', held))
+  end
+  throttle(entry, held)
+  redis.call('LREM', K_RING, 0, entry)
+  return held
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
@@ -7041,19 +8175,35 @@ local function flush_events()
   event_fields, event_starts = {}, {}
 end
 
-for i = 2, #ARGV, 2 do check_kind(ARGV[i]) end
-local freed, batch, outcomes = { order = {} }, { order = {} }, { 1 }
-local codes = each_held(2, 2, hold, function(id, row, i)
+for i = 2, #ARGV, 3 do
+  check_kind(ARGV[i])
+  arg_int(ARGV[i + 2], 'hold', 0)
+end
+local freed, batch, outcomes, holds = { order = {} }, { order = {} }, { 1 }, {}
+local codes = each_held(2, 3, hold, function(id, row, i)
   local attempts, group, order = row[1], row[2], row[6]
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, group)
   redis.call('HSET', job_key(id), 's', 'pending', 'a', attempts - 1, 't', settled_token(ARGV[i + 1], 'g1'))
   batch_push(batch, group, order, id)
   collect_event('released', id, 'g', group)
+  local ms = tonumber(ARGV[i + 2])
+  if ms > 0 then
+    local entry = group or UNGROUPED
+    holds[entry] = math.max(holds[entry] or 0, ms)
+  end
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'g', outcomes)
 end)
+-- the holds first, so the lanes the jobs go back to stay off the ring
+if next(holds) then
+  local now = now_ms()
+  for entry, ms in pairs(holds) do
+    local held = hold_entry(entry, now + ms)
+    collect_event('held', nil, 'g', entry ~= UNGROUPED and entry or nil, 'u', string.format('%d', held))
+  end
+end
 if free_and_admit(freed, batch) then ring_doorbell() end
 flush_events()
 return codes
@@ -7061,7 +8211,7 @@ return codes
   },
   removeScheduler: {
     name: "removeScheduler",
-    sha1: "9c25216603dfc664ffdd651e001e5592c989ebe7",
+    sha1: "8abab4ade6493836018973d3432006e6bc333e80",
     lua: `--[[
   remove-scheduler: scheduler \`id\` fires no more, and its row is deleted. Jobs it fired stay as
   they are (they are jobs like any other).
@@ -7085,9 +8235,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
 local function scheduler_key(id)
   return PREFIX .. 'scheduler:' .. id
@@ -7100,7 +8258,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "d12e87bb46c2bec11d3bbc671f76cc77d64a3ef1",
+    sha1: "c40efa9e3fc9a87c4a1d2e5448cf3f096e7b3e11",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -7127,9 +8285,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -7199,7 +8365,7 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -7227,9 +8393,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -7245,13 +8413,21 @@ local function free_slot(g, count)
   t[g] = count
   return free_slots(t)
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
@@ -7397,7 +8573,7 @@ return 1
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "0f6f827b6d68b0eb549e39a2f197288ffde4f330",
+    sha1: "0f6d04d97680601da6ef7345ebc978c4a901c1a0",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -7430,9 +8606,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -7497,8 +8681,10 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -7511,7 +8697,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -7527,7 +8715,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -7676,7 +8864,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
   },
   reprocess: {
     name: "reprocess",
-    sha1: "396d674f71b00ab44c81a7f5cde830d1d63f38de",
+    sha1: "ac952f657453f876624f333e29de22c992622c74",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -7705,9 +8893,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -7758,8 +8954,10 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -7785,7 +8983,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -7801,7 +9001,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -7939,7 +9139,7 @@ return 1
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "83a0cf6b6b1afaecfa6e3f2547ad3a9dd3fa1196",
+    sha1: "8091528e37fa1c57b06c82dd86efb7782a6c5303",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -7964,9 +9164,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
 -- order is not their arrival (a priority, or back in their place after a run), the list the rest.
@@ -7986,13 +9194,21 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
@@ -8130,7 +9346,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "d6db206f9e4065b3e4d081c22303243e860a8aae",
+    sha1: "d5d4c948e5516484321b39b54513abd19b879ef1",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -8153,9 +9369,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -8272,7 +9496,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "37d2d6675655d15f8823681ed3072f8e7765efdb",
+    sha1: "9ae811fa68ad50d55fae7c5a23c96701d71cc9b6",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -8315,9 +9539,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -8551,7 +9783,7 @@ local function chunked(command, key, list)
 end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is not paused; a count that reaches 0 is deleted. The limits and
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
 -- counts read, the counts written and deleted, whether the reopened groups' lanes have work
 -- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
 -- command each for the whole batch.
@@ -8579,9 +9811,11 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    -- a paused group stays off the ring (resume-group puts it back), its lane's work waiting
+    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 then back[#back + 1] = g end
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -8589,8 +9823,10 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
@@ -8603,7 +9839,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  for _, g in ipairs(batch.order) do
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
     -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
@@ -8619,7 +9857,7 @@ local function admit(batch)
       was_empty = not lane_nonempty(g)
     end
     chunked('ZADD', zset, e.z)
-    local open = group_open(g)
+    local open = not throttled[i] and group_admits(g)
     if was_empty then
       if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
       if open then redis.call('RPUSH', K_RING, g) end
@@ -8794,7 +10032,7 @@ return codes
   },
   setDeadRetention: {
     name: "setDeadRetention",
-    sha1: "c7e8edf519b376b31db04220093b9702651be0a6",
+    sha1: "2fd78d4d64a4ff91dc5e70706db3f28031235527",
     lua: `--[[
   set-dead-retention: how long dead jobs are kept and how many, a setting of the queue stored in
   its meta (\`dage\`, \`dmax\`), so every runtime that buries a job applies the same one
@@ -8821,9 +10059,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -8842,7 +10088,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "96828e3c71f8df09cbeec237c6e84058c9c37b93",
+    sha1: "8e264c1407e948eb20b0980d896f3c8b30b4c1e4",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -8871,9 +10117,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -8916,9 +10170,345 @@ local cap, bytes = events_settings()
 return { tonumber(cap), bytes }
 `,
   },
+  setRate: {
+    name: "setRate",
+    sha1: "2548cd98c0f6f117cfc72b14ef2a1beb4da87ba4",
+    lua: `--[[
+  set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
+  window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
+  lets the entry start again readmits it now; a lowered one that it is over throttles it now.
+  Starts before a limit was set are not counted (the log is written only while there is one);
+  lifting one deletes its log.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  the entry: a group, or "!" for the queue's own limit
+  ARGV[3]  limit (>= 1), or -1 to lift it
+  ARGV[4]  periodMs (>= 1; ignored when lifting)
+  Derives  emq:{q}:grate, emq:{q}:holds, emq:{q}:starts[:<group>], emq:{q}:lane:<group>,
+           emq:{q}:fifo[:<group>]
+  Reply    1
+  Events   \`rate\` (g for a group, l the limit and p the period, both '' when lifted) when the
+           limit changed (setting the one it has appends nothing)
+  Errors   EMQARG
+  Rings    the doorbell when the change let throttled work start; the schedule bell when the
+           entry's new throttle time is the queue's next due time
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own, meta \`rate\`; a group's in K_GRATE):
+-- limit and period in ms, or nil when it has none. Stored as "limit:periodMs".
+local function rate_of(entry)
+  local spec
+  if entry == QUEUE_ENTRY then
+    spec = redis.call('HGET', K_META, 'rate')
+  elseif entry ~= UNGROUPED then
+    spec = redis.call('HGET', K_GRATE, entry)
+  end
+  if not spec then return nil end
+  local limit, period = string.match(spec, '^(%d+):(%d+)$')
+  return tonumber(limit), tonumber(period)
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
+-- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
+-- one more fits (the (used - limit + 1)th oldest start plus the period).
+local function rate_due(entry, limit, period, now)
+  local used = rate_used(entry, period, now)
+  if used < limit then return now end
+  local at = redis.call('ZRANGE', starts_key(entry), used - limit, used - limit, 'WITHSCORES')[2]
+  return tonumber(at) + period
+end
+-- When ring entry \`entry\` (or QUEUE_ENTRY) may start a job again, as far as its hold and its rate
+-- limit say (its pause, concurrency limit and lane aside): a time <= now means it may now.
+local function closed_until(entry, now)
+  local at = tonumber(redis.call('HGET', K_HOLDS, entry)) or 0
+  local limit, period = rate_of(entry)
+  if limit then
+    local due = rate_due(entry, limit, period, now)
+    if due > at then at = due end
+  end
+  return at
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- A throttled entry whose hold and rate limit let it start again: out of K_THROTTLED (its hold,
+-- over, forgotten), and a ring entry back on the ring when its lane is serviceable. Returns true
+-- when work became claimable (for QUEUE_ENTRY: the ring has entries); the caller rings the doorbell.
+local function reopen(entry)
+  redis.call('ZREM', K_THROTTLED, entry)
+  redis.call('HDEL', K_HOLDS, entry)
+  if entry == QUEUE_ENTRY then return redis.call('LLEN', K_RING) > 0 end
+  if lane_serviceable(entry) then
+    redis.call('RPUSH', K_RING, entry)
+    return true
+  end
+  return false
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+local function first_slot()
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it.
+local function throttle(entry, at)
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  push_token(K_WAKE)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
+
+local entry = ARGV[2]
+local limit = arg_int(ARGV[3], 'limit', -1)
+if limit == 0 then error(redis.error_reply('EMQARG limit must be an integer >= 1, or -1 to lift it, got 0')) end
+local period = 0
+if limit > 0 then period = arg_int(ARGV[4], 'periodMs', 1) end
+local set = limit > 0 and string.format('%d:%d', limit, period) or false
+local was
+if entry == QUEUE_ENTRY then was = redis.call('HGET', K_META, 'rate') else was = redis.call('HGET', K_GRATE, entry) end
+if was == set then return 1 end
+if entry == QUEUE_ENTRY then
+  if set then redis.call('HSET', K_META, 'rate', set) else redis.call('HDEL', K_META, 'rate') end
+else
+  if set then redis.call('HSET', K_GRATE, entry, set) else redis.call('HDEL', K_GRATE, entry) end
+  -- how many groups have one: claims read the groups' limits only when some group does
+  local grates = redis.call('HLEN', K_GRATE)
+  if grates > 0 then redis.call('HSET', K_META, 'grates', grates) else redis.call('HDEL', K_META, 'grates') end
+end
+if not set then redis.call('DEL', starts_key(entry)) end
+
+-- the entry's throttle under the new limit: readmitted, moved, or begun
+local now = now_ms()
+local at = closed_until(entry, now)
+local throttled = redis.call('ZSCORE', K_THROTTLED, entry)
+if at > now then
+  if throttled then redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry) end
+  throttle(entry, at)
+  if entry ~= QUEUE_ENTRY then redis.call('LREM', K_RING, 0, entry) end
+elseif throttled and reopen(entry) then
+  ring_doorbell()
+end
+emit('rate', nil, 'g', entry ~= QUEUE_ENTRY and entry or nil, 'l', set and string.format('%d', limit) or '', 'p', set and string.format('%d', period) or '')
+return 1
+`,
+  },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "9e265fd9f78cd66e1bfbecd9a4f7469765f932c5",
+    sha1: "a4653cfe2f8ceb894b79581985d1281d0d3ef906",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -8943,9 +10533,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
@@ -8969,13 +10567,21 @@ end
 local function lane_nonempty(g)
   return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
 end
--- Whether group g may hand out a job now, its lane aside: not paused and below its limit.
-local function group_open(g)
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
   if g == UNGROUPED then return true end
   if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
 local function lane_serviceable(g)
@@ -9041,7 +10647,7 @@ return redis.call('SREM', KEYS[1], ARGV[1])
   },
   updateData: {
     name: "updateData",
-    sha1: "216c38428e441622d0882e4c330fa346cf02b227",
+    sha1: "5e092081a46cb5f455b506d74c0d32489a1653ff",
     lua: `--[[
   update-data: replace the payload of a job not running or finished (pending or scheduled): the
   run that claims it next gets the new payload. Nothing else of the row changes. The same payload
@@ -9068,9 +10674,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -9095,7 +10709,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "9fd1b08037682c2f7cd1e4c56335967c374ebd1a",
+    sha1: "0c2bcddeefba6311a296b908f59cea1e86fff4a3",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -9133,9 +10747,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -9171,13 +10793,15 @@ local function first_slot()
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
--- The next time something falls due (-1 for none): the first scheduled job's due time or the
--- earliest scheduler slot, whichever is sooner. A parked consumer's timer runs a beat then.
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then.
 local function next_due()
-  local job, slot = first_score(K_SCHEDULED), first_slot()
-  if job < 0 then return slot end
-  if slot < 0 or job <= slot then return job end
-  return slot
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
 end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
@@ -9224,7 +10848,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "e28995b5efad3f79b59028cea67d441192ac4683",
+    sha1: "2216737e74302c9239ba828a92fd004c73002bb3",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -9253,9 +10877,17 @@ local K_EVENTS = KEYS[14]
 -- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
 -- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
 local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
 local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)

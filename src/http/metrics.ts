@@ -7,7 +7,7 @@ const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"
 
 /**
  * Prometheus text for every registered queue: jobs per state (gauges), completed, dead, retried
- * and stalled totals and scheduler slots fired (counters), the paused flag.
+ * and stalled totals, scheduler slots fired and rate-limit throttles (counters), the paused flag.
  */
 export async function renderMetrics(transport: Transport): Promise<string> {
   const rows = await queueOverviews(transport);
@@ -30,6 +30,9 @@ export async function renderMetrics(transport: Transport): Promise<string> {
     '# HELP emq_scheduler_fired_total Scheduler slots fired (each enqueued one job), per queue.',
     '# TYPE emq_scheduler_fired_total counter',
     ...rows.map(({ queue, firedTotal }) => `emq_scheduler_fired_total{queue="${label(queue)}"} ${firedTotal}`),
+    '# HELP emq_rate_limited_total Times a group or the queue reached its rate limit and held its next starts back until one more fitted, per queue.',
+    '# TYPE emq_rate_limited_total counter',
+    ...rows.map(({ queue, rateLimitedTotal }) => `emq_rate_limited_total{queue="${label(queue)}"} ${rateLimitedTotal}`),
     '# HELP emq_queue_paused Whether the queue is paused (1) or not (0).',
     '# TYPE emq_queue_paused gauge',
     ...rows.map(({ queue, paused }) => `emq_queue_paused{queue="${label(queue)}"} ${paused ? 1 : 0}`),
