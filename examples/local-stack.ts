@@ -8,7 +8,9 @@
  * A mix of jobs goes in through both the Worker's HTTP API and Node: grouped jobs under a limit,
  * delayed jobs, one that fails once then succeeds, one that ends dead. Each run is printed with
  * the runtime that ran it. Then a scheduler fires three slots on the parked Node consumer's timer,
- * and another three from the Worker's beat alone (the Node consumer stopped meanwhile). Ctrl-C
+ * and another three from the Worker's beat alone (the Node consumer stopped meanwhile). Then a
+ * group is held for a moment and rate limited to 3 starts a second, and the starts are shown
+ * second by second from the events stream. Ctrl-C
  * ends everything cleanly. `--once` exits when the mix is done;
  * `--no-edge` leaves the bridge and the Worker out.
  */
@@ -188,8 +190,30 @@ async function main(): Promise<void> {
     consumer = startConsumer();
     say('node: consumer back');
   }
+  // flow control: a group held (what a handler's RateLimitedError does after a 429), then at most
+  // 3 starts a second; the starts' times come from the events stream (server ms)
+  let from = '0';
+  for (let page = await queue.readEvents({ after: from, limit: 1000 }); page.next !== from; page = await queue.readEvents({ after: from, limit: 1000 })) from = page.next;
+  await queue.setGroupRateLimit('partner-api', { limit: 3, periodMs: 1000 });
+  const heldUntil = await queue.holdGroup('partner-api', 1500);
+  await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ payload: { kind: 'email' as const, message: `partner call ${i + 1}` }, group: 'partner-api' })));
+  total += 6;
+  await settled();
+  const starts: number[] = [];
+  for (let after = from; ; ) {
+    const page = await queue.readEvents({ after, limit: 1000 });
+    for (const e of page.events) if (e.event === 'active' && e.group === 'partner-api') starts.push(e.time);
+    if (page.next === after) break;
+    after = page.next;
+  }
+  const bySecond = new Map<number, number>();
+  for (const t of starts) bySecond.set(Math.floor((t - heldUntil) / 1000), (bySecond.get(Math.floor((t - heldUntil) / 1000)) ?? 0) + 1);
+  say(
+    `rate: partner-api held 1.5 s, then 3 starts a second: ${starts.length} starts, none before the hold ended (${starts.every((t) => t >= heldUntil)}), per second after it ${JSON.stringify([...bySecond.values()])}`,
+  );
+
   const overview = (await queueOverviews(transport)).find((o) => o.queue === QUEUE);
-  say(`/metrics: emq_scheduler_fired_total{queue="${QUEUE}"} ${overview?.firedTotal ?? 0}`);
+  say(`/metrics: emq_scheduler_fired_total{queue="${QUEUE}"} ${overview?.firedTotal ?? 0}, emq_rate_limited_total{queue="${QUEUE}"} ${overview?.rateLimitedTotal ?? 0}`);
 
   const seen = new Map<string, number>();
   for (let after = '0'; ; ) {

@@ -23,7 +23,7 @@ describe('npm start', () => {
     expect(pid, out).toBeDefined();
     expect(() => process.kill(Number(pid), 0)).toThrow(); // its redis-server is gone
     const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
-    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 24 });
+    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 30 });
     // the demo prints which runtime ran each attempt: both served the one queue
     expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
     expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
@@ -31,5 +31,7 @@ describe('npm start', () => {
     expect([...out.matchAll(/\[node\] JOB:heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
     expect([...out.matchAll(/\[edge\] JOB:edge-heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
     expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
+    // a held, rate-limited group: nothing before the hold's end, then 3 starts a second
+    expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   }, 90_000);
 });

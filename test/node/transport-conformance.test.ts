@@ -118,6 +118,10 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('get a job', () => queue.getJob('OK'));
   await step('get no job', () => queue.getJob('nope'));
   await step('limit g-1 to 1', () => queue.setGroupLimit('g-1', 1));
+  await step('rate-limit g-1', () => queue.setGroupRateLimit('g-1', { limit: 5, periodMs: 60_000 }));
+  await step('rate-limit the queue', () => queue.setRateLimit({ limit: 100, periodMs: 60_000 }));
+  await step('hold group g-9', () => queue.holdGroup('g-9', 60_000));
+  await step('a bad rate limit', () => queue.setRateLimit({ limit: 0, periodMs: 1 }));
   await step('pause group OK', () => queue.pauseGroup('OK'));
   const first = await step('claim', () => leases(queue).claim(10, 30_000));
   await step('resume group OK', () => queue.resumeGroup('OK'));
@@ -153,6 +157,8 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('release a lost lease', () => leases(queue).release(held(short?.jobs ?? [])));
   await step('sweep g-1', () => queue.sweepGroup('g-1'));
   await step('lift the limit', () => queue.setGroupLimit('g-1', null));
+  await step('the rate limits', () => queue.rateLimits());
+  await step('lift the rate limits', () => Promise.all([queue.setGroupRateLimit('g-1', null), queue.setRateLimit(null)]));
   // admin in bulk
   for (const state of ['pending', 'scheduled', 'active', 'completed', 'dead'] as const) {
     await step(`jobs ${state}`, () => queue.getJobs(state, { limit: 10 }));
