@@ -20,6 +20,7 @@
            and is not in the list
   Events   `cleaned` (n: the rows deleted, s: the state) when it deleted any; a repeat answered
            from the request key appends nothing
+  Dedupe   each row deleted releases its dedupe key while it names the job (includes/delete_rows.lua)
   Errors   EMQARG (another state, a malformed number), before anything is written
 ]]
 -- @include keyspace

@@ -26,6 +26,8 @@
            complete writes `completed`, into a row active under the token, and leaves `t` as the
            claim wrote it; a token is handed out once in the queue (invariant 4, claim_jobs) and
            nothing moves a completed row on (it expires or is removed)
+  Dedupe   a job's until-finished dedupe key (its row's `dk` without `dt`) is released
+           (includes/release_settled.lua); a ttl key is left to expire
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -44,6 +46,7 @@
 -- @include index_completed
 -- @include collect_completed
 -- @include flush_events
+-- @include release_settled
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -61,6 +64,7 @@ local codes = each_held(6, 3, held_run, function(id, run, i)
   done[#done + 1] = id
   tally(freed, group)
   collect_completed(id, group, run[2], result ~= '' and result or nil)
+  release_settled(id, run[3], run[4], false)
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)

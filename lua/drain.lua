@@ -19,6 +19,7 @@
   Reply    {deleted, cursor}: cursor "done" when nothing waiting is left to visit
   Events   `drained` (n: the rows deleted) when it deleted any; a repeat answered from the request
            key appends nothing
+  Dedupe   each row deleted releases its dedupe key while it names the job (includes/delete_rows.lua)
   Errors   EMQARG (a malformed number or cursor), before anything is written
 ]]
 -- @include keyspace

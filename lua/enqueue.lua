@@ -12,24 +12,36 @@
            (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
-  then 8 values per job:
+  then 11 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
-           maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
+           maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
+           dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
+           the job finishes, else >= 1), replace ("1": debounce, "0")
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
-           emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key)
+           emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key),
+           emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode)
   Row      `m` and `b` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order `o` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into
-           the row); `x` (the traceparent) only when ARGV[5] gives one
-  Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
-           a duplicate id writes nothing; a known request key answers its first reply again
-  Events   `added` (j, g) or `scheduled` (j, g, d: its due time) per new job, in ARGV order, in one
-           entry; a duplicate or a request answered again appends nothing
-  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number or traceparent), EMQCONFLICT (a
-           caller's request key seen with other jobs); all raised before anything is written
-  Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
-           is the earliest scheduled one
+           the row); `x` (the traceparent) only when ARGV[5] gives one; `dk` the dedupe key and
+           `dt` its ttlMs (ttl mode) when the job took one
+  Dedupe   a job whose dedupe key names a job (docs/design.md, "Deduplication") writes nothing and
+           answers "duplicate" with that job's id; with replace, a job of the key not yet started
+           takes its payload and due time instead (includes/replace_job.lua) and it answers
+           "replaced". A key taken by an earlier job of the same call is seen as a later call
+           would see it: the jobs collected so far are placed first. meta `dd` = 1 once any job
+           took a key, so the scripts that delete rows in bulk read `dk` only where it may be
+  Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
+           "replaced"; a duplicate writes nothing; a known request key answers its first reply again
+  Events   `added` (j, g) or `scheduled` (j, g, d: its due time) per new job, `replaced` (j, g, and
+           d when scheduled) per job replaced, in ARGV order, in one entry; a duplicate or a
+           request answered again appends nothing
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number, traceparent or dedupe
+           key, a dedupe key with an id), EMQCONFLICT (a caller's request key seen with other
+           jobs); all raised before anything is written
+  Rings    the doorbell once when any new or replaced job is claimable now; the schedule bell when a
+           new or replaced job is the earliest scheduled one
 ]]
 -- @include keyspace
 -- @include check_kind
@@ -44,12 +56,16 @@
 -- @include ring_sched_bell
 -- @include check_traceparent
 -- @include flush_events
+-- @include dedupe_key
+-- @include replace_job
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 8
+local FIELDS = 11
 local FIRST = 6
+-- whether any job has a dedupe key: its answer is not known before the key is read
+local dedupe = false
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
@@ -57,6 +73,13 @@ for i = 0, n - 1 do
   arg_int(ARGV[b + 5], 'runAt', -1)
   arg_int(ARGV[b + 6], 'priority', 0)
   arg_int(ARGV[b + 7], 'maxAttempts', 1)
+  if ARGV[b + 9] ~= '' then
+    dedupe = true
+    if #ARGV[b + 9] > 1024 then error(redis.error_reply('EMQARG a dedupe key is at most 1024 bytes')) end
+    if ARGV[b + 1] ~= '' then error(redis.error_reply('EMQARG a job takes a dedupe key or an id, not both')) end
+    if arg_int(ARGV[b + 10], 'dedupe ttlMs', -1) == 0 then error(redis.error_reply('EMQARG dedupe ttlMs must be -1 or >= 1, got 0')) end
+    if ARGV[b + 11] ~= '1' and ARGV[b + 11] ~= '0' then error(redis.error_reply('EMQARG dedupe replace must be 1 or 0, got ' .. tostring(ARGV[b + 11]))) end
+  end
 end
 
 -- a request seen before answers as it did the first time: its reply was lost, or a client retried
@@ -106,7 +129,7 @@ local all_ids_new, new_keys = all_new(wanted)
 -- row is written, so one SET NX GET both records it and finds a repeat (whose generated ids are
 -- new too: the first run took their numbers). A repeat costs only sequence numbers
 if request and not caller_key then
-  if all_ids_new then
+  if all_ids_new and not dedupe then
     local first = {}
     for i = 0, n - 1 do
       first[#first + 1] = wanted[i + 1]
@@ -124,13 +147,44 @@ local batch = { order = {} }
 local reply = {}
 local later = { scores = {}, ids = {} }
 local wrote = false
+local claimable = false
+-- places the jobs collected so far: scheduled, or into their lanes
+local function place()
+  chunked('ZADD', K_SCHEDULED, later.scores)
+  if #later.scores > 0 then ring_sched_bell(later.ids) end
+  if admit(batch) then claimable = true end
+  batch, later = { order = {} }, { scores = {}, ids = {} }
+end
+-- dedupe keys taken by jobs of this call
+local taken, took = {}, false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
+  local dk, dt = ARGV[b + 9], ARGV[b + 10]
+  if dk == '' then dk = nil end
+  if dt == '-1' then dt = nil end
   seq = seq + 1
-  if all_ids_new then
+  local holder = nil
+  if dk then
+    -- a job of this call holds it: it is placed first, so a replace finds it where a later call would
+    if taken[dk] then place() end
+    holder = redis.call('GET', dedupe_key(dk))
+  end
+  if holder then
+    local state = 'duplicate'
+    if ARGV[b + 11] == '1' then
+      local replaced, now_claimable = replace_job(holder, payload, due_of(b, now), now, dk, dt)
+      if replaced then
+        state, wrote = 'replaced', true
+        claimable = claimable or now_claimable
+      end
+    end
+    reply[#reply + 1] = holder
+    reply[#reply + 1] = state
+    id = nil
+  elseif all_ids_new then
     id = wanted[i + 1]
   elseif id == '' then
     id = 'JOB:' .. string.format('%d', seq)
@@ -144,16 +198,20 @@ for i = 0, n - 1 do
   end
   if id then
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent)
+    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent, nil, nil, dk, dt)
+    if dk then
+      if dt then redis.call('SET', dedupe_key(dk), id, 'PX', dt) else redis.call('SET', dedupe_key(dk), id) end
+      taken[dk], took = true, true
+    end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
     wrote = true
   end
 end
 
-chunked('ZADD', K_SCHEDULED, later.scores)
-if #later.scores > 0 then ring_sched_bell(later.ids) end
-if admit(batch) then ring_doorbell() end
+place()
+if took then redis.call('HSET', K_META, 'dd', '1') end
+if claimable then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)
 if request and wrote then redis.call('SET', request.key, fingerprint .. '\n' .. cjson.encode(reply), 'PX', request.ttl) end

@@ -17,6 +17,7 @@
            a repeat after it still answers 1 and must not bury the job again; a claim rewrites
            `t` and remove deletes the row: then fenced. The reaper buries with the claim's bare
            token, and a retry's burial leaves `/r3`, so neither is taken for this fail's repeat
+  Dedupe   the job releases its until-finished dedupe key, which leaves its row (bury)
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -40,7 +41,7 @@ local freed, outcomes = { order = {} }, { 1 }
 local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
-  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
+  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'), row[7], row[8])
   collect_event('dead', id, 'g', row[2], 'a', row[1] - row[4], 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)

@@ -12,7 +12,8 @@
   event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
   the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
-  (their TTL is at most the queue's idempotencyTtlMs).
+  (their TTL is at most the queue's idempotencyTtlMs). Each row deleted releases its dedupe key
+  (emq:{q}:dd:<key>, includes/delete_rows.lua).
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"

@@ -10,6 +10,7 @@
   Events   `stalled` (j, g, a) per job, each followed by `dead` (j, g, a, x) when it is buried, in
            one entry
   Counts   meta `stalled` += the jobs reaped, one HINCRBY a call (/metrics)
+  Dedupe   a job buried releases its until-finished dedupe key, which leaves its row (bury)
   Errors   EMQARG
   Rings    the doorbell when work became claimable
 ]]

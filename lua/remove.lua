@@ -8,6 +8,7 @@
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 removed, 0 no such job
   Events   `removed` (j, g) when it removed one
+  Dedupe   the job's dedupe key (`dk`, either mode) is released while it still names the job
   Errors   EMQKIND
   Rings    the doorbell when the freed slot made work claimable
 ]]
@@ -20,13 +21,15 @@
 -- @include leave_ring
 -- @include ring_doorbell
 -- @include emit
+-- @include release_dedupe
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g')
+local r = redis.call('HMGET', key, 's', 'g', 'dk')
 local state, group = r[1], r[2]
 if not state then return 0 end
+release_dedupe(id, r[3])
 if state == 'pending' then
   local entry = group or UNGROUPED
   -- a job in an arrivals list is found by LREM, linear in the list's length

@@ -10,6 +10,7 @@
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 reprocessed, 0 no such job, -1 the job is not dead
   Events   `reprocessed` (j, g) when it reprocessed one
+  Dedupe   the job does not take its dedupe key again: an until-finished one was released at death
   Errors   EMQKIND
   Rings    the doorbell when it is claimable now
 ]]

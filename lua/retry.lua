@@ -23,6 +23,7 @@
            fenced. The reaper leaves the claim's bare token (it keeps `a` too), so a holder
            whose lease was reaped is fenced off, never taken for a repeat.
   Counts   meta `retried` += the jobs retried (not those buried), one HINCRBY a call (/metrics)
+  Dedupe   a job buried releases its until-finished dedupe key, which leaves its row (bury)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -62,7 +63,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   tally(freed, group)
   local attempt = attempts - base
   if attempts - base >= max_attempts then
-    bury(id, err, now, settled_token(token, 'r3'))
+    bury(id, err, now, settled_token(token, 'r3'), row[7], row[8])
     collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)
     return 3
   end

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, PayloadError, PayloadTooLargeError, shown } from './errors.js';
-import type { BackoffOptions, EnqueueOptions } from './job.js';
+import type { BackoffOptions, DedupeOptions, EnqueueOptions } from './job.js';
 import { assertName } from './keyspace.js';
 
 /** The highest priority value: priority * 2^32 + sequence must stay exact in a double. */
@@ -29,7 +29,7 @@ export const DEFAULT_JOB_DEFAULTS: JobDefaults = {
   backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
 };
 
-/** One job as enqueue.lua takes it: 8 values. */
+/** One job as enqueue.lua takes it: 11 values. */
 export type EncodedJob = readonly [
   id: string,
   payload: string,
@@ -39,7 +39,38 @@ export type EncodedJob = readonly [
   priority: number,
   maxAttempts: number,
   backoff: string,
+  dedupeKey: string,
+  dedupeTtlMs: number,
+  replace: '1' | '0',
 ];
+
+/** The longest dedupe key, in characters (UTF-16 units, as `string.length` counts). */
+export const MAX_DEDUPE_KEY = 256;
+const DEDUPE_FIELDS: ReadonlySet<string> = new Set(['key', 'ttlMs', 'replace']);
+const CONTROL = /\p{Cc}/u;
+
+/**
+ * A job's dedupe option as enqueue.lua takes it: key ('' none), ttlMs (-1: until the job
+ * finishes), replace. Throws InvalidArgumentError naming the field for anything else: a key not a
+ * string of 1 to 256 characters without control characters, a ttlMs not an integer >= 1, a
+ * replace not a boolean, a field it does not know.
+ */
+export function encodeDedupe(dedupe: DedupeOptions | undefined): readonly [string, number, '1' | '0'] {
+  if (dedupe === undefined) return ['', -1, '0'];
+  if (typeof dedupe !== 'object' || dedupe === null || Array.isArray(dedupe)) {
+    throw new InvalidArgumentError(`dedupe must be an object {key, ttlMs?, replace?}, got ${shown(dedupe)}`);
+  }
+  for (const field of Object.keys(dedupe)) {
+    if (!DEDUPE_FIELDS.has(field)) throw new InvalidArgumentError(`unknown dedupe field ${shown(field)}: dedupe takes key, ttlMs and replace`);
+  }
+  const { key, ttlMs, replace } = dedupe;
+  if (typeof key !== 'string' || key.length < 1 || key.length > MAX_DEDUPE_KEY || CONTROL.test(key)) {
+    throw new InvalidArgumentError(`dedupe.key must be 1 to ${MAX_DEDUPE_KEY} characters without control characters, got ${shown(key)}`);
+  }
+  if (ttlMs !== undefined) intOption('dedupe.ttlMs', ttlMs, 1);
+  if (replace !== undefined && typeof replace !== 'boolean') throw new InvalidArgumentError(`dedupe.replace must be a boolean, got ${shown(replace)}`);
+  return [key, ttlMs ?? -1, replace === true ? '1' : '0'];
+}
 
 const isInt = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value);
 
@@ -200,6 +231,10 @@ export function encodeJob(
   const o = options ?? {};
   if (typeof o !== 'object' || o === null) throw new InvalidArgumentError('options must be an object');
   const id = o.id === undefined ? '' : toJobId(o.id);
+  const dedupe = encodeDedupe(o.dedupe);
+  // an id already deduplicates for the row's life: with a key too, a duplicate could name a job
+  // other than the id asked for (docs/design.md, "Deduplication")
+  if (id !== '' && dedupe[0] !== '') throw new InvalidArgumentError('give dedupe or id, not both: an id is a deduplication key of its own');
   let group = '';
   if (o.group !== undefined) {
     assertName('group', o.group);
@@ -217,5 +252,5 @@ export function encodeJob(
   const priority = o.priority === undefined ? 0 : intOption('priority', o.priority, 0, MAX_PRIORITY);
   const maxAttempts = intOption('maxAttempts', o.maxAttempts ?? defaults.maxAttempts, 1, 1_000_000);
   const backoff = encodeBackoff(o.backoff ?? defaults.backoff);
-  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff];
+  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe];
 }

@@ -24,6 +24,8 @@ describe('decodeEntry: a stream entry into its events', () => {
       [['e', 'released', 'j', 'JOB:1'], { event: 'released', jobId: 'JOB:1' }],
       [['e', 'removed', 'j', 'JOB:x:y'], { event: 'removed', jobId: 'JOB:x:y' }],
       [['e', 'reprocessed', 'j', 'JOB:1'], { event: 'reprocessed', jobId: 'JOB:1' }],
+      [['e', 'replaced', 'j', 'JOB:1', 'g', 'g'], { event: 'replaced', jobId: 'JOB:1', group: 'g' }],
+      [['e', 'replaced', 'j', 'JOB:1', 'd', '9'], { event: 'replaced', jobId: 'JOB:1', dueAt: 9 }],
       [['e', 'paused'], { event: 'paused' }],
       [['e', 'resumed'], { event: 'resumed' }],
       [['e', 'group-paused', 'g', 'g1'], { event: 'group-paused', group: 'g1' }],

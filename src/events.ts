@@ -70,7 +70,8 @@ export interface JobEventBase extends QueueEventBase {
  * `resultBytes`), `retried` (`error`, and `dueAt`, when it is due again), `dead` (`error`: its
  * attempts used up, or failed for good), `stalled` (its lease lapsed and was reaped: a `dead`
  * follows when that was its last attempt), `released` (given back unstarted), `removed`,
- * `reprocessed`. About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
+ * `reprocessed`, `replaced` (a not yet started job took a later add's payload and delay,
+ * `dedupe.replace`; `dueAt` when it is scheduled). About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
  * `limit` (`group`, `limit`, null when lifted), `rate` (the queue's rate limit, or a `group`'s:
  * `rate`, null when lifted), `held` (a `group`, or the ungrouped jobs when none, `heldUntil`), `cleaned` (`count` jobs of `state`) and `drained`
  * (`count` jobs), one event per chunk of the call.
@@ -95,6 +96,12 @@ export type QueueEvent =
       readonly event: 'scheduled';
       /** When it falls due (server time, epoch ms). */
       readonly dueAt: number;
+    })
+  | (JobEventBase & {
+      /** A later add with its dedupe key and `replace` gave it its payload and delay (debounce). */
+      readonly event: 'replaced';
+      /** When it falls due (server time, epoch ms), when the replace scheduled it; absent: claimable now. */
+      readonly dueAt?: number;
     })
   | (JobEventBase & {
       /** Claimed: a handler runs it. */
@@ -210,6 +217,7 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>([
   'released',
   'removed',
   'reprocessed',
+  'replaced',
   'paused',
   'resumed',
   'group-paused',
@@ -334,6 +342,10 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
     case 'scheduled': {
       const dueAt = number(f.get('d'));
       return dueAt === undefined ? undefined : { ...job, event, dueAt };
+    }
+    case 'replaced': {
+      const dueAt = number(f.get('d'));
+      return dueAt === undefined ? { ...job, event } : { ...job, event, dueAt };
     }
     case 'active':
       return attempt === undefined ? undefined : { ...job, event, attempt };

@@ -22,6 +22,7 @@ export type { QueueOverview } from './registry.js';
 export type {
   BackoffOptions,
   DeadRetention,
+  DedupeOptions,
   EnqueueOptions,
   EnqueueResult,
   FiredBy,

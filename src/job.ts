@@ -33,14 +33,49 @@ export interface EnqueueOptions {
   readonly maxAttempts?: number;
   /** Backoff between attempts: a fixed delay in ms, or options (default exponential from 1 s). */
   readonly backoff?: number | BackoffOptions;
+  /**
+   * A deduplication window (README, "Deduplication and debounce"): while a job added with the same
+   * key is unfinished (or, with `ttlMs`, for that long after it was added), this add is a
+   * `duplicate` of it; with `replace`, a job of the key not yet started takes this add's payload
+   * and delay instead (`replaced`). Not with `id`, which is a deduplication of its own.
+   */
+  readonly dedupe?: DedupeOptions;
+}
+
+/**
+ * A deduplication key and its window (`EnqueueOptions.dedupe`).
+ *
+ * @example
+ * // one reindex per document at a time; a later edit replaces the waiting one and starts its 2 s again
+ * await queue.add({ doc }, { delayMs: 2_000, dedupe: { key: `reindex:${doc}`, replace: true } });
+ */
+export interface DedupeOptions {
+  /** The key: 1 to 256 characters, no control characters. Stored as `emq:{q}:dd:<key>`. */
+  readonly key: string;
+  /**
+   * How long the key holds after the add that took it, in ms (an integer >= 1), even when the job
+   * finishes sooner. Default: until the job completes or dies.
+   */
+  readonly ttlMs?: number;
+  /**
+   * Debounce: when the job holding the key has not started (pending or scheduled, never claimed),
+   * it takes this add's payload, and its delay starts again from now (this add's `delayMs` or
+   * `runAt`; none: claimable now), keeping its id, group and order. The key's window becomes this
+   * add's. Once it has started, this add is a duplicate. Default false.
+   */
+  readonly replace?: boolean;
 }
 
 /** The result of adding one job. */
 export interface EnqueueResult {
   /** `JOB:` and the id given, or the one made for it: what every other call takes. */
   readonly id: string;
-  /** Where the job went, or `duplicate` when a job with that id already exists (nothing written). */
-  readonly state: 'pending' | 'scheduled' | 'duplicate';
+  /**
+   * Where the job went; `duplicate` when a job with that id, or holding that dedupe key, exists
+   * (nothing written: `id` is that job's); `replaced` when that job took this add's payload and
+   * delay (`dedupe.replace`; `id` is its id).
+   */
+  readonly state: 'pending' | 'scheduled' | 'duplicate' | 'replaced';
 }
 
 /**

@@ -298,7 +298,12 @@ export class Queue<Payload = unknown> {
 
   /**
    * Adds one job. A bad payload or option throws a typed error and writes nothing. However the
-   * request is repeated (a lost reply its transport retries), it is one job.
+   * request is repeated (a lost reply its transport retries), it is one job. With `dedupe`, a job
+   * holding the key makes this add a `duplicate` (or, with `replace`, takes its payload and delay:
+   * `replaced`), answered with that job's id.
+   *
+   * @example
+   * await queue.add({ doc: 7 }, { delayMs: 2_000, dedupe: { key: 'reindex:7', replace: true } });
    */
   async add(payload: Payload, options?: EnqueueOptions & RequestOptions): Promise<EnqueueResult> {
     const job = encodeJob(payload, options, this.defaults, this.maxPayloadBytes);
@@ -312,7 +317,9 @@ export class Queue<Payload = unknown> {
   /**
    * Adds many jobs in one round trip (one script call per 1000), each `{payload, ...options}`.
    * Every job is validated first: one bad job throws and nothing is written. Resolves with one
-   * result per job, in order, as `add` would answer it.
+   * result per job, in order, as `add` would answer it; jobs with the same dedupe key behave as
+   * adds one after the other (the first takes the key, the later ones are its duplicates or
+   * replace it).
    *
    * @example
    * const results = await queue.addBulk([{ payload: 1 }, { payload: 2, id: 'two', priority: 1 }]);
@@ -889,7 +896,8 @@ export class Queue<Payload = unknown> {
   /**
    * Adds a job and waits for it (`add`, then `waitFor`): resolves to its id and result, rejects
    * as `waitFor` does. The stream's position is taken before the add, so a job that finishes at
-   * once is not missed; a duplicate id waits for the job that has it.
+   * once is not missed; a duplicate (of an id or a dedupe key) waits for the job that has it, and
+   * a replace for the job it replaced.
    *
    * @example
    * const { id, result } = await queue.addAndWait({ url }, { timeoutMs: 15_000 });

@@ -1,7 +1,7 @@
 import { type EncodedJob } from './encode.js';
 import type { EventsSettings } from './events.js';
 import type { DueScheduler, EncodedSchedulerJob } from './schedulers.js';
-import type { DeadRetention, JobState } from './job.js';
+import type { DeadRetention, EnqueueResult, JobState } from './job.js';
 import type { RateLimit, RateLimitsRead } from './rate-limits.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
@@ -236,13 +236,13 @@ export class Scripts {
   enqueueOp(
     jobs: readonly EncodedJob[],
     request: EnqueueRequest = NO_REQUEST,
-  ): ScriptOp<Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }>> {
+  ): ScriptOp<EnqueueResult[]> {
     const { key, ttlMs, callerKey, traceparent = '' } = request;
     return this.op('enqueue', [key, ttlMs, callerKey ? '1' : '0', traceparent, jobs.length, ...jobs.flat()], (reply) => {
       const list = asArray(reply, 'enqueue');
-      const out: Array<{ id: string; state: 'pending' | 'scheduled' | 'duplicate' }> = [];
+      const out: EnqueueResult[] = [];
       for (let i = 0; i < list.length; i += 2) {
-        out.push({ id: asString(list[i], 'id'), state: asString(list[i + 1], 'state') as 'pending' });
+        out.push({ id: asString(list[i], 'id'), state: asString(list[i + 1], 'state') as EnqueueResult['state'] });
       }
       return out;
     });

@@ -242,6 +242,42 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1, options: { group: 'g' } }] });
     });
 
+    it('takes dedupe on both enqueue routes: a duplicate and a replace answer 200 with the holder, a bad one is a 400 that writes nothing', async () => {
+      const queue = q();
+      const path = `/v1/queues/${queue}/jobs`;
+      const created = await call('POST', path, { payload: { v: 1 }, delayMs: 60_000, dedupe: { key: 'doc:7' } });
+      expect(created).toMatchObject({ status: 201, body: { id: 'JOB:1', state: 'scheduled' } });
+      expect(await call('POST', path, { payload: { v: 2 }, dedupe: { key: 'doc:7' } })).toMatchObject({ status: 200, body: { id: 'JOB:1', state: 'duplicate' } });
+      const replaced = await call('POST', path, { payload: { v: 3 }, delayMs: 120_000, dedupe: { key: 'doc:7', replace: true } });
+      expect(replaced).toMatchObject({ status: 200, body: { id: 'JOB:1', state: 'replaced' } });
+      expect((await call('GET', `${path}/JOB:1`)).body).toMatchObject({ state: 'scheduled', payload: { v: 3 } });
+      expect(await raw.get(`emq:{${queue}}:dd:doc:7`)).toBe('JOB:1');
+
+      const bulk = await call('POST', `${path}/bulk`, {
+        jobs: [
+          { payload: 'a', dedupe: { key: 'k', ttlMs: 60_000 } },
+          { payload: 'b', dedupe: { key: 'k' } },
+          { payload: 'c', dedupe: { key: 'k', replace: true } },
+          { payload: 'd', dedupe: { key: 'doc:7' } },
+        ],
+      });
+      expect(bulk.status).toBe(201);
+      const [first] = (bulk.body.jobs as Array<{ id: string }>);
+      expect(bulk.body.jobs).toEqual([
+        { id: first!.id, state: 'pending' },
+        { id: first!.id, state: 'duplicate' },
+        { id: first!.id, state: 'replaced' },
+        { id: 'JOB:1', state: 'duplicate' },
+      ]);
+      expect((await call('GET', `${path}/${first!.id}`)).body).toMatchObject({ state: 'pending', payload: 'c' });
+
+      for (const dedupe of [{}, { key: '' }, { key: 'x'.repeat(257) }, { key: 'a\tb' }, { key: 'k', ttlMs: 0 }, { key: 'k', ttlMs: 1.5 }, { key: 'k', replace: 1 }, { key: 'k', extend: true }, 'k']) {
+        await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, dedupe });
+        await refused(queue, 400, 'EMQARG', 'POST', `${path}/bulk`, { jobs: [{ payload: 1 }, { payload: 2, dedupe }] });
+      }
+      await refused(queue, 400, 'EMQARG', 'POST', path, { payload: 1, id: 'mine', dedupe: { key: 'k' } });
+    });
+
     it('speaks the TypeScript shapes: a BulkJob as JSON is a bulk job, the replies are EnqueueResult and JobRecord as JSON', async () => {
       const queue = q();
       const runAt = new Date(Date.now() + 3_600_000);

@@ -134,6 +134,11 @@ export interface QueueSnapshot {
   readonly holds: Readonly<Record<string, string>>;
   /** The starts logs: `!` (emq:{q}:starts) or a group (emq:{q}:starts:<g>) -> (token -> start ms). */
   readonly starts: ReadonlyMap<string, ReadonlyMap<string, number>>;
+  /**
+   * The dedupe keys (`emq:{q}:dd:<key>`): key -> the job id it names and whether it expires (a
+   * ttl-mode key has a TTL, an until-finished one none).
+   */
+  readonly dedupe: ReadonlyMap<string, { readonly id: string; readonly expires: boolean }>;
   /** The events stream's entries, oldest first, or undefined when the stream does not exist. */
   readonly events: readonly StreamEntry[] | undefined;
   /**
@@ -146,8 +151,8 @@ export interface QueueSnapshot {
 /**
  * One atomic read of a queue's keys. It declares the queue's fixed keys (so on a cluster it runs
  * on the node of the queue's slot), then SCANs `emq:{q}:*` (every key of the queue shares the
- * `{q}` hash tag, so they all live on that node) and reads each key by its type. Streams and
- * strings by their PTTL, streams by their entries. Reply: { now, {key, type, {values...}}, ... }.
+ * `{q}` hash tag, so they all live on that node) and reads each key by its type: strings by their
+ * PTTL and value, streams by their entries. Reply: { now, {key, type, {values...}}, ... }.
  */
 const SNAPSHOT_LUA = `
 local pattern = ARGV[1] .. '*'
@@ -168,7 +173,7 @@ repeat
       elseif kind == 'list' then v = redis.call('LRANGE', k, 0, -1)
       elseif kind == 'set' then v = redis.call('SMEMBERS', k)
       elseif kind == 'stream' then v = redis.call('XRANGE', k, '-', '+')
-      elseif kind == 'string' then v = { tostring(redis.call('PTTL', k)) }
+      elseif kind == 'string' then v = { tostring(redis.call('PTTL', k)), redis.call('GET', k) }
       end
       out[#out + 1] = { k, kind, v }
     end
@@ -212,6 +217,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   let grate: Record<string, string> = {};
   let holds: Record<string, string> = {};
   const undying: string[] = [];
+  const dedupe = new Map<string, { id: string; expires: boolean }>();
   let events: StreamEntry[] | undefined;
 
   for (const entry of entries) {
@@ -252,6 +258,10 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
       if (type !== 'string') wrongTypes.set(key, type);
       // PTTL -1: no TTL at all (0 is a key expiring this very millisecond)
       else if (Number(values[0]) === -1) undying.push(key);
+    } else if (rest.startsWith('dd:')) {
+      // a dedupe key: the id of the job holding it, with a TTL in ttl mode
+      if (type !== 'string') wrongTypes.set(key, type);
+      else dedupe.set(rest.slice(3), { id: values[1] ?? '', expires: Number(values[0]) !== -1 });
     }
     // anything else (keys of later features) is not this checker's business
   }
@@ -287,6 +297,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     grate,
     holds,
     starts,
+    dedupe,
     events,
     eventsSlack,
   };
@@ -426,6 +437,13 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   only for an entry with a limit, its members tokens the queue handed out (<= meta `fence`) at
  *   times no later than now; `throttled` holds groups, `*` and `!` only; every hold is of a
  *   throttled entry whose score is no earlier than the hold's end. meta `rated` is a count.
+ * - (l) deduplication: a dedupe key (`dd:<key>`) names a `JOB:` id. One without a TTL (until the
+ *   job finishes) names an existing unfinished row (pending, scheduled or active) that carries the
+ *   key (`dk`) and no ttl (`dt`); one with a TTL names a row carrying the key and a `dt`, or a row
+ *   that is gone (a completed row expires, or is deleted at once with keepCompletedMs 0, while its
+ *   window lasts). An unfinished row with a `dk` and no `dt` is named by its key; a `dt` is an
+ *   integer >= 1 beside a `dk`. Once any key or row with `dk` exists, meta `dd` is `1` (the bulk
+ *   deletes read `dk` only then).
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -603,6 +621,46 @@ export function findViolations(snap: QueueSnapshot): string[] {
   // (k) rate limits and holds
   out.push(...rateViolations(snap));
 
+  // (l) deduplication
+  out.push(...dedupeViolations(snap));
+
+  return out;
+}
+
+const UNFINISHED = new Set(['pending', 'scheduled', 'active']);
+
+/** The violations of (l), the dedupe keys and the rows holding them (see findViolations). */
+function dedupeViolations(snap: QueueSnapshot): string[] {
+  const out: string[] = [];
+  for (const [key, { id, expires }] of [...snap.dedupe].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (!id.startsWith('JOB:')) {
+      out.push(`dedupe key ${JSON.stringify(key)}: names ${JSON.stringify(id)}, not a JOB: id`);
+      continue;
+    }
+    const row = snap.rows.get(id);
+    if (!row) {
+      if (!expires) out.push(`dedupe key ${JSON.stringify(key)}: names ${id}, which has no row, and has no TTL`);
+      continue;
+    }
+    if (row.dk !== key) out.push(`dedupe key ${JSON.stringify(key)}: names ${id}, whose row carries ${JSON.stringify(row.dk)}`);
+    if (expires && row.dt === undefined) out.push(`dedupe key ${JSON.stringify(key)}: expires, but the row of ${id} holds it until finished (no dt)`);
+    if (!expires && row.dt !== undefined) out.push(`dedupe key ${JSON.stringify(key)}: has no TTL, but the row of ${id} holds it for ${row.dt} ms`);
+    if (!expires && !UNFINISHED.has(row.s ?? '')) out.push(`dedupe key ${JSON.stringify(key)}: held until finished by ${id}, which is ${JSON.stringify(row.s)}`);
+  }
+  let holders = 0;
+  for (const [id, row] of [...snap.rows].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (row.dk === undefined) {
+      if (row.dt !== undefined) out.push(`${id}: a dedupe ttl (dt) without a key (dk)`);
+      continue;
+    }
+    holders++;
+    if (row.dt !== undefined && !(isCount(row.dt) && Number(row.dt) >= 1)) out.push(`${id}: its dedupe ttl (dt) ${JSON.stringify(row.dt)} is not an integer >= 1`);
+    if (row.dt === undefined && UNFINISHED.has(row.s ?? '') && snap.dedupe.get(row.dk)?.id !== id) {
+      out.push(`${id}: ${JSON.stringify(row.s)} and holds dedupe key ${JSON.stringify(row.dk)} until finished, but the key names ${JSON.stringify(snap.dedupe.get(row.dk)?.id ?? null)}`);
+    }
+  }
+  if ((holders > 0 || snap.dedupe.size > 0) && snap.meta.dd !== '1') out.push(`meta dd is ${JSON.stringify(snap.meta.dd ?? null)} while dedupe keys are held`);
+  if (snap.meta.dd !== undefined && snap.meta.dd !== '1') out.push(`meta dd holds ${JSON.stringify(snap.meta.dd)}, not 1`);
   return out;
 }
 

@@ -8,9 +8,11 @@
 -- (due at `due` > now: `later.scores` the ZADD arguments for K_SCHEDULED, `later.ids` a set).
 -- `key` is its row's key, `seq` its arrival sequence number, `group` '' for none, `priority`,
 -- `max_attempts` and `backoff` as enqueue takes them (text; `priority` a number), `traceparent`
--- nil for none. Collects its event (`added` j, g, and `k`, `d` when `fired_by` names the
--- scheduler that fired it for slot `slot`; `scheduled` j, g, d). Returns its state.
-local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot)
+-- nil for none, `dedupe` the deduplication key it takes (nil for none: the caller writes the key
+-- itself) and `dedupe_ttl` that key's window in ms, text (nil: until the job finishes), kept in
+-- the row as `dk` and `dt`. Collects its event (`added` j, g, and `k`, `d` when `fired_by` names
+-- the scheduler that fired it for slot `slot`; `scheduled` j, g, d). Returns its state.
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl)
   local order = priority * 4294967296 + (seq % 4294967296)
   local state = 'pending'
   if due > now then state = 'scheduled' end
@@ -35,6 +37,15 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
     rare = rare or {}
     rare[#rare + 1] = 'x'
     rare[#rare + 1] = traceparent
+  end
+  if dedupe then
+    rare = rare or {}
+    rare[#rare + 1] = 'dk'
+    rare[#rare + 1] = dedupe
+    if dedupe_ttl then
+      rare[#rare + 1] = 'dt'
+      rare[#rare + 1] = dedupe_ttl
+    end
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil

@@ -1,12 +1,16 @@
 -- @include job_key
 -- @include trim_dead
+-- @include release_settled
 -- Move job `id`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
 -- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
 -- retention keeps none.
 -- `mark`: the `t` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
-local function bury(id, err, now, mark)
+-- `dk`, `dt`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+local function bury(id, err, now, mark, dk, dt)
+  release_settled(id, dk, dt, true)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then

@@ -13,7 +13,7 @@
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a `stalled` event (j, g, a) per job, followed by its `dead` (x 'lease expired') when that
 -- was its last attempt: the caller flushes. Adds the jobs reaped to meta `stalled` (the counter
--- /metrics shows), once a call.
+-- /metrics shows), once a call. A job buried releases its until-finished dedupe key (bury).
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -21,13 +21,13 @@ local function reap_expired(now, limit)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
-        bury(id, 'lease expired', now)
+        bury(id, 'lease expired', now, nil, r[6], r[7])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else

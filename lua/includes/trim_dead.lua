@@ -1,9 +1,11 @@
 -- @include job_key
+-- @include release_dedupe
 -- The queue's retention of dead jobs (meta `dage`: the most ms a dead job is kept, `dmax`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at `now`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
--- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax')
   if not r[1] and not r[2] then return end
@@ -24,6 +26,9 @@ local function trim_dead(now)
     if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
   end
   if #victims == 0 then return end
-  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  for _, id in ipairs(victims) do
+    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    redis.call('DEL', job_key(id))
+  end
   redis.call('ZREM', K_DEAD, unpack(victims))
 end

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "1e37df155d3cac60aa76204bfe246b02516d407e",
+    sha1: "c8b675a37a6e94ed701d1cfcb37c26bb9267301f",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -114,11 +114,26 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
--- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax')
   if not r[1] and not r[2] then return end
@@ -139,8 +154,20 @@ local function trim_dead(now)
     if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
   end
   if #victims == 0 then return end
-  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  for _, id in ipairs(victims) do
+    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    redis.call('DEL', job_key(id))
+  end
   redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
@@ -148,7 +175,10 @@ end
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
-local function bury(id, err, now, mark)
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+local function bury(id, err, now, mark, dk, dt)
+  release_settled(id, dk, dt, true)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -365,7 +395,7 @@ end
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
 -- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
--- /metrics shows), once a call.
+-- /metrics shows), once a call. A job buried releases its until-finished dedupe key (bury).
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -373,13 +403,13 @@ local function reap_expired(now, limit)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
-        bury(id, 'lease expired', now)
+        bury(id, 'lease expired', now, nil, r[6], r[7])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
@@ -1716,7 +1746,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "e12f644f6f4ceb1498455cf7156ceb45a1d386f9",
+    sha1: "f95d1be13af3e9c9be43097cbb7c0f42db052ea7",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -1739,6 +1769,7 @@ return reply
            and is not in the list
   Events   \`cleaned\` (n: the rows deleted, s: the state) when it deleted any; a repeat answered
            from the request key appends nothing
+  Dedupe   each row deleted releases its dedupe key while it names the job (includes/delete_rows.lua)
   Errors   EMQARG (another state, a malformed number), before anything is written
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -1795,10 +1826,33 @@ local function chunked(command, key, list)
   end
   return out
 end
--- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit).
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
+-- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
+-- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
+-- deduplication pays one HEXISTS a call, not a command a row.
+local dedupe_used = nil
 local function delete_rows(ids)
+  if #ids == 0 then return end
+  if dedupe_used == nil then dedupe_used = redis.call('HEXISTS', K_META, 'dd') == 1 end
   local keys = {}
-  for i, id in ipairs(ids) do keys[i] = job_key(id) end
+  for i, id in ipairs(ids) do
+    keys[i] = job_key(id)
+    if dedupe_used then release_dedupe(id, redis.call('HGET', keys[i], 'dk')) end
+  end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
 end
 -- What a bulk admin call answered when it ran before under request key \`key\` (not ""): its reply
@@ -1943,7 +1997,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "14eb649f42a53d47289268738fffeebcc3ab4343",
+    sha1: "25029794ce2abf953017c260bc1816f13a8fba5a",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -1972,6 +2026,8 @@ return record_reply(request, ttl, { cutoff, more, removed })
            complete writes \`completed\`, into a row active under the token, and leaves \`t\` as the
            claim wrote it; a token is handed out once in the queue (invariant 4, claim_jobs) and
            nothing moves a completed row on (it expires or is removed)
+  Dedupe   a job's until-finished dedupe key (its row's \`dk\` without \`dt\`) is released
+           (includes/release_settled.lua); a ttl key is left to expire
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -2037,13 +2093,14 @@ local function chunked(command, key, list)
   return out
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
--- nil, this run's attempt (\`a - z\`)} when it is, for the settle and its \`completed\` event,
+-- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false}
+-- when it is, for the settle, its \`completed\` event and the key it releases (release_settled),
 -- else nil and the row's state and \`t\` (false when absent), for each_held's repeat check. Reads
--- five fields in one HMGET: a completing batch pays per job for every one.
+-- seven fields in one HMGET: a completing batch pays per job for every one.
 local function held_run(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0) }
+  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -2760,6 +2817,29 @@ local function flush_events()
   end
   event_fields, event_starts = {}, {}
 end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -2777,6 +2857,7 @@ local codes = each_held(6, 3, held_run, function(id, run, i)
   done[#done + 1] = id
   tally(freed, group)
   collect_completed(id, group, run[2], result ~= '' and result or nil)
+  release_settled(id, run[3], run[4], false)
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)
@@ -2927,7 +3008,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "79883687bf7c50d6916cf5719325759c161b8997",
+    sha1: "1e53899e74778cda8a30680e3fda0ff7c9f46e31",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -2949,6 +3030,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   Reply    {deleted, cursor}: cursor "done" when nothing waiting is left to visit
   Events   \`drained\` (n: the rows deleted) when it deleted any; a repeat answered from the request
            key appends nothing
+  Dedupe   each row deleted releases its dedupe key while it names the job (includes/delete_rows.lua)
   Errors   EMQARG (a malformed number or cursor), before anything is written
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -2987,10 +3069,33 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit).
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
+-- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
+-- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
+-- deduplication pays one HEXISTS a call, not a command a row.
+local dedupe_used = nil
 local function delete_rows(ids)
+  if #ids == 0 then return end
+  if dedupe_used == nil then dedupe_used = redis.call('HEXISTS', K_META, 'dd') == 1 end
   local keys = {}
-  for i, id in ipairs(ids) do keys[i] = job_key(id) end
+  for i, id in ipairs(ids) do
+    keys[i] = job_key(id)
+    if dedupe_used then release_dedupe(id, redis.call('HGET', keys[i], 'dk')) end
+  end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
 end
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
@@ -3225,7 +3330,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "ee4bb2a82b5f5d0aaa899c2aeface5b7f7bc58dc",
+    sha1: "de1ef6207a27a66603279e3c5399f1a706ce3777",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3240,24 +3345,36 @@ return reply('done')
            (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
-  then 8 values per job:
+  then 11 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
-           maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>")
+           maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
+           dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
+           the job finishes, else >= 1), replace ("1": debounce, "0")
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
-           emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key)
+           emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key),
+           emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode)
   Row      \`m\` and \`b\` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order \`o\` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into
-           the row); \`x\` (the traceparent) only when ARGV[5] gives one
-  Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate";
-           a duplicate id writes nothing; a known request key answers its first reply again
-  Events   \`added\` (j, g) or \`scheduled\` (j, g, d: its due time) per new job, in ARGV order, in one
-           entry; a duplicate or a request answered again appends nothing
-  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number or traceparent), EMQCONFLICT (a
-           caller's request key seen with other jobs); all raised before anything is written
-  Rings    the doorbell once when any new job is claimable now; the schedule bell when a new job
-           is the earliest scheduled one
+           the row); \`x\` (the traceparent) only when ARGV[5] gives one; \`dk\` the dedupe key and
+           \`dt\` its ttlMs (ttl mode) when the job took one
+  Dedupe   a job whose dedupe key names a job (docs/design.md, "Deduplication") writes nothing and
+           answers "duplicate" with that job's id; with replace, a job of the key not yet started
+           takes its payload and due time instead (includes/replace_job.lua) and it answers
+           "replaced". A key taken by an earlier job of the same call is seen as a later call
+           would see it: the jobs collected so far are placed first. meta \`dd\` = 1 once any job
+           took a key, so the scripts that delete rows in bulk read \`dk\` only where it may be
+  Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
+           "replaced"; a duplicate writes nothing; a known request key answers its first reply again
+  Events   \`added\` (j, g) or \`scheduled\` (j, g, d: its due time) per new job, \`replaced\` (j, g, and
+           d when scheduled) per job replaced, in ARGV order, in one entry; a duplicate or a
+           request answered again appends nothing
+  Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number, traceparent or dedupe
+           key, a dedupe key with an id), EMQCONFLICT (a caller's request key seen with other
+           jobs); all raised before anything is written
+  Rings    the doorbell once when any new or replaced job is claimable now; the schedule bell when a
+           new or replaced job is the earliest scheduled one
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -3450,9 +3567,11 @@ end
 -- (due at \`due\` > now: \`later.scores\` the ZADD arguments for K_SCHEDULED, \`later.ids\` a set).
 -- \`key\` is its row's key, \`seq\` its arrival sequence number, \`group\` '' for none, \`priority\`,
 -- \`max_attempts\` and \`backoff\` as enqueue takes them (text; \`priority\` a number), \`traceparent\`
--- nil for none. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names the
--- scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
-local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot)
+-- nil for none, \`dedupe\` the deduplication key it takes (nil for none: the caller writes the key
+-- itself) and \`dedupe_ttl\` that key's window in ms, text (nil: until the job finishes), kept in
+-- the row as \`dk\` and \`dt\`. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names
+-- the scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl)
   local order = priority * 4294967296 + (seq % 4294967296)
   local state = 'pending'
   if due > now then state = 'scheduled' end
@@ -3477,6 +3596,15 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
     rare = rare or {}
     rare[#rare + 1] = 'x'
     rare[#rare + 1] = traceparent
+  end
+  if dedupe then
+    rare = rare or {}
+    rare[#rare + 1] = 'dk'
+    rare[#rare + 1] = dedupe
+    if dedupe_ttl then
+      rare[#rare + 1] = 'dt'
+      rare[#rare + 1] = dedupe_ttl
+    end
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil
@@ -3632,12 +3760,102 @@ local function flush_events()
   end
   event_fields, event_starts = {}, {}
 end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- admit for one job going back in its place (reprocess, a move between groups): into ring entry
+-- g's zset at its order \`score\`. Returns true when it is claimable now.
+local function admit_one(g, score, id)
+  local batch = { order = {} }
+  batch_push(batch, g, score, id)
+  return admit(batch)
+end
+-- Debounce (docs/design.md, "Deduplication"): job \`id\`, named by deduplication key \`k\`, takes the
+-- payload and due time (\`due\`; at most \`now\`: claimable now) of a later enqueue with that key,
+-- when it has not started: pending or scheduled and never claimed (no lease token \`t\`: a retried,
+-- released or reprocessed job has one). It keeps its id, group and order, and with them its
+-- priority, attempts, backoff and traceparent. Pending and claimable now, it stays where it waits;
+-- given a delay, it leaves its lane (and the ring, when that emptied it) for scheduled; scheduled,
+-- it takes the new due time, or goes back to its lane at its order when claimable now. The key's
+-- window becomes the later enqueue's: \`ttl\` ms from now (text; the key's PX set again), or until
+-- finished (\`ttl\` nil). Rings the schedule bell when the job becomes the earliest scheduled one, and
+-- collects a \`replaced\` event (j, g, and d its due time when scheduled). Returns false, writing
+-- nothing, when the job has started or its row is gone (a ttl key outlives a row deleted at
+-- completion); else true, and whether it became claimable now (the caller rings the doorbell).
+local function replace_job(id, payload, due, now, k, ttl)
+  local key = job_key(id)
+  local r = redis.call('HMGET', key, 's', 't', 'g', 'o', 'dt')
+  local state = r[1]
+  if r[2] or (state ~= 'pending' and state ~= 'scheduled') then return false, false end
+  local group = r[3] or nil
+  local entry = group or UNGROUPED
+  local due_text = nil
+  if due > now then due_text = string.format('%d', due) end
+  local row = { 'd', payload }
+  if ttl then
+    row[#row + 1] = 'dt'
+    row[#row + 1] = ttl
+  elseif r[5] then
+    redis.call('HDEL', key, 'dt')
+  end
+  local claimable = false
+  if state == 'pending' and due_text then
+    -- a job in an arrivals list has its order in its row; one in the zset may have it only as
+    -- its score (a priority given at enqueue)
+    local order = r[4] or redis.call('ZSCORE', lane_key(entry), id)
+    if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+    leave_ring(entry)
+    row[#row + 1] = 's'
+    row[#row + 1] = 'scheduled'
+    row[#row + 1] = 'o'
+    row[#row + 1] = string.format('%d', tonumber(order))
+    redis.call('ZADD', K_SCHEDULED, due_text, id)
+  elseif state == 'scheduled' and due_text then
+    redis.call('ZADD', K_SCHEDULED, due_text, id)
+  elseif state == 'scheduled' then
+    -- back in its place: a scheduled row carries its order
+    redis.call('ZREM', K_SCHEDULED, id)
+    row[#row + 1] = 's'
+    row[#row + 1] = 'pending'
+  end
+  redis.call('HSET', key, unpack(row))
+  if state == 'scheduled' and not due_text then claimable = admit_one(entry, r[4], id) end
+  if due_text then ring_sched_bell({ [id] = true }) end
+  -- a key that stays until finished already names the job with no TTL
+  if ttl then
+    redis.call('SET', dedupe_key(k), id, 'PX', ttl)
+  elseif r[5] then
+    redis.call('SET', dedupe_key(k), id)
+  end
+  collect_event('replaced', id, 'g', group, 'd', due_text)
+  return true, claimable
+end
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 8
+local FIELDS = 11
 local FIRST = 6
+-- whether any job has a dedupe key: its answer is not known before the key is read
+local dedupe = false
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   if ARGV[b + 1] ~= '' then check_kind(ARGV[b + 1]) end
@@ -3645,6 +3863,13 @@ for i = 0, n - 1 do
   arg_int(ARGV[b + 5], 'runAt', -1)
   arg_int(ARGV[b + 6], 'priority', 0)
   arg_int(ARGV[b + 7], 'maxAttempts', 1)
+  if ARGV[b + 9] ~= '' then
+    dedupe = true
+    if #ARGV[b + 9] > 1024 then error(redis.error_reply('EMQARG a dedupe key is at most 1024 bytes')) end
+    if ARGV[b + 1] ~= '' then error(redis.error_reply('EMQARG a job takes a dedupe key or an id, not both')) end
+    if arg_int(ARGV[b + 10], 'dedupe ttlMs', -1) == 0 then error(redis.error_reply('EMQARG dedupe ttlMs must be -1 or >= 1, got 0')) end
+    if ARGV[b + 11] ~= '1' and ARGV[b + 11] ~= '0' then error(redis.error_reply('EMQARG dedupe replace must be 1 or 0, got ' .. tostring(ARGV[b + 11]))) end
+  end
 end
 
 -- a request seen before answers as it did the first time: its reply was lost, or a client retried
@@ -3694,7 +3919,7 @@ local all_ids_new, new_keys = all_new(wanted)
 -- row is written, so one SET NX GET both records it and finds a repeat (whose generated ids are
 -- new too: the first run took their numbers). A repeat costs only sequence numbers
 if request and not caller_key then
-  if all_ids_new then
+  if all_ids_new and not dedupe then
     local first = {}
     for i = 0, n - 1 do
       first[#first + 1] = wanted[i + 1]
@@ -3712,13 +3937,44 @@ local batch = { order = {} }
 local reply = {}
 local later = { scores = {}, ids = {} }
 local wrote = false
+local claimable = false
+-- places the jobs collected so far: scheduled, or into their lanes
+local function place()
+  chunked('ZADD', K_SCHEDULED, later.scores)
+  if #later.scores > 0 then ring_sched_bell(later.ids) end
+  if admit(batch) then claimable = true end
+  batch, later = { order = {} }, { scores = {}, ids = {} }
+end
+-- dedupe keys taken by jobs of this call
+local taken, took = {}, false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
   local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
+  local dk, dt = ARGV[b + 9], ARGV[b + 10]
+  if dk == '' then dk = nil end
+  if dt == '-1' then dt = nil end
   seq = seq + 1
-  if all_ids_new then
+  local holder = nil
+  if dk then
+    -- a job of this call holds it: it is placed first, so a replace finds it where a later call would
+    if taken[dk] then place() end
+    holder = redis.call('GET', dedupe_key(dk))
+  end
+  if holder then
+    local state = 'duplicate'
+    if ARGV[b + 11] == '1' then
+      local replaced, now_claimable = replace_job(holder, payload, due_of(b, now), now, dk, dt)
+      if replaced then
+        state, wrote = 'replaced', true
+        claimable = claimable or now_claimable
+      end
+    end
+    reply[#reply + 1] = holder
+    reply[#reply + 1] = state
+    id = nil
+  elseif all_ids_new then
     id = wanted[i + 1]
   elseif id == '' then
     id = 'JOB:' .. string.format('%d', seq)
@@ -3732,16 +3988,20 @@ for i = 0, n - 1 do
   end
   if id then
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent)
+    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent, nil, nil, dk, dt)
+    if dk then
+      if dt then redis.call('SET', dedupe_key(dk), id, 'PX', dt) else redis.call('SET', dedupe_key(dk), id) end
+      taken[dk], took = true, true
+    end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
     wrote = true
   end
 end
 
-chunked('ZADD', K_SCHEDULED, later.scores)
-if #later.scores > 0 then ring_sched_bell(later.ids) end
-if admit(batch) then ring_doorbell() end
+place()
+if took then redis.call('HSET', K_META, 'dd', '1') end
+if claimable then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)
 if request and wrote then redis.call('SET', request.key, fingerprint .. '\\n' .. cjson.encode(reply), 'PX', request.ttl) end
@@ -3912,7 +4172,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "91f347b342513118fe7db9dfef431b463c4498f3",
+    sha1: "9482c038ae2264a2bc6f7604572a64b5ea53f7fe",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -3932,6 +4192,7 @@ end)
            a repeat after it still answers 1 and must not bury the job again; a claim rewrites
            \`t\` and remove deletes the row: then fenced. The reaper buries with the claim's bare
            token, and a retry's burial leaves \`/r3\`, so neither is taken for this fail's repeat
+  Dedupe   the job releases its until-finished dedupe key, which leaves its row (bury)
   Errors   EMQKIND, raised before anything is written
   Rings    the doorbell when a freed group slot made work claimable
 ]]
@@ -3985,12 +4246,13 @@ local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
 -- and the row's state and \`t\` (false when absent), for each_held's repeat check.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
--- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
+-- \`dk\` or false, its ttl \`dt\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- active row always has its order (claim wrote it).
 local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -4196,11 +4458,26 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
--- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax')
   if not r[1] and not r[2] then return end
@@ -4221,8 +4498,20 @@ local function trim_dead(now)
     if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
   end
   if #victims == 0 then return end
-  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  for _, id in ipairs(victims) do
+    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    redis.call('DEL', job_key(id))
+  end
   redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
@@ -4230,7 +4519,10 @@ end
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
-local function bury(id, err, now, mark)
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+local function bury(id, err, now, mark, dk, dt)
+  release_settled(id, dk, dt, true)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -4345,7 +4637,7 @@ local freed, outcomes = { order = {} }, { 1 }
 local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
-  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'))
+  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'), row[7], row[8])
   collect_event('dead', id, 'g', row[2], 'a', row[1] - row[4], 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)
@@ -4358,7 +4650,7 @@ return codes
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "3277ab7fa5bd25aaa94cea0190af72d50889023d",
+    sha1: "2587f57a8d3186f4d9821fd87acfa7f8b4bafd85",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -4534,9 +4826,11 @@ end
 -- (due at \`due\` > now: \`later.scores\` the ZADD arguments for K_SCHEDULED, \`later.ids\` a set).
 -- \`key\` is its row's key, \`seq\` its arrival sequence number, \`group\` '' for none, \`priority\`,
 -- \`max_attempts\` and \`backoff\` as enqueue takes them (text; \`priority\` a number), \`traceparent\`
--- nil for none. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names the
--- scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
-local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot)
+-- nil for none, \`dedupe\` the deduplication key it takes (nil for none: the caller writes the key
+-- itself) and \`dedupe_ttl\` that key's window in ms, text (nil: until the job finishes), kept in
+-- the row as \`dk\` and \`dt\`. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names
+-- the scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl)
   local order = priority * 4294967296 + (seq % 4294967296)
   local state = 'pending'
   if due > now then state = 'scheduled' end
@@ -4561,6 +4855,15 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
     rare = rare or {}
     rare[#rare + 1] = 'x'
     rare[#rare + 1] = traceparent
+  end
+  if dedupe then
+    rare = rare or {}
+    rare[#rare + 1] = 'dk'
+    rare[#rare + 1] = dedupe
+    if dedupe_ttl then
+      rare[#rare + 1] = 'dt'
+      rare[#rare + 1] = dedupe_ttl
+    end
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil
@@ -5970,7 +6273,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "f137a40fc9f241b71bd1e500afb1dbc7511aef01",
+    sha1: "7eddd668102cf485871049b7dcf08266a8f536ae",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -5985,7 +6288,8 @@ return 1
   event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
   the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
-  (their TTL is at most the queue's idempotencyTtlMs).
+  (their TTL is at most the queue's idempotencyTtlMs). Each row deleted releases its dedupe key
+  (emq:{q}:dd:<key>, includes/delete_rows.lua).
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
@@ -6045,10 +6349,33 @@ local function chunked(command, key, list)
   end
   return out
 end
--- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit).
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
+-- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
+-- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
+-- deduplication pays one HEXISTS a call, not a command a row.
+local dedupe_used = nil
 local function delete_rows(ids)
+  if #ids == 0 then return end
+  if dedupe_used == nil then dedupe_used = redis.call('HEXISTS', K_META, 'dd') == 1 end
   local keys = {}
-  for i, id in ipairs(ids) do keys[i] = job_key(id) end
+  for i, id in ipairs(ids) do
+    keys[i] = job_key(id)
+    if dedupe_used then release_dedupe(id, redis.call('HGET', keys[i], 'dk')) end
+  end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
@@ -6546,7 +6873,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "e87227fdae56c99cdd3dbb9c8767a8c6fac38c8b",
+    sha1: "1b2d3ed1c020eb922296970e869ed1ab81479f92",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -6603,13 +6930,14 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
--- nil, this run's attempt (\`a - z\`)} when it is, for the settle and its \`completed\` event,
+-- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false}
+-- when it is, for the settle, its \`completed\` event and the key it releases (release_settled),
 -- else nil and the row's state and \`t\` (false when absent), for each_held's repeat check. Reads
--- five fields in one HMGET: a completing batch pays per job for every one.
+-- seven fields in one HMGET: a completing batch pays per job for every one.
 local function held_run(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0) }
+  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -7265,7 +7593,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "deaee2a39781ac533aa9f7bed9d704e261c894ee",
+    sha1: "907b10351c71065954db6d6b78896a9ef4449cae",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -7278,6 +7606,7 @@ return page
   Events   \`stalled\` (j, g, a) per job, each followed by \`dead\` (j, g, a, x) when it is buried, in
            one entry
   Counts   meta \`stalled\` += the jobs reaped, one HINCRBY a call (/metrics)
+  Dedupe   a job buried releases its until-finished dedupe key, which leaves its row (bury)
   Errors   EMQARG
   Rings    the doorbell when work became claimable
 ]]
@@ -7353,11 +7682,26 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
--- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax')
   if not r[1] and not r[2] then return end
@@ -7378,8 +7722,20 @@ local function trim_dead(now)
     if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
   end
   if #victims == 0 then return end
-  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  for _, id in ipairs(victims) do
+    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    redis.call('DEL', job_key(id))
+  end
   redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
@@ -7387,7 +7743,10 @@ end
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
-local function bury(id, err, now, mark)
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+local function bury(id, err, now, mark, dk, dt)
+  release_settled(id, dk, dt, true)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -7604,7 +7963,7 @@ end
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
 -- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
--- /metrics shows), once a call.
+-- /metrics shows), once a call. A job buried releases its until-finished dedupe key (bury).
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
@@ -7612,13 +7971,13 @@ local function reap_expired(now, limit)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o')
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
-        bury(id, 'lease expired', now)
+        bury(id, 'lease expired', now, nil, r[6], r[7])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
@@ -7712,7 +8071,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "2f6754bd5d9530c58d041d766b2818c6b4d4f00f",
+    sha1: "904eacb73425d753f8fa44e723ad14142f07ce54",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -7783,12 +8142,13 @@ local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
 -- and the row's state and \`t\` (false when absent), for each_held's repeat check.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
--- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
+-- \`dk\` or false, its ttl \`dt\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- active row always has its order (claim wrote it).
 local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -8258,7 +8618,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "c40efa9e3fc9a87c4a1d2e5448cf3f096e7b3e11",
+    sha1: "a708a8ce29a9196bf3f9aabaf951218039529cd9",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -8269,6 +8629,7 @@ return removed
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 removed, 0 no such job
   Events   \`removed\` (j, g) when it removed one
+  Dedupe   the job's dedupe key (\`dk\`, either mode) is released while it still names the job
   Errors   EMQKIND
   Rings    the doorbell when the freed slot made work claimable
 ]]
@@ -8544,13 +8905,28 @@ local function emit(event, id, ...)
   collect_event(event, id, ...)
   flush_events()
 end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g')
+local r = redis.call('HMGET', key, 's', 'g', 'dk')
 local state, group = r[1], r[2]
 if not state then return 0 end
+release_dedupe(id, r[3])
 if state == 'pending' then
   local entry = group or UNGROUPED
   -- a job in an arrivals list is found by LREM, linear in the list's length
@@ -8864,7 +9240,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
   },
   reprocess: {
     name: "reprocess",
-    sha1: "ac952f657453f876624f333e29de22c992622c74",
+    sha1: "20bdf1762fe23c4abccee5a7f998c029c3495a36",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -8877,6 +9253,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
   Reply    1 reprocessed, 0 no such job, -1 the job is not dead
   Events   \`reprocessed\` (j, g) when it reprocessed one
+  Dedupe   the job does not take its dedupe key again: an until-finished one was released at death
   Errors   EMQKIND
   Rings    the doorbell when it is claimable now
 ]]
@@ -9496,7 +9873,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "9ae811fa68ad50d55fae7c5a23c96701d71cc9b6",
+    sha1: "993916aa8deebad19162537c11ca76d518667cd5",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -9522,6 +9899,7 @@ return resumed
            fenced. The reaper leaves the claim's bare token (it keeps \`a\` too), so a holder
            whose lease was reaped is fenced off, never taken for a repeat.
   Counts   meta \`retried\` += the jobs retried (not those buried), one HINCRBY a call (/metrics)
+  Dedupe   a job buried releases its until-finished dedupe key, which leaves its row (bury)
   Errors   EMQKIND, EMQARG, raised before anything is written
   Rings    the doorbell when the job is claimable again now or a freed group slot made work
            claimable; the schedule bell when a retry is the earliest scheduled job
@@ -9584,12 +9962,13 @@ local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
 -- and the row's state and \`t\` (false when absent), for each_held's repeat check.
--- Returns {attempts, group or false, max attempts, attempts base, backoff, order score}, the
--- defaults filled in for an absent \`m\` or \`b\`; an active row always has its order (claim wrote it).
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
+-- \`dk\` or false, its ttl \`dt\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- active row always has its order (claim wrote it).
 local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -9644,11 +10023,26 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
--- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET.
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax')
   if not r[1] and not r[2] then return end
@@ -9669,8 +10063,20 @@ local function trim_dead(now)
     if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
   end
   if #victims == 0 then return end
-  for _, id in ipairs(victims) do redis.call('DEL', job_key(id)) end
+  for _, id in ipairs(victims) do
+    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    redis.call('DEL', job_key(id))
+  end
   redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
 -- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
@@ -9678,7 +10084,10 @@ end
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
-local function bury(id, err, now, mark)
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+local function bury(id, err, now, mark, dk, dt)
+  release_settled(id, dk, dt, true)
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -9998,7 +10407,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   tally(freed, group)
   local attempt = attempts - base
   if attempts - base >= max_attempts then
-    bury(id, err, now, settled_token(token, 'r3'))
+    bury(id, err, now, settled_token(token, 'r3'), row[7], row[8])
     collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)
     return 3
   end

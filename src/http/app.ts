@@ -168,6 +168,7 @@ function toOptions(body: EnqueueBody): EnqueueOptions {
     ...(body.priority === undefined ? {} : { priority: body.priority }),
     ...(body.maxAttempts === undefined ? {} : { maxAttempts: body.maxAttempts }),
     ...(backoff === undefined ? {} : { backoff }),
+    ...(body.dedupe === undefined ? {} : { dedupe: body.dedupe }),
   };
 }
 
@@ -325,7 +326,9 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const result = await queueOf(c, queue).add(body.payload, addOptions);
     // the reply is `add`'s result as it is: one shape in TypeScript, over HTTP and from `emq enqueue`
     if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
+    // a replaced job is claimable now or due at this add's time: the Worker's drain wakes for it too
     options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
+    if (result.state === 'replaced') return c.json({ id: result.id, state: result.state }, 200);
     return c.json({ id: result.id, state: result.state }, 201);
   });
 
@@ -339,7 +342,9 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
       jobs.map((job) => ({ payload: job.payload, ...toOptions(job) })),
       { ...(key === undefined ? {} : { idempotencyKey: key }), ...(traceparent === undefined ? {} : { traceparent }) },
     );
-    const written = results.flatMap((r, i) => (r.state === 'pending' ? [Date.now()] : r.state === 'scheduled' ? [dueAtOf(jobs[i]!)] : []));
+    const written = results.flatMap((r, i) =>
+      r.state === 'pending' ? [Date.now()] : r.state === 'scheduled' || r.state === 'replaced' ? [dueAtOf(jobs[i]!)] : [],
+    );
     if (written.length > 0) options.afterEnqueue?.(c, queue, Math.min(...written));
     return c.json({ jobs: results.map(({ id, state }) => ({ id, state })) }, 201);
   });

@@ -64,11 +64,14 @@ const enqueuedId = z.string().openapi({ description: 'the id every other route t
 export const enqueueResult = z
   .object({
     id: enqueuedId,
-    state: z.enum(['pending', 'scheduled', 'duplicate']).openapi({ description: '`duplicate`: a job with this id exists, nothing was written' }),
+    state: z.enum(['pending', 'scheduled', 'duplicate', 'replaced']).openapi({
+      description:
+        '`duplicate`: a job with this id or holding this dedupe key exists, nothing was written (`id` is its); `replaced`: that job, not yet started, took this payload and delay (`dedupe.replace`)',
+    }),
   })
   .openapi('EnqueueResult');
 export const enqueued = z.object({ id: enqueuedId, state: z.enum(['pending', 'scheduled']) });
-export const duplicate = z.object({ id: enqueuedId, state: z.literal('duplicate') });
+export const duplicate = z.object({ id: enqueuedId, state: z.enum(['duplicate', 'replaced']) });
 /** One result per job of the request, in its order. */
 export const enqueuedBulk = z.object({ jobs: z.array(enqueueResult) });
 export const queueStats = z.object({
@@ -97,7 +100,7 @@ export const queueEvent = z
   .looseObject({
     id: z.string().openapi({ description: "its stream entry's id, `<ms>-<seq>`: the events of one script call share it" }),
     time: z.number().int().openapi({ description: 'epoch ms, the Redis server time' }),
-    event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, paused, resumed, group-paused, group-resumed, limit, cleaned, drained' }),
+    event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, replaced, paused, resumed, group-paused, group-resumed, limit, cleaned, drained' }),
     scheduler: firedBy.optional().openapi({ description: '`added` of a job a scheduler fired: the scheduler and the slot' }),
   })
   .openapi('QueueEvent');

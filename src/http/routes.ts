@@ -87,7 +87,7 @@ export const enqueueRoute = createRoute({
     201: json(enqueued, 'created (or, with an Idempotency-Key seen before, created by the first request)'),
     200: json(
       z.union([duplicate, waitedCompleted, waitedDead]),
-      'a job with this id exists: nothing was written; with ?wait, the job (a duplicate: the job with its id) finished within it: completed with its result, or dead with its error',
+      'a job with this id or holding this dedupe key exists: nothing was written (`duplicate`, its id), or it took this payload and delay (`replaced`, `dedupe.replace`); with ?wait, the job (a duplicate or a replace: that job) finished within it: completed with its result, or dead with its error',
     ),
     202: json(waitedNot, 'with ?wait: the job did not finish within it (it may still); its state then'),
     409: failure('the Idempotency-Key was used with other jobs (EMQCONFLICT): nothing was written'),
@@ -102,7 +102,7 @@ export const bulkRoute = createRoute({
   summary: 'Enqueue up to 1000 jobs: all of them, or none when any is bad',
   request: { params: queueParams, headers: idempotencyHeaders, body: body(bulkBody) },
   responses: {
-    201: json(enqueuedBulk, 'created; `duplicate` for an id that exists'),
+    201: json(enqueuedBulk, 'created; `duplicate` for an id or a dedupe key that exists, `replaced` for a job a dedupe key replaced'),
     409: failure('the Idempotency-Key was used with other jobs (EMQCONFLICT): nothing was written'),
     413: failure('the body or a payload is over the cap (EMQTOOLARGE)'),
     ...refusals,

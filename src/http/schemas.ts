@@ -1,5 +1,5 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_PRIORITY } from '../encode.js';
+import { MAX_DEDUPE_KEY, MAX_PRIORITY } from '../encode.js';
 import { isEventId } from '../events.js';
 
 /** The longest `?wait` of the enqueue route, in ms. */
@@ -47,6 +47,21 @@ export const backoffOptions = z
   })
   .strict();
 
+/** A dedupe key and its window (`DedupeOptions`): an add while it holds is a duplicate, or with `replace` a debounce. */
+export const dedupeOptions = z
+  .object({
+    key: z
+      .string()
+      .min(1)
+      .max(MAX_DEDUPE_KEY)
+      .regex(/^\P{Cc}*$/u, 'no control characters')
+      .openapi({ description: `1 to ${MAX_DEDUPE_KEY} characters, no control characters` }),
+    ttlMs: z.number().int().min(1).optional().openapi({ description: 'the key holds this long after the add, even when the job finishes sooner; absent: until the job completes or dies' }),
+    replace: z.boolean().optional().openapi({ description: 'a job of the key not yet started takes this payload and delay (debounce), answering `replaced`' }),
+  })
+  .strict()
+  .openapi('Dedupe');
+
 /** One job: the payload and its options beside it, as `add` takes them (`BulkJob` in TypeScript). */
 export const enqueueBody = z
   .object({
@@ -60,9 +75,11 @@ export const enqueueBody = z
     backoffMs: z.number().int().min(0).optional().openapi({ deprecated: true, description: 'the same as a number `backoff`' }),
     // a number is a fixed delay in ms, as `add` takes it: a TypeScript BulkJob as JSON is a valid job here
     backoff: z.union([z.number().int().min(0), backoffOptions]).optional(),
+    dedupe: dedupeOptions.optional(),
   })
   .strict()
   .refine((b) => !(b.delayMs !== undefined && b.runAt !== undefined), 'give delayMs or runAt, not both')
+  .refine((b) => !(b.dedupe !== undefined && b.id !== undefined), 'give dedupe or id, not both')
   .refine((b) => !(b.backoffMs !== undefined && b.backoff !== undefined), 'give backoffMs or backoff, not both');
 
 /** The most jobs in one bulk enqueue. */

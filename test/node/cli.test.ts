@@ -100,6 +100,38 @@ describe('the emq CLI', () => {
     expect(JSON.parse(duplicate.stdout)).toEqual({ id: 'JOB:one', state: 'duplicate' });
   });
 
+  it('enqueues with a dedupe key: a duplicate, a replace, and usage errors for bad values that write nothing', async () => {
+    const queue = redis.queue();
+    const add = async (...args: string[]): Promise<unknown> => {
+      const run = await emq(['enqueue', queue.name, ...args], env);
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(0);
+      return JSON.parse(run.stdout);
+    };
+    expect(await add('{"v":1}', '--dedupe-key', 'doc:7', '--dedupe-ttl-ms', '60000', '--delay-ms', '60000')).toEqual({ id: 'JOB:1', state: 'scheduled' });
+    expect(await add('{"v":2}', '--dedupe-key', 'doc:7')).toEqual({ id: 'JOB:1', state: 'duplicate' });
+    // debounce: no delay given, so the replaced job is claimable now
+    expect(await add('{"v":3}', '--dedupe-key', 'doc:7', '--replace')).toEqual({ id: 'JOB:1', state: 'replaced' });
+    expect(await queue.getJob('JOB:1')).toMatchObject({ state: 'pending', payload: { v: 3 } });
+
+    const other = redis.queue();
+    const runs = await Promise.all(
+      [
+        ['--dedupe-key', ''],
+        ['--dedupe-key', 'k', '--dedupe-ttl-ms', '0'],
+        ['--dedupe-key', 'k', '--dedupe-ttl-ms', 'soon'],
+        ['--dedupe-ttl-ms', '100'],
+        ['--replace'],
+        ['--dedupe-key', 'k', '--id', 'mine'],
+        ['--dedupe-key', 'k', '--replace=yes'],
+      ].map(async (args) => [args, await emq(['enqueue', other.name, '1', ...args], env)] as const),
+    );
+    for (const [args, run] of runs) {
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stderr.trim().split('\n')[0], args.join(' ')).toMatch(/^emq enqueue: .*(dedupe|replace|id)/);
+    }
+    expect(await redis.raw.keys(`emq:{${other.name}}:*`)).toEqual([]);
+  });
+
   it('refuses bad input with exit 2, one line, and writes nothing', async () => {
     const queue = redis.queue();
     for (const args of [

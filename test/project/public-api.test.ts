@@ -72,6 +72,7 @@ describe('the public API', () => {
           "DEFAULT_MAX_PAYLOAD_BYTES",
           "DEFAULT_MAX_RESULT_BYTES",
           "DeadRetention",
+          "DedupeOptions",
           "DueScheduler",
           "EmqError",
           "EmqErrorCode",

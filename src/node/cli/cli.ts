@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { redactUrl } from '../../connection-failure.js';
 import { EmqError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
-import type { EnqueueOptions } from '../../job.js';
+import type { DedupeOptions, EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
 import { startBridge } from '../bridge/index.js';
 import { ADMIN_USAGE, adminCommands } from './admin.js';
@@ -26,8 +26,12 @@ usage:
       {id, payload, attempt, maxAttempts, group} (attempt: 1 on the first try); a throw retries
       the job. SIGTERM or SIGINT stops it at the settle point (jobs in hand may finish for
       --stop-timeout-ms, default 10000).
-  emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N] [--wait MS]
-      Adds one job; prints {"id", "state"}. With --wait, waits up to MS for it to finish and prints
+  emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N]
+              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--wait MS]
+      Adds one job; prints {"id", "state"}. --dedupe-key: while a job added with key K is unfinished
+      (or for MS after it was added), this one is a duplicate of it ("duplicate", its id); with
+      --replace, that job, if not started, takes this payload and delay ("replaced"). With --wait,
+      waits up to MS for it to finish and prints
       {"id", "state": "completed", "result"} (exit 0), {"id", "state": "dead", "error"} (exit 1),
       or {"id", "state"} when it did not finish in time (exit 1).
   emq job <queue> <id>
@@ -205,6 +209,9 @@ async function enqueue(args: string[]): Promise<number> {
       id: { type: 'string' },
       priority: { type: 'string' },
       'max-attempts': { type: 'string' },
+      'dedupe-key': { type: 'string' },
+      'dedupe-ttl-ms': { type: 'string' },
+      replace: { type: 'boolean' },
       wait: { type: 'string' },
     },
   });
@@ -225,11 +232,13 @@ async function enqueue(args: string[]): Promise<number> {
   const maxAttempts = intOption(values, 'max-attempts');
   const wait = intOption(values, 'wait');
   if (wait !== undefined && wait < 0) throw new UsageError(`--wait takes a whole number of ms >= 0, got ${wait}`);
+  const dedupe = dedupeOption(values);
   const addOptions = {
     ...options,
     ...(delayMs === undefined ? {} : { delayMs }),
     ...(priority === undefined ? {} : { priority }),
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    ...(dedupe === undefined ? {} : { dedupe }),
   };
   const transport = connect();
   try {
@@ -243,6 +252,19 @@ async function enqueue(args: string[]): Promise<number> {
   } finally {
     await transport.close();
   }
+}
+
+/** `emq enqueue`'s dedupe options: --dedupe-ttl-ms and --replace only beside --dedupe-key (the key's own checks are `add`'s). */
+function dedupeOption(values: Record<string, unknown>): DedupeOptions | undefined {
+  const key = values['dedupe-key'];
+  const ttlMs = intOption(values, 'dedupe-ttl-ms');
+  const replace = values.replace === true;
+  if (typeof key !== 'string') {
+    if (ttlMs !== undefined || replace) throw new UsageError('--dedupe-ttl-ms and --replace go with --dedupe-key');
+    return undefined;
+  }
+  if (ttlMs !== undefined && ttlMs < 1) throw new UsageError(`--dedupe-ttl-ms takes a whole number of ms >= 1, got ${ttlMs}`);
+  return { key, ...(ttlMs === undefined ? {} : { ttlMs }), ...(replace ? { replace } : {}) };
 }
 
 /** `emq enqueue --wait`: adds, waits, prints the outcome; exit 0 only when the job completed. */
