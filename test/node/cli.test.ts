@@ -90,6 +90,7 @@ describe('the emq CLI', () => {
       queue: queue.name,
       paused: false,
       counts: { pending: 0, scheduled: 1, active: 0, dead: 0, completed: 0 },
+      rateLimits: { queue: null, groups: {}, throttled: [] },
     });
     // one shape: what `add` returns and the HTTP API answers, `duplicate` included
     const again = await emq(['enqueue', queue.name, '{"to":"b"}', '--id', 'one'], env);
