@@ -12,12 +12,19 @@ export interface RateWiring<E extends Env> {
   readonly queueOf: (c: Context<E>, name: string) => Queue;
 }
 
-/** What a validator tells a hook: the target, whether it passed, and (zod-validator's) the value it read. */
+/**
+ * What a validator tells a hook: the target, whether it passed, and the value it read (zod-validator
+ * passes it on failure too; @hono/zod-openapi's Hook type leaves it out). Typed loosely on
+ * purpose: a hook typed with the route's own input would steer the route's inferred input.
+ */
 interface Validated {
   readonly target: string;
   readonly success: boolean;
   readonly data?: unknown;
 }
+
+/** The result the app's default hook takes: the same object, as @hono/zod-openapi types it. */
+type AppHookResult<E extends Env> = Parameters<NonNullable<OpenAPIHono<E>['defaultHook']>>[0];
 
 /** The message `check` refuses `value` with, or undefined when it takes it. */
 function refusal(check: (value: unknown) => unknown, value: unknown): string | undefined {
@@ -50,8 +57,8 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
     (check: (body: unknown) => unknown) =>
     (result: Validated, c: Context<E>) => {
       const message = !result.success && result.target === 'json' ? refusal(check, result.data) : undefined;
-      // the hook is the app's for every other target and message: params, an unknown field
-      return message === undefined ? app.defaultHook?.(result as never, c) : problem(c, 'EMQARG', message);
+      // the app's own hook for every other target and message: params, an unknown field
+      return message === undefined ? app.defaultHook?.(result as AppHookResult<E>, c) : problem(c, 'EMQARG', message);
     };
 
   app.openapi(
