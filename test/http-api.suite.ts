@@ -589,6 +589,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(text).toContain(`emq_jobs_dead_total{queue="${queue}"} 0`);
       expect(text).toContain(`emq_jobs_retried_total{queue="${queue}"} 0`);
       expect(text).toContain(`emq_jobs_stalled_total{queue="${queue}"} 0`);
+      expect(text).toContain(`emq_rate_limited_total{queue="${queue}"} 0`);
       const doc = await call('GET', '/v1/openapi.json');
       expect(doc.status).toBe(200);
       expect(doc.body.openapi).toBe('3.1.0');

@@ -14,6 +14,7 @@ import { bodyLimit } from './body-limit.js';
 import { renderMetrics } from './metrics.js';
 import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
+import { registerRateRoutes } from './rate-api.js';
 import { registerSchedulerRoutes } from './scheduler-api.js';
 import type { JobView } from './responses.js';
 import {
@@ -459,6 +460,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     // woken early beats, finds it not yet due, and sleeps until the due time its reply says.
     afterUpsert: (c, queue, nextRunAt) => options.afterEnqueue?.(c, queue, Math.max(nextRunAt, Date.now() + 1)),
   });
+  registerRateRoutes(app, { queueOf });
 
   app.notFound((c) => problem(c, 'EMQNOTFOUND', `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { type EmqErrorCode, errorCodes } from '../errors.js';
+import { rateLimits } from './rate-schemas.js';
 import { backoffOptions } from './schemas.js';
 
 /**
@@ -84,6 +85,7 @@ export const queueStats = z.object({
     dead: z.number().int(),
     completed: z.number().int().openapi({ description: 'completed since the queue began (a counter)' }),
   }),
+  rateLimits: rateLimits.openapi({ description: "the queue's rate limit and its groups', and what is throttled now (at its limit or held)" }),
 });
 export const removed = z.object({ id: z.string(), removed: z.literal(true) });
 export const reprocessed = z.object({ id: z.string(), state: z.literal('pending') });
@@ -100,7 +102,7 @@ export const queueEvent = z
   .looseObject({
     id: z.string().openapi({ description: "its stream entry's id, `<ms>-<seq>`: the events of one script call share it" }),
     time: z.number().int().openapi({ description: 'epoch ms, the Redis server time' }),
-    event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, replaced, paused, resumed, group-paused, group-resumed, limit, cleaned, drained' }),
+    event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, replaced, paused, resumed, group-paused, group-resumed, limit, rate, held, cleaned, drained' }),
     scheduler: firedBy.optional().openapi({ description: '`added` of a job a scheduler fired: the scheduler and the slot' }),
   })
   .openapi('QueueEvent');

@@ -112,7 +112,7 @@ export const bulkRoute = createRoute({
 export const statsRoute = createRoute({
   method: 'get',
   path: '/v1/queues/{queue}',
-  summary: 'Counts per state and the paused flag',
+  summary: 'Counts per state, the paused flag, and the rate limits with what is throttled now',
   request: { params: queueParams },
   responses: { 200: json(queueStats, 'the counts'), ...refusals },
 });

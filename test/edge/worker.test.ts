@@ -12,6 +12,7 @@ import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js'
 import { Queue } from '../../src/queue.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
+import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 import { sleep, until } from '../helpers.js';
 import { buildWorker } from './worker-bundle.js';
@@ -54,6 +55,12 @@ describeHttpAdmin('the admin routes on the Worker under miniflare', () => inject
 });
 
 describeHttpSchedulers('the scheduler routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
+  const bridge = await bridgeFor();
+  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
+});
+
+describeHttpRate('the rate-limit routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
   const bridge = await bridgeFor();
   const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
   return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };

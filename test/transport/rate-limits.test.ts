@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidArgumentError, InvalidNameError } from '../../src/index.js';
+import { InvalidArgumentError, InvalidNameError, queueOverviews } from '../../src/index.js';
+import { renderMetrics } from '../../src/http/metrics.js';
 import { checkInvariants, flagChecker } from '../invariants.js';
 import { keysOf, leases, sleep, until, useRedis } from '../helpers.js';
 
@@ -224,6 +225,8 @@ describe('rate limits', () => {
     await queue.addBulk([{ payload: 1, group: 'g' }, { payload: 2, group: 'g' }]);
     await leases(queue).claim(5, 30_000);
     await until(async () => (await redis.raw.hget(keysOf(queue).key('meta'), 'rated')) === '1');
+    expect((await queueOverviews(redis.transport)).find((o) => o.queue === queue.name)).toMatchObject({ rateLimitedTotal: 1 });
+    expect(await renderMetrics(redis.transport)).toContain(`emq_rate_limited_total{queue="${queue.name}"} 1`);
   });
 
   it('the checker flags a start over the limit, an entry at its limit left on the ring, and a hold without its throttle', async () => {

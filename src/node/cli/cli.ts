@@ -11,6 +11,7 @@ import { Consumer } from '../consumer/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 import { initWorker } from './init-worker.js';
+import { RATE_USAGE, rateCommands } from './rate.js';
 import { SCHEDULE_USAGE, scheduleCommands } from './schedule.js';
 import { UsageError, didYouMean, parseArgs } from './strict-args.js';
 import { type ApiServer, serveApi } from './serve.js';
@@ -41,9 +42,11 @@ usage:
       all the stream keeps); --follow then waits for more (parked on XREAD BLOCK) until SIGTERM
       or SIGINT.
   emq stats <queue>
-      Prints {"queue", "paused", "counts"}.
+      Prints {"queue", "paused", "counts", "rateLimits"}; rateLimits is {"queue", "groups",
+      "throttled"}: the limits, and what may not start jobs yet (at its limit, or held) until when.
 ${ADMIN_USAGE}
 ${SCHEDULE_USAGE}
+${RATE_USAGE}
   emq serve [--port N] [--host H]
       Serves the HTTP API (the same app as the Worker's) over REDIS_URL, default port 8787.
       Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
@@ -445,6 +448,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   init,
   ...adminCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...scheduleCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
+  ...rateCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
 };
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */

@@ -1,0 +1,70 @@
+import { createRoute, z } from '@hono/zod-openapi';
+import { MAX_RATE_MS } from '../rate-limits.js';
+import { rateLimitOrNone } from './rate-schemas.js';
+import { errorBody } from './responses.js';
+import { groupParams, queueParams } from './schemas.js';
+
+/**
+ * The routes of rate limits and holds (`Queue.setRateLimit`, `setGroupRateLimit`, `holdGroup`;
+ * docs/design.md, "Rate limits and holds"), with their request and response schemas. The bodies
+ * are checked here and again by the Queue (checkRateLimit, checkHoldMs), whose message a refused
+ * body answers: one wording for a bad limit over HTTP, from the CLI and in TypeScript.
+ */
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+const failure = (description: string) => json(errorBody, description);
+const refusals = {
+  400: failure('bad input (EMQARG): nothing was written'),
+  401: failure('no bearer token, or a wrong one (EMQAUTH)'),
+  503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
+};
+
+/** A rate route's body: `{limit, periodMs}`, or null to lift the limit. */
+export const rateBody = rateLimitOrNone.openapi({ description: '{limit, periodMs}: at most limit starts in any window of periodMs; null lifts the limit' });
+
+/** A hold route's body. */
+export const holdBody = z
+  .object({
+    ms: z.number().int().min(1).max(MAX_RATE_MS).openapi({ description: `how long no job of it starts, ms from now on the server's clock (1 to ${MAX_RATE_MS}); a longer hold it has is kept` }),
+  })
+  .strict();
+
+const heldUntil = z.number().int().openapi({ description: 'when the hold ends, epoch ms (server time): the longer of this hold and one it had' });
+
+export const queueRateRoute = createRoute({
+  method: 'put',
+  path: '/v1/queues/{queue}/rate',
+  summary: "Set the queue's rate limit: at most limit job starts in any window of periodMs, across every group; null lifts it",
+  description:
+    "Exact over any window (a log of start times), live: a raised or lifted limit lets throttled work start at once, a lowered one throttles at once. Composes with the groups' rate limits and their limits of active jobs.",
+  request: { params: queueParams, body: body(rateBody) },
+  responses: { 200: json(z.object({ queue: z.string(), rate: rateLimitOrNone }), 'the limit now (null: none)'), ...refusals },
+});
+
+export const groupRateRoute = createRoute({
+  method: 'put',
+  path: '/v1/queues/{queue}/groups/{group}/rate',
+  summary: "Set a group's rate limit: at most limit starts of its jobs in any window of periodMs; null lifts it",
+  description: "A group at its rate limit waits off the ring until one more start fits; the queue's other groups keep flowing.",
+  request: { params: groupParams, body: body(rateBody) },
+  responses: { 200: json(z.object({ queue: z.string(), group: z.string(), rate: rateLimitOrNone }), 'the limit now (null: none)'), ...refusals },
+});
+
+export const holdGroupRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/groups/{group}/hold',
+  summary: "Hold a group for ms: none of its jobs starts until then, the queue's other groups keep flowing",
+  description: "What a handler's RateLimitedError does after a 429. Its active jobs finish; jobs enqueued meanwhile wait. A longer hold it has is kept.",
+  request: { params: groupParams, body: body(holdBody) },
+  responses: { 200: json(z.object({ queue: z.string(), group: z.string(), heldUntil }), 'held'), ...refusals },
+});
+
+export const holdUngroupedRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/ungrouped/hold',
+  summary: "Hold the queue's ungrouped jobs for ms: none of them starts until then, every group keeps flowing",
+  description: 'The hold of a group, for the jobs enqueued without one (`holdGroup(null, ms)`); `group` is null in the answer. To stop the whole queue, pause it.',
+  request: { params: queueParams, body: body(holdBody) },
+  responses: { 200: json(z.object({ queue: z.string(), group: z.null(), heldUntil }), 'held'), ...refusals },
+});
