@@ -1,6 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { body, failure, json, refusals } from './openapi-parts.js';
 import { MAX_PRIORITY } from '../encode.js';
-import { errorBody, jobView } from './responses.js';
+import { jobView } from './responses.js';
 import { jobParams, queueParams } from './schemas.js';
 
 /**
@@ -12,14 +13,6 @@ import { jobParams, queueParams } from './schemas.js';
  * limit: send it again.
  */
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
-const failure = (description: string) => json(errorBody, description);
-const refusals = {
-  400: failure('bad input (EMQARG): nothing was written'),
-  401: failure('no bearer token, or a wrong one (EMQAUTH)'),
-  503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
-};
 const noSuchJob = { 404: failure('no such job (EMQNOTFOUND)') };
 const notWaiting = { 409: failure('the job is active, completed or dead (EMQSTATE): nothing was written') };
 

@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { body, json, refusals } from './openapi-parts.js';
 import { MAX_RATE_MS } from '../rate-limits.js';
 import { rateLimitOrNone } from './rate-schemas.js';
-import { errorBody } from './responses.js';
 import { groupParams, queueParams } from './schemas.js';
 
 /**
@@ -11,14 +11,6 @@ import { groupParams, queueParams } from './schemas.js';
  * body answers: one wording for a bad limit over HTTP, from the CLI and in TypeScript.
  */
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
-const failure = (description: string) => json(errorBody, description);
-const refusals = {
-  400: failure('bad input (EMQARG): nothing was written'),
-  401: failure('no bearer token, or a wrong one (EMQAUTH)'),
-  503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
-};
 
 /** A rate route's body: `{limit, periodMs}`, or null to lift the limit. */
 export const rateBody = rateLimitOrNone.openapi({ description: '{limit, periodMs}: at most limit starts in any window of periodMs; null lifts the limit' });

@@ -1,10 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { body, failure, json, refusals } from './openapi-parts.js';
 import {
   deadJobs,
   duplicate,
   enqueued,
   enqueuedBulk,
-  errorBody,
   eventsPage,
   groupLimit,
   groupPaused,
@@ -40,16 +40,6 @@ import {
  * validates by and the OpenAPI document is generated from (design.md, "External contract").
  */
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
-const failure = (description: string) => json(errorBody, description);
-
-/** What any route under the bearer token may answer besides its own. */
-const refusals = {
-  400: failure('bad input (EMQARG): nothing was written'),
-  401: failure('no bearer token, or a wrong one (EMQAUTH)'),
-  503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
-};
 const noSuchJob = { 404: failure('no such job (EMQNOTFOUND)') };
 
 export const healthRoute = createRoute({

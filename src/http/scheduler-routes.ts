@@ -1,7 +1,7 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { body, failure, json, refusals } from './openapi-parts.js';
 import { MAX_PRIORITY } from '../encode.js';
 import { MIN_EVERY_MS } from '../schedulers.js';
-import { errorBody } from './responses.js';
 import { backoffOptions, name, queueParams, schedulerParams } from './schemas.js';
 
 /**
@@ -12,14 +12,6 @@ import { backoffOptions, name, queueParams, schedulerParams } from './schemas.js
  * checks before any write, and it answers the same 400 `EMQARG` naming the field.
  */
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
-const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
-const failure = (description: string) => json(errorBody, description);
-const refusals = {
-  400: failure('bad input (EMQARG): nothing was written'),
-  401: failure('no bearer token, or a wrong one (EMQAUTH)'),
-  503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
-};
 const noSuchScheduler = { 404: failure('no such scheduler (EMQNOTFOUND)') };
 
 /** An instant: epoch ms, or ISO 8601 text with its offset (as the enqueue route's `runAt`). */

@@ -1,0 +1,18 @@
+import type { z } from '@hono/zod-openapi';
+import { errorBody } from './responses.js';
+
+/** A JSON response of `schema`, for a route's `responses`. */
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+
+/** A required JSON request body of `schema`, for a route's `request`. */
+export const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
+
+/** An error response (`{error: {code, message}}`). */
+export const failure = (description: string) => json(errorBody, description);
+
+/** The refusals every route may answer. */
+export const refusals = {
+  400: failure('bad input (EMQARG): nothing was written'),
+  401: failure('no bearer token, or a wrong one (EMQAUTH)'),
+  503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
+};
