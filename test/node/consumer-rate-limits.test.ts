@@ -210,7 +210,7 @@ describe('a parked consumer with only rate-limited work left', () => {
           log: false,
           ownsTransport: true,
         }).start();
-        running.push(consumer as Consumer<never>);
+        running.push(consumer as unknown as Consumer<never>);
         return consumer;
       };
 
