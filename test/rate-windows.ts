@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
 import type { RateLimit } from '../src/index.js';
 
 /**
@@ -49,36 +50,81 @@ export function busiestWindow(starts: readonly number[], periodMs: number): numb
 }
 
 /**
+ * The poller StartsLogCopy runs in a process of its own, so a busy test or scenario process (the
+ * Worker's code, consumers, a fault proxy, all on one event loop) cannot hold its polls back past a
+ * period. Plain JavaScript for `node -e`; argv: the ioredis module's path, the Redis URL, the keys
+ * (JSON), the poll period in ms. Prints `ready` once connected; when its stdin ends, polls once more
+ * and prints the copy as one JSON line.
+ */
+const POLLER = `
+const Redis = require(process.argv[1]);
+const [url, keysJson, everyText] = process.argv.slice(2);
+const keys = JSON.parse(keysJson);
+const every = Number(everyText);
+const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+const seen = keys.map(() => new Map());
+let failures = 0, longestGapMs = 0, last = 0, stopping = false, timer;
+async function poll() {
+  try {
+    const pipeline = redis.pipeline();
+    for (const key of keys) pipeline.zrange(key, '0', '-1', 'WITHSCORES');
+    const replies = await pipeline.exec();
+    replies.forEach(([error, flat], i) => {
+      if (error) throw error;
+      for (let j = 0; j + 1 < flat.length; j += 2) seen[i].set(flat[j], Number(flat[j + 1]));
+    });
+    const now = performance.now();
+    if (last > 0) longestGapMs = Math.max(longestGapMs, now - last);
+    last = now;
+  } catch {
+    failures++;
+  }
+}
+async function loop() {
+  await poll();
+  if (!stopping) timer = setTimeout(loop, every);
+}
+redis.once('ready', () => { process.stdout.write('ready\\n'); void loop(); });
+process.stdin.resume();
+process.stdin.on('end', async () => {
+  stopping = true;
+  clearTimeout(timer);
+  await poll();
+  process.stdout.write(JSON.stringify({ seen: seen.map((m) => [...m]), failures, longestGapMs }) + '\\n');
+  redis.disconnect();
+});
+`;
+
+/**
  * A copy of a queue's starts logs (`emq:{q}:starts[:<g>]`, lease token -> the claim's server ms)
- * kept by reading them every `everyMs`: a claim trims a log to its last period and the key
- * expires a period after its newest start, so a poll more often than the shortest period sees
- * every start. The times are the claims' own `now` (TIME, read as the claim began): an `active`
- * event's entry id is taken when its XADD runs, at the script's end, so it can trail the claim
- * by a ms or more and put two starts a period apart into one window. A run that records each
- * handler's lease token checks the copy is whole with `tokens`.
+ * kept by reading them every `everyMs` from a process of its own: a claim trims a log to its last
+ * period and the key expires a period after its newest start, so a poll more often than the
+ * shortest period sees every start (`longestGapMs` says how long the polls were apart at worst).
+ * The times are the claims' own `now` (TIME, read as the claim began): an `active` event's entry
+ * id is taken when its XADD runs, at the script's end, so it can trail the claim by a ms or more
+ * and put two starts a period apart into one window. A run checks the copy is whole against the
+ * lease tokens its handlers saw and the count of `active` events.
  *
  * @example
- * const logs = new StartsLogCopy(raw, queue.name, ['g']).start();
+ * const logs = await new StartsLogCopy(redisUrl, queue.name, ['g']).start();
  * // ... run ...
  * await logs.stop();
  * windowsOverLimit(logs.times('g'), { limit: 10, periodMs: 500 });
  */
 export class StartsLogCopy {
   private readonly seen = new Map<string, Map<number, number>>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private polling: Promise<void> | undefined;
-  private stopped = false;
+  private child: ChildProcess | undefined;
+  private result: Promise<void> | undefined;
   /** Polls that failed (a Redis away): a gap in the copy is then possible. */
   failures = 0;
-  /** The longest time between two polls that read (ms): a gap over the shortest period may have lost starts. */
+  /** The longest time between two polls that read (ms): over the shortest period, starts may be missing. */
   longestGapMs = 0;
-  private lastPollAt = 0;
 
   /**
    * @param entries the logs to copy: group names, or `!` for the queue's own
    */
   constructor(
-    private readonly raw: Redis,
+    private readonly redisUrl: string,
     private readonly queue: string,
     private readonly entries: readonly string[],
     private readonly everyMs = 20,
@@ -86,44 +132,47 @@ export class StartsLogCopy {
     for (const entry of entries) this.seen.set(entry, new Map());
   }
 
-  /** Starts polling; returns at once. */
-  start(): this {
-    this.lastPollAt = performance.now();
-    const loop = async (): Promise<void> => {
-      if (this.stopped) return;
-      await this.poll();
-      if (!this.stopped) this.timer = setTimeout(() => void (this.polling = loop()), this.everyMs);
-    };
-    this.polling = loop();
+  /** Starts the poller; resolves once it is connected and polling. */
+  async start(): Promise<this> {
+    const ioredis = createRequire(import.meta.url).resolve('ioredis');
+    const keys = this.entries.map((entry) => (entry === '!' ? `emq:{${this.queue}}:starts` : `emq:{${this.queue}}:starts:${entry}`));
+    const child = spawn(process.execPath, ['-e', POLLER, ioredis, this.redisUrl, JSON.stringify(keys), String(this.everyMs)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    this.child = child;
+    let out = '';
+    const ready = new Promise<void>((resolve, reject) => {
+      child.once('error', reject);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.startsWith('ready\n')) resolve();
+      });
+    });
+    this.result = new Promise<void>((resolve, reject) => {
+      child.once('exit', (code) => {
+        const line = out.split('\n').find((l) => l.startsWith('{'));
+        if (!line) return reject(new Error(`the starts log poller exited (${code}) without its copy`));
+        const { seen, failures, longestGapMs } = JSON.parse(line) as { seen: Array<Array<[string, number]>>; failures: number; longestGapMs: number };
+        seen.forEach((pairs, i) => {
+          const into = this.seen.get(this.entries[i]!)!;
+          for (const [token, at] of pairs) into.set(Number(token), at);
+        });
+        this.failures = failures;
+        this.longestGapMs = longestGapMs;
+        resolve();
+      });
+    });
+    // a poller that dies early is reported by stop(), not as an unhandled rejection now
+    this.result.catch(() => undefined);
+    await ready;
     return this;
   }
 
-  /** Stops polling after one last read. */
+  /** Stops the poller after one last read, and takes its copy. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.polling;
-    await this.poll();
-  }
-
-  /** Reads every log once into the copy. */
-  async poll(): Promise<void> {
-    try {
-      const pipeline = this.raw.pipeline();
-      for (const entry of this.entries) pipeline.zrange(this.keyOf(entry), '0', '-1', 'WITHSCORES');
-      const replies = (await pipeline.exec()) ?? [];
-      replies.forEach(([error, flat], i) => {
-        if (error) throw error;
-        const into = this.seen.get(this.entries[i]!)!;
-        const pairs = flat as string[];
-        for (let j = 0; j + 1 < pairs.length; j += 2) into.set(Number(pairs[j]), Number(pairs[j + 1]));
-      });
-      const now = performance.now();
-      this.longestGapMs = Math.max(this.longestGapMs, now - this.lastPollAt);
-      this.lastPollAt = now;
-    } catch {
-      this.failures++;
-    }
+    if (!this.child) return;
+    const child = this.child;
+    this.child = undefined;
+    child.stdin!.end();
+    await this.result;
   }
 
   /** The start times of `entry` (server ms), one per start, in token order. */
@@ -134,9 +183,5 @@ export class StartsLogCopy {
   /** The lease tokens of `entry`'s starts, with when each started (server ms). */
   tokens(entry: string): ReadonlyMap<number, number> {
     return this.seen.get(entry)!;
-  }
-
-  private keyOf(entry: string): string {
-    return entry === '!' ? `emq:{${this.queue}}:starts` : `emq:{${this.queue}}:starts:${entry}`;
   }
 }

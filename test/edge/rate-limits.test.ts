@@ -83,7 +83,7 @@ interface Run {
  * A group's rate limit across runtimes (issue 17, "Tests"): the Worker under miniflare (workerd,
  * over @upstash/redis and the REST bridge) and two Node consumers (ioredis) drain one group's
  * backlog under 10 starts per 500 ms. The start times are the claims' own (each claim's `now`, as
- * the group's starts log records it, copied as the run goes: see StartsLogCopy), checked whole
+ * the group's starts log records it, copied as the run goes by a poller of its own: see StartsLogCopy), checked whole
  * against every run's lease token and the `active` events, and exact against the Node consumers'
  * own reading of their claims.
  */
@@ -159,13 +159,13 @@ describe('a rate limit on the Worker and on Node at once', () => {
         { leaseMs: LEASE_MS, concurrency: 1, prefetch: 0, log: false },
       ),
     );
-    const log = new StartsLogCopy(raw, name, ['g']);
+    const log = new StartsLogCopy(inject('redisUrl'), name, ['g']);
     let stopped: Promise<unknown> | undefined;
     const stopConsumers = (): Promise<unknown> => (stopped ??= Promise.all(consumers.map((c) => c.stop())));
     try {
       await scheduled(); // the isolate loads its scripts first
       await queue.setGroupRateLimit('g', RATE);
-      log.start();
+      await log.start();
       consumers.forEach((c) => c.start());
       await queue.addBulk(Array.from({ length: JOBS }, (_, i) => ({ payload: i, group: 'g' })));
       const t0 = performance.now();
