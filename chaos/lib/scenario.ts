@@ -26,7 +26,9 @@ export interface Scenario {
  * consumer's memory not back to its baseline; and for results and events, a completed job whose
  * result is not its handler's, a job whose `completed` events are not one (none unless completed),
  * a `completed` event before its job's last `active`; and for schedulers, a slot fired twice, a
- * fired job whose id is off its scheduler's slot grid, a fired job lost (never completed).
+ * fired job whose id is off its scheduler's slot grid, a fired job lost (never completed); and for
+ * rate limits, a window of a limit's period holding more starts than the limit, a claim of a held
+ * group before its hold's end, a start the check could not see.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -50,6 +52,9 @@ export const MUST_BE_ZERO = [
   'slots_fired_twice',
   'job_ids_off_grid',
   'fired_jobs_lost',
+  'rate_limit_exceeded',
+  'starts_while_held',
+  'starts_not_logged',
 ] as const;
 
 /** The promises a result breaks, by name. */
