@@ -146,8 +146,13 @@ export class Loop<Payload> implements SettlesLoop {
         early = undefined;
         this.health.succeeded();
         if (claimed.jobs.length > 0) this.runs.accept(claimed.jobs);
-        // the park ended on the schedule bell or the beat's end: the beat (reap, promote) is due
-        if (next === 'beat') continue;
+        // the park ended on the schedule bell or the beat's end: the beat (reap, promote) is due,
+        // and when the claim behind the park came back short no second request follows it (a
+        // claim beside an idle beat would find nothing and cost a call each beat period)
+        if (next === 'beat') {
+          if (claimed.jobs.length < asked) drained = true;
+          continue;
+        }
         if (claimed.jobs.length === asked || this.settles.cargo.length > 0) {
           next = 'claim';
           continue;
