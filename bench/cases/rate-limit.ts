@@ -5,7 +5,6 @@ import { type BenchCase, type BenchContext, benchQueueName, type Figures, type I
 import { bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { commandTotal } from '../lib/redis-stats.js';
 import { socketWrites } from '../lib/round-trips.js';
-import { clockOffset } from '../lib/server-clock.js';
 import { alignedCounts, slack, slidingMax } from '../lib/start-windows.js';
 import { epochMs, quantile, round, sleep, until } from '../lib/stats.js';
 
@@ -32,15 +31,17 @@ export const RATE_LIMIT_QUICK: RateLimitSpec = { groups: 10, limit: 50, periodMs
 
 /** The consumer's lease: a claim's server time is its jobs' `leaseUntil` less this. */
 const LEASE_MS = 30_000;
-/** After a batch's last completion, before its quiet window opens: the last settle's claim and the park. */
+/** How often INFO commandstats is sampled while the jobs run, ms (the bench's INFO is not counted). */
+const SAMPLE_MS = 20;
+/** A quiet span opens this long after a completion: the last settle's claim and the park. */
 const SETTLE_MS = 20;
-/** A quiet window closes this long before the first readmission is due. */
-const MARGIN_MS = 20;
-/** A quiet window shorter than this is not measured (a readmission came late enough to eat the period). */
-const MIN_QUIET_MS = 50;
+/** A quiet span closes this long before the next start: the readmission's beat and the claim. */
+const MARGIN_MS = 30;
+/** A gap in the activity shorter than this (less SETTLE_MS and MARGIN_MS) is no quiet span. */
+const MIN_QUIET_MS = 100;
 /**
  * The idle consumer's own cadence, ms: echomq's beat (its default 5 s; its due timers' ticks do
- * not move it) and BullMQ's drainDelay (5 s). A quiet window sees that period's beat whole or not
+ * not move it) and BullMQ's drainDelay (5 s). A quiet span sees that period's beat whole or not
  * at all, so (c) may hold one such beat more than its share of (a).
  */
 const IDLE_PERIOD_MS = 5_000;
@@ -56,39 +57,52 @@ interface Start {
   readonly local: number;
 }
 
-/** Redis commands (INFO commandstats) and socket writes to the bench Redis so far, and when. */
+/** Redis commands (INFO commandstats) and socket writes to the bench Redis so far, and when (local epoch ms, around the INFO). */
 interface Sample {
   readonly commands: number;
   readonly writes: number;
-  readonly t: number;
+  readonly before: number;
+  readonly after: number;
 }
 
-/** One implementation set up and running (parked, nothing enqueued yet). */
+/** A stretch with nothing running while jobs wait (local epoch ms): every entry waits on its limit. */
+interface Span {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** One implementation set up: its queue and limits, nothing enqueued yet. */
 interface Side {
   /** How many entries have a limit, and the limit of each. */
   readonly entries: number;
   readonly limit: number;
-  /** `Start.at`'s clock less this process's: a due time on that clock less this is local. */
-  readonly offset: number;
+  /** Starts a consumer (echomq) or Worker (BullMQ) on a connection of its own; resolves its stop. */
+  consume(): Promise<() => Promise<void>>;
   enqueue(): Promise<void>;
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /**
  * `rate-limit` (issue 17): does a rate limit hold exactly, keep every group at its limit, and cost
  * nothing while everything waits on it?
  *
+ * First a consumer parks on the empty queue for `idleMs` (a) and stops; then the backlog is
+ * enqueued and a new consumer starts on it, so every entry spends its limit in the first instant
+ * (a producer in this process while the consumer runs would hold up its handlers: in a trial,
+ * BullMQ's first 500 handlers started together as the enqueue returned, 0.34 s after its first
+ * fetch).
+ *
  * - echomq: 10 groups, each `setGroupRateLimit(g, {limit: 50, periodMs: 1000})`, 600 jobs each
- *   enqueued interleaved in one `addBulk` onto one parked `Consumer` (concurrency 50, lease 30 s,
- *   default beat) with a no-op handler. A start's time is its claim's Redis TIME
- *   (`job.leaseUntil - leaseMs`): the instant the starts log counted it.
+ *   interleaved in one `addBulk`, one parked `Consumer` (concurrency 50, lease 30 s, default
+ *   beat) with a no-op handler. A start's time is its claim's Redis TIME (`job.leaseUntil -
+ *   leaseMs`): the instant the starts log counted it.
  * - BullMQ: a Worker with `limiter: {max: 500, duration: 1000}` (the same total, queue-wide: open
  *   source BullMQ has no per-group limit), the same 6,000 jobs in one queue, concurrency 50. A
  *   start's time is `job.processedOn`, the `Date.now()` its worker sent with the fetch that
  *   started it (its limiter counts the job in that script, on a key that expires `duration` after
  *   the window's first start: a fixed window, not a sliding one). It is stamped as the fetch is
- *   sent, so it runs ahead of Redis while Redis is busy (by up to ~0.45 s during the enqueue in a
- *   trial run); its `start_*` figures, on the handlers' starts, do not.
+ *   sent, so it is a little ahead of the limiter's count; the `start_*` figures, on the
+ *   handlers' starts, are a little behind it.
  *
  * Figures per entry (echomq: each group, limit 50; BullMQ: the queue, limit 500), on the start
  * clock above: `window_min` / `window_max`, the fewest and most starts of any entry in any aligned
@@ -103,17 +117,19 @@ interface Side {
  *
  * Commands per second (INFO commandstats deltas, the bench's own INFO left out), with socket
  * writes to the bench Redis per second beside them (`*_round_trips_per_s`): `idle` (a) is the
- * consumer parked on the empty queue for `idleMs`, before the enqueue; `throttled` (c) is the
- * time every entry waits on its limit: in each period, from its batch's last completion (+20 ms)
- * to 20 ms before the first readmission is due, summed over the periods (`throttled_first_*` is
- * the first period's alone: the rest of the first second after the enqueue); `run` (b) is the
- * steady run, from the end of the first quiet window to the end of the last (periods 2 to
- * `windows`, readmissions and claims included), with `run_commands_per_start`.
+ * consumer parked on the empty queue for `idleMs` (one beat), before the enqueue; `throttled` (c)
+ * is the time everything waits on its limit: each stretch with nothing running (no handler
+ * start, no completion: the backlog outlasts the run and the slots never fill), from 20 ms after
+ * its last completion to 30 ms before the next start, measured between INFO samples taken every
+ * 20 ms wholly inside it and summed (`throttled_spans` of them, `throttled_ms` long;
+ * `throttled_first_*` is the first alone: the rest of the first second after the enqueue); `run`
+ * (b) is the steady run from the end of the first quiet span to the end of the last,
+ * readmissions and claims included, with `run_commands_per_start`.
  *
  * `goals` (booleans): `windows_in_range`, every aligned window of every entry within [0.9 * limit,
  * limit] ([45, 50]); `sliding_within_limit`, `sliding_max <= limit`; `throttled_quiet`, (c) no
- * more than (a) plus the readmissions' beats: the quiet windows end before any readmission is due,
- * so those beats are none of theirs, and what is left is (a)'s rate over their length, give or
+ * more than (a) plus the readmissions' beats: a quiet span ends before the start its readmission
+ * brings, so those beats are none of its, and what is left is (a)'s rate over the spans, give or
  * take the one periodic beat (IDLE_PERIOD_MS) that lands in them whole or not at all
  * (`throttled_excess_commands`, beyond (a)'s rate, against `idle_period_commands`).
  */
@@ -132,43 +148,45 @@ export const rateLimit: BenchCase = rateLimitCase(RATE_LIMIT_FULL, RATE_LIMIT_QU
 export async function measureRateLimit(ctx: BenchContext, impl: Impl, spec: RateLimitSpec): Promise<Figures> {
   const name = benchQueueName('rate');
   const starts: Start[] = [];
-  let completed = 0;
+  const completions: number[] = [];
   const onStart = (entry: string, at: number): void => {
     starts.push({ entry, at, local: epochMs() });
   };
   const onCompleted = (): void => {
-    completed++;
+    completions.push(epochMs());
   };
   const side = impl === 'echomq' ? await echomqSide(ctx, name, spec, onStart, onCompleted) : await bullmqSide(ctx, name, spec, onStart, onCompleted);
 
+  // (a): a consumer parked on the empty queue; it stops before the enqueue, which would otherwise
+  // hold up this process's handlers (the producer runs here too) while the first claims go out
+  let stop = await side.consume();
   await sleep(300); // up and parked
   const idleFrom = await sample(ctx);
   await sleep(spec.idleMs);
   const idleTo = await sample(ctx);
+  await stop();
 
   await side.enqueue();
-  const perPeriod = side.entries * side.limit;
-  const quiet: Array<readonly [Sample, Sample]> = [];
-  let skipped = 0;
-  for (let k = 0; k < spec.windows; k++) {
-    // every entry has spent its limit for this period and every job of it is settled
-    const target = (k + 1) * perPeriod;
-    await until(() => completed >= target, 3 * spec.periodMs + 10_000, `${target} completions`, 5);
-    await sleep(SETTLE_MS);
-    const from = await sample(ctx);
-    const due = firstDue(starts, side.limit, spec.periodMs);
-    const end = due === null ? from.t : due - side.offset - MARGIN_MS;
-    if (end - epochMs() < MIN_QUIET_MS) {
-      skipped++;
-      continue;
+  const samples: Sample[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      samples.push(await sample(ctx));
+      await sleep(SAMPLE_MS);
     }
-    await sleep(end - epochMs());
-    quiet.push([from, await sample(ctx)]);
-  }
-  await side.stop();
+  })();
+  stop = await side.consume();
+  // the judged periods, then one more: the quiet span after the last judged batch and the next start
+  const judged = spec.windows * side.entries * side.limit;
+  await until(() => completions.length >= judged, spec.windows * spec.periodMs + 30_000, `${judged} completions`, 10);
+  await sleep(spec.periodMs);
+  sampling = false;
+  await sampler;
+  await stop();
+  await side.close();
 
   const perEntry = startFigures(starts, side.limit, spec, '');
-  const commands = commandFigures(idleFrom, idleTo, quiet, starts, skipped);
+  const commands = commandFigures(idleFrom, idleTo, samples, quietSpans(starts, completions), starts);
   const { window_min: low, window_max: high, sliding_max: sliding } = perEntry;
   return {
     limit: side.limit,
@@ -193,7 +211,7 @@ export async function measureRateLimit(ctx: BenchContext, impl: Impl, spec: Rate
   };
 }
 
-/** echomq: the groups' limits set, one parked Consumer on the empty queue. */
+/** echomq: the groups' limits set; each consumer a parked Consumer with the no-op handler. */
 async function echomqSide(
   ctx: BenchContext,
   name: string,
@@ -203,30 +221,32 @@ async function echomqSide(
 ): Promise<Side> {
   const producer = echoQueue(ctx, name);
   for (let g = 0; g < spec.groups; g++) await producer.queue.setGroupRateLimit(`g${g}`, { limit: spec.limit, periodMs: spec.periodMs });
-  const { offset } = await clockOffset(ctx.admin);
-  const worker = echoQueue(ctx, name);
-  const consumer = new Consumer(worker.transport, worker.queue, (job: Job) => onStart(job.group ?? '*', job.leaseUntil - LEASE_MS), {
-    concurrency: spec.concurrency,
-    leaseMs: LEASE_MS,
-    hooks: { onCompleted, onError: (error) => console.error('echomq consumer error:', error) },
-  }).start();
   return {
     entries: spec.groups,
     limit: spec.limit,
-    offset,
+    consume: async () => {
+      const { transport, queue } = echoQueue(ctx, name);
+      await transport.ping();
+      const consumer = new Consumer(transport, queue, (job: Job) => onStart(job.group ?? '*', job.leaseUntil - LEASE_MS), {
+        concurrency: spec.concurrency,
+        leaseMs: LEASE_MS,
+        hooks: { onCompleted, onError: (error) => console.error('echomq consumer error:', error) },
+      }).start();
+      return async () => {
+        await consumer.stop();
+        await transport.close();
+      };
+    },
     enqueue: async () => {
       await producer.queue.addBulk(
         Array.from({ length: spec.groups * spec.perGroup }, (_, i) => ({ payload: { i }, group: `g${i % spec.groups}` })),
       );
     },
-    stop: async () => {
-      await consumer.stop();
-      await Promise.all([worker.transport.close(), producer.transport.close()]);
-    },
+    close: () => producer.transport.close(),
   };
 }
 
-/** BullMQ: a Worker with the queue-wide limiter, running on the empty queue. */
+/** BullMQ: one queue; each consumer a Worker with the queue-wide limiter. */
 async function bullmqSide(
   ctx: BenchContext,
   name: string,
@@ -236,35 +256,64 @@ async function bullmqSide(
 ): Promise<Side> {
   const limit = spec.groups * spec.limit;
   const queue = bullQueue(ctx, name);
-  const worker = bullWorker(ctx, name, async (job: BullJob) => onStart(QUEUE_ENTRY, job.processedOn ?? epochMs()), {
-    concurrency: spec.concurrency,
-    limiter: { max: limit, duration: spec.periodMs },
-  });
-  worker.on('completed', onCompleted);
-  worker.on('error', (error) => console.error('bullmq worker error:', error));
-  await worker.waitUntilReady();
-  void worker.run();
+  await queue.waitUntilReady();
   const n = spec.groups * spec.perGroup;
   return {
     entries: 1,
     limit,
-    offset: 0, // processedOn is this process's Date.now()
+    consume: async () => {
+      const worker = bullWorker(ctx, name, async (job: BullJob) => onStart(QUEUE_ENTRY, job.processedOn ?? epochMs()), {
+        concurrency: spec.concurrency,
+        limiter: { max: limit, duration: spec.periodMs },
+      });
+      worker.on('completed', onCompleted);
+      worker.on('error', (error) => console.error('bullmq worker error:', error));
+      await worker.waitUntilReady();
+      void worker.run();
+      return () => worker.close();
+    },
     enqueue: async () => {
       for (let from = 0; from < n; from += 1000) {
         const count = Math.min(1000, n - from);
         await queue.addBulk(Array.from({ length: count }, (_, i) => ({ name: 'job', data: { i: from + i, g: `g${(from + i) % spec.groups}` } })));
       }
     },
-    stop: async () => {
-      await worker.close();
-      await queue.close();
-    },
+    close: () => queue.close(),
   };
 }
 
 async function sample(ctx: BenchContext): Promise<Sample> {
+  const before = epochMs();
+  const writes = socketWrites();
   const commands = await commandTotal(ctx.admin);
-  return { commands, writes: socketWrites(), t: epochMs() };
+  return { commands, writes, before, after: epochMs() };
+}
+
+const middle = (s: Sample): number => (s.before + s.after) / 2;
+
+/**
+ * The stretches with nothing running while jobs wait: gaps in the activity (handler starts and
+ * completions, local) from the first start on, each from SETTLE_MS after its last completion to
+ * MARGIN_MS before the next start, at least MIN_QUIET_MS long. The backlog outlasts the run and
+ * the consumer's slots are never full, so nothing running means every entry waits on its limit.
+ */
+function quietSpans(starts: readonly Start[], completions: readonly number[]): Span[] {
+  const events = [...starts.map((s) => s.local), ...completions].sort((a, b) => a - b);
+  const spans: Span[] = [];
+  for (let i = 1; i < events.length; i++) {
+    const from = events[i - 1]! + SETTLE_MS;
+    const to = events[i]! - MARGIN_MS;
+    if (to - from >= MIN_QUIET_MS) spans.push({ from, to });
+  }
+  return spans;
+}
+
+/** The first and last sample taken wholly inside `span`, if two are. */
+function within(samples: readonly Sample[], span: Span): readonly [Sample, Sample] | undefined {
+  const inside = samples.filter((s) => s.before >= span.from && s.after <= span.to);
+  const first = inside[0];
+  const last = inside[inside.length - 1];
+  return first && last && last !== first ? [first, last] : undefined;
 }
 
 /** Each entry's start times, sorted. */
@@ -277,20 +326,6 @@ function byEntry(starts: readonly Start[]): Map<string, number[]> {
   }
   for (const list of out.values()) list.sort((a, b) => a - b);
   return out;
-}
-
-/**
- * When the first entry at its limit may start again (on the start clock): the earliest, over the
- * entries with `limit` starts or more, of the start `limit` back plus the period. Null for none.
- */
-function firstDue(starts: readonly Start[], limit: number, periodMs: number): number | null {
-  let due: number | null = null;
-  for (const times of byEntry(starts).values()) {
-    if (times.length < limit) continue;
-    const at = times[times.length - limit]! + periodMs;
-    if (due === null || at < due) due = at;
-  }
-  return due;
 }
 
 /** The per-entry figures (see rateLimitCase), their names after `prefix`. */
@@ -341,27 +376,29 @@ const perSecond = (count: number, ms: number): number | null => (ms > 0 ? round(
 
 /**
  * Commands and round trips per second: idle (a), the steady run (b), throttled (c); and whether (c)
- * kept to (a): the quiet windows' commands at most the idle rate over their length, plus one idle
+ * kept to (a): the quiet spans' commands at most the idle rate over their length, plus one idle
  * period's (IDLE_PERIOD_MS): the periodic beat lands in them whole or not at all.
  */
 function commandFigures(
   idleFrom: Sample,
   idleTo: Sample,
-  quiet: ReadonlyArray<readonly [Sample, Sample]>,
+  samples: readonly Sample[],
+  spans: readonly Span[],
   starts: readonly Start[],
-  skipped: number,
 ): { figures: Figures; quiet: boolean } {
-  const idleMs = idleTo.t - idleFrom.t;
-  const quietMs = quiet.reduce((ms, [a, b]) => ms + b.t - a.t, 0);
+  const idleMs = middle(idleTo) - middle(idleFrom);
+  const idleRate = (idleTo.commands - idleFrom.commands) / idleMs;
+  const quiet = spans.map((span) => within(samples, span)).filter((w): w is readonly [Sample, Sample] => w !== undefined);
+  const quietMs = quiet.reduce((ms, [a, b]) => ms + middle(b) - middle(a), 0);
   const quietCommands = quiet.reduce((n, [a, b]) => n + b.commands - a.commands, 0);
   const quietWrites = quiet.reduce((n, [a, b]) => n + b.writes - a.writes, 0);
   const first = quiet[0];
+  // the steady run: from the end of the first quiet span to the end of the last
   const runFrom = first?.[1];
   const runTo = quiet[quiet.length - 1]?.[1];
-  const runMs = runFrom && runTo ? runTo.t - runFrom.t : 0;
-  const runStarts = runFrom && runTo ? starts.filter((s) => s.local > runFrom.t && s.local <= runTo.t).length : 0;
+  const runMs = runFrom && runTo ? middle(runTo) - middle(runFrom) : 0;
+  const runStarts = runFrom && runTo ? starts.filter((s) => s.local > middle(runFrom) && s.local <= middle(runTo)).length : 0;
   const runCommands = runFrom && runTo ? runTo.commands - runFrom.commands : 0;
-  const idleRate = (idleTo.commands - idleFrom.commands) / idleMs;
   const figures: Figures = {
     idle_commands_per_s: perSecond(idleTo.commands - idleFrom.commands, idleMs),
     idle_round_trips_per_s: perSecond(idleTo.writes - idleFrom.writes, idleMs),
@@ -369,9 +406,9 @@ function commandFigures(
     run_commands_per_start: runStarts > 0 ? round(runCommands / runStarts) : null,
     throttled_commands_per_s: perSecond(quietCommands, quietMs),
     throttled_round_trips_per_s: perSecond(quietWrites, quietMs),
-    throttled_first_commands_per_s: first ? perSecond(first[1].commands - first[0].commands, first[1].t - first[0].t) : null,
+    throttled_first_commands_per_s: first ? perSecond(first[1].commands - first[0].commands, middle(first[1]) - middle(first[0])) : null,
+    throttled_spans: quiet.length,
     throttled_ms: Math.round(quietMs),
-    throttled_windows_skipped: skipped,
     throttled_excess_commands: Math.round(quietCommands - idleRate * quietMs),
     idle_period_commands: Math.round(idleRate * IDLE_PERIOD_MS),
   };
