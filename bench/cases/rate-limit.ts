@@ -5,8 +5,9 @@ import { type BenchCase, type BenchContext, benchQueueName, type Figures, type I
 import { bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { commandTotal } from '../lib/redis-stats.js';
 import { socketWrites } from '../lib/round-trips.js';
+import { clockOffset } from '../lib/server-clock.js';
 import { alignedCounts, slack, slidingMax } from '../lib/start-windows.js';
-import { epochMs, quantile, round, sleep, until } from '../lib/stats.js';
+import { epochMs, latencies, quantile, round, sleep, until } from '../lib/stats.js';
 
 /** A rate-limit run: `groups` groups of `perGroup` jobs, each group at `limit` starts per `periodMs`. */
 export interface RateLimitSpec {
@@ -76,6 +77,8 @@ interface Side {
   /** How many entries have a limit, and the limit of each. */
   readonly entries: number;
   readonly limit: number;
+  /** `Start.at`'s clock less this process's `epochMs()` (Redis TIME's offset for echomq, 0 for BullMQ's Date.now()). */
+  readonly offset: number;
   /** Starts a consumer (echomq) or Worker (BullMQ) on a connection of its own; resolves its stop. */
   consume(): Promise<() => Promise<void>>;
   enqueue(): Promise<void>;
@@ -109,11 +112,14 @@ interface Side {
  * window [t0 + k * period, t0 + (k + 1) * period), k < windows, t0 the first start of all;
  * `sliding_max`, the most of any entry in any window of one period (the limit's own bound);
  * `slack_*_ms`, how much later each start came than the limit allowed (start i less start
- * i - limit less the period: 0 at the first instant it could, negative past the limit; of a
- * batch's first start, its readmission's lateness); `drift_max_ms`, how far an entry's last judged
- * batch came after its first plus (windows - 1) periods. `queue_*`: the same over the whole
- * queue. `start_*`: the same on the handlers' starts (this process's clock, so it carries the
- * dispatch's jitter on top).
+ * i - limit less the period: 0 at the first instant it could, negative past the limit);
+ * `readmit_*_ms`, the same of each batch's first start (start limit, 2 * limit, ...): its
+ * readmission's lateness; `dispatch_*_ms`, from a start's time to its handler's start (echomq's
+ * claim, Redis TIME floored to the ms, against this process's clock by the offset of the
+ * shortest of 20 TIME round trips; BullMQ's processedOn, the same clock); `drift_max_ms`, how
+ * far an entry's last judged batch came after its first plus (windows - 1) periods. `queue_*`:
+ * the same over the whole queue. `start_*`: the same on the handlers' starts (this process's
+ * clock, so it carries the dispatch's jitter on top).
  *
  * Commands per second (INFO commandstats deltas, the bench's own INFO left out), with socket
  * writes to the bench Redis per second beside them (`*_round_trips_per_s`): `idle` (a) is the
@@ -196,6 +202,10 @@ export async function measureRateLimit(ctx: BenchContext, impl: Impl, spec: Rate
     starts: starts.length,
     ...perEntry,
     ...queueFigures(starts, side, spec),
+    ...latenciesOf(
+      'dispatch',
+      starts.map((s) => s.local + side.offset - s.at),
+    ),
     ...startFigures(
       starts.map((s) => ({ ...s, at: s.local })),
       side.limit,
@@ -221,9 +231,11 @@ async function echomqSide(
 ): Promise<Side> {
   const producer = echoQueue(ctx, name);
   for (let g = 0; g < spec.groups; g++) await producer.queue.setGroupRateLimit(`g${g}`, { limit: spec.limit, periodMs: spec.periodMs });
+  const { offset } = await clockOffset(ctx.admin);
   return {
     entries: spec.groups,
     limit: spec.limit,
+    offset,
     consume: async () => {
       const { transport, queue } = echoQueue(ctx, name);
       await transport.ping();
@@ -261,6 +273,7 @@ async function bullmqSide(
   return {
     entries: 1,
     limit,
+    offset: 0,
     consume: async () => {
       const worker = bullWorker(ctx, name, async (job: BullJob) => onStart(QUEUE_ENTRY, job.processedOn ?? epochMs()), {
         concurrency: spec.concurrency,
@@ -334,12 +347,16 @@ function startFigures(starts: readonly Start[], limit: number, spec: RateLimitSp
   const t0 = Math.min(...starts.map((s) => s.at));
   const counts: number[] = [];
   const slacks: number[] = [];
+  const readmits: number[] = [];
   let sliding = 0;
   let drift: number | null = null;
   for (const times of entries.values()) {
     counts.push(...alignedCounts(times, t0, spec.periodMs, spec.windows));
     sliding = Math.max(sliding, slidingMax(times, spec.periodMs));
-    slacks.push(...slack(times, limit, spec.periodMs));
+    const own = slack(times, limit, spec.periodMs);
+    slacks.push(...own);
+    // the first start of each batch (start limit, 2 * limit, ...): its readmission's lateness
+    readmits.push(...own.filter((_, i) => i % limit === 0));
     const last = times[(spec.windows - 1) * limit];
     if (last !== undefined) drift = Math.max(drift ?? -Infinity, last - times[0]! - (spec.windows - 1) * spec.periodMs);
   }
@@ -354,6 +371,8 @@ function startFigures(starts: readonly Start[], limit: number, spec: RateLimitSp
       slack_p50_ms: round(quantile(slacks, 0.5)),
       slack_p99_ms: round(quantile(slacks, 0.99)),
       slack_max_ms: round(slacks.length > 0 ? Math.max(...slacks) : null),
+      readmit_p50_ms: round(quantile(readmits, 0.5)),
+      readmit_max_ms: round(readmits.length > 0 ? Math.max(...readmits) : null),
       drift_max_ms: round(drift),
     });
   }
@@ -370,6 +389,12 @@ function queueFigures(starts: readonly Start[], side: Side, spec: RateLimitSpec)
     queue_sliding_max: slidingMax(times, spec.periodMs),
     queue_limit: side.entries * side.limit,
   };
+}
+
+/** p50, p99 and max of `values` (ms) as `<name>_p50_ms` ... */
+function latenciesOf(name: string, values: readonly number[]): Figures {
+  const { p50_ms, p99_ms, max_ms } = latencies(values);
+  return { [`${name}_p50_ms`]: p50_ms, [`${name}_p99_ms`]: p99_ms, [`${name}_max_ms`]: max_ms };
 }
 
 const perSecond = (count: number, ms: number): number | null => (ms > 0 ? round(count / (ms / 1000), 1) : null);
