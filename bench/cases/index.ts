@@ -14,6 +14,7 @@ import { processC1 } from './process-c1.js';
 import { processC10 } from './process-c10.js';
 import { processC100 } from './process-c100.js';
 import { processC100Events } from './process-c100-events.js';
+import { rateLimit } from './rate-limit.js';
 import { schedulerLateness } from './scheduler-lateness.js';
 import { stallRecovery } from './stall-recovery.js';
 import { waitLatency } from './wait-latency.js';
@@ -42,5 +43,6 @@ export const CASES: readonly BenchCase[] = [
   groupsC10,
   fairnessC1,
   idleSlots,
+  rateLimit,
   adminChunks,
 ];

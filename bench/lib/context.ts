@@ -10,8 +10,11 @@ import { socketWrites } from './round-trips.js';
  */
 export type Impl = 'echomq' | 'bullmq' | 'groupmq' | 'floor';
 
-/** A case's figures, named as issue 6 names them (`jobs_per_s`, `p99_ms`, ...). */
-export type Figures = Record<string, number | null>;
+/** Goals a case checks itself, by name: whether each holds (`rate-limit`'s `goals`). */
+export type GoalChecks = Readonly<Record<string, boolean>>;
+
+/** A case's figures, named as issue 6 names them (`jobs_per_s`, `p99_ms`, ...), and its own `goals` if it has some. */
+export type Figures = Record<string, number | null | GoalChecks>;
 
 /** What every case gets: where Redis is, how big to go, and the meters. */
 export interface BenchContext {

@@ -1,4 +1,4 @@
-import type { Impl } from './context.js';
+import type { GoalChecks, Impl } from './context.js';
 
 /**
  * One goal of issue 6 (or 15, for the floors): a figure of a case, judged against the anchor in
@@ -22,7 +22,9 @@ export interface Goal {
 /**
  * The goals table of issue 6, row by row, with issue 15's floors beside the cases they bound and
  * its process-c100-events (the events stream on) after process-c100's, and issue 16's
- * scheduler-lateness after the delayed cases.
+ * scheduler-lateness after the delayed cases; issue 17's rate-limit last (bounds on echomq's own
+ * figures, per group at 50 a second: BullMQ's limit is queue-wide, 500, so no ratio is shown; the
+ * case's `goals` field also judges its commands while throttled).
  */
 export const GOALS: readonly Goal[] = [
   { case: 'process-c100', figure: 'jobs_per_s', better: 'higher', anchor: 'bullmq', minRatio: 2.5, text: '>= 2.5x BullMQ' },
@@ -61,6 +63,9 @@ export const GOALS: readonly Goal[] = [
   { case: 'fairness-c1', figure: 'small_first_max_pos', better: 'lower', anchor: 'groupmq', bound: 11, text: '<= 11' },
   { case: 'fairness-c1', figure: 'small_wait_p99_ms', better: 'lower', anchor: 'groupmq', bound: 20, text: '<= 20 ms' },
   { case: 'idle-slots', figure: 'commands_per_s', better: 'lower', anchor: 'groupmq', bound: 5, text: '~0 (<= 5/s: one beat per 5 s, one renewal per lease/3)' },
+  { case: 'rate-limit', figure: 'window_min', better: 'higher', anchor: 'echomq', bound: 45, text: '>= 45 (every group, every aligned second)' },
+  { case: 'rate-limit', figure: 'window_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every group, every aligned second)' },
+  { case: 'rate-limit', figure: 'sliding_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every group, any 1000 ms)' },
 ];
 
 /** One JSON line of a run. `round` (1, 2, ...) is there when the run repeated its cases. */
@@ -68,7 +73,7 @@ export interface Line {
   readonly case: string;
   readonly impl: Impl;
   readonly round?: number;
-  readonly [figure: string]: number | null | string | undefined;
+  readonly [figure: string]: number | null | string | undefined | GoalChecks;
 }
 
 /**
@@ -153,7 +158,7 @@ export function goalTable(lines: readonly Line[]): string {
 
 /** Every figure of every line, one row per case and implementation. */
 export function figuresTable(lines: readonly Line[]): string {
-  const names = [...new Set(lines.flatMap((l) => Object.keys(l).filter((k) => k !== 'case' && k !== 'impl' && k !== 'round')))];
+  const names = [...new Set(lines.flatMap((l) => Object.keys(l).filter((k) => k !== 'case' && k !== 'impl' && k !== 'round' && typeof l[k] !== 'object')))];
   const out = [`| case | impl | round | ${names.join(' | ')} |`, `|---|---|---:|${names.map(() => '---:').join('|')}|`];
   for (const l of lines) {
     out.push(`| ${l.case} | ${l.impl} | ${l.round ?? ''} | ${names.map((k) => (typeof l[k] === 'number' ? fmt(l[k] as number) : '')).join(' | ')} |`);

@@ -54,7 +54,13 @@ export function bullWorker(
   ctx: BenchContext,
   name: string,
   processor: Processor,
-  options: { concurrency?: number; lockDuration?: number; stalledInterval?: number; removeOnComplete?: { age: number; count?: number } } = {},
+  options: {
+    concurrency?: number;
+    lockDuration?: number;
+    stalledInterval?: number;
+    removeOnComplete?: { age: number; count?: number };
+    limiter?: { max: number; duration: number };
+  } = {},
 ): BullWorker {
   return new BullWorker(name, processor, {
     connection: bullConnection(ctx),
