@@ -28,7 +28,10 @@ export interface Scenario {
  * a `completed` event before its job's last `active`; and for schedulers, a slot fired twice, a
  * fired job whose id is off its scheduler's slot grid, a fired job lost (never completed); and for
  * rate limits, a window of a limit's period holding more starts than the limit, a claim of a held
- * group before its hold's end, a start the check could not see.
+ * group before its hold's end, a start the check could not see; and for deduplication, an
+ * unfinished job holding its key until finished that the key does not name (two holders at once),
+ * a key without a TTL naming a finished job, a ttl key's jobs created less than its window apart,
+ * a replace of a job already started.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -55,6 +58,10 @@ export const MUST_BE_ZERO = [
   'rate_limit_exceeded',
   'starts_while_held',
   'starts_not_logged',
+  'dedupe_keys_held_twice',
+  'dedupe_keys_held_after_finish',
+  'dedupe_windows_broken',
+  'replaced_after_start',
 ] as const;
 
 /** The promises a result breaks, by name. */
