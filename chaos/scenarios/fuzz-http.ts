@@ -30,6 +30,7 @@ const enqueueBody = fc.record(
     maxAttempts: value,
     backoffMs: value,
     backoff: value,
+    dedupe: fc.oneof(value, fc.record({ key: fc.oneof(segment, value), ttlMs: value, replace: value, unknown: value }, { requiredKeys: [] })),
     unknown: value,
   },
   { requiredKeys: [] },
@@ -43,6 +44,8 @@ const request = fc.record({
     fc.tuple(segment, segment).map(([q, id]) => `/v1/queues/${encodeURIComponent(q)}/jobs/${encodeURIComponent(id)}`),
     fc.tuple(segment, segment).map(([q, id]) => `/v1/queues/${encodeURIComponent(q)}/jobs/${encodeURIComponent(id)}/reprocess`),
     fc.tuple(segment, segment).map(([q, g]) => `/v1/queues/${encodeURIComponent(q)}/groups/${encodeURIComponent(g)}/limit`),
+    // rate limits and holds
+    fc.tuple(segment, fc.oneof(segment, fc.constant('')), fc.constantFrom('rate', 'hold')).map(([q, g, what]) => `/v1/queues/${encodeURIComponent(q)}${g === '' ? (what === 'hold' ? '/ungrouped' : '') : `/groups/${encodeURIComponent(g)}`}/${what}`),
     fc.tuple(segment).map(([q]) => `/v1/queues/${encodeURIComponent(q)}/dead`),
     // admin in bulk (the admin routes)
     fc.tuple(segment, fc.constantFrom('', '/clean', '/drain', '/dead/reprocess', '/dead/retention')).map(([q, rest]) => `/v1/queues/${encodeURIComponent(q)}${rest}`),
@@ -64,7 +67,8 @@ const request = fc.record({
     fc.array(enqueueBody, { maxLength: 3 }).map((jobs) => JSON.stringify({ jobs })),
     value.map((v) => JSON.stringify(v)),
     fc.string({ maxLength: 50 }),
-    fc.constantFrom('{"payload":1', '{"limit":null}', '{"limit":-1}', '{"payload":"' + 'x'.repeat(1_100_000) + '"}'),
+    fc.record({ limit: value, periodMs: value, ms: value, unknown: value }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
+    fc.constantFrom('{"payload":1', '{"limit":null}', '{"limit":-1}', 'null', '{"limit":5,"periodMs":1000}', '{"ms":500}', '{"payload":"' + 'x'.repeat(1_100_000) + '"}'),
     fc.record({ state: fc.constantFrom('dead', 'completed', 'pending'), olderThanMs: value, limit: value, priority: value, maxAgeMs: value, maxCount: value }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
     // a scheduler's body: a spec (cron with odd patterns and zones, every, bounds) and its job
     fc

@@ -18,7 +18,7 @@ import { digestBeforeCase, keyspaceDigest } from '../../lib/keyspace-digest.js';
 /** The longest any one call may take. */
 const CALL_LIMIT_MS = 5_000;
 /** Methods that only read: they must never write, refused or not. */
-const READS = new Set(['getJob', 'stats', 'listDead']);
+const READS = new Set(['getJob', 'stats', 'listDead', 'rateLimits']);
 /** A name the runner replaces with a queue name never used before (the registry's first write). */
 const FRESH = '<fresh>';
 
@@ -57,6 +57,24 @@ const enqueueOptions = fc.oneof(
     ),
     weight: 6,
   },
+  // deduplication: a key (valid, empty, too long, with a control character), a ttl and replace, each valid or not
+  {
+    arbitrary: fc.record({
+      dedupe: validOr(
+        fc.record(
+          {
+            key: validOr(fc.constantFrom('d1', 'd2', '', 'x'.repeat(257), 'a\u0001b')),
+            ttlMs: validOr(fc.constantFrom(1, 100, 60_000)),
+            replace: validOr(fc.boolean()),
+            unknownKey: wrongValue,
+          },
+          { requiredKeys: ['key'] },
+        ),
+      ),
+      delayMs: validOr(fc.integer({ min: 0, max: 5_000 })),
+    }),
+    weight: 2,
+  },
   { arbitrary: fc.record({ runAt: validOr(fc.oneof(fc.integer({ min: 0, max: 2 ** 42 }), fc.date({ noInvalidDate: false }))) }), weight: 1 },
   { arbitrary: wrongValue, weight: 1 },
 );
@@ -90,6 +108,14 @@ export interface QueueCall {
 const call = (method: string, ...args: Array<fc.Arbitrary<unknown>>): fc.Arbitrary<QueueCall> =>
   fc.tuple(...args).map((values) => ({ method, args: values }));
 
+/** A rate limit: null (lift), one in range, or one with a field at the edge, missing, extra or of the wrong kind. */
+const rateArg = fc.oneof(
+  fc.constant(null),
+  fc.record({ limit: fc.integer({ min: 1, max: 5 }), periodMs: fc.integer({ min: 1, max: 2_000 }) }),
+  fc.record({ limit: validOr(fc.oneof(fc.integer({ min: 1, max: 5 }), edgeNumber)), periodMs: validOr(fc.oneof(fc.integer({ min: 1, max: 2_000 }), edgeNumber)), unknownKey: wrongValue }, { requiredKeys: [] }),
+  wrongValue,
+);
+
 const queueCall: fc.Arbitrary<QueueCall> = fc.oneof(
   { arbitrary: call('add', payloadValue, enqueueOptions), weight: 10 },
   { arbitrary: call('addBulk', bulkJobs, fc.oneof(fc.constant(undefined), fc.record({ idempotencyKey: validOr(fc.constantFrom('b1', 'b2')) }), wrongValue)), weight: 4 },
@@ -105,6 +131,11 @@ const queueCall: fc.Arbitrary<QueueCall> = fc.oneof(
   { arbitrary: call('resumeGroup', groupArg), weight: 1 },
   { arbitrary: call('setGroupLimit', groupArg, fc.oneof(fc.constant(null), fc.integer({ min: 0, max: 3 }), edgeNumber, wrongValue)), weight: 2 },
   { arbitrary: call('sweepGroup', groupArg), weight: 1 },
+  // rate limits and holds: {limit, periodMs} valid, at the edges, or of the wrong kind; a hold's ms likewise
+  { arbitrary: call('setRateLimit', rateArg), weight: 1 },
+  { arbitrary: call('setGroupRateLimit', groupArg, rateArg), weight: 2 },
+  { arbitrary: call('holdGroup', fc.oneof(fc.constant(null), groupArg), fc.oneof(fc.integer({ min: 1, max: 2_000 }), edgeNumber, wrongValue)), weight: 1 },
+  { arbitrary: call('rateLimits'), weight: 1 },
   { arbitrary: fc.constantFrom({ method: '#churn', args: [] }, { method: '#hold', args: [] }), weight: 2 },
 );
 
