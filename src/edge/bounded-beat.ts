@@ -72,6 +72,8 @@ export interface BeatSummary {
   completed: number;
   /** Jobs sent back to be tried again (now or after their backoff). */
   retried: number;
+  /** Jobs given back unspent by a handler's RateLimitedError, their groups held. */
+  held: number;
   /** Jobs sent to dead (attempts used up, or failed for good). */
   dead: number;
   /** Claimed but never started (no time left): given back uncounted. */
@@ -129,6 +131,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     claimed: 0,
     completed: 0,
     retried: 0,
+    held: 0,
     dead: 0,
     released: 0,
     fenced: 0,
@@ -188,7 +191,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     return true;
   };
 
-  const count = (job: Job<P>, what: 'completed' | 'retried' | 'dead' | 'fenced', outcome: Outcome): void => {
+  const count = (job: Job<P>, what: 'completed' | 'retried' | 'held' | 'dead' | 'fenced', outcome: Outcome): void => {
     summary[what]++;
     options.onOutcome?.(job as Job<unknown>, what === 'fenced' ? { kind: 'fenced' } : outcome);
   };
@@ -206,7 +209,10 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     const sent = leases.round({ finished: done, giveBack: release, claim: claimN, beat: beats, leaseMs: leaseMs() }, sendAgain);
     if (beats) options.onBeat?.(sent.then((r) => r.claimed));
     const { settled, givenBack, claimed } = await sent;
-    settled.forEach((how, i) => count(done[i]!.job, how === 'pending' || how === 'scheduled' ? 'retried' : how, done[i]!.outcome));
+    settled.forEach((how, i) => {
+      const { job, outcome } = done[i]!;
+      count(job, how === 'fenced' ? how : outcome.kind === 'hold' ? 'held' : how === 'pending' || how === 'scheduled' ? 'retried' : how, outcome);
+    });
     summary.released += givenBack.filter((r) => r === 'released').length;
     if (claimN > 0 || beats) took(claimed, claimN);
   };

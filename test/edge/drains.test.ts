@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { boundedBeat } from '../../src/edge/bounded-beat.js';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
+import { RateLimitedError } from '../../src/handler.js';
 import { Queue } from '../../src/queue.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { queueName, sleep, until } from '../helpers.js';
@@ -177,5 +178,23 @@ describe('the edge drains, request by request', () => {
     expect(summary.requests).toBe(bridge.stats().requests);
     // the beat's EVALSHA and its EVAL after NOSCRIPT; the complete's likewise (the flush forgot both)
     expect(summary.requests).toBe(4);
+  });
+
+  it("counts a handler's RateLimitedError as held, not retried: its job back unspent, its group held", async () => {
+    const transport = UpstashTransport.connect({ url: bridge.url, token });
+    const queue = new Queue<number>(transport, queueName('held'));
+    await queue.addBulk([{ payload: 1, group: 'api' }, { payload: 2 }]);
+    const summary = await boundedBeat(
+      queue,
+      (job) => {
+        if (job.group === 'api') throw new RateLimitedError(60_000);
+      },
+      { deadline: Date.now() + 30_000 },
+    );
+    expect(summary).toMatchObject({ claimed: 2, completed: 1, held: 1, retried: 0, dead: 0 });
+    const { rateLimits, counts } = await queue.stats();
+    expect(counts).toMatchObject({ pending: 1, completed: 1 });
+    expect(rateLimits.throttled.map((t) => t.group)).toEqual(['api']);
+    expect((await queue.getJobs('pending'))[0]).toMatchObject({ group: 'api', attempt: 0 });
   });
 });
