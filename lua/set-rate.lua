@@ -23,6 +23,7 @@
 -- @include arg_int
 -- @include now_ms
 -- @include starts_key
+-- @include rate_spec
 -- @include closed_until
 -- @include reopen
 -- @include throttle
@@ -35,9 +36,7 @@ if limit == 0 then error(redis.error_reply('EMQARG limit must be an integer >= 1
 local period = 0
 if limit > 0 then period = arg_int(ARGV[4], 'periodMs', 1) end
 local set = limit > 0 and string.format('%d:%d', limit, period) or false
-local was
-if entry == QUEUE_ENTRY then was = redis.call('HGET', K_META, 'rate') else was = redis.call('HGET', K_GRATE, entry) end
-if was == set then return 1 end
+if rate_spec(entry) == set then return 1 end
 if entry == QUEUE_ENTRY then
   if set then redis.call('HSET', K_META, 'rate', set) else redis.call('HDEL', K_META, 'rate') end
 else

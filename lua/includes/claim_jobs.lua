@@ -6,6 +6,7 @@
 -- @include job_defaults
 -- @include chunked
 -- @include collect_event
+-- @include parse_rate
 -- @include rate_used
 -- @include rate_due
 -- @include log_starts
@@ -39,9 +40,8 @@ local function claim_jobs(n, lease_ms, now)
   if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  if meta[2] then
-    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
-    q_limit, q_period = tonumber(l), tonumber(p)
+  q_limit, q_period = parse_rate(meta[2])
+  if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
@@ -75,9 +75,8 @@ local function claim_jobs(n, lease_ms, now)
   if #named > 0 and tonumber(meta[3] or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
-      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
-      if l then
-        local limit, period = tonumber(l), tonumber(p)
+      local limit, period = parse_rate(specs[i])
+      if limit then
         rates[g] = { limit, period, rate_used(g, period, now) }
       end
     end

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "c8b675a37a6e94ed701d1cfcb37c26bb9267301f",
+    sha1: "d22d8b9753cb781db6598f4528933cdb70dd057a",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -449,18 +449,23 @@ local function promote_due(now, limit)
   end
   return #due, first_score(K_SCHEDULED), woke
 end
--- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own, meta \`rate\`; a group's in K_GRATE):
--- limit and period in ms, or nil when it has none. Stored as "limit:periodMs".
-local function rate_of(entry)
-  local spec
-  if entry == QUEUE_ENTRY then
-    spec = redis.call('HGET', K_META, 'rate')
-  elseif entry ~= UNGROUPED then
-    spec = redis.call('HGET', K_GRATE, entry)
-  end
-  if not spec then return nil end
-  local limit, period = string.match(spec, '^(%d+):(%d+)$')
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE; false when it has none (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
   return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
 end
 -- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
 -- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
@@ -668,9 +673,8 @@ local function claim_jobs(n, lease_ms, now)
   if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  if meta[2] then
-    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
-    q_limit, q_period = tonumber(l), tonumber(p)
+  q_limit, q_period = parse_rate(meta[2])
+  if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
@@ -704,9 +708,8 @@ local function claim_jobs(n, lease_ms, now)
   if #named > 0 and tonumber(meta[3] or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
-      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
-      if l then
-        local limit, period = tonumber(l), tonumber(p)
+      local limit, period = parse_rate(specs[i])
+      if limit then
         rates[g] = { limit, period, rate_used(g, period, now) }
       end
     end
@@ -1129,7 +1132,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "a54e629ea1e234c420e3b0b0435dfd14a6d73e5e",
+    sha1: "fb7c1cb7b6de3c7d974c6fd780de3db8061382ea",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1334,6 +1337,12 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
 -- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
 -- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
 local function starts_key(entry)
@@ -1439,9 +1448,8 @@ local function claim_jobs(n, lease_ms, now)
   if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  if meta[2] then
-    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
-    q_limit, q_period = tonumber(l), tonumber(p)
+  q_limit, q_period = parse_rate(meta[2])
+  if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
@@ -1475,9 +1483,8 @@ local function claim_jobs(n, lease_ms, now)
   if #named > 0 and tonumber(meta[3] or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
-      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
-      if l then
-        local limit, period = tonumber(l), tonumber(p)
+      local limit, period = parse_rate(specs[i])
+      if limit then
         rates[g] = { limit, period, rate_used(g, period, now) }
       end
     end
@@ -1997,7 +2004,7 @@ return record_reply(request, ttl, { cutoff, more, removed })
   },
   complete: {
     name: "complete",
-    sha1: "25029794ce2abf953017c260bc1816f13a8fba5a",
+    sha1: "5a8f588e4bff81774baa0128a043b7d8739499b8",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2391,6 +2398,12 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
 -- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
 -- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
 local function starts_key(entry)
@@ -2490,9 +2503,8 @@ local function claim_jobs(n, lease_ms, now)
   if meta[1] then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  if meta[2] then
-    local l, p = string.match(meta[2], '^(%d+):(%d+)$')
-    q_limit, q_period = tonumber(l), tonumber(p)
+  q_limit, q_period = parse_rate(meta[2])
+  if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
@@ -2526,9 +2538,8 @@ local function claim_jobs(n, lease_ms, now)
   if #named > 0 and tonumber(meta[3] or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
-      local l, p = string.match(specs[i] or '', '^(%d+):(%d+)$')
-      if l then
-        local limit, period = tonumber(l), tonumber(p)
+      local limit, period = parse_rate(specs[i])
+      if limit then
         rates[g] = { limit, period, rate_used(g, period, now) }
       end
     end
@@ -7069,7 +7080,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "b25ee683fd43c33e6a8d71147602483088b00eb6",
+    sha1: "e5b24bf2bf5849d7d0a2f57c92530f6a77acd3b4",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -7289,18 +7300,23 @@ local function promote_due(now, limit)
   end
   return #due, first_score(K_SCHEDULED), woke
 end
--- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own, meta \`rate\`; a group's in K_GRATE):
--- limit and period in ms, or nil when it has none. Stored as "limit:periodMs".
-local function rate_of(entry)
-  local spec
-  if entry == QUEUE_ENTRY then
-    spec = redis.call('HGET', K_META, 'rate')
-  elseif entry ~= UNGROUPED then
-    spec = redis.call('HGET', K_GRATE, entry)
-  end
-  if not spec then return nil end
-  local limit, period = string.match(spec, '^(%d+):(%d+)$')
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE; false when it has none (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
   return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
 end
 -- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
 -- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
@@ -10581,7 +10597,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "2548cd98c0f6f117cfc72b14ef2a1beb4da87ba4",
+    sha1: "8ac876e0baa43e661c64a4c272af7b686c18e910",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -10646,18 +10662,23 @@ local function starts_key(entry)
   if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
   return PREFIX .. 'starts:' .. entry
 end
--- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own, meta \`rate\`; a group's in K_GRATE):
--- limit and period in ms, or nil when it has none. Stored as "limit:periodMs".
-local function rate_of(entry)
-  local spec
-  if entry == QUEUE_ENTRY then
-    spec = redis.call('HGET', K_META, 'rate')
-  elseif entry ~= UNGROUPED then
-    spec = redis.call('HGET', K_GRATE, entry)
-  end
-  if not spec then return nil end
-  local limit, period = string.match(spec, '^(%d+):(%d+)$')
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE; false when it has none (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
   return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
 end
 -- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
 -- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
@@ -10887,9 +10908,7 @@ if limit == 0 then error(redis.error_reply('EMQARG limit must be an integer >= 1
 local period = 0
 if limit > 0 then period = arg_int(ARGV[4], 'periodMs', 1) end
 local set = limit > 0 and string.format('%d:%d', limit, period) or false
-local was
-if entry == QUEUE_ENTRY then was = redis.call('HGET', K_META, 'rate') else was = redis.call('HGET', K_GRATE, entry) end
-if was == set then return 1 end
+if rate_spec(entry) == set then return 1 end
 if entry == QUEUE_ENTRY then
   if set then redis.call('HSET', K_META, 'rate', set) else redis.call('HDEL', K_META, 'rate') end
 else

@@ -1,0 +1,7 @@
+-- The stored rate limit of `entry` ("limit:periodMs"): QUEUE_ENTRY's in meta `rate`, a group's in
+-- K_GRATE; false when it has none (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  return redis.call('HGET', K_GRATE, entry)
+end
