@@ -12,12 +12,14 @@
            (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
-  then 11 values per job:
+  then 13 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
            dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
-           the job finishes, else >= 1), replace ("1": debounce, "0")
+           the job finishes, else >= 1), replace ("1": debounce, "0"), parent (a flow child's
+           "<queue>|<id>|<policy f|i|r>", "" none), children (a flow parent's "<queue>|<id>"
+           joined by ",", "" none)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key),
            emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode)
@@ -62,7 +64,7 @@
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 11
+local FIELDS = 13
 local FIRST = 6
 -- whether any job has a dedupe key: its answer is not known before the key is read
 local dedupe = false

@@ -29,7 +29,7 @@ export const DEFAULT_JOB_DEFAULTS: JobDefaults = {
   backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
 };
 
-/** One job as enqueue.lua takes it: 11 values. */
+/** One job as enqueue.lua takes it: 13 values. */
 export type EncodedJob = readonly [
   id: string,
   payload: string,
@@ -42,6 +42,10 @@ export type EncodedJob = readonly [
   dedupeKey: string,
   dedupeTtlMs: number,
   replace: '1' | '0',
+  /** A flow child's parent, `<queue>|<id>|<policy letter>` ('' none: src/flow.ts). */
+  parent: string,
+  /** A flow parent's children, `<queue>|<id>` joined by `,` ('' none: not a parent). */
+  children: string,
 ];
 
 /** The longest dedupe key, in characters (UTF-16 units, as `string.length` counts). */
@@ -252,5 +256,5 @@ export function encodeJob(
   const priority = o.priority === undefined ? 0 : intOption('priority', o.priority, 0, MAX_PRIORITY);
   const maxAttempts = intOption('maxAttempts', o.maxAttempts ?? defaults.maxAttempts, 1, 1_000_000);
   const backoff = encodeBackoff(o.backoff ?? defaults.backoff);
-  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe];
+  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', ''];
 }

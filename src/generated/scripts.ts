@@ -3341,7 +3341,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "de1ef6207a27a66603279e3c5399f1a706ce3777",
+    sha1: "18a02853b9daea2362c5848c67bcaa02a4c3fbb9",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3356,12 +3356,14 @@ return reply('done')
            (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
-  then 11 values per job:
+  then 13 values per job:
            id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
            dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
-           the job finishes, else >= 1), replace ("1": debounce, "0")
+           the job finishes, else >= 1), replace ("1": debounce, "0"), parent (a flow child's
+           "<queue>|<id>|<policy f|i|r>", "" none), children (a flow parent's "<queue>|<id>"
+           joined by ",", "" none)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key),
            emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode)
@@ -3863,7 +3865,7 @@ end
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 11
+local FIELDS = 13
 local FIRST = 6
 -- whether any job has a dedupe key: its answer is not known before the key is read
 local dedupe = false

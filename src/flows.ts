@@ -1,0 +1,180 @@
+import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encodeJob, type JobDefaults, toJobId } from './encode.js';
+import { InvalidArgumentError, shown } from './errors.js';
+import { type FlowJob, type FlowNode, POLICY_CODE } from './flow.js';
+import type { EnqueueResult } from './job.js';
+import { assertName } from './keyspace.js';
+import { randomHex } from './random-hex.js';
+import { runOps, type ScriptOp, Scripts } from './scripts.js';
+import type { Transport } from './transport.js';
+
+/** The most jobs one flow may hold. */
+export const MAX_FLOW_JOBS = 10_000;
+/** The most levels one flow may have (a root alone is 1). */
+export const MAX_FLOW_DEPTH = 32;
+/** The most children one parent may wait for. */
+export const MAX_FLOW_CHILDREN = 1_000;
+/** Jobs per enqueue call, as Queue.addBulk sends them. */
+const CHUNK = 1000;
+const FLOW_FIELDS: ReadonlySet<string> = new Set([
+  'queue',
+  'payload',
+  'id',
+  'group',
+  'delayMs',
+  'runAt',
+  'priority',
+  'maxAttempts',
+  'backoff',
+  'onFailure',
+  'children',
+]);
+
+/** Options of Flows: what a Queue takes for the jobs it writes. */
+export interface FlowsOptions {
+  /** The largest payload accepted, in UTF-8 bytes of JSON (default 1 MiB). */
+  readonly maxPayloadBytes?: number;
+  /** Defaults for jobs that do not say: max attempts (3) and backoff (exponential from 1 s). */
+  readonly defaults?: Partial<JobDefaults>;
+}
+
+/** A node of the tree being written: its encoded job, where it sits, its children. */
+interface Planned {
+  readonly queue: string;
+  readonly id: string;
+  /** Its distance to its deepest leaf: 0 for a leaf. Nodes are written in this order. */
+  height: number;
+  encoded: EncodedJob;
+  readonly children: Planned[];
+  state?: FlowNode['state'];
+}
+
+/**
+ * Writes flows: trees of jobs over any queues, where a parent waits (state `waiting`) until
+ * every child has finished, then runs with its children's results (`Job.children`). Works over
+ * any Transport, so the same code runs on Node and in a Worker (docs/design.md, "Flows").
+ *
+ * @example
+ * const flows = new Flows(transport);
+ * const pdf = await flows.add({
+ *   queue: 'pdf', id: 'report-7', payload: { report: 7 },
+ *   children: [1, 2, 3].map((page) => ({ queue: 'render', payload: { report: 7, page } })),
+ * });
+ * // pdf.state === 'waiting'; pdf.children[0].id === 'JOB:report-7.0'
+ */
+export class Flows {
+  private readonly defaults: JobDefaults;
+  private readonly maxPayloadBytes: number;
+  /** Queues this object has recorded in the registry already. */
+  private readonly registered = new Set<string>();
+
+  constructor(
+    /** The transport the flows are written through. */
+    readonly transport: Transport,
+    options: FlowsOptions = {},
+  ) {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError('options must be an object');
+    this.defaults = { ...DEFAULT_JOB_DEFAULTS, ...options.defaults };
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    if (!Number.isSafeInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
+      throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${shown(this.maxPayloadBytes)}`);
+    }
+  }
+
+  /**
+   * Writes a flow in one round trip: every child before its parent, so a tree cut off midway
+   * leaves no parent waiting on a child that was never written, and a tree sent again is
+   * duplicates. The leaves are claimable at once (or at their delay); each parent is `waiting`.
+   * A bad node throws a typed error naming its path (`children[2].payload: ...`) and nothing is
+   * written. Answers the tree as written: each node's queue, id and state.
+   */
+  async add(flow: FlowJob): Promise<FlowNode> {
+    const nodes: Planned[] = [];
+    const root = this.plan(flow, undefined, '', 1, nodes, `JOB:${randomHex()}`);
+    if (nodes.length > MAX_FLOW_JOBS) throw new InvalidArgumentError(`a flow holds at most ${MAX_FLOW_JOBS} jobs, got ${nodes.length}`);
+    const seen = new Set<string>();
+    for (const node of nodes) {
+      const key = `${node.queue}|${node.id}`;
+      if (seen.has(key)) throw new InvalidArgumentError(`the job ${node.id} of queue ${node.queue} appears twice in the flow`);
+      seen.add(key);
+    }
+    await this.write(nodes);
+    return shape(root);
+  }
+
+  /** Validates `job` (at `path`) and its subtree, collecting every node into `nodes`. */
+  private plan(job: FlowJob, parent: { queue: string; id: string } | undefined, path: string, depth: number, nodes: Planned[], fallbackId: string): Planned {
+    const at = (message: string): string => (path === '' ? message : `${path}: ${message}`);
+    try {
+      if (typeof job !== 'object' || job === null || Array.isArray(job)) throw new InvalidArgumentError(`a flow job is an object {queue, payload, ...}, got ${shown(job)}`);
+      for (const field of Object.keys(job)) {
+        if (!FLOW_FIELDS.has(field)) throw new InvalidArgumentError(`unknown field ${shown(field)} of a flow job`);
+      }
+      assertName('queue', job.queue);
+      if (depth > MAX_FLOW_DEPTH) throw new InvalidArgumentError(`a flow is at most ${MAX_FLOW_DEPTH} levels deep`);
+      const children = job.children ?? [];
+      if (!Array.isArray(children)) throw new InvalidArgumentError(`children must be an array, got ${shown(children)}`);
+      if (children.length > MAX_FLOW_CHILDREN) throw new InvalidArgumentError(`a parent waits for at most ${MAX_FLOW_CHILDREN} children, got ${children.length}`);
+      if (job.onFailure !== undefined && !(job.onFailure in POLICY_CODE)) {
+        throw new InvalidArgumentError(`onFailure must be 'fail-parent', 'ignore' or 'remove', got ${shown(job.onFailure)}`);
+      }
+      if (parent === undefined && job.onFailure !== undefined) throw new InvalidArgumentError('onFailure is a child\'s: the root has no parent');
+      if (children.length > 0 && (job.delayMs !== undefined || job.runAt !== undefined)) {
+        throw new InvalidArgumentError('a parent runs when its children have finished: it takes no delayMs or runAt');
+      }
+      const id = job.id === undefined ? toJobId(fallbackId) : toJobId(job.id);
+      const { queue, payload, onFailure, children: _children, ...options } = job;
+      const encoded = encodeJob(payload, { ...options, id }, this.defaults, this.maxPayloadBytes);
+      const node: Planned = { queue, id, height: 0, encoded, children: [] };
+      nodes.push(node);
+      children.forEach((child, i) => {
+        const planned = this.plan(child, { queue, id }, `${path === '' ? '' : `${path}.`}children[${i}]`, depth + 1, nodes, `${id}.${i}`);
+        node.children.push(planned);
+        node.height = Math.max(node.height, planned.height + 1);
+      });
+      const parentField = parent === undefined ? '' : `${parent.queue}|${parent.id}|${POLICY_CODE[onFailure ?? 'fail-parent']}`;
+      const childrenField = node.children.map((c) => `${c.queue}|${c.id}`).join(',');
+      node.encoded = [...encoded.slice(0, 11), parentField, childrenField] as unknown as EncodedJob;
+      return node;
+    } catch (error) {
+      if (error instanceof Error && !error.message.startsWith(path) ) error.message = at(error.message);
+      throw error;
+    }
+  }
+
+  /** Enqueues the nodes lowest first, one call per queue and height (1000 jobs each), in one round trip. */
+  private async write(nodes: readonly Planned[]): Promise<void> {
+    const batches = new Map<string, Planned[]>();
+    const order = [...nodes].sort((a, b) => a.height - b.height);
+    for (const node of order) {
+      const key = `${node.height}\u0000${node.queue}`;
+      const batch = batches.get(key);
+      if (batch) batch.push(node);
+      else batches.set(key, [node]);
+    }
+    const ops: Array<ScriptOp<unknown>> = [];
+    const queues = new Set(nodes.map((n) => n.queue));
+    for (const queue of queues) {
+      if (!this.registered.has(queue)) ops.push(new Scripts(this.transport, queue).registerOp());
+    }
+    const registering = ops.length;
+    const writes: Planned[][] = [];
+    for (const batch of batches.values()) {
+      const scripts = new Scripts(this.transport, batch[0]!.queue);
+      for (let i = 0; i < batch.length; i += CHUNK) {
+        const part = batch.slice(i, i + CHUNK);
+        writes.push(part);
+        ops.push(scripts.enqueueOp(part.map((n) => n.encoded)));
+      }
+    }
+    const replies = (await runOps(this.transport, ops)) as unknown[];
+    for (const queue of queues) this.registered.add(queue);
+    writes.forEach((part, i) => {
+      const results = replies[registering + i] as EnqueueResult[];
+      part.forEach((node, j) => (node.state = results[j]?.state as FlowNode['state']));
+    });
+  }
+}
+
+function shape(node: Planned): FlowNode {
+  return { queue: node.queue, id: node.id, state: node.state ?? 'duplicate', children: node.children.map(shape) };
+}
