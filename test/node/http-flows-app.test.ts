@@ -34,7 +34,7 @@ const idle = (): Transport => ({
   close: () => Promise.resolve(),
 });
 
-describe('the HTTP app keeps one Flows per transport', () => {
+describe('the HTTP app and flows', () => {
   let raw: Redis;
   let inner: IoredisTransport;
   const made: string[] = [];
@@ -63,6 +63,39 @@ describe('the HTTP app keeps one Flows per transport', () => {
     for (let i = 0; i < 3; i++) expect((await post({ queue: a, payload: i, children: [{ queue: b, payload: i }] })).status).toBe(201);
     expect(counted.calls.get('registerQueue')).toBe(2);
     expect(await raw.smismember('emq:queues', a, b)).toEqual([1, 1]);
+  });
+
+  it('tells the after-enqueue hook, per queue, when the earliest claimable job it wrote there is due; nothing for a tree of duplicates', async () => {
+    const woken: Array<[string, number]> = [];
+    const app = createApp({ transport: () => inner, log: () => {}, afterEnqueue: (_c, queue, dueAt) => void woken.push([queue, dueAt]) });
+    const [a, b, c] = [queueName('flows-wake'), queueName('flows-wake'), queueName('flows-wake')];
+    made.push(a, b, c);
+    const runAt = Date.now() + 3_600_000;
+    const tree = {
+      queue: a,
+      id: `wake-${a}`,
+      payload: 0,
+      children: [
+        { queue: b, payload: 1, delayMs: 120_000 },
+        { queue: b, payload: 2 },
+        { queue: c, payload: 3, delayMs: 60_000 },
+        { queue: c, payload: 4, runAt },
+      ],
+    };
+    const post = () => app.request('/v1/flows', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(tree) });
+    const before = Date.now();
+    expect((await post()).status).toBe(201);
+    const after = Date.now();
+    // the waiting root wakes nothing: its queue is told when it is released
+    expect(woken.map(([queue]) => queue).sort()).toEqual([b, c].sort());
+    const at = new Map(woken);
+    expect(at.get(b)).toBeGreaterThanOrEqual(before);
+    expect(at.get(b)).toBeLessThanOrEqual(after);
+    expect(at.get(c)).toBeGreaterThanOrEqual(before + 60_000);
+    expect(at.get(c)).toBeLessThanOrEqual(after + 60_000);
+    woken.length = 0;
+    expect((await post()).status).toBe(200);
+    expect(woken).toEqual([]);
   });
 
   it('keeps transports apart, and past `max` queue names starts a transport afresh', () => {
