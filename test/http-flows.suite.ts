@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FlowNode } from '../src/flow.js';
+import type { FlowNode } from '../src/flows.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Queue } from '../src/queue.js';
 import type { ApiTarget } from './http-api.suite.js';

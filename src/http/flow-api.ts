@@ -1,7 +1,6 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import type { FlowJob, FlowNode } from '../flow.js';
-import type { Flows } from '../flows.js';
+import type { FlowJob, FlowNode, Flows } from '../flows.js';
 import { flowsRoute } from './flow-routes.js';
 import type { FlowJobBody } from './flow-schemas.js';
 import { problem } from './problem.js';

@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_PRIORITY } from '../encode.js';
-import type { FlowNode, OnFailure } from '../flow.js';
-import { MAX_FLOW_CHILDREN } from '../flows.js';
+import type { OnFailure } from '../flow.js';
+import { type FlowNode, MAX_FLOW_CHILDREN } from '../flows.js';
 import { backoffOptions, jobId, name } from './schemas.js';
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { FlowNode } from '../../src/flow.js';
+import type { FlowNode } from '../../src/flows.js';
 import { queueState } from '../admin-helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { useRedis } from '../helpers.js';

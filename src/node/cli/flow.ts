@@ -1,7 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from '../../errors.js';
-import type { FlowJob } from '../../flow.js';
-import { Flows } from '../../flows.js';
+import { type FlowJob, Flows } from '../../flows.js';
 import type { Transport } from '../../transport.js';
 import { parseArgs } from './strict-args.js';
 
