@@ -12,6 +12,8 @@ import { registerAdminRoutes } from './admin-api.js';
 import { bearerAuth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import { renderMetrics } from './metrics.js';
+import { registerFlowRoutes } from './flow-api.js';
+import { FlowsCache } from './flows-cache.js';
 import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
 import { registerRateRoutes } from './rate-api.js';
@@ -99,7 +101,7 @@ export interface AppOptions<Bindings extends object = {}> {
    * The Worker wakes or starts a short drain here.
    */
   readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string, dueAt: number) => void;
-  /** The largest bulk request body in bytes (default 10 MiB). */
+  /** The largest bulk request body in bytes (default 10 MiB), and a flow's (`POST /v1/flows`). */
   readonly maxBulkBodyBytes?: number;
   /**
    * How long this runtime may hold a request open on the events stream (default: the Worker's,
@@ -224,6 +226,9 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   const maxPayload = options.queueOptions?.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   const queues = new QueueCache(options.queueOptions);
   const queueOf = (c: AppContext<Bindings>, name: string) => queues.get(options.transport(c), name);
+  const { maxPayloadBytes, defaults } = options.queueOptions ?? {};
+  const flows = new FlowsCache({ ...(maxPayloadBytes === undefined ? {} : { maxPayloadBytes }), ...(defaults === undefined ? {} : { defaults }) });
+  const maxBulkBody = options.maxBulkBodyBytes ?? 10 * 1024 * 1024;
   const tooLarge = (limit: number): MiddlewareHandler<AppEnv<Bindings>> =>
     bodyLimit(limit, (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`));
 
@@ -333,7 +338,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     return c.json({ id: result.id, state: result.state }, 201);
   });
 
-  app.on('POST', bulkRoute.getRoutingPath(), tooLarge(options.maxBulkBodyBytes ?? 10 * 1024 * 1024));
+  app.on('POST', bulkRoute.getRoutingPath(), tooLarge(maxBulkBody));
   app.openapi(bulkRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const { jobs } = c.req.valid('json');
@@ -461,6 +466,11 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     afterUpsert: (c, queue, nextRunAt) => options.afterEnqueue?.(c, queue, Math.max(nextRunAt, Date.now() + 1)),
   });
   registerRateRoutes(app, { queueOf });
+  registerFlowRoutes(app, {
+    flowsOf: (c, names) => flows.get(options.transport(c), names),
+    bodyLimit: tooLarge(maxBulkBody),
+    afterEnqueue: (c, queue, dueAt) => options.afterEnqueue?.(c, queue, dueAt),
+  });
 
   app.notFound((c) => problem(c, 'EMQNOTFOUND', `no route ${c.req.method} ${c.req.path}`));
   app.onError((error, c) => {

@@ -15,7 +15,8 @@ export const name = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,128}$/, "letters, digits, '.', '_' or '-', 1 to 128 characters");
 
-const jobId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters");
+/** A job id an enqueue may give (with or without its `JOB:` prefix). */
+export const jobId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters");
 
 /**
  * The id of a job to act on: an id an enqueue may give, or that of a job a scheduler fired,

@@ -3,6 +3,7 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { serveApi } from '../../src/node/cli/serve.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
+import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 
@@ -56,6 +57,19 @@ describeHttpRate('the rate-limit routes on Node', () => inject('redisUrl'), asyn
   return {
     baseUrl: api.url,
     token: 'test-token-rate',
+    close: async () => {
+      await api.close();
+      await transport.close();
+    },
+  };
+});
+
+describeHttpFlows('the flows route on Node', () => inject('redisUrl'), async () => {
+  const transport = IoredisTransport.connect(inject('redisUrl'));
+  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-flows' });
+  return {
+    baseUrl: api.url,
+    token: 'test-token-flows',
     close: async () => {
       await api.close();
       await transport.close();

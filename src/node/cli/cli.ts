@@ -5,10 +5,12 @@ import { EmqError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
+import type { Transport } from '../../transport.js';
 import { startBridge } from '../bridge/index.js';
 import { ADMIN_USAGE, adminCommands } from './admin.js';
 import { Consumer } from '../consumer/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
+import { FLOW_USAGE, flowCommands } from './flow.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 import { initWorker } from './init-worker.js';
 import { RATE_USAGE, rateCommands } from './rate.js';
@@ -35,6 +37,7 @@ usage:
       waits up to MS for it to finish and prints
       {"id", "state": "completed", "result"} (exit 0), {"id", "state": "dead", "error"} (exit 1),
       or {"id", "state"} when it did not finish in time (exit 1).
+${FLOW_USAGE}
   emq job <queue> <id>
       Prints the job (its JobRecord) as JSON; exit 1 when there is no such job.
   emq events <queue> [--after ID] [--follow]
@@ -437,6 +440,16 @@ async function withQueue<T>(name: string, work: (queue: Queue) => Promise<T>): P
   }
 }
 
+/** Runs `work` over a connection of its own, closed after (the flow command: its queues are in its file). */
+async function withTransport<T>(work: (transport: Transport) => Promise<T>): Promise<T> {
+  const transport = connect();
+  try {
+    return await reachable(() => work(transport));
+  } finally {
+    await transport.close();
+  }
+}
+
 const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   consume,
   enqueue,
@@ -449,6 +462,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   ...adminCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...scheduleCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...rateCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
+  ...flowCommands({ withTransport, usage: (message) => new UsageError(message) }),
 };
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
