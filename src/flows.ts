@@ -207,6 +207,8 @@ export class Flows {
       }
     }
     const replies = (await runOps(this.transport, ops)) as unknown[];
+    // a bounded memory of names: past 1000 it starts again (a registration costs one SADD)
+    if (this.registered.size > 1000) this.registered.clear();
     for (const queue of queues) this.registered.add(queue);
     writes.forEach((part, i) => {
       const results = replies[registering + i] as EnqueueResult[];
