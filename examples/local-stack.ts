@@ -10,7 +10,8 @@
  * the runtime that ran it. Then a scheduler fires three slots on the parked Node consumer's timer,
  * and another three from the Worker's beat alone (the Node consumer stopped meanwhile). Then a
  * group is held for a moment and rate limited to 3 starts a second, and the starts are shown
- * second by second from the events stream. Ctrl-C
+ * second by second from the events stream. Then a flow: four pages rendered by either runtime,
+ * then their parent merges them, once, after the last page. Ctrl-C
  * ends everything cleanly. `--once` exits when the mix is done;
  * `--no-edge` leaves the bridge and the Worker out.
  */
@@ -19,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Queue, queueOverviews, type Job } from '../src/index.js';
+import { Flows, Queue, queueOverviews, type Job } from '../src/index.js';
 import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
 import { Consumer, freePort, IoredisTransport, type LocalRedis, startLocalRedis } from '../src/node/index.js';
 import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
@@ -210,6 +211,40 @@ async function main(): Promise<void> {
   for (const t of starts) bySecond.set(Math.floor((t - heldUntil) / 1000), (bySecond.get(Math.floor((t - heldUntil) / 1000)) ?? 0) + 1);
   say(
     `rate: partner-api held 1.5 s, then 3 starts a second: ${starts.length} starts, none before the hold ended (${starts.every((t) => t >= heldUntil)}), per second after it ${JSON.stringify([...bySecond.values()])}`,
+  );
+
+  // a flow: four pages rendered (by either runtime), then their parent merges them, once, after
+  // the last page (sent through the Worker's API when it runs, else written from Node)
+  const tree = {
+    queue: QUEUE,
+    id: 'pdf-1',
+    payload: { kind: 'report' as const, message: 'merge the pages' },
+    children: [1, 2, 3, 4].map((page) => ({ queue: QUEUE, payload: { kind: 'report' as const, message: `render page ${page}`, sleepMs: 200, result: { page } } })),
+  };
+  let flowFrom = '0';
+  for (let page = await queue.readEvents({ after: flowFrom, limit: 1000 }); page.next !== flowFrom; page = await queue.readEvents({ after: flowFrom, limit: 1000 })) flowFrom = page.next;
+  if (edgeUrl) {
+    const res = await fetch(`${edgeUrl}/v1/flows`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(tree) });
+    if (res.status !== 201) say(`the Worker refused the flow: ${res.status} ${await res.text()}`);
+  } else {
+    await new Flows(transport).add(tree);
+  }
+  const merged = await queue.waitFor('pdf-1', { timeoutMs: 30_000 });
+  total += 5;
+  await settled();
+  const flowTimes = { lastChild: 0, parentStarts: [] as number[] };
+  for (let after = flowFrom; ; ) {
+    const page = await queue.readEvents({ after, limit: 1000 });
+    for (const e of page.events) {
+      if (e.event === 'completed' && e.jobId.startsWith('JOB:pdf-1.')) flowTimes.lastChild = Math.max(flowTimes.lastChild, e.time);
+      if (e.event === 'active' && e.jobId === 'JOB:pdf-1') flowTimes.parentStarts.push(e.time);
+    }
+    if (page.next === after) break;
+    after = page.next;
+  }
+  const pages = (await queue.getJob('pdf-1'))?.children?.map((c) => (c.result as { page: number }).page);
+  say(
+    `flow: pdf-1 merged ${JSON.stringify(merged)} from pages ${JSON.stringify(pages)}, run ${flowTimes.parentStarts.length} time(s), after the last page (${flowTimes.parentStarts.every((t) => t >= flowTimes.lastChild)})`,
   );
 
   const overview = (await queueOverviews(transport)).find((o) => o.queue === QUEUE);

@@ -23,7 +23,7 @@ describe('npm start', () => {
     expect(pid, out).toBeDefined();
     expect(() => process.kill(Number(pid), 0)).toThrow(); // its redis-server is gone
     const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
-    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 30, waiting: 0 });
+    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0 });
     // the demo prints which runtime ran each attempt: both served the one queue
     expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
     expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
@@ -32,6 +32,9 @@ describe('npm start', () => {
     expect([...out.matchAll(/\[edge\] JOB:edge-heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
     expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
     // a held, rate-limited group: nothing before the hold's end, then 3 starts a second
+    // a flow: four pages, then their parent merges them once, after the last page
+    expect(out).toMatch(/flow: pdf-1 merged \{"merged":4\} from pages \[1,2,3,4\], run 1 time\(s\), after the last page \(true\)/);
+    expect(out).toMatch(/\[(node|edge)\] JOB:pdf-1 merges 4 children/);
     expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   }, 90_000);
 });
