@@ -36,6 +36,24 @@ const enqueueBody = fc.record(
   { requiredKeys: [] },
 );
 
+/** Flow trees (POST /v1/flows): valid ones, and mutated ones (bad names, policies, shapes, depth). */
+const { flowTree } = fc.letrec((tie) => ({
+  flowTree: fc.record(
+    {
+      queue: fc.oneof({ arbitrary: fc.constantFrom('fq', 'fr'), weight: 4 }, { arbitrary: segment, weight: 1 }),
+      payload: value,
+      id: segment,
+      group: segment,
+      priority: value,
+      delayMs: value,
+      onFailure: fc.oneof(fc.constantFrom('fail-parent', 'ignore', 'remove'), value),
+      children: fc.oneof({ arbitrary: fc.array(tie('flowTree'), { maxLength: 3 }), weight: 3 }, { arbitrary: value, weight: 1 }),
+      unknown: value,
+    },
+    { requiredKeys: ['queue', 'payload'] },
+  ),
+}));
+
 const request = fc.record({
   method: fc.oneof({ arbitrary: fc.constant('POST'), weight: 3 }, { arbitrary: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH'), weight: 2 }),
   path: fc.oneof(
@@ -51,6 +69,7 @@ const request = fc.record({
     fc.tuple(segment, fc.constantFrom('', '/clean', '/drain', '/dead/reprocess', '/dead/retention')).map(([q, rest]) => `/v1/queues/${encodeURIComponent(q)}${rest}`),
     fc.tuple(segment, segment, fc.constantFrom('priority', 'payload')).map(([q, id, what]) => `/v1/queues/${encodeURIComponent(q)}/jobs/${encodeURIComponent(id)}/${what}`),
     fc.tuple(segment, fc.oneof(segment, fc.constant(''))).map(([q, id]) => `/v1/queues/${encodeURIComponent(q)}/schedulers${id === '' ? '' : `/${encodeURIComponent(id)}`}`),
+    { arbitrary: fc.constant('/v1/flows'), weight: 2 },
     fc.constantFrom('/healthz', '/metrics', '/v1/openapi.json', '/', '/v1', '/v1/queues'),
     fc.string({ maxLength: 30 }).map((p) => `/${p}`),
   ),
@@ -66,6 +85,7 @@ const request = fc.record({
     enqueueBody.map((b) => JSON.stringify(b)),
     fc.array(enqueueBody, { maxLength: 3 }).map((jobs) => JSON.stringify({ jobs })),
     value.map((v) => JSON.stringify(v)),
+    flowTree.map((t) => JSON.stringify(t)),
     fc.string({ maxLength: 50 }),
     fc.record({ limit: value, periodMs: value, ms: value, unknown: value }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
     fc.constantFrom('{"payload":1', '{"limit":null}', '{"limit":-1}', 'null', '{"limit":5,"periodMs":1000}', '{"ms":500}', '{"payload":"' + 'x'.repeat(1_100_000) + '"}'),
