@@ -12,12 +12,15 @@ const MAX_CASCADE = 64;
  * and what that removal writes is relayed in turn. Every step is harmless twice: a relay cut off
  * anywhere leaves the entries in the outbox, and a later beat of `queue` relays them again.
  * `onRequest` counts the round trips. Throws what the transport throws (the entries stay).
+ * Answers the queues in which it released parents (their doorbells rung), for a runtime that
+ * cannot hear a doorbell (the Worker) to drain them.
  *
  * @example
- * await relayFlowNews(transport, 'render', outbox);
+ * const released = await relayFlowNews(transport, 'render', outbox); // ['pdf']
  */
-export async function relayFlowNews(transport: Transport, queue: string, entries: readonly string[], onRequest?: () => void, depth = 0): Promise<void> {
-  if (entries.length === 0) return;
+export async function relayFlowNews(transport: Transport, queue: string, entries: readonly string[], onRequest?: () => void, depth = 0): Promise<string[]> {
+  if (entries.length === 0) return [];
+  const released = new Set<string>();
   const applies = new Map<string, string[]>();
   const removals: Array<{ queue: string; id: string; parent: string }> = [];
   for (const entry of entries) {
@@ -36,6 +39,9 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
   const removeOps = removals.map((r) => new Scripts(transport, r.queue).removeOp(r.id, r.parent));
   if (ops.length + removeOps.length > 0) {
     const replies = await runOps(transport, [...ops, ...removeOps], onRequest);
+    [...applies.keys()].forEach((parentQueue, i) => {
+      if ((replies[i] as { released: number }).released > 0) released.add(parentQueue);
+    });
     // a removed child that was a parent has its own children to remove: its queue's outbox says so
     if (depth < MAX_CASCADE) {
       const further = new Map<string, string[]>();
@@ -43,8 +49,11 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
         const { outbox } = replies[ops.length + i] as { outbox: readonly string[] };
         if (outbox.length > 0) further.set(r.queue, [...(further.get(r.queue) ?? []), ...outbox]);
       });
-      for (const [childQueue, news] of further) await relayFlowNews(transport, childQueue, news, onRequest, depth + 1);
+      for (const [childQueue, news] of further) {
+        for (const q of await relayFlowNews(transport, childQueue, news, onRequest, depth + 1)) released.add(q);
+      }
     }
   }
   await runOps(transport, [new Scripts(transport, queue).flowAckOp(entries)], onRequest);
+  return [...released];
 }

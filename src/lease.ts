@@ -104,6 +104,8 @@ export interface RoundResult<Payload> {
 export interface PreparedRound<Payload> {
   /** The queue the round is of. */
   readonly queue: string;
+  /** Told the queues in which relaying the round's flow news released parents (`Leases.onRelease`). */
+  readonly onRelease?: ((queues: readonly string[]) => void) | undefined;
   /** The script calls to send, in order, in one round trip. */
   readonly calls: readonly ScriptCall[];
   /** Reads the replies to `calls` (in the same order) into the round's result. */
@@ -143,6 +145,11 @@ export class Leases<Payload = unknown> {
   readonly queue: string;
   /** Round trips sent through this object (a NOSCRIPT retry counts): what an edge beat spends. */
   requests = 0;
+  /**
+   * Told the queues in which relaying this queue's flow news released parents (their doorbells
+   * rung): a runtime that cannot park on a doorbell (the Worker) drains them. Unset: nothing.
+   */
+  onRelease: ((queues: readonly string[]) => void) | undefined;
   private readonly scripts: Scripts;
   private readonly transport: Transport;
   private readonly keepCompletedMs: number;
@@ -309,6 +316,7 @@ export class Leases<Payload = unknown> {
 
     return {
       queue: this.queue,
+      onRelease: this.onRelease,
       calls,
       read: (replies) => {
         const state: RoundState = { settled: new Array<Settled>(finished.length).fill('fenced'), givenBack: [], claimed: null, outbox: [] };
@@ -391,7 +399,8 @@ export class Leases<Payload = unknown> {
   private async relay(outbox: readonly string[]): Promise<void> {
     if (outbox.length === 0) return;
     try {
-      await relayFlowNews(this.transport, this.queue, outbox, this.countRequest);
+      const released = await relayFlowNews(this.transport, this.queue, outbox, this.countRequest);
+      if (released.length > 0) this.onRelease?.(released);
     } catch {
       // left in the outbox: the next beat of this queue finds it (older than 5 s) and relays it
     }
@@ -525,7 +534,8 @@ export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
     results.map(async (result, i) => {
       if (result.outbox.length === 0) return;
       try {
-        await relayFlowNews(transport, rounds[i]!.queue, result.outbox, onRequest);
+        const released = await relayFlowNews(transport, rounds[i]!.queue, result.outbox, onRequest);
+        if (released.length > 0) rounds[i]!.onRelease?.(released);
       } catch {
         // left in the outbox: the next beat of that queue relays it
       }

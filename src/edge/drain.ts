@@ -34,6 +34,8 @@ export class IsolateQueue<P = unknown> {
   private carriedSince = 0;
   /** Claimable work arrived while a drain was beating: it claims again before it ends. */
   private news = false;
+  /** Drains of other queues this queue's drains started (flow parents released): the last drain out awaits them. */
+  private spawned: Array<Promise<unknown>> = [];
   private readonly drains = new Set<QueueDrain<P>>();
   /** When the latest beat of any drain was sent, how many are in flight, and when the latest answered one was sent and the next due time it saw (local ms). */
   private beatSentAt = 0;
@@ -64,6 +66,19 @@ export class IsolateQueue<P = unknown> {
       }
     }
     return false;
+  }
+
+  /**
+   * Keeps a drain started on this queue's behalf (a flow parent it released, in another queue):
+   * a drain of this queue awaits it before it ends, so it runs within the same event.
+   */
+  spawn(drain: Promise<unknown>): void {
+    this.spawned.push(drain);
+  }
+
+  /** The drains started on this queue's behalf, to await (and forgets them). */
+  takeSpawned(): Array<Promise<unknown>> {
+    return this.spawned.splice(0);
   }
 
   /** Whether work arrived since the last call (and forgets it). */
@@ -234,6 +249,8 @@ export class QueueDrain<P = unknown> {
       // out of time or budget with completions still held: the last drain out sends them, so none
       // is left to its lease (reaped and run again)
       if (this.shared.idle()) await this.sendCarried();
+      // drains this queue's relays started (parents released elsewhere) end inside this event
+      for (let spawned = this.shared.takeSpawned(); spawned.length > 0; spawned = this.shared.takeSpawned()) await Promise.allSettled(spawned);
     }
     return summaries;
   }

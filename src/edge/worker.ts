@@ -107,9 +107,41 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     let shared = queues.get(name);
     if (!shared) {
       const queue = new Queue<unknown>(transport, name, options.queueOptions);
-      queues.set(name, (shared = new IsolateQueue(queue, new Leases(queue), handler)));
+      const leases = new Leases(queue);
+      const made = new IsolateQueue(queue, leases, handler);
+      // a flow parent this queue's child released in a queue of this Worker runs now, as an
+      // enqueue's job does: a drain of its queue, awaited by a drain of this one
+      leases.onRelease = (released) => {
+        for (const parentQueue of released) {
+          const drain = startDrain(env, parentQueue, Date.now());
+          if (drain) made.spawn(drain);
+        }
+      };
+      queues.set(name, (shared = made));
     }
     return shared;
+  };
+
+  /**
+   * A short drain of queue `name` for work due at `dueAt` (after an enqueue, or a flow parent
+   * released): its promise, or undefined when none is needed (no handler, no drains configured,
+   * due after the window, or a drain of this isolate in its beats will claim it).
+   */
+  const startDrain = (env: WorkerEnv, name: string, dueAt: number): Promise<void> | undefined => {
+    const settings = workerSettings(env, options.beat);
+    const shared = queueOf(env, name);
+    const startUntil = Date.now() + settings.drainOnEnqueueMs;
+    // no drain for a job due after the window (the cron's beat runs it), nor for one claimable
+    // now that a drain of this isolate in its beats will claim; a job due later gets its own
+    // drain, asleep until then (IsolateQueue)
+    if (settings.drainOnEnqueueMs <= 0 || !shared || dueAt > startUntil) return undefined;
+    const now = Date.now();
+    if (dueAt <= now && shared.covers()) return undefined;
+    const drain = new QueueDrain(shared, settings, startUntil + settings.beat.jobTimeoutMs, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
+    return drain.run(dueAt > now ? { sleepUntil: dueAt } : {}).then(
+      (summaries) => log({ msg: 'drain after enqueue', summaries: report(drain, summaries) }),
+      (error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }),
+    );
   };
 
   const onOutcome =
@@ -142,22 +174,8 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     // an isolate cannot park: SSE reads every second and closes after 25 s, ?wait is cut to 20 s
     streaming: BOUNDED_STREAMING,
     afterEnqueue: (c, name, dueAt) => {
-      const settings = workerSettings(c.env, options.beat);
-      const shared = queueOf(c.env, name);
-      const startUntil = Date.now() + settings.drainOnEnqueueMs;
-      // no drain for a job due after the window (the cron's beat runs it), nor for one claimable
-      // now that a drain of this isolate in its beats will claim; a job due later gets its own
-      // drain, asleep until then (IsolateQueue)
-      if (settings.drainOnEnqueueMs <= 0 || !shared || dueAt > startUntil) return;
-      const now = Date.now();
-      if (dueAt <= now && shared.covers()) return;
-      const drain = new QueueDrain(shared, settings, startUntil + settings.beat.jobTimeoutMs, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
-      c.executionCtx.waitUntil(
-        drain.run(dueAt > now ? { sleepUntil: dueAt } : {}).then(
-          (summaries) => log({ msg: 'drain after enqueue', summaries: report(drain, summaries) }),
-          (error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }),
-        ),
-      );
+      const drain = startDrain(c.env, name, dueAt);
+      if (drain) c.executionCtx.waitUntil(drain);
     },
   });
 
