@@ -12,6 +12,7 @@ import { startLocalRedis } from '../src/node/local-redis.js';
 import { broken, type Scenario, type ScenarioResult } from './lib/scenario.js';
 import { dedupeFaults } from './scenarios/dedupe-faults.js';
 import { edgeFaults } from './scenarios/edge-faults.js';
+import { flowFaults } from './scenarios/flow-faults.js';
 import { fuzzHttp } from './scenarios/fuzz-http.js';
 import { fuzzOptions } from './scenarios/fuzz-options.js';
 import { killedConsumers } from './scenarios/killed-consumers.js';
@@ -21,7 +22,7 @@ import { redisRestartEverysec } from './scenarios/redis-restart-everysec.js';
 import { schedulerFaults } from './scenarios/scheduler-faults.js';
 import { soak } from './scenarios/soak.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },

@@ -31,7 +31,10 @@ export interface Scenario {
  * group before its hold's end, a start the check could not see; and for deduplication, an
  * unfinished job holding its key until finished that the key does not name (two holders at once),
  * a key without a TTL naming a finished job, a ttl key's jobs created less than its window apart,
- * a replace of a job already started.
+ * a replace of a job already started; and for flows, a parent run before all its children
+ * finished (or that saw one unfinished or missing), a parent released or run twice beyond what a
+ * lapsed lease explains, a parent never released (or, a `fail-parent` child dead, never failed) at
+ * the end, a flow's child lost or unfinished, a cross-queue flow link broken (test/flow-links.ts).
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -62,6 +65,12 @@ export const MUST_BE_ZERO = [
   'dedupe_keys_held_after_finish',
   'dedupe_windows_broken',
   'replaced_after_start',
+  'parents_run_early',
+  'parents_run_twice',
+  'parents_never_released',
+  'parents_never_failed',
+  'children_lost',
+  'flow_link_violations',
 ] as const;
 
 /** The promises a result breaks, by name. */
