@@ -163,7 +163,7 @@ describe('flows on the Worker and on Node', () => {
   };
 
   /** The Worker serving `queues`, in a miniflare of its own; answers one scheduled event's trigger. */
-  async function startWorker(queues: ReadonlyArray<Queue<Payload>>): Promise<() => Promise<unknown>> {
+  async function startWorker(queues: ReadonlyArray<Queue<Payload>>, env: Record<string, string> = {}): Promise<() => Promise<unknown>> {
     const mf = new Miniflare({
       modules: true,
       scriptPath: bundlePath,
@@ -180,6 +180,7 @@ describe('flows on the Worker and on Node', () => {
         EMQ_BEAT_DEADLINE_MS: '2000',
         EMQ_JOB_TIMEOUT_MS: '1000',
         EMQ_DRAIN_ON_ENQUEUE_MS: '0',
+        ...env,
       },
     });
     await mf.ready;
@@ -291,6 +292,26 @@ describe('flows on the Worker and on Node', () => {
         `released ${parentEvents.get('released')![0]! - lastChild} ms after the last child completed, claimed ${parentEvents.get('active')![0]! - parentEvents.get('released')![0]!} ms after its release`,
     );
   }, 90_000);
+
+  it('the Worker alone: a parent released by its children on the Worker runs in the same scheduled event', async () => {
+    const parents = queue('flow-ep');
+    const kids = queue('flow-ek');
+    // drains after an enqueue (and so after a release) on, as deployed; no Node consumer at all
+    const scheduled = await startWorker([parents, kids], { EMQ_DRAIN_ON_ENQUEUE_MS: '5000' });
+    await scheduled(); // the isolate loads its scripts first
+    await new Flows(transport).add({
+      queue: parents.name,
+      id: 'edge-only',
+      payload: { i: 0 },
+      children: Array.from({ length: 10 }, (_, i) => ({ queue: kids.name, payload: { i } })),
+    });
+    // one event: the parents' drain finds nothing and ends; the children's drain completes them,
+    // and the release it relays starts a drain of the parents' queue, which the event awaits
+    await scheduled();
+    expect(await parents.getJob('edge-only')).toMatchObject({ state: 'completed', result: { q: parents.name, i: 0, n: 10 } });
+    expect(runsOf(parents, 'JOB:edge-only').map((r) => r.runtime)).toEqual(['edge']);
+    expect(await checkFlowLinks(raw, [parents.name, kids.name])).toEqual([]);
+  }, 60_000);
 
   it('nests three deep across the runtimes: Node leaves release Worker middles, whose completion releases a Node root', async () => {
     // Node serves the root's queue and one leaf queue, the Worker the middles' and the other leaves'
