@@ -14,10 +14,12 @@
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    as claim's, with promoted, requeued and buried counts and the due schedulers in the
            head: { {now, paused, next due, next lease deadline, promoted, requeued, buried,
-           {due schedulers}}, job, ... }; unlike claim's, the next due time and lease deadline
+           {due schedulers}, {flow news}}, job, ... }; unlike claim's, the next due time and lease deadline
            are there even when n jobs were claimed (-1 for none), so a busy consumer can arm its
            timers. The due schedulers (at most 100, includes/due_schedulers.lua) are for the
-           caller to fire (fire-schedulers.lua) once it has worked out their next slots
+           caller to fire (fire-schedulers.lua) once it has worked out their next slots; the
+           flow news (outbox entries, includes/outbox_append.lua) for it to relay to their
+           parents' queues (flow-apply.lua) and acknowledge (flow-ack.lua)
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta `stalled` += the jobs reaped
   Errors   EMQARG (a malformed number)
@@ -52,5 +54,12 @@ local readmitted = promote_limit > 0 and readmit_due(now, promote_limit)
 if reaped_woke or promoted_woke or readmitted then ring_doorbell() end
 local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 reply[1][8] = due_schedulers(now, 100)
+-- flow news to relay (docs/design.md, "Flows"): what this beat's reaping wrote (a child that died),
+-- and entries older than 5 s, which the runtime that wrote them did not relay (it died, or its
+-- relay failed): at most 100 a beat
+local news = outbox_written
+local stale = redis.call('ZRANGEBYSCORE', K_OUTBOX, '-inf', now - 5000, 'LIMIT', 0, 100)
+for _, e in ipairs(stale) do news[#news + 1] = e end
+reply[1][9] = news
 flush_events()
 return reply

@@ -15,7 +15,8 @@
            nothing more (a reply lost and the call sent again)
   ARGV[7]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:req:<request key>
-  Reply    {cutoff, more 0|1 (entries at or before the cutoff remain), {id, ...} the rows deleted}.
+  Reply    {cutoff, more 0|1 (entries at or before the cutoff remain), {id, ...} the rows deleted,
+           {flow news: outbox entries, a flow parent's unfinished children to remove}}.
            A completed entry whose row expired, or whose id was enqueued again, leaves the index
            and is not in the list
   Events   `cleaned` (n: the rows deleted, s: the state) when it deleted any; a repeat answered
@@ -60,4 +61,4 @@ chunked('ZREM', index, ids)
 if #removed > 0 then emit('cleaned', nil, 'n', string.format('%d', #removed), 's', state) end
 local more = 0
 if #redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, 1) > 0 then more = 1 end
-return record_reply(request, ttl, { cutoff, more, removed })
+return record_reply(request, ttl, { cutoff, more, removed, outbox_written })

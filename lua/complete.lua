@@ -47,6 +47,7 @@
 -- @include collect_completed
 -- @include flush_events
 -- @include release_settled
+-- @include report_up
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -65,6 +66,7 @@ local codes = each_held(6, 3, held_run, function(id, run, i)
   tally(freed, group)
   collect_completed(id, group, run[2], result ~= '' and result or nil)
   release_settled(id, run[3], run[4], false)
+  if run[5] then report_up(id, run[5], ARGV[i + 1], 'c', result, now) end
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)
@@ -90,4 +92,4 @@ if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0, false, ARGV[5]) end
 flush_events()
-return { codes, claimed }
+return { codes, claimed, outbox_written }

@@ -9,7 +9,7 @@
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
            slots fired), rated (a counter: times a group or the queue reached its rate limit and was
-           throttled)}
+           throttled), waiting (flow parents waiting for their children)}
 ]]
 -- @include keyspace
 -- @include lane_size
@@ -33,4 +33,5 @@ return {
   tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
   tonumber(redis.call('HGET', K_META, 'fired') or '0'),
   tonumber(redis.call('HGET', K_META, 'rated') or '0'),
+  redis.call('ZCARD', K_WAITING),
 }

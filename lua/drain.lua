@@ -16,7 +16,9 @@
            nothing more (a reply lost and the call sent again)
   ARGV[5]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    {deleted, cursor}: cursor "done" when nothing waiting is left to visit
+  Reply    {deleted, cursor, {flow news}}: cursor "done" when nothing waiting is left to visit;
+           the flow news (outbox entries: a flow child drained tells its parent) for the caller
+           to relay
   Events   `drained` (n: the rows deleted) when it deleted any; a repeat answered from the request
            key appends nothing
   Dedupe   each row deleted releases its dedupe key while it names the job (includes/delete_rows.lua)
@@ -45,7 +47,7 @@ if seen then return seen end
 local budget, visits, deleted = n, n, 0
 local function reply(next_cursor)
   if deleted > 0 then emit('drained', nil, 'n', string.format('%d', deleted)) end
-  return record_reply(request, ttl, { deleted, next_cursor })
+  return record_reply(request, ttl, { deleted, next_cursor, outbox_written })
 end
 
 if cursor == '' then

@@ -34,13 +34,19 @@
            "replaced". A key taken by an earlier job of the same call is seen as a later call
            would see it: the jobs collected so far are placed first. meta `dd` = 1 once any job
            took a key, so the scripts that delete rows in bulk read `dk` only where it may be
+  Flows    a job with children is a flow parent (includes/add_parent.lua): state `waiting`, in
+           emq:{q}:waiting, its children in emq:{q}:kids:<id>; a job with a parent keeps it as `fp`.
+           meta `fl` = 1 once any job of a flow was written here (docs/design.md, "Flows")
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
-           "replaced"; a duplicate writes nothing; a known request key answers its first reply again
-  Events   `added` (j, g) or `scheduled` (j, g, d: its due time) per new job, `replaced` (j, g, and
+           "replaced", and for a flow parent "waiting" (or "pending" or "dead" when its children
+           had all finished, or one had failed it, before it was written); a duplicate writes nothing; a known request key answers its first reply again
+  Events   `added` (j, g) or `scheduled` (j, g, d: its due time) per new job (`waiting` (j, g, n: its
+           children) for a flow parent, and `released` or `dead` after it when due), `replaced` (j, g, and
            d when scheduled) per job replaced, in ARGV order, in one entry; a duplicate or a
            request answered again appends nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number, traceparent or dedupe
-           key, a dedupe key with an id), EMQCONFLICT (a caller's request key seen with other
+           key, a dedupe key with an id, a malformed flow parent or child, a flow parent without an
+           id or with a due time), EMQCONFLICT (a caller's request key seen with other
            jobs); all raised before anything is written
   Rings    the doorbell once when any new or replaced job is claimable now; the schedule bell when a
            new or replaced job is the earliest scheduled one
@@ -60,6 +66,7 @@
 -- @include flush_events
 -- @include dedupe_key
 -- @include replace_job
+-- @include add_parent
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
@@ -81,6 +88,19 @@ for i = 0, n - 1 do
     if ARGV[b + 1] ~= '' then error(redis.error_reply('EMQARG a job takes a dedupe key or an id, not both')) end
     if arg_int(ARGV[b + 10], 'dedupe ttlMs', -1) == 0 then error(redis.error_reply('EMQARG dedupe ttlMs must be -1 or >= 1, got 0')) end
     if ARGV[b + 11] ~= '1' and ARGV[b + 11] ~= '0' then error(redis.error_reply('EMQARG dedupe replace must be 1 or 0, got ' .. tostring(ARGV[b + 11]))) end
+  end
+  -- a flow's links (docs/design.md, "Flows"): a parent is written with its id, and runs when its
+  -- children have finished, never at a time of its own
+  local parent, children = ARGV[b + 12], ARGV[b + 13]
+  if parent ~= '' and not string.match(parent, '^[%w%._%-]+|JOB:[^|,]+|[fir]$') then
+    error(redis.error_reply('EMQARG a flow parent is "<queue>|<id>|<f|i|r>", got ' .. parent))
+  end
+  if children ~= '' then
+    if ARGV[b + 1] == '' then error(redis.error_reply('EMQARG a flow parent needs an id')) end
+    if ARGV[b + 4] ~= '-1' or ARGV[b + 5] ~= '-1' then error(redis.error_reply('EMQARG a flow parent takes no delayMs or runAt')) end
+    for f in string.gmatch(children, '[^,]+') do
+      if not string.match(f, '^[%w%._%-]+|JOB:[^|]+$') then error(redis.error_reply('EMQARG a flow child is "<queue>|<id>", got ' .. f)) end
+    end
   end
 end
 
@@ -159,6 +179,8 @@ local function place()
 end
 -- dedupe keys taken by jobs of this call
 local taken, took = {}, false
+-- whether any job of this call is part of a flow (meta `fl`: the bulk deletes then read links)
+local flows = false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
@@ -200,7 +222,18 @@ for i = 0, n - 1 do
   end
   if id then
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent, nil, nil, dk, dt)
+    local parent, children = ARGV[b + 12], ARGV[b + 13]
+    if parent == '' then parent = nil end
+    local state
+    if children ~= '' then
+      local now_claimable
+      state, now_claimable = add_parent(key, id, payload, group, priority, max_attempts, backoff, seq, now, now_text, traceparent, parent, children)
+      claimable = claimable or now_claimable
+      flows = true
+    else
+      state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent, nil, nil, dk, dt, parent)
+      if parent then flows = true end
+    end
     if dk then
       if dt then redis.call('SET', dedupe_key(dk), id, 'PX', dt) else redis.call('SET', dedupe_key(dk), id) end
       taken[dk], took = true, true
@@ -213,6 +246,7 @@ end
 
 place()
 if took then redis.call('HSET', K_META, 'dd', '1') end
+if flows then redis.call('HSET', K_META, 'fl', '1') end
 if claimable then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)

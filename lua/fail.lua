@@ -6,7 +6,7 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
+  Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
            again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
            became of the job since short of a new claim or a remove
   Events   `dead` (j, g, a, x the error) per job failed, in ARGV order, in one entry; a fenced-off
@@ -41,7 +41,7 @@ local freed, outcomes = { order = {} }, { 1 }
 local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
-  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'), row[7], row[8])
+  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'), row[7], row[8], row[9], ARGV[i + 1])
   collect_event('dead', id, 'g', row[2], 'a', row[1] - row[4], 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)
@@ -49,4 +49,4 @@ end, function(token, _, t)
 end)
 if free_and_admit(freed) then ring_doorbell() end
 flush_events()
-return codes
+return { codes, outbox_written }

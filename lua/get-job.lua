@@ -4,26 +4,33 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>
+  Derives  emq:{q}:job:<id>, emq:{q}:kids:<id>
   Reply    the row as a flat field/value list (with the defaults of the fields enqueue leaves
            out written in: `m`, `b`), plus its lease deadline ("lease") when active or its
            due time ("due") when scheduled, under names no row field has (the row's `r` is
-           its result); {} when there is no such job
+           its result), and for a flow parent its children ("kids": its children hash as
+           JSON, a flat list, includes/child_record.lua); {} when there is no such job
   Errors   EMQKIND
 ]]
 -- @include keyspace
 -- @include check_kind
 -- @include job_key
 -- @include with_defaults
+-- @include kids_key
 
 local id = ARGV[2]
 check_kind(id)
 local row = redis.call('HGETALL', job_key(id))
 if #row == 0 then return row end
 with_defaults(row)
-local state
+local state, parent = nil, false
 for i = 1, #row, 2 do
   if row[i] == 's' then state = row[i + 1] end
+  if row[i] == 'fw' then parent = true end
+end
+if parent then
+  row[#row + 1] = 'kids'
+  row[#row + 1] = cjson.encode(redis.call('HGETALL', kids_key(id)))
 end
 if state == 'active' then
   row[#row + 1] = 'lease'

@@ -10,10 +10,11 @@
                entry was written, or whose id was enqueued again, is left out, so a page may hold
                fewer than `limit`
     dead       most recently buried first (as list-dead)
+    waiting    flow parents waiting for their children, longest waiting first
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: pending | scheduled | active | completed | dead
+  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting
   ARGV[3]  offset (>= 0)
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
@@ -53,6 +54,8 @@ elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
 elseif state == 'completed' then
   ids = redis.call('ZREVRANGE', K_COMPLETED, offset, last)
+elseif state == 'waiting' then
+  ids = redis.call('ZRANGE', K_WAITING, offset, last)
 elseif state == 'pending' then
   local entries = redis.call('SMEMBERS', K_GROUPS)
   table.sort(entries)

@@ -21,7 +21,9 @@
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
-           number of active jobs)}. Sent again it goes on, or answers done: harmless twice
+           number of active jobs), {flow news: outbox entries for the caller to relay}}: the
+           rows of flow jobs deleted tell their parents and children (includes/delete_rows.lua),
+           and the last chunk hands back the outbox's entries left unrelayed. Sent again it goes on, or answers done: harmless twice
   Errors   EMQARG (a malformed number), before anything is written
 ]]
 -- @include keyspace
@@ -56,7 +58,7 @@ local schedulers = redis.call('ZRANGE', K_SCHEDULERS, 0, budget - 1)
 if #schedulers > 0 then
   for _, id in ipairs(schedulers) do redis.call('DEL', scheduler_key(id)) end
   chunked('ZREM', K_SCHEDULERS, schedulers)
-  if spend(#schedulers) then return { 0, deleted } end
+  if spend(#schedulers) then return { 0, deleted, outbox_written } end
 end
 
 -- active rows, their group slots freed
@@ -67,12 +69,12 @@ if #ids > 0 then
   delete_rows(ids)
   chunked('ZREM', K_ACTIVE, ids)
   free_slots(freed)
-  if spend(#ids) then return { 0, deleted } end
+  if spend(#ids) then return { 0, deleted, outbox_written } end
 end
 
 -- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
 -- which the lanes' turn deletes
-for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED }) do
+for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING }) do
   ids = redis.call('ZRANGE', index, 0, budget - 1)
   if #ids > 0 then
     local rows = ids
@@ -84,23 +86,27 @@ for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED }) do
     end
     delete_rows(rows)
     chunked('ZREM', index, ids)
-    if spend(#ids) then return { 0, deleted } end
+    if spend(#ids) then return { 0, deleted, outbox_written } end
   end
 end
 
-if spend(drop_lane(UNGROUPED, budget)) then return { 0, deleted } end
+if spend(drop_lane(UNGROUPED, budget)) then return { 0, deleted, outbox_written } end
 while redis.call('SCARD', K_GROUPS) > 0 do
   for _, g in ipairs(redis.call('SRANDMEMBER', K_GROUPS, 100)) do
     -- out of budget with the lane not yet empty: the next call visits it again
-    if spend(drop_lane(g, budget)) then return { 0, deleted } end
+    if spend(drop_lane(g, budget)) then return { 0, deleted, outbox_written } end
     redis.call('SREM', K_GROUPS, g)
-    if spend(0, 1) then return { 0, deleted } end
+    if spend(0, 1) then return { 0, deleted, outbox_written } end
   end
 end
 
 -- the rate limits and holds: a group's starts log exists only while it has a limit
 for _, g in ipairs(redis.call('HKEYS', K_GRATE)) do redis.call('DEL', starts_key(g)) end
 redis.call('DEL', K_THROTTLED, K_GRATE, K_HOLDS, starts_key(QUEUE_ENTRY))
+-- flow news not yet relayed goes back with the reply, for the caller to relay, with this call's
+local left = redis.call('ZRANGE', K_OUTBOX, 0, -1)
+for _, e in ipairs(left) do outbox_written[#outbox_written + 1] = e end
+redis.call('DEL', K_OUTBOX, K_WAITING)
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
-return { 1, deleted }
+return { 1, deleted, outbox_written }

@@ -5,8 +5,14 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    1 removed, 0 no such job
+  ARGV[3]  "" (a caller's removal), or "<queue>|<parent id>": the removal of a removed flow
+           parent's child, done only while the row's `fp` names that parent (an id enqueued again
+           since is another job), and told to no parent
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:kids:<id>
+  Flows    an unfinished flow child tells its parent it is gone (the parent stops waiting for
+           it); a flow parent has its unfinished children removed in turn and its children hash
+           deleted (includes/forget_flow.lua), through the outbox
+  Reply    {1 removed or 0 no such job, {outbox entries written, for the caller to relay}}
   Events   `removed` (j, g) when it removed one
   Dedupe   the job's dedupe key (`dk`, either mode) is released while it still names the job
   Errors   EMQKIND
@@ -22,14 +28,23 @@
 -- @include ring_doorbell
 -- @include emit
 -- @include release_dedupe
+-- @include forget_flow
+-- @include now_ms
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't')
 local state, group = r[1], r[2]
-if not state then return 0 end
+if not state then return { 0, {} } end
+local fp = r[4]
+if ARGV[3] and ARGV[3] ~= '' then
+  -- a removed parent's child: this row only while it is still that parent's
+  if not fp or string.sub(fp, 1, #ARGV[3] + 1) ~= ARGV[3] .. '|' then return { 0, {} } end
+  fp = nil
+end
 release_dedupe(id, r[3])
+if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
   local entry = group or UNGROUPED
   -- a job in an arrivals list is found by LREM, linear in the list's length
@@ -44,7 +59,9 @@ elseif state == 'dead' then
   redis.call('ZREM', K_DEAD, id)
 elseif state == 'completed' then
   redis.call('ZREM', K_COMPLETED, id)
+elseif state == 'waiting' then
+  redis.call('ZREM', K_WAITING, id)
 end
 redis.call('DEL', key)
 emit('removed', id, 'g', group)
-return 1
+return { 1, outbox_written }

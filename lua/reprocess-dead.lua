@@ -11,7 +11,10 @@
            more (a reply lost and the call sent again)
   ARGV[4]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    {reprocessed, more 0|1 (dead jobs remain)}
+  Flows    a flow child tells its parent it runs again (includes/report_up.lua: a parent it
+           failed waits again); a flow parent runs with its children as they stand (its `fx`,
+           the child that failed it, is forgotten)
+  Reply    {reprocessed, more 0|1 (dead jobs remain), {outbox entries written, for the caller to relay}}
   Events   `reprocessed` (j, g) per job, oldest first, in one entry; a repeat answered from the
            request key appends nothing
   Errors   EMQARG (a malformed number), before anything is written
@@ -28,6 +31,8 @@
 -- @include record_reply
 -- @include collect_event
 -- @include flush_events
+-- @include report_up
+-- @include now_ms
 
 local n = arg_int(ARGV[2], 'n', 1)
 local request = ARGV[3]
@@ -37,16 +42,18 @@ local seen = recorded_reply(request)
 if seen then return seen end
 
 local ids = redis.call('ZRANGE', K_DEAD, 0, n - 1)
+local now = #ids > 0 and now_ms() or 0
 local batch = { order = {} }
 for _, id in ipairs(ids) do
   local key = job_key(id)
-  local r = redis.call('HMGET', key, 'g', 'o', 'a')
+  local r = redis.call('HMGET', key, 'g', 'o', 'a', 'fp', 't', 'fw')
   redis.call('HSET', key, 's', 'pending', 'z', r[3])
-  redis.call('HDEL', key, 'f')
+  if r[6] then redis.call('HDEL', key, 'f', 'fx') else redis.call('HDEL', key, 'f') end
+  if r[4] then report_up(id, r[4], r[5], 'p', '', now) end
   batch_push(batch, r[1], r[2], id)
   collect_event('reprocessed', id, 'g', r[1])
 end
 chunked('ZREM', K_DEAD, ids)
 if admit(batch) then ring_doorbell() end
 flush_events()
-return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
+return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_written })

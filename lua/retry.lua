@@ -7,7 +7,7 @@
   ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
            for the backoff's jitter
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
+  Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
            0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
            and the request sent again) answers the code the first gave (1, 2 or 3) and writes
            nothing, whatever became of the job since short of a new claim or a remove
@@ -63,7 +63,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   tally(freed, group)
   local attempt = attempts - base
   if attempts - base >= max_attempts then
-    bury(id, err, now, settled_token(token, 'r3'), row[7], row[8])
+    bury(id, err, now, settled_token(token, 'r3'), row[7], row[8], row[9], token)
     collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)
     return 3
   end
@@ -92,4 +92,4 @@ if next(later) then ring_sched_bell(later) end
 -- the counter of retries for /metrics: once a call, not once a job
 if retried > 0 then redis.call('HINCRBY', K_META, 'retried', retried) end
 flush_events()
-return codes
+return { codes, outbox_written }

@@ -69,7 +69,9 @@ export interface JobEventBase extends QueueEventBase {
  * (`progress`), `completed` (`result`, or `resultOmitted` when it was over the queue's
  * `resultBytes`), `retried` (`error`, and `dueAt`, when it is due again), `dead` (`error`: its
  * attempts used up, or failed for good), `stalled` (its lease lapsed and was reaped: a `dead`
- * follows when that was its last attempt), `released` (given back unstarted), `removed`,
+ * follows when that was its last attempt), `released` (given back unstarted, or a flow parent
+ * whose children have all finished: `children`), `waiting` (a flow parent waits for its
+ * `children`), `removed`,
  * `reprocessed`, `replaced` (a not yet started job took a later add's payload and delay,
  * `dedupe.replace`; `dueAt` when it is scheduled). About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
  * `limit` (`group`, `limit`, null when lifted), `rate` (the queue's rate limit, or a `group`'s:
@@ -88,8 +90,20 @@ export type QueueEvent =
       readonly scheduler?: FiredBy;
     })
   | (JobEventBase & {
-      /** promoted: a scheduled job fell due; released: given back unstarted; removed; reprocessed: dead, back to be claimed. */
-      readonly event: 'promoted' | 'released' | 'removed' | 'reprocessed';
+      /** promoted: a scheduled job fell due; removed; reprocessed: dead, back to be claimed. */
+      readonly event: 'promoted' | 'removed' | 'reprocessed';
+    })
+  | (JobEventBase & {
+      /** Claimable again: given back unstarted, or a flow parent whose children have all finished (`children` set). */
+      readonly event: 'released';
+      /** A flow parent's count of the children it waited for; absent for a job given back. */
+      readonly children?: number;
+    })
+  | (JobEventBase & {
+      /** A flow parent written (`Flows.add`), or waiting again (a child that failed it reprocessed): it waits for its children. */
+      readonly event: 'waiting';
+      /** How many children it waits for. */
+      readonly children: number;
     })
   | (JobEventBase & {
       /** Enqueued with a delay. */
@@ -215,6 +229,7 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>([
   'dead',
   'stalled',
   'released',
+  'waiting',
   'removed',
   'reprocessed',
   'replaced',
@@ -335,10 +350,17 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
       return id === undefined || slot === undefined ? { ...job, event } : { ...job, event, scheduler: { id, slot } };
     }
     case 'promoted':
-    case 'released':
     case 'removed':
     case 'reprocessed':
       return { ...job, event };
+    case 'released': {
+      const children = number(f.get('n'));
+      return children === undefined ? { ...job, event } : { ...job, event, children };
+    }
+    case 'waiting': {
+      const children = number(f.get('n'));
+      return children === undefined ? undefined : { ...job, event, children };
+    }
     case 'scheduled': {
       const dueAt = number(f.get('d'));
       return dueAt === undefined ? undefined : { ...job, event, dueAt };

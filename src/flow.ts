@@ -1,5 +1,3 @@
-import type { EnqueueOptions } from './job.js';
-
 /**
  * What a parent makes of a child that died (`FlowJob.onFailure`): `fail-parent` (the default)
  * sends the waiting parent to dead with the child's error; `ignore` counts the child as finished
@@ -8,46 +6,9 @@ import type { EnqueueOptions } from './job.js';
  */
 export type OnFailure = 'fail-parent' | 'ignore' | 'remove';
 
-/**
- * One node of a flow (`Flows.add`): a job in `queue` with its options, and the jobs it waits for.
- * A node with `children` is a parent: written in state `waiting`, it becomes pending when its last
- * child has finished. Ids as for `Queue.add`; a node without one gets `<parent's id>.<index>`
- * (the root: a random flow id), so a tree added twice with the same root id is duplicates, not
- * a second tree.
- *
- * @example
- * const tree: FlowJob = {
- *   queue: 'pdf', id: 'report-7', payload: { report: 7 },
- *   children: [1, 2, 3].map((page) => ({ queue: 'render', payload: { report: 7, page } })),
- * };
- */
-export interface FlowJob<Payload = unknown> extends Omit<EnqueueOptions, 'dedupe'> {
-  /** The queue the job goes to. */
-  readonly queue: string;
-  /** What the job carries (JSON). */
-  readonly payload: Payload;
-  /** What the parent makes of this job if it dies (default `fail-parent`); not on the root. */
-  readonly onFailure?: OnFailure;
-  /** The jobs this one waits for, in any queues (its own included). */
-  readonly children?: ReadonlyArray<FlowJob>;
-}
-
-/** A node of a flow as written (`Flows.add`): its queue, id, where it went, and its children's. */
-export interface FlowNode {
-  readonly queue: string;
-  /** `JOB:` and its id. */
-  readonly id: string;
-  /**
-   * `waiting` for a parent whose children are not all finished, `pending` or `scheduled` for a
-   * job claimable now or later, `dead` for a parent a child already failed, `duplicate` when a
-   * job with that id exists (nothing written for it).
-   */
-  readonly state: 'waiting' | 'pending' | 'scheduled' | 'dead' | 'duplicate';
-  readonly children: readonly FlowNode[];
-}
-
 /** A child as its parent records it (`Job.children`, `JobRecord.children`). */
 export interface ChildOutcome<Result = unknown> {
+  /** The child's queue. */
   readonly queue: string;
   /** `JOB:` and its id. */
   readonly id: string;
@@ -65,9 +26,11 @@ export interface ChildOutcome<Result = unknown> {
 
 /** The parent a flow's child reports to (`Job.parent`, `JobRecord.parent`). */
 export interface ParentRef {
+  /** The parent's queue. */
   readonly queue: string;
   /** `JOB:` and its id. */
   readonly id: string;
+  /** What the parent makes of this child if it dies. */
   readonly onFailure: OnFailure;
 }
 

@@ -1,7 +1,7 @@
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encodeJob, type JobDefaults, toJobId } from './encode.js';
 import { InvalidArgumentError, shown } from './errors.js';
-import { type FlowJob, type FlowNode, POLICY_CODE } from './flow.js';
-import type { EnqueueResult } from './job.js';
+import { type OnFailure, POLICY_CODE } from './flow.js';
+import type { EnqueueOptions, EnqueueResult } from './job.js';
 import { assertName } from './keyspace.js';
 import { randomHex } from './random-hex.js';
 import { runOps, type ScriptOp, Scripts } from './scripts.js';
@@ -28,6 +28,46 @@ const FLOW_FIELDS: ReadonlySet<string> = new Set([
   'onFailure',
   'children',
 ]);
+
+/**
+ * One node of a flow (`Flows.add`): a job in `queue` with its options, and the jobs it waits for.
+ * A node with `children` is a parent: written in state `waiting`, it becomes pending when its last
+ * child has finished. Ids as for `Queue.add`; a node without one gets `<parent's id>.<index>`
+ * (the root: a random flow id), so a tree added twice with the same root id is duplicates, not
+ * a second tree.
+ *
+ * @example
+ * const tree: FlowJob = {
+ *   queue: 'pdf', id: 'report-7', payload: { report: 7 },
+ *   children: [1, 2, 3].map((page) => ({ queue: 'render', payload: { report: 7, page } })),
+ * };
+ */
+export interface FlowJob<Payload = unknown> extends Omit<EnqueueOptions, 'dedupe'> {
+  /** The queue the job goes to. */
+  readonly queue: string;
+  /** What the job carries (JSON). */
+  readonly payload: Payload;
+  /** What the parent makes of this job if it dies (default `fail-parent`); not on the root. */
+  readonly onFailure?: OnFailure;
+  /** The jobs this one waits for, in any queues (its own included). */
+  readonly children?: ReadonlyArray<FlowJob>;
+}
+
+/** A node of a flow as written (`Flows.add`): its queue, id, where it went, and its children's. */
+export interface FlowNode {
+  /** The queue it went to. */
+  readonly queue: string;
+  /** `JOB:` and its id. */
+  readonly id: string;
+  /**
+   * `waiting` for a parent whose children are not all finished, `pending` or `scheduled` for a
+   * job claimable now or later, `dead` for a parent a child already failed, `duplicate` when a
+   * job with that id exists (nothing written for it).
+   */
+  readonly state: 'waiting' | 'pending' | 'scheduled' | 'dead' | 'duplicate';
+  /** Its children as written, in the tree's order. */
+  readonly children: readonly FlowNode[];
+}
 
 /** Options of Flows: what a Queue takes for the jobs it writes. */
 export interface FlowsOptions {

@@ -1,5 +1,10 @@
-/** Where a job stands. A completed row stays readable for the queue's `keepCompletedMs`. */
-export type JobState = 'pending' | 'scheduled' | 'active' | 'completed' | 'dead';
+import type { ChildOutcome, ChildrenCount, ParentRef } from './flow.js';
+
+/**
+ * Where a job stands. A completed row stays readable for the queue's `keepCompletedMs`. `waiting`:
+ * a flow parent waiting for its children (`Flows.add`).
+ */
+export type JobState = 'pending' | 'scheduled' | 'active' | 'completed' | 'dead' | 'waiting';
 
 /** How long to wait before retrying a failed attempt. */
 export interface BackoffOptions {
@@ -118,6 +123,17 @@ export interface Job<Payload = unknown> {
   readonly traceparent?: string | undefined;
   /** The scheduler that fired it and the slot (epoch ms) it was fired for, when a scheduler did. */
   readonly scheduler?: FiredBy | undefined;
+  /** A flow child's parent (`Flows.add`), when it is one. */
+  readonly parent?: ParentRef | undefined;
+  /**
+   * A flow parent's children, as they stood when it was claimed: each one's queue, id, state and
+   * result (or error, for one that failed with `onFailure: 'ignore'`). Undefined for a job that
+   * is not a flow parent.
+   *
+   * @example
+   * const pages = job.children!.filter((c) => c.state === 'completed').map((c) => c.result as Page);
+   */
+  readonly children?: ChildOutcome[] | undefined;
 }
 
 /** The scheduler that fired a job and its slot (`Queue.upsertScheduler`). */
@@ -184,6 +200,12 @@ export interface JobRecord<Payload = unknown, Result = unknown> {
   readonly progress: unknown;
   /** The scheduler that fired it and its slot, when a scheduler did (`Queue.upsertScheduler`). */
   readonly scheduler?: FiredBy | undefined;
+  /** A flow child's parent, when it is one (`Flows.add`). */
+  readonly parent?: ParentRef | undefined;
+  /** A flow parent's children: each one's queue, id, state and result or error. */
+  readonly children?: ChildOutcome[] | undefined;
+  /** A flow parent's count of its children: how many it waits for, how many have finished. */
+  readonly flow?: ChildrenCount | undefined;
 }
 
 /** How many jobs are in each state. */
@@ -198,6 +220,8 @@ export interface QueueCounts {
   readonly dead: number;
   /** Jobs completed since the queue began (a counter: completed rows expire). */
   readonly completed: number;
+  /** Flow parents waiting for their children (`Flows.add`). */
+  readonly waiting: number;
 }
 
 /**

@@ -20,6 +20,8 @@ import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
 import { traceReceive, traceSettles } from './telemetry.js';
 import { firedBy, nextAfterFiring } from './schedulers.js';
+import { decodeChildren, decodeParent } from './flow.js';
+import { relayFlowNews } from './flow-relay.js';
 
 /** How long after a firing that failed its slots are looked at again, in ms. */
 const FIRE_RETRY_MS = 1000;
@@ -91,10 +93,17 @@ export interface RoundResult<Payload> {
   readonly givenBack: ReadonlyArray<'released' | 'fenced'>;
   /** The jobs claimed and what the claim (or beat) saw; null when the round neither claimed nor beat. */
   readonly claimed: Claimed<Payload> | null;
+  /**
+   * Flow news the round wrote or its beat found (outbox entries, docs/design.md "Flows"):
+   * `round()` and `sendRounds` relay them to the parents' queues before they resolve.
+   */
+  readonly outbox: readonly string[];
 }
 
 /** A Round ready to send: its script calls, and how to read their replies. */
 export interface PreparedRound<Payload> {
+  /** The queue the round is of. */
+  readonly queue: string;
   /** The script calls to send, in order, in one round trip. */
   readonly calls: readonly ScriptCall[];
   /** Reads the replies to `calls` (in the same order) into the round's result. */
@@ -113,6 +122,7 @@ interface RoundState {
   readonly settled: Settled[];
   givenBack: Array<'released' | 'fenced'>;
   claimed: ClaimResult | null;
+  readonly outbox: string[];
 }
 
 /**
@@ -172,6 +182,7 @@ export class Leases<Payload = unknown> {
         if (!(await again?.(error, failures))) throw error;
       }
     }
+    await this.relay(result.outbox);
     if (!result.claimed || result.claimed.dueSchedulers.length === 0) return result;
     // the round is recorded whatever the firing does; the firing goes again as the round would
     return { ...result, claimed: await this.fireDueOrDefer(result.claimed, again) };
@@ -244,7 +255,10 @@ export class Leases<Payload = unknown> {
         const delayMs = outcome.kind === 'retry' ? outcome.delayMs : undefined;
         return { id: job.id, token: job.token, error, ...(delayMs === undefined ? {} : { delayMs }) };
       });
-      add(this.scripts.retryOp(items), (outcomes: RetryOutcome[], state) => settle(retries, outcomes, state));
+      add(this.scripts.retryOp(items), ({ value, outbox }, state) => {
+        settle(retries, value, state);
+        state.outbox.push(...outbox);
+      });
     }
     if (fails.length > 0) {
       const items: FailItem[] = fails.map((i) => {
@@ -252,7 +266,10 @@ export class Leases<Payload = unknown> {
         const outcome = outcomes[i]!;
         return { id: job.id, token: job.token, error: outcome.kind === 'complete' ? '' : outcome.error };
       });
-      add(this.scripts.failOp(items), (outcomes, state) => settle(fails, outcomes, state));
+      add(this.scripts.failOp(items), ({ value, outbox }, state) => {
+        settle(fails, value, state);
+        state.outbox.push(...outbox);
+      });
     }
     if (giveBack.length > 0 || holds.length > 0) {
       const items: ReleaseItem[] = [
@@ -275,22 +292,29 @@ export class Leases<Payload = unknown> {
       });
       add(
         this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
-        ({ completed, claimed }, state) => {
+        ({ completed, claimed, outbox }, state) => {
           settle(completes, completed.map((ok) => (ok ? 'completed' : 'fenced')), state);
           state.claimed = claimed;
+          state.outbox.push(...outbox);
         },
       );
     }
     // a beat reaps and promotes even when it claims nothing (a consumer with no room still beats)
-    if (beat) add(this.beatOp({ n: claim, leaseMs }), (claimed, state) => (state.claimed = claimed));
+    if (beat) {
+      add(this.beatOp({ n: claim, leaseMs }), (claimed, state) => {
+        state.claimed = claimed;
+        state.outbox.push(...claimed.outbox);
+      });
+    }
 
     return {
+      queue: this.queue,
       calls,
       read: (replies) => {
-        const state: RoundState = { settled: new Array<Settled>(finished.length).fill('fenced'), givenBack: [], claimed: null };
+        const state: RoundState = { settled: new Array<Settled>(finished.length).fill('fenced'), givenBack: [], claimed: null, outbox: [] };
         readers.forEach((reader, i) => reader(replies[i]!, state));
         traceSettles(this.queue, sentAt, finished, state.settled);
-        return { settled: state.settled, givenBack: state.givenBack, claimed: state.claimed && this.decode(state.claimed, sentAt) };
+        return { settled: state.settled, givenBack: state.givenBack, claimed: state.claimed && this.decode(state.claimed, sentAt), outbox: state.outbox };
       },
     };
   }
@@ -321,7 +345,9 @@ export class Leases<Payload = unknown> {
    */
   async beat(options: BeatOptions): Promise<Claimed<Payload>> {
     const sentAt = Date.now();
-    return this.fireDueOrDefer(this.decode(await this.run(this.beatOp(options)), sentAt));
+    const beat = await this.run(this.beatOp(options));
+    await this.relay(beat.outbox);
+    return this.fireDueOrDefer(this.decode(beat, sentAt));
   }
 
   /**
@@ -339,18 +365,36 @@ export class Leases<Payload = unknown> {
     claimed: Claimed<Payload> | null;
   }> {
     const requestKey = this.claimKey(options.claimN ?? 0);
-    const { completed, claimed } = await this.run(this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }));
+    const { completed, claimed, outbox } = await this.run(this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }));
+    await this.relay(outbox);
     return { completed, claimed: claimed && this.decode(claimed) };
   }
 
   /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
-  retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
-    return this.run(this.scripts.retryOp(items));
+  async retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
+    const { value, outbox } = await this.run(this.scripts.retryOp(items));
+    await this.relay(outbox);
+    return value;
   }
 
   /** Fails held jobs for good: straight to dead. */
-  fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
-    return this.run(this.scripts.failOp(items));
+  async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
+    const { value, outbox } = await this.run(this.scripts.failOp(items));
+    await this.relay(outbox);
+    return value;
+  }
+
+  /**
+   * Relays flow news this queue's scripts wrote (src/flow-relay.ts), never failing: news whose
+   * relay failed stays in the outbox, and a later beat of this queue relays it.
+   */
+  private async relay(outbox: readonly string[]): Promise<void> {
+    if (outbox.length === 0) return;
+    try {
+      await relayFlowNews(this.transport, this.queue, outbox, this.countRequest);
+    } catch {
+      // left in the outbox: the next beat of this queue finds it (older than 5 s) and relays it
+    }
   }
 
   /**
@@ -445,7 +489,12 @@ export class Leases<Payload = unknown> {
       fired: 0,
       jobs: result.jobs.map((row) => {
         const scheduler = firedBy(row.id);
-        return { ...row, payload: JSON.parse(row.payload) as Payload, ...(scheduler ? { scheduler } : {}) };
+        const { parent, children, ...rest } = row;
+        const flow = {
+          ...(parent === undefined ? {} : { parent: decodeParent(parent) }),
+          ...(children === undefined ? {} : { children: decodeChildren(children) }),
+        };
+        return { ...rest, payload: JSON.parse(row.payload) as Payload, ...(scheduler ? { scheduler } : {}), ...flow };
       }),
     };
     if (sentAt !== undefined) traceReceive(this.queue, sentAt, claimed.jobs);
@@ -470,7 +519,19 @@ export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
   const calls = rounds.flatMap((r) => r.calls);
   const replies = calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, parse: (reply: Reply) => reply })), onRequest);
   let next = 0;
-  return rounds.map((r) => r.read(replies.slice(next, (next += r.calls.length)))) as {
+  const results = rounds.map((r) => r.read(replies.slice(next, (next += r.calls.length))));
+  // flow news relayed as Leases.round relays it: a failed relay leaves it for a later beat
+  await Promise.all(
+    results.map(async (result, i) => {
+      if (result.outbox.length === 0) return;
+      try {
+        await relayFlowNews(transport, rounds[i]!.queue, result.outbox, onRequest);
+      } catch {
+        // left in the outbox: the next beat of that queue relays it
+      }
+    }),
+  );
+  return results as {
     [K in keyof T]: T[K] extends PreparedRound<infer P> ? RoundResult<P> : never;
   };
 }

@@ -41,6 +41,8 @@ import type { Transport } from './transport.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
 import { traceSend } from './telemetry.js';
+import { decodeChildren, decodeParent } from './flow.js';
+import { relayFlowNews } from './flow-relay.js';
 
 /** Options of a Queue. */
 export interface QueueOptions {
@@ -187,7 +189,7 @@ const BULK_CHUNK = 1000;
  */
 const ADMIN_CHUNK = 500;
 const REPROCESS_CHUNK = 250;
-const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
+const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
 
 /** Throws InvalidArgumentError unless `value` is an object (options, a bulk job): null, a number or a string is not. */
 function assertObject(what: string, value: unknown): asserts value is object {
@@ -386,8 +388,8 @@ export class Queue<Payload = unknown> {
   /** Counts per state, the paused flag and the rate limits, in one round trip. */
   async stats(): Promise<QueueStats> {
     const [counts, rates] = await this.scripts.runOps([this.scripts.countsOp(), this.scripts.rateLimitsOp(THROTTLED_SHOWN)] as const);
-    const { paused, pending, scheduled, active, dead, completed } = counts;
-    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed }, rateLimits: rateLimitsOf(rates) };
+    const { paused, pending, scheduled, active, dead, completed, waiting } = counts;
+    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting }, rateLimits: rateLimitsOf(rates) };
   }
 
   /** The queue's rate limits and its groups', and what is throttled now (soonest first, at most 1000). */
@@ -408,18 +410,26 @@ export class Queue<Payload = unknown> {
     return entries.map(({ id, row }) => this.decodeRow(id, row));
   }
 
-  /** Removes a job in any state. Throws JobNotFoundError when there is none. */
+  /**
+   * Removes a job in any state. Throws JobNotFoundError when there is none. A flow child still
+   * unfinished is dropped from its parent's children (the parent stops waiting for it); a flow
+   * parent's unfinished children are removed too (docs/design.md, "Flows").
+   */
   async remove(id: string): Promise<void> {
     const jobId = jobIdOf(id);
-    if (!(await this.scripts.run(this.scripts.removeOp(jobId)))) {
-      throw new JobNotFoundError(`no job ${jobId}`, { jobId });
-    }
+    const { value, outbox } = await this.scripts.run(this.scripts.removeOp(jobId));
+    await this.relay(outbox);
+    if (!value) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
   }
 
-  /** Puts a dead job back to be claimed, with a fresh allowance of attempts. */
+  /**
+   * Puts a dead job back to be claimed, with a fresh allowance of attempts. A flow child's parent
+   * learns it runs again (a parent it failed waits again).
+   */
   async reprocess(id: string): Promise<void> {
     const jobId = jobIdOf(id);
-    const code = await this.scripts.run(this.scripts.reprocessOp(jobId));
+    const { value: code, outbox } = await this.scripts.run(this.scripts.reprocessOp(jobId));
+    await this.relay(outbox);
     if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
     if (code < 0) throw new JobStateError(`job ${jobId} is not dead`, { jobId });
   }
@@ -633,6 +643,7 @@ export class Queue<Payload = unknown> {
         this.scripts.cleanOp(state, olderThanMs, cutoff, Math.min(ADMIN_CHUNK, limit - ids.length), this.adminRequest()),
       );
       cutoff = chunk.cutoff;
+      await this.relay(chunk.outbox);
       for (const id of chunk.ids) ids.push(id);
       if (!chunk.more) break;
     }
@@ -655,6 +666,7 @@ export class Queue<Payload = unknown> {
       const chunk = await this.scripts.run(this.scripts.drainOp(Math.min(ADMIN_CHUNK, limit - deleted), cursor, this.adminRequest()));
       deleted += chunk.deleted;
       cursor = chunk.cursor;
+      await this.relay(chunk.outbox);
     }
     return deleted;
   }
@@ -676,6 +688,7 @@ export class Queue<Payload = unknown> {
     const limit = bulkLimit(options.limit);
     for (let deleted = 0; deleted < limit; ) {
       const chunk = await this.scripts.run(this.scripts.obliterateOp(force, Math.min(ADMIN_CHUNK, limit - deleted)));
+      await this.relay(chunk.outbox);
       if (chunk.outcome === 'refused') {
         throw new JobStateError(`queue ${this.name} has ${chunk.count} active job(s): obliterate with force to delete them too`);
       }
@@ -702,6 +715,7 @@ export class Queue<Payload = unknown> {
     while (reprocessed < limit) {
       const chunk = await this.scripts.run(this.scripts.reprocessDeadOp(Math.min(REPROCESS_CHUNK, limit - reprocessed), this.adminRequest()));
       reprocessed += chunk.reprocessed;
+      await this.relay(chunk.outbox);
       if (!chunk.more) break;
     }
     return reprocessed;
@@ -993,6 +1007,19 @@ export class Queue<Payload = unknown> {
     return { key: `b:${this.requestPrefix}${(this.requestCount++).toString(36)}`, ttlMs: OWN_REQUEST_TTL_MS };
   }
 
+  /**
+   * Relays flow news a script of this queue wrote (src/flow-relay.ts), never failing: what a
+   * failed relay leaves in the outbox, a later beat of this queue relays.
+   */
+  private async relay(outbox: readonly string[]): Promise<void> {
+    if (outbox.length === 0) return;
+    try {
+      await relayFlowNews(this.transport, this.name, outbox);
+    } catch {
+      // left in the outbox for a beat of this queue
+    }
+  }
+
   private decodeRow(id: string, row: Record<string, string>): JobRecord<Payload> {
     const state = STATES.includes(row.s as JobState) ? (row.s as JobState) : 'pending';
     return {
@@ -1013,6 +1040,10 @@ export class Queue<Payload = unknown> {
       result: row.r === undefined ? undefined : (JSON.parse(row.r) as unknown),
       progress: row.pg === undefined ? undefined : (JSON.parse(row.pg) as unknown),
       scheduler: firedBy(id),
+      ...(row.fp === undefined ? {} : { parent: decodeParent(row.fp) }),
+      ...(row.fw === undefined
+        ? {}
+        : { children: decodeChildren(JSON.parse(row.kids ?? '[]') as string[]), flow: { total: Number(row.fw), done: Number(row.fd ?? 0) } }),
     };
   }
 }

@@ -28,6 +28,10 @@ export interface ClaimedRow {
   readonly leaseUntil: number;
   /** The W3C traceparent its enqueue stored (the row's `x`), when it was traced. */
   readonly traceparent: string | undefined;
+  /** A flow child's parent, as its row's `fp` (`<queue>|<id>|<policy>`: src/flow.ts decodeParent). */
+  readonly parent: string | undefined;
+  /** A flow parent's children hash, flat (src/flow.ts decodeChildren); undefined for a job without children. */
+  readonly children: string[] | undefined;
 }
 
 /** What a claim (or a beat) saw and took. */
@@ -51,6 +55,8 @@ export interface ClaimResult {
   readonly buried: number;
   /** Schedulers whose slot a beat saw due, for its caller to fire (Leases does); empty otherwise. */
   readonly dueSchedulers: readonly DueScheduler[];
+  /** Flow news a beat found to relay (outbox entries: docs/design.md, "Flows"); empty otherwise. */
+  readonly outbox: readonly string[];
   readonly jobs: readonly ClaimedRow[];
 }
 
@@ -179,6 +185,7 @@ function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
     requeued: head[5] ?? 0,
     buried: head[6] ?? 0,
     dueSchedulers: parseDueSchedulers(raw[7]),
+    outbox: strings(raw[8], 'beat outbox'),
     jobs: list.slice(1).map((entry) => {
       const j = asArray(entry, 'claimed job');
       const group = asString(j[3], 'group');
@@ -192,12 +199,27 @@ function parseClaim(reply: Reply, leaseMs: number): ClaimResult {
         createdAt: asNumber(j[6], 'createdAt'),
         leaseUntil: now + leaseMs,
         traceparent: j[7] == null ? undefined : asString(j[7], 'traceparent'),
+        parent: j[8] == null ? undefined : asString(j[8], 'parent'),
+        children: j[9] == null ? undefined : strings(j[9], 'children'),
       };
     }),
   };
 }
 
 const codes = (reply: Reply, what: string): number[] => asArray(reply, what).map((v) => asNumber(v, what));
+
+/** A list of strings; [] for an absent reply (nil). */
+function strings(reply: Reply | undefined, what: string): string[] {
+  if (reply === undefined || reply === null) return [];
+  return asArray(reply, what).map((v) => asString(v, what));
+}
+
+/** What a script that may write flow news answers beside its own reply: the outbox entries it wrote. */
+export interface WithOutbox<T> {
+  readonly value: T;
+  /** Outbox entries to relay (src/flow-relay.ts); empty for a script that wrote none. */
+  readonly outbox: readonly string[];
+}
 
 /**
  * The one gateway to Redis: each method builds a script's keys and arguments and reads its reply
@@ -262,30 +284,37 @@ export class Scripts {
   completeOp(
     held: readonly CompleteItem[],
     options: { keepMs: number; claimN?: number; leaseMs?: number; requestKey?: string },
-  ): ScriptOp<{ completed: boolean[]; claimed: ClaimResult | null }> {
+  ): ScriptOp<{ completed: boolean[]; claimed: ClaimResult | null; outbox: string[] }> {
     const leaseMs = options.leaseMs ?? 30_000;
     return this.op(
       'complete',
       [options.keepMs, options.claimN ?? 0, leaseMs, options.requestKey ?? '', ...held.flatMap((h) => [h.id, h.token, h.result ?? ''])],
       (reply) => {
-        const [done, claimed] = asArray(reply, 'complete');
+        const [done, claimed, outbox] = asArray(reply, 'complete');
         const claimList = asArray(claimed, 'complete claim');
         return {
           completed: codes(done ?? [], 'complete').map((c) => c === 1),
           claimed: claimList.length > 0 ? parseClaim(claimList, leaseMs) : null,
+          outbox: strings(outbox, 'complete outbox'),
         };
       },
     );
   }
 
-  retryOp(items: readonly RetryItem[], random: () => number = Math.random): ScriptOp<RetryOutcome[]> {
+  retryOp(items: readonly RetryItem[], random: () => number = Math.random): ScriptOp<WithOutbox<RetryOutcome[]>> {
     const args = items.flatMap((i) => [i.id, i.token, i.error, i.delayMs ?? -1, random()]);
-    return this.op('retry', args, (reply) => codes(reply, 'retry').map((c) => RETRY_OUTCOMES[c] ?? 'fenced'));
+    return this.op('retry', args, (reply) => {
+      const [done, outbox] = asArray(reply, 'retry');
+      return { value: codes(done ?? [], 'retry').map((c) => RETRY_OUTCOMES[c] ?? 'fenced'), outbox: strings(outbox, 'retry outbox') };
+    });
   }
 
-  failOp(items: readonly FailItem[]): ScriptOp<Array<'dead' | 'fenced'>> {
+  failOp(items: readonly FailItem[]): ScriptOp<WithOutbox<Array<'dead' | 'fenced'>>> {
     const args = items.flatMap((i) => [i.id, i.token, i.error]);
-    return this.op('fail', args, (reply) => codes(reply, 'fail').map((c) => (c === 1 ? 'dead' : 'fenced')));
+    return this.op('fail', args, (reply) => {
+      const [done, outbox] = asArray(reply, 'fail');
+      return { value: codes(done ?? [], 'fail').map((c): 'dead' | 'fenced' => (c === 1 ? 'dead' : 'fenced')), outbox: strings(outbox, 'fail outbox') };
+    });
   }
 
   /**
@@ -368,13 +397,36 @@ export class Scripts {
     return this.op('holdGroup', [group ?? UNGROUPED_ENTRY, ms], (reply) => asNumber(reply, 'holdGroup'));
   }
 
-  removeOp(id: string): ScriptOp<boolean> {
-    return this.op('remove', [id], (reply) => asNumber(reply, 'remove') === 1);
+  /**
+   * Removes job `id`: true when there was one. With `parent` (`<queue>|<id>`), only while the row
+   * is that flow parent's child, and told to no parent (a removed parent's child, src/flow-relay.ts).
+   */
+  removeOp(id: string, parent = ''): ScriptOp<WithOutbox<boolean>> {
+    return this.op('remove', [id, parent], (reply) => {
+      const [code, outbox] = asArray(reply, 'remove');
+      return { value: asNumber(code, 'remove') === 1, outbox: strings(outbox, 'remove outbox') };
+    });
   }
 
   /** 1 reprocessed, 0 no such job, -1 not dead. */
-  reprocessOp(id: string): ScriptOp<number> {
-    return this.op('reprocess', [id], (reply) => asNumber(reply, 'reprocess'));
+  reprocessOp(id: string): ScriptOp<WithOutbox<number>> {
+    return this.op('reprocess', [id], (reply) => {
+      const [code, outbox] = asArray(reply, 'reprocess');
+      return { value: asNumber(code, 'reprocess'), outbox: strings(outbox, 'reprocess outbox') };
+    });
+  }
+
+  /** Applies flow children's news (outbox entries of other queues) to their parents in this queue (lua/flow-apply.lua). */
+  flowApplyOp(entries: readonly string[]): ScriptOp<{ applied: number; released: number }> {
+    return this.op('flowApply', entries, (reply) => {
+      const [applied, released] = codes(reply, 'flowApply');
+      return { applied: applied ?? 0, released: released ?? 0 };
+    });
+  }
+
+  /** Forgets this queue's outbox entries once relayed (lua/flow-ack.lua): how many it removed. */
+  flowAckOp(entries: readonly string[]): ScriptOp<number> {
+    return this.op('flowAck', entries, (reply) => asNumber(reply, 'flowAck'));
   }
 
   /** 1 moved, 0 no such job, -1 not pending. */
@@ -401,10 +453,11 @@ export class Scripts {
     stalled: number;
     fired: number;
     rated: number;
+    waiting: number;
   }> {
     return this.op('counts', [], (reply) => {
-      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0, rated = 0] = codes(reply, 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired, rated };
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0, rated = 0, waiting = 0] = codes(reply, 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired, rated, waiting };
     });
   }
 
@@ -507,26 +560,32 @@ export class Scripts {
     cutoff: number,
     n: number,
     request: AdminRequest,
-  ): ScriptOp<{ cutoff: number; more: boolean; ids: string[] }> {
+  ): ScriptOp<{ cutoff: number; more: boolean; ids: string[]; outbox: string[] }> {
     return this.op('clean', [state, olderThanMs, cutoff, n, request.key, request.ttlMs], (reply) => {
-      const [at, more, ids] = asArray(reply, 'clean');
-      return { cutoff: asNumber(at, 'clean cutoff'), more: asNumber(more, 'clean more') === 1, ids: asArray(ids, 'clean ids').map((id) => asString(id, 'id')) };
+      const [at, more, ids, outbox] = asArray(reply, 'clean');
+      return {
+        cutoff: asNumber(at, 'clean cutoff'),
+        more: asNumber(more, 'clean more') === 1,
+        ids: asArray(ids, 'clean ids').map((id) => asString(id, 'id')),
+        outbox: strings(outbox, 'clean outbox'),
+      };
     });
   }
 
   /** One chunk of a drain, from `cursor` ("" to start); the reply's cursor is "done" at the end. */
-  drainOp(n: number, cursor: string, request: AdminRequest): ScriptOp<{ deleted: number; cursor: string }> {
+  drainOp(n: number, cursor: string, request: AdminRequest): ScriptOp<{ deleted: number; cursor: string; outbox: string[] }> {
     return this.op('drain', [n, cursor, request.key, request.ttlMs], (reply) => {
-      const [deleted, next] = asArray(reply, 'drain');
-      return { deleted: asNumber(deleted, 'drain deleted'), cursor: asString(next, 'drain cursor') };
+      const [deleted, next, outbox] = asArray(reply, 'drain');
+      return { deleted: asNumber(deleted, 'drain deleted'), cursor: asString(next, 'drain cursor'), outbox: strings(outbox, 'drain outbox') };
     });
   }
 
   /** One chunk of an obliteration: `refused` (with the active count) when jobs are active and not forced. */
-  obliterateOp(force: boolean, n: number): ScriptOp<{ outcome: 'done' | 'more' | 'refused'; count: number }> {
+  obliterateOp(force: boolean, n: number): ScriptOp<{ outcome: 'done' | 'more' | 'refused'; count: number; outbox: string[] }> {
     return this.op('obliterate', [force ? '1' : '0', n], (reply) => {
-      const [code, count] = codes(reply, 'obliterate');
-      return { outcome: code === 1 ? 'done' : code === 0 ? 'more' : 'refused', count: count ?? 0 };
+      const [code, count, outbox] = asArray(reply, 'obliterate');
+      const c = asNumber(code, 'obliterate');
+      return { outcome: c === 1 ? 'done' : c === 0 ? 'more' : 'refused', count: asNumber(count, 'obliterate count'), outbox: strings(outbox, 'obliterate outbox') };
     });
   }
 
@@ -539,10 +598,10 @@ export class Scripts {
   }
 
   /** One chunk of reprocessDead: up to `n` dead jobs, oldest first, back to their lanes. */
-  reprocessDeadOp(n: number, request: AdminRequest): ScriptOp<{ reprocessed: number; more: boolean }> {
+  reprocessDeadOp(n: number, request: AdminRequest): ScriptOp<{ reprocessed: number; more: boolean; outbox: string[] }> {
     return this.op('reprocessDead', [n, request.key, request.ttlMs], (reply) => {
-      const [reprocessed, more] = codes(reply, 'reprocessDead');
-      return { reprocessed: reprocessed ?? 0, more: more === 1 };
+      const [reprocessed, more, outbox] = asArray(reply, 'reprocessDead');
+      return { reprocessed: asNumber(reprocessed, 'reprocessDead'), more: asNumber(more, 'reprocessDead more') === 1, outbox: strings(outbox, 'reprocessDead outbox') };
     });
   }
 

@@ -75,7 +75,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       expect(next.body.jobs).toMatchObject([{ payload: 'g1', group: 'g', state: 'pending', attempt: 0 }]);
       expect((await call('GET', `/v1/queues/${queue}/jobs?state=scheduled`)).body.jobs).toMatchObject([{ payload: 's', state: 'scheduled' }]);
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs`);
-      await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs?state=waiting`);
+      await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs?state=parked`);
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs?state=dead&limit=1001`);
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs?state=dead&offset=-1`);
       await refused(queue, 400, 'EMQARG', 'GET', `/v1/queues/${queue}/jobs?state=dead&other=1`);

@@ -227,7 +227,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: 2, runAt: at })).body).toMatchObject({ state: 'scheduled' });
       expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: 3, runAt: 0 })).body).toMatchObject({ state: 'pending' });
       const stats = await call('GET', `/v1/queues/${queue}`);
-      expect(stats).toMatchObject({ status: 200, body: { queue, paused: false, counts: { pending: 1, scheduled: 2, active: 0, dead: 0, completed: 0 } } });
+      expect(stats).toMatchObject({ status: 200, body: { queue, paused: false, counts: { pending: 1, scheduled: 2, active: 0, dead: 0, completed: 0, waiting: 0 } } });
     });
 
     it('enqueues in bulk, up to 1000', async () => {

@@ -139,6 +139,12 @@ export interface QueueSnapshot {
    * ttl-mode key has a TTL, an until-finished one none).
    */
   readonly dedupe: ReadonlyMap<string, { readonly id: string; readonly expires: boolean }>;
+  /** Flow parents waiting for their children (`emq:{q}:waiting`): id -> when written (ms). */
+  readonly waiting: ReadonlyMap<string, number>;
+  /** The outbox (`emq:{q}:outbox`): entry -> when appended (ms). */
+  readonly outbox: ReadonlyMap<string, number>;
+  /** The children hashes (`emq:{q}:kids:<id>`): parent id -> its fields and whether it expires. */
+  readonly kids: ReadonlyMap<string, { readonly fields: Readonly<Record<string, string>>; readonly expires: boolean }>;
   /** The events stream's entries, oldest first, or undefined when the stream does not exist. */
   readonly events: readonly StreamEntry[] | undefined;
   /**
@@ -168,7 +174,10 @@ repeat
       seen[k] = true
       local kind = redis.call('TYPE', k)['ok']
       local v = {}
-      if kind == 'hash' then v = redis.call('HGETALL', k)
+      if kind == 'hash' then
+        v = redis.call('HGETALL', k)
+        -- a flow parent's children hash: its TTL first (one not yet written has one)
+        if string.find(k, ':kids:', 1, true) then table.insert(v, 1, tostring(redis.call('PTTL', k))) end
       elseif kind == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
       elseif kind == 'list' then v = redis.call('LRANGE', k, 0, -1)
       elseif kind == 'set' then v = redis.call('SMEMBERS', k)
@@ -218,6 +227,9 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   let holds: Record<string, string> = {};
   const undying: string[] = [];
   const dedupe = new Map<string, { id: string; expires: boolean }>();
+  const kids = new Map<string, { fields: Record<string, string>; expires: boolean }>();
+  let waiting = new Map<string, number>();
+  let outbox = new Map<string, number>();
   let events: StreamEntry[] | undefined;
 
   for (const entry of entries) {
@@ -258,6 +270,13 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
       if (type !== 'string') wrongTypes.set(key, type);
       // PTTL -1: no TTL at all (0 is a key expiring this very millisecond)
       else if (Number(values[0]) === -1) undying.push(key);
+    } else if (rest === 'waiting' || rest === 'outbox') {
+      if (type !== 'zset') wrongTypes.set(key, type);
+      else if (rest === 'waiting') waiting = new Map(pairs(values).map(([m, s]) => [m, Number(s)]));
+      else outbox = new Map(pairs(values).map(([m, s]) => [m, Number(s)]));
+    } else if (rest.startsWith('kids:')) {
+      if (type !== 'hash') wrongTypes.set(key, type);
+      else kids.set(rest.slice(5), { fields: Object.fromEntries(pairs(values.slice(1))), expires: Number(values[0]) !== -1 });
     } else if (rest.startsWith('dd:')) {
       // a dedupe key: the id of the job holding it, with a TTL in ttl mode
       if (type !== 'string') wrongTypes.set(key, type);
@@ -298,6 +317,9 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     holds,
     starts,
     dedupe,
+    waiting,
+    outbox,
+    kids,
     events,
     eventsSlack,
   };
@@ -325,7 +347,7 @@ type Place =
   | { kind: 'pending' }
   | { kind: 'lane'; group: string }
   | { kind: 'fifo'; entry: string }
-  | { kind: 'scheduled' | 'active' | 'dead' };
+  | { kind: 'scheduled' | 'active' | 'dead' | 'waiting' };
 
 const placeName = (p: Place): string =>
   p.kind === 'lane' ? `lane:${p.group}` : p.kind === 'fifo' ? (p.entry === UNGROUPED ? 'fifo' : `fifo:${p.entry}`) : p.kind;
@@ -338,9 +360,10 @@ const STATE_OF: Record<Place['kind'], string> = {
   scheduled: 'scheduled',
   active: 'active',
   dead: 'dead',
+  waiting: 'waiting',
 };
 
-const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead']);
+const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting']);
 
 const isCount = (value: string | undefined): boolean => value !== undefined && /^\d+$/.test(value);
 
@@ -465,6 +488,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
   for (const id of snap.scheduled.keys()) at(id, { kind: 'scheduled' });
   for (const id of snap.active.keys()) at(id, { kind: 'active' });
   for (const id of snap.dead.keys()) at(id, { kind: 'dead' });
+  for (const id of snap.waiting.keys()) at(id, { kind: 'waiting' });
 
   const ids = new Set<string>([...places.keys(), ...snap.rows.keys()]);
   for (const id of [...ids].sort()) {
@@ -621,6 +645,9 @@ export function findViolations(snap: QueueSnapshot): string[] {
   // (k) rate limits and holds
   out.push(...rateViolations(snap));
 
+  // (m) flows
+  out.push(...flowViolations(snap));
+
   // (l) deduplication
   out.push(...dedupeViolations(snap));
 
@@ -630,6 +657,60 @@ export function findViolations(snap: QueueSnapshot): string[] {
 const UNFINISHED = new Set(['pending', 'scheduled', 'active']);
 
 /** The violations of (l), the dedupe keys and the rows holding them (see findViolations). */
+const CHILD_RECORD = /^\d+\|[wpcdfx]\|/s;
+const OUTBOX_UP = /^u\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)\|[fir]\|\d+\|[cdpx]\|/s;
+const OUTBOX_DOWN = /^r\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)$/;
+const PARENT_REF = /^[A-Za-z0-9._-]+\|JOB:[^|,]+\|[fir]$/;
+
+/**
+ * (m) Flows within one queue (docs/design.md, "Flows"): a waiting parent's row counts its
+ * children (`fw`) and the finished ones (`fd`) as its children hash does, and has not all of them
+ * finished (it would have been released); a parent failed by a child (`fx`) records that child as
+ * having failed it; a children hash without a parent row is news for a parent not yet written and
+ * expires; rows' `fp`, the records and the outbox entries are well formed, and the outbox's
+ * entries are about this queue's jobs. testFlowLinks (test/flow-links.ts) checks the links across
+ * queues.
+ */
+function flowViolations(snap: QueueSnapshot): string[] {
+  const out: string[] = [];
+  for (const [id, row] of snap.rows) {
+    if (row.fp !== undefined && !PARENT_REF.test(row.fp)) out.push(`${id}: malformed flow parent ${JSON.stringify(row.fp)}`);
+    if (row.fw === undefined) {
+      if (row.s === 'waiting') out.push(`${id}: waiting but not a flow parent (no fw)`);
+      continue;
+    }
+    const kids = snap.kids.get(id);
+    if (row.s !== 'waiting' && row.s !== 'dead') continue;
+    if (!kids) {
+      out.push(`${id}: a ${row.s} flow parent without its children hash`);
+      continue;
+    }
+    if (kids.expires) out.push(`${id}: a ${row.s} flow parent's children hash expires`);
+    const records = Object.values(kids.fields);
+    const done = records.filter((v) => /^\d+\|[cdf]\|/.test(v)).length;
+    if (Number(row.fw) !== records.length) out.push(`${id}: fw ${row.fw} but ${records.length} children recorded`);
+    if (Number(row.fd) !== done) out.push(`${id}: fd ${row.fd} but ${done} children finished`);
+    if (row.s === 'waiting' && done >= records.length) out.push(`${id}: waiting with every child finished (${done} of ${records.length})`);
+    if (row.s === 'waiting' && row.fx !== undefined) out.push(`${id}: waiting but marked failed by ${row.fx}`);
+    if (row.s === 'dead' && row.fx !== undefined && !/^\d+\|f\|/.test(kids.fields[row.fx] ?? '')) {
+      out.push(`${id}: dead by child ${row.fx}, whose record ${JSON.stringify(kids.fields[row.fx])} did not fail it`);
+    }
+  }
+  for (const [id, kids] of snap.kids) {
+    if (!snap.rows.has(id) && !kids.expires) out.push(`kids:${id}: news for a parent not written, without a TTL`);
+    for (const [field, value] of Object.entries(kids.fields)) {
+      if (!CHILD_RECORD.test(value)) out.push(`kids:${id}: malformed record ${JSON.stringify(value)} of ${field}`);
+      if (!/^[A-Za-z0-9._-]+\|JOB:/.test(field)) out.push(`kids:${id}: malformed child ${JSON.stringify(field)}`);
+    }
+  }
+  for (const entry of snap.outbox.keys()) {
+    const up = OUTBOX_UP.exec(entry);
+    const down = OUTBOX_DOWN.exec(entry);
+    if (up ? up[1] !== snap.queue : down ? down[1] !== snap.queue : true) out.push(`outbox: an entry not of this queue's: ${JSON.stringify(entry.slice(0, 200))}`);
+  }
+  return out;
+}
+
 function dedupeViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
   for (const [key, { id, expires }] of [...snap.dedupe].sort(([a], [b]) => (a < b ? -1 : 1))) {

@@ -10,9 +10,10 @@
 -- `max_attempts` and `backoff` as enqueue takes them (text; `priority` a number), `traceparent`
 -- nil for none, `dedupe` the deduplication key it takes (nil for none: the caller writes the key
 -- itself) and `dedupe_ttl` that key's window in ms, text (nil: until the job finishes), kept in
--- the row as `dk` and `dt`. Collects its event (`added` j, g, and `k`, `d` when `fired_by` names
+-- the row as `dk` and `dt`, `parent` a flow child's parent (`<queue>|<id>|<policy>`, kept as `fp`;
+-- nil for none). Collects its event (`added` j, g, and `k`, `d` when `fired_by` names
 -- the scheduler that fired it for slot `slot`; `scheduled` j, g, d). Returns its state.
-local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl)
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl, parent)
   local order = priority * 4294967296 + (seq % 4294967296)
   local state = 'pending'
   if due > now then state = 'scheduled' end
@@ -46,6 +47,11 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
       rare[#rare + 1] = 'dt'
       rare[#rare + 1] = dedupe_ttl
     end
+  end
+  if parent then
+    rare = rare or {}
+    rare[#rare + 1] = 'fp'
+    rare[#rare + 1] = parent
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil

@@ -11,6 +11,7 @@
 -- @include rate_due
 -- @include log_starts
 -- @include throttle
+-- @include kids_key
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -31,7 +32,8 @@
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or false, a flow child's parent `fp` or false, a flow parent's children
+-- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused. Collects an `active` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -166,7 +168,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -183,7 +185,10 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is

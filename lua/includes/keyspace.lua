@@ -18,6 +18,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta `rate`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.

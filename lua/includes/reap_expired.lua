@@ -21,13 +21,13 @@ local function reap_expired(now, limit)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt')
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
-        bury(id, 'lease expired', now, nil, r[6], r[7])
+        bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else

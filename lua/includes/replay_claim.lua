@@ -1,6 +1,7 @@
 -- @include job_key
 -- @include job_defaults
 -- @include next_times
+-- @include kids_key
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record `seen` (a JSON list id, token, id, token, ...), each still
 -- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
@@ -11,10 +12,12 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
+      local kids = false
+      if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "d22d8b9753cb781db6598f4528933cdb70dd057a",
+    sha1: "08078158d2a46682d6fde6fe1331998a89570e62",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -32,10 +32,12 @@ export const scripts = {
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
   Reply    as claim's, with promoted, requeued and buried counts and the due schedulers in the
            head: { {now, paused, next due, next lease deadline, promoted, requeued, buried,
-           {due schedulers}}, job, ... }; unlike claim's, the next due time and lease deadline
+           {due schedulers}, {flow news}}, job, ... }; unlike claim's, the next due time and lease deadline
            are there even when n jobs were claimed (-1 for none), so a busy consumer can arm its
            timers. The due schedulers (at most 100, includes/due_schedulers.lua) are for the
-           caller to fire (fire-schedulers.lua) once it has worked out their next slots
+           caller to fire (fire-schedulers.lua) once it has worked out their next slots; the
+           flow news (outbox entries, includes/outbox_append.lua) for it to relay to their
+           parents' queues (flow-apply.lua) and acknowledge (flow-ack.lua)
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta \`stalled\` += the jobs reaped
   Errors   EMQARG (a malformed number)
@@ -62,6 +64,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -128,14 +135,82 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
--- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
 local function trim_dead(now)
-  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
   local victims, seen = {}, {}
   local function add(ids)
@@ -155,7 +230,13 @@ local function trim_dead(now)
   end
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
-    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
     redis.call('DEL', job_key(id))
   end
   redis.call('ZREM', K_DEAD, unpack(victims))
@@ -177,8 +258,11 @@ end
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 -- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
 -- released and leaves the row (release_settled), so a reprocess does not take it again.
-local function bury(id, err, now, mark, dk, dt)
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
   release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -403,13 +487,13 @@ local function reap_expired(now, limit)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt')
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
-        bury(id, 'lease expired', now, nil, r[6], r[7])
+        bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
@@ -664,7 +748,8 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or false, a flow child's parent \`fp\` or false, a flow parent's children
+-- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -799,7 +884,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -816,7 +901,10 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -869,10 +957,12 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
+      local kids = false
+      if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -1015,13 +1105,20 @@ local readmitted = promote_limit > 0 and readmit_due(now, promote_limit)
 if reaped_woke or promoted_woke or readmitted then ring_doorbell() end
 local reply = claim_reply(n, lease_ms, now, promoted, requeued, buried, true, ARGV[6])
 reply[1][8] = due_schedulers(now, 100)
+-- flow news to relay (docs/design.md, "Flows"): what this beat's reaping wrote (a child that died),
+-- and entries older than 5 s, which the runtime that wrote them did not relay (it died, or its
+-- relay failed): at most 100 a beat
+local news = outbox_written
+local stale = redis.call('ZRANGEBYSCORE', K_OUTBOX, '-inf', now - 5000, 'LIMIT', 0, 100)
+for _, e in ipairs(stale) do news[#news + 1] = e end
+reply[1][9] = news
 flush_events()
 return reply
 `,
   },
   changePriority: {
     name: "changePriority",
-    sha1: "2d6e6a34889607d19b42025e260079b82cfd6290",
+    sha1: "924d9686df5d3f18601e779cec1f7e61389f65e3",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -1059,6 +1156,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -1132,7 +1234,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "fb7c1cb7b6de3c7d974c6fd780de3db8061382ea",
+    sha1: "501805561818628904e2a856e9346ea2824b6f33",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1174,6 +1276,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -1419,6 +1526,11 @@ local function throttle(entry, at)
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1439,7 +1551,8 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or false, a flow child's parent \`fp\` or false, a flow parent's children
+-- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -1574,7 +1687,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -1591,7 +1704,10 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1644,10 +1760,12 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
+      local kids = false
+      if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -1753,7 +1871,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "f95d1be13af3e9c9be43097cbb7c0f42db052ea7",
+    sha1: "a3c31ee81277c32ba98256eef0e28500618338a0",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -1771,7 +1889,8 @@ return reply
            nothing more (a reply lost and the call sent again)
   ARGV[7]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:req:<request key>
-  Reply    {cutoff, more 0|1 (entries at or before the cutoff remain), {id, ...} the rows deleted}.
+  Reply    {cutoff, more 0|1 (entries at or before the cutoff remain), {id, ...} the rows deleted,
+           {flow news: outbox entries, a flow parent's unfinished children to remove}}.
            A completed entry whose row expired, or whose id was enqueued again, leaves the index
            and is not in the list
   Events   \`cleaned\` (n: the rows deleted, s: the state) when it deleted any; a repeat answered
@@ -1799,6 +1918,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -1847,18 +1971,97 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
 -- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
 -- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
 -- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
--- deduplication pays one HEXISTS a call, not a command a row.
-local dedupe_used = nil
+-- deduplication pays one HMGET a call, not a command a row. Likewise in a queue where a job of a
+-- flow was ever written (meta \`fl\`), each row's links are read and settled (forget_flow: a child
+-- tells its parent, a parent has its unfinished children removed, through the outbox).
+local dedupe_used, flows_used = nil, nil
 local function delete_rows(ids)
   if #ids == 0 then return end
-  if dedupe_used == nil then dedupe_used = redis.call('HEXISTS', K_META, 'dd') == 1 end
+  if dedupe_used == nil then
+    local m = redis.call('HMGET', K_META, 'dd', 'fl')
+    dedupe_used, flows_used = m[1] ~= false, m[2] ~= false
+  end
   local keys = {}
+  local now = flows_used and now_ms() or 0
   for i, id in ipairs(ids) do
     keys[i] = job_key(id)
-    if dedupe_used then release_dedupe(id, redis.call('HGET', keys[i], 'dk')) end
+    if flows_used then
+      local r = redis.call('HMGET', keys[i], 'dk', 's', 'fp', 'fw', 't')
+      release_dedupe(id, r[1])
+      if r[3] or r[4] then forget_flow(id, r[2], r[3], r[4], r[5], now) end
+    elseif dedupe_used then
+      release_dedupe(id, redis.call('HGET', keys[i], 'dk'))
+    end
   end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
 end
@@ -1999,12 +2202,12 @@ chunked('ZREM', index, ids)
 if #removed > 0 then emit('cleaned', nil, 'n', string.format('%d', #removed), 's', state) end
 local more = 0
 if #redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, 1) > 0 then more = 1 end
-return record_reply(request, ttl, { cutoff, more, removed })
+return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
 `,
   },
   complete: {
     name: "complete",
-    sha1: "5a8f588e4bff81774baa0128a043b7d8739499b8",
+    sha1: "673c264ef6757d669d349cf428ecccb3baf3545e",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2058,6 +2261,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -2100,14 +2308,15 @@ local function chunked(command, key, list)
   return out
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
--- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false}
--- when it is, for the settle, its \`completed\` event and the key it releases (release_settled),
--- else nil and the row's state and \`t\` (false when absent), for each_held's repeat check. Reads
--- seven fields in one HMGET: a completing batch pays per job for every one.
+-- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
+-- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
+-- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
+-- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads nine fields in
+-- one HMGET: a completing batch pays per job for every one.
 local function held_run(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7] }
+  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7], r[8], r[9] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -2474,6 +2683,11 @@ local function throttle(entry, at)
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -2494,7 +2708,8 @@ end
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
 -- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or nil} in turn order (what n single claims would hand out, one by one), and whether the
+-- created, traceparent or false, a flow child's parent \`fp\` or false, a flow parent's children
+-- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
@@ -2629,7 +2844,7 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -2646,7 +2861,10 @@ local function claim_jobs(n, lease_ms, now)
         leases[#leases + 1] = id
         local group = g
         if g == UNGROUPED then group = '' end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6] }
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -2699,10 +2917,12 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9] }
+      local kids = false
+      if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
+      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -2851,6 +3071,29 @@ local function release_settled(id, k, ttl, forget)
   release_dedupe(id, k)
   if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -2869,6 +3112,7 @@ local codes = each_held(6, 3, held_run, function(id, run, i)
   tally(freed, group)
   collect_completed(id, group, run[2], result ~= '' and result or nil)
   release_settled(id, run[3], run[4], false)
+  if run[5] then report_up(id, run[5], ARGV[i + 1], 'c', result, now) end
   local key = job_key(id)
   if keep_ms == 0 then
     redis.call('DEL', key)
@@ -2894,12 +3138,12 @@ if free_and_admit(freed) then ring_doorbell() end
 local claimed = {}
 if claim_n > 0 then claimed = claim_reply(claim_n, lease_ms, now, 0, 0, 0, false, ARGV[5]) end
 flush_events()
-return { codes, claimed }
+return { codes, claimed, outbox_written }
 `,
   },
   counts: {
     name: "counts",
-    sha1: "51afe3b4552a569437202dee74ded8972d48c014",
+    sha1: "148d49b25f062a09e8510b8337b6bf54d3764a80",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -2911,7 +3155,7 @@ return { codes, claimed }
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
            slots fired), rated (a counter: times a group or the queue reached its rate limit and was
-           throttled)}
+           throttled), waiting (flow parents waiting for their children)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -2933,6 +3177,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -2975,12 +3224,13 @@ return {
   tonumber(redis.call('HGET', K_META, 'stalled') or '0'),
   tonumber(redis.call('HGET', K_META, 'fired') or '0'),
   tonumber(redis.call('HGET', K_META, 'rated') or '0'),
+  redis.call('ZCARD', K_WAITING),
 }
 `,
   },
   deadRetention: {
     name: "deadRetention",
-    sha1: "bc987e214a761174b8510eb4da275c70910bc36f",
+    sha1: "709f5b8cc3f431bf214d0818ffb1edeac7323250",
     lua: `--[[
   dead-retention: the queue's retention of dead jobs (see set-dead-retention).
 
@@ -3008,6 +3258,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -3019,7 +3274,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "1e53899e74778cda8a30680e3fda0ff7c9f46e31",
+    sha1: "3a648fe037c8e437bb3c9f8524d59703a7c96e67",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3038,7 +3293,9 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
            nothing more (a reply lost and the call sent again)
   ARGV[5]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    {deleted, cursor}: cursor "done" when nothing waiting is left to visit
+  Reply    {deleted, cursor, {flow news}}: cursor "done" when nothing waiting is left to visit;
+           the flow news (outbox entries: a flow child drained tells its parent) for the caller
+           to relay
   Events   \`drained\` (n: the rows deleted) when it deleted any; a repeat answered from the request
            key appends nothing
   Dedupe   each row deleted releases its dedupe key while it names the job (includes/delete_rows.lua)
@@ -3064,6 +3321,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -3094,18 +3356,102 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 -- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
 -- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
 -- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
--- deduplication pays one HEXISTS a call, not a command a row.
-local dedupe_used = nil
+-- deduplication pays one HMGET a call, not a command a row. Likewise in a queue where a job of a
+-- flow was ever written (meta \`fl\`), each row's links are read and settled (forget_flow: a child
+-- tells its parent, a parent has its unfinished children removed, through the outbox).
+local dedupe_used, flows_used = nil, nil
 local function delete_rows(ids)
   if #ids == 0 then return end
-  if dedupe_used == nil then dedupe_used = redis.call('HEXISTS', K_META, 'dd') == 1 end
+  if dedupe_used == nil then
+    local m = redis.call('HMGET', K_META, 'dd', 'fl')
+    dedupe_used, flows_used = m[1] ~= false, m[2] ~= false
+  end
   local keys = {}
+  local now = flows_used and now_ms() or 0
   for i, id in ipairs(ids) do
     keys[i] = job_key(id)
-    if dedupe_used then release_dedupe(id, redis.call('HGET', keys[i], 'dk')) end
+    if flows_used then
+      local r = redis.call('HMGET', keys[i], 'dk', 's', 'fp', 'fw', 't')
+      release_dedupe(id, r[1])
+      if r[3] or r[4] then forget_flow(id, r[2], r[3], r[4], r[5], now) end
+    elseif dedupe_used then
+      release_dedupe(id, redis.call('HGET', keys[i], 'dk'))
+    end
   end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
 end
@@ -3307,7 +3653,7 @@ if seen then return seen end
 local budget, visits, deleted = n, n, 0
 local function reply(next_cursor)
   if deleted > 0 then emit('drained', nil, 'n', string.format('%d', deleted)) end
-  return record_reply(request, ttl, { deleted, next_cursor })
+  return record_reply(request, ttl, { deleted, next_cursor, outbox_written })
 end
 
 if cursor == '' then
@@ -3341,7 +3687,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "18a02853b9daea2362c5848c67bcaa02a4c3fbb9",
+    sha1: "76d397758529f3459fa5483677ac247e484c0418",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3378,13 +3724,19 @@ return reply('done')
            "replaced". A key taken by an earlier job of the same call is seen as a later call
            would see it: the jobs collected so far are placed first. meta \`dd\` = 1 once any job
            took a key, so the scripts that delete rows in bulk read \`dk\` only where it may be
+  Flows    a job with children is a flow parent (includes/add_parent.lua): state \`waiting\`, in
+           emq:{q}:waiting, its children in emq:{q}:kids:<id>; a job with a parent keeps it as \`fp\`.
+           meta \`fl\` = 1 once any job of a flow was written here (docs/design.md, "Flows")
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
-           "replaced"; a duplicate writes nothing; a known request key answers its first reply again
-  Events   \`added\` (j, g) or \`scheduled\` (j, g, d: its due time) per new job, \`replaced\` (j, g, and
+           "replaced", and for a flow parent "waiting" (or "pending" or "dead" when its children
+           had all finished, or one had failed it, before it was written); a duplicate writes nothing; a known request key answers its first reply again
+  Events   \`added\` (j, g) or \`scheduled\` (j, g, d: its due time) per new job (\`waiting\` (j, g, n: its
+           children) for a flow parent, and \`released\` or \`dead\` after it when due), \`replaced\` (j, g, and
            d when scheduled) per job replaced, in ARGV order, in one entry; a duplicate or a
            request answered again appends nothing
   Errors   EMQKIND (a given id is not "JOB:..."), EMQARG (a malformed number, traceparent or dedupe
-           key, a dedupe key with an id), EMQCONFLICT (a caller's request key seen with other
+           key, a dedupe key with an id, a malformed flow parent or child, a flow parent without an
+           id or with a due time), EMQCONFLICT (a caller's request key seen with other
            jobs); all raised before anything is written
   Rings    the doorbell once when any new or replaced job is claimable now; the schedule bell when a
            new or replaced job is the earliest scheduled one
@@ -3409,6 +3761,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -3582,9 +3939,10 @@ end
 -- \`max_attempts\` and \`backoff\` as enqueue takes them (text; \`priority\` a number), \`traceparent\`
 -- nil for none, \`dedupe\` the deduplication key it takes (nil for none: the caller writes the key
 -- itself) and \`dedupe_ttl\` that key's window in ms, text (nil: until the job finishes), kept in
--- the row as \`dk\` and \`dt\`. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names
+-- the row as \`dk\` and \`dt\`, \`parent\` a flow child's parent (\`<queue>|<id>|<policy>\`, kept as \`fp\`;
+-- nil for none). Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names
 -- the scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
-local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl)
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl, parent)
   local order = priority * 4294967296 + (seq % 4294967296)
   local state = 'pending'
   if due > now then state = 'scheduled' end
@@ -3618,6 +3976,11 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
       rare[#rare + 1] = 'dt'
       rare[#rare + 1] = dedupe_ttl
     end
+  end
+  if parent then
+    rare = rare or {}
+    rare[#rare + 1] = 'fp'
+    rare[#rare + 1] = parent
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil
@@ -3861,6 +4224,252 @@ local function replace_job(id, payload, due, now, k, ttl)
   collect_event('replaced', id, 'g', group, 'd', due_text)
   return true, claimable
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- A waiting flow parent whose children have all finished becomes pending: off the waiting set,
+-- into its lane at its order (\`order\`, the row's \`o\`; \`group\` its group or false), with a
+-- \`released\` event (n: \`children\`, how many it waited for). Returns whether it is claimable now (the caller rings the doorbell).
+local function release_parent(id, group, order, children)
+  redis.call('ZREM', K_WAITING, id)
+  redis.call('HSET', job_key(id), 's', 'pending')
+  collect_event('released', id, 'g', group or nil, 'n', children)
+  return admit_one(group, order, id)
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
+    redis.call('DEL', job_key(id))
+  end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
+  trim_dead(now)
+end
+-- A waiting flow parent whose child \`field\` (\`<queue>|<id>\`) died under \`onFailure:
+-- 'fail-parent'\` goes to dead with that child's error \`err\`; its row's \`fx\` names the child, so
+-- the child reprocessed lets it wait again (flow-apply). A parent that is itself a child tells
+-- its own parent (bury).
+local function fail_parent(id, field, err, now)
+  local key = job_key(id)
+  local r = redis.call('HMGET', key, 'g', 'dk', 'dt', 'fp', 't')
+  local bar = string.find(field, '|', 1, true)
+  local why = 'child ' .. string.sub(field, bar + 1) .. ' of queue ' .. string.sub(field, 1, bar - 1) .. ' failed: ' .. err
+  redis.call('ZREM', K_WAITING, id)
+  -- before bury: the queue's dead retention may delete the row at once
+  redis.call('HSET', key, 'fx', field)
+  bury(id, why, now, nil, r[2], r[3], r[4], r[5])
+  collect_event('dead', id, 'g', r[1], 'x', why)
+end
+-- Write a new flow parent's row in state \`waiting\` (docs/design.md, "Flows"), in the waiting set
+-- (score: now), with its children hash: \`children\` is their \`<queue>|<id>\` joined by ','. A tree
+-- is written children first, so a child may have finished (and told this parent, through the
+-- outbox, before its row existed): its news is already in the hash (flow-apply keeps it there, the
+-- hash expiring unless this enqueue comes), and counts now. The row keeps the order \`o\`, \`fw\` the
+-- children it waits for and \`fd\` how many have finished; \`parent\` (\`fp\`, nil for none) when it is a
+-- child itself. The other arguments as add_job takes them. Collects a \`waiting\` event (j, g, n
+-- the children). Returns its state: \`waiting\`, \`pending\` (every child had finished: released at
+-- once, and whether it is claimable now as a second value) or \`dead\` (a child had failed it).
+local function add_parent(key, id, payload, group, priority, max_attempts, backoff, seq, now, now_text, traceparent, parent, children)
+  local order = string.format('%d', priority * 4294967296 + (seq % 4294967296))
+  local rare = {}
+  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
+    rare[#rare + 1] = 'm'
+    rare[#rare + 1] = max_attempts
+  end
+  if backoff ~= DEFAULT_BACKOFF then
+    rare[#rare + 1] = 'b'
+    rare[#rare + 1] = backoff
+  end
+  if priority > 0 then
+    rare[#rare + 1] = 'p'
+    rare[#rare + 1] = string.format('%d', priority)
+  end
+  if traceparent then
+    rare[#rare + 1] = 'x'
+    rare[#rare + 1] = traceparent
+  end
+  if parent then
+    rare[#rare + 1] = 'fp'
+    rare[#rare + 1] = parent
+  end
+  local fields = {}
+  for f in string.gmatch(children, '[^,]+') do fields[#fields + 1] = f end
+  local kids = kids_key(id)
+  local total, done, failed = #fields, 0, nil
+  if redis.call('EXISTS', kids) == 0 then
+    local args = {}
+    for _, f in ipairs(fields) do
+      args[#args + 1] = f
+      args[#args + 1] = '0|w|'
+    end
+    chunked('HSET', kids, args)
+  else
+    total = 0
+    local seen = chunked('HMGET', kids, fields)
+    for i, f in ipairs(fields) do
+      local token, kind, body = child_record(seen[i])
+      if token < 0 then
+        redis.call('HSET', kids, f, '0|w|')
+        total = total + 1
+      elseif kind == 'x' then
+        redis.call('HDEL', kids, f)
+      else
+        total = total + 1
+        if child_done(kind) then done = done + 1 end
+        if kind == 'f' and not failed then failed = { f, body } end
+      end
+    end
+    redis.call('PERSIST', kids)
+  end
+  rare[#rare + 1] = 'fw'
+  rare[#rare + 1] = string.format('%d', total)
+  rare[#rare + 1] = 'fd'
+  rare[#rare + 1] = string.format('%d', done)
+  write_row(key, 'waiting', payload, now_text, order, group, rare)
+  redis.call('ZADD', K_WAITING, now, id)
+  local g = group ~= '' and group or false
+  collect_event('waiting', id, 'g', g, 'n', total)
+  if failed then
+    fail_parent(id, failed[1], failed[2], now)
+    return 'dead', false
+  end
+  if done >= total then return 'pending', release_parent(id, g, order, total) end
+  return 'waiting', false
+end
 
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
@@ -3882,6 +4491,19 @@ for i = 0, n - 1 do
     if ARGV[b + 1] ~= '' then error(redis.error_reply('EMQARG a job takes a dedupe key or an id, not both')) end
     if arg_int(ARGV[b + 10], 'dedupe ttlMs', -1) == 0 then error(redis.error_reply('EMQARG dedupe ttlMs must be -1 or >= 1, got 0')) end
     if ARGV[b + 11] ~= '1' and ARGV[b + 11] ~= '0' then error(redis.error_reply('EMQARG dedupe replace must be 1 or 0, got ' .. tostring(ARGV[b + 11]))) end
+  end
+  -- a flow's links (docs/design.md, "Flows"): a parent is written with its id, and runs when its
+  -- children have finished, never at a time of its own
+  local parent, children = ARGV[b + 12], ARGV[b + 13]
+  if parent ~= '' and not string.match(parent, '^[%w%._%-]+|JOB:[^|,]+|[fir]$') then
+    error(redis.error_reply('EMQARG a flow parent is "<queue>|<id>|<f|i|r>", got ' .. parent))
+  end
+  if children ~= '' then
+    if ARGV[b + 1] == '' then error(redis.error_reply('EMQARG a flow parent needs an id')) end
+    if ARGV[b + 4] ~= '-1' or ARGV[b + 5] ~= '-1' then error(redis.error_reply('EMQARG a flow parent takes no delayMs or runAt')) end
+    for f in string.gmatch(children, '[^,]+') do
+      if not string.match(f, '^[%w%._%-]+|JOB:[^|]+$') then error(redis.error_reply('EMQARG a flow child is "<queue>|<id>", got ' .. f)) end
+    end
   end
 end
 
@@ -3960,6 +4582,8 @@ local function place()
 end
 -- dedupe keys taken by jobs of this call
 local taken, took = {}, false
+-- whether any job of this call is part of a flow (meta \`fl\`: the bulk deletes then read links)
+local flows = false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
@@ -4001,7 +4625,18 @@ for i = 0, n - 1 do
   end
   if id then
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    local state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent, nil, nil, dk, dt)
+    local parent, children = ARGV[b + 12], ARGV[b + 13]
+    if parent == '' then parent = nil end
+    local state
+    if children ~= '' then
+      local now_claimable
+      state, now_claimable = add_parent(key, id, payload, group, priority, max_attempts, backoff, seq, now, now_text, traceparent, parent, children)
+      claimable = claimable or now_claimable
+      flows = true
+    else
+      state = add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due_of(b, now), now, now_text, traceparent, nil, nil, dk, dt, parent)
+      if parent then flows = true end
+    end
     if dk then
       if dt then redis.call('SET', dedupe_key(dk), id, 'PX', dt) else redis.call('SET', dedupe_key(dk), id) end
       taken[dk], took = true, true
@@ -4014,6 +4649,7 @@ end
 
 place()
 if took then redis.call('HSET', K_META, 'dd', '1') end
+if flows then redis.call('HSET', K_META, 'fl', '1') end
 if claimable then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)
@@ -4024,7 +4660,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "2ad209fb7554439a4b9607a39906fdd32fb089cd",
+    sha1: "dd788a82d695521a257c7ec0574172aa9ff5d046",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -4052,6 +4688,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -4078,7 +4719,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "389b659554fe04564bdf2177ab8fde3683e20e3c",
+    sha1: "73003b7e38a897c8663e6d2da3257e0997bc07a6",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -4112,6 +4753,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -4185,7 +4831,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "9482c038ae2264a2bc6f7604572a64b5ea53f7fe",
+    sha1: "b35ba915fb2279976ad9e4ca83a0f6de7e7c4a9d",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -4194,7 +4840,7 @@ end)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
+  Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
            again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
            became of the job since short of a new claim or a remove
   Events   \`dead\` (j, g, a, x the error) per job failed, in ARGV order, in one entry; a fenced-off
@@ -4229,6 +4875,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -4260,12 +4911,12 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
 -- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
--- \`dk\` or false, its ttl \`dt\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- \`dk\` or false, its ttl \`dt\` or false, a flow child's parent \`fp\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
 -- active row always has its order (claim wrote it).
 local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt', 'fp')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10], r[11] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -4485,14 +5136,82 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
--- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
 local function trim_dead(now)
-  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
   local victims, seen = {}, {}
   local function add(ids)
@@ -4512,7 +5231,13 @@ local function trim_dead(now)
   end
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
-    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
     redis.call('DEL', job_key(id))
   end
   redis.call('ZREM', K_DEAD, unpack(victims))
@@ -4534,8 +5259,11 @@ end
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 -- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
 -- released and leaves the row (release_settled), so a reprocess does not take it again.
-local function bury(id, err, now, mark, dk, dt)
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
   release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -4650,7 +5378,7 @@ local freed, outcomes = { order = {} }, { 1 }
 local codes = each_held(2, 3, hold, function(id, row, i)
   redis.call('ZREM', K_ACTIVE, id)
   tally(freed, row[2])
-  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'), row[7], row[8])
+  bury(id, ARGV[i + 2], now, settled_token(ARGV[i + 1], 'f1'), row[7], row[8], row[9], ARGV[i + 1])
   collect_event('dead', id, 'g', row[2], 'a', row[1] - row[4], 'x', ARGV[i + 2])
   return 1
 end, function(token, _, t)
@@ -4658,12 +5386,12 @@ end, function(token, _, t)
 end)
 if free_and_admit(freed) then ring_doorbell() end
 flush_events()
-return codes
+return { codes, outbox_written }
 `,
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "2587f57a8d3186f4d9821fd87acfa7f8b4bafd85",
+    sha1: "db78ad841c058d8e28f1fbf233e875e60050879f",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -4708,6 +5436,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -4841,9 +5574,10 @@ end
 -- \`max_attempts\` and \`backoff\` as enqueue takes them (text; \`priority\` a number), \`traceparent\`
 -- nil for none, \`dedupe\` the deduplication key it takes (nil for none: the caller writes the key
 -- itself) and \`dedupe_ttl\` that key's window in ms, text (nil: until the job finishes), kept in
--- the row as \`dk\` and \`dt\`. Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names
+-- the row as \`dk\` and \`dt\`, \`parent\` a flow child's parent (\`<queue>|<id>|<policy>\`, kept as \`fp\`;
+-- nil for none). Collects its event (\`added\` j, g, and \`k\`, \`d\` when \`fired_by\` names
 -- the scheduler that fired it for slot \`slot\`; \`scheduled\` j, g, d). Returns its state.
-local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl)
+local function add_job(batch, later, key, id, payload, group, priority, max_attempts, backoff, seq, due, now, now_text, traceparent, fired_by, slot, dedupe, dedupe_ttl, parent)
   local order = priority * 4294967296 + (seq % 4294967296)
   local state = 'pending'
   if due > now then state = 'scheduled' end
@@ -4877,6 +5611,11 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
       rare[#rare + 1] = 'dt'
       rare[#rare + 1] = dedupe_ttl
     end
+  end
+  if parent then
+    rare = rare or {}
+    rare[#rare + 1] = 'fp'
+    rare[#rare + 1] = parent
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil
@@ -5102,20 +5841,615 @@ for _, job in ipairs(jobs) do reply[#reply + 1] = job end
 return reply
 `,
   },
+  flowAck: {
+    name: "flowAck",
+    sha1: "26ba9644365c601604552b4b17e78fe4fbb91e79",
+    lua: `--[[
+  flow-ack: forget outbox entries that were relayed (docs/design.md, "Flows"): each entry is
+  removed only as it was written (a newer entry about the same job is another member), so an
+  acknowledgement sent twice or late removes nothing else.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] the entries relayed, as the outbox holds them
+  Derives  emq:{q}:outbox
+  Reply    how many entries were removed
+  Errors   none
+  Rings    never
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+
+if #ARGV < 2 then return 0 end
+local removed = 0
+for i = 2, #ARGV, 1000 do
+  removed = removed + redis.call('ZREM', K_OUTBOX, unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+return removed
+`,
+  },
+  flowApply: {
+    name: "flowApply",
+    sha1: "aa244ea7ac4d42ce25420dde48c39b8b92d4208d",
+    lua: `--[[
+  flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
+  A child's outcome is appended to its own queue's outbox in the script that settled it; the
+  runtime that got the entry (or a later beat of the child's queue) sends it here, to the
+  parent's slot, then acknowledges it there (flow-ack). Each parent keeps the newest news per
+  child (includes/child_record.lua), so an entry applied twice, late, or after a newer one
+  changes nothing: a crash between the child's settle and this call delays the parent, never
+  loses or doubles its release.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua): the parents' queue
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] outbox entries \`u|<child queue>|<child id>|<q>|<parent id>|<policy f|i|r>|<token>|<kind c|d|p|x>|<body>\`
+  Derives  emq:{q}:job:<parent id>, emq:{q}:kids:<parent id>, emq:{q}:waiting, lanes on release
+  Applies  completed (c): the record takes its result; dead (d): with \`fail-parent\` the record
+           fails the parent (a waiting parent goes to dead with the child's error), with
+           \`ignore\` it counts as finished with its error, with \`remove\` (and a child removed,
+           x) the parent stops waiting for it; reprocessed (p): the record is unfinished again,
+           and a parent this child failed waits again (unless another child failed it too).
+           A parent whose finished children reach the children it waits for is released. A
+           parent not written yet (a tree is written children first) keeps the news in its
+           children hash, which expires after a day unless the parent's enqueue comes
+           (includes/add_parent.lua); a parent that is another job now (no \`fw\`), or that does
+           not wait for this child, ignores it
+  Reply    {entries applied, parents released}
+  Events   \`released\` (j, g) per parent released, \`dead\` (j, g, x) per parent failed, \`waiting\`
+           (j, g, n) per parent waiting again, in one entry
+  Errors   EMQARG (an entry not of this queue, or malformed), EMQKIND; before anything is written
+  Rings    the doorbell when a released parent is claimable now
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
+  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- admit for one job going back in its place (reprocess, a move between groups): into ring entry
+-- g's zset at its order \`score\`. Returns true when it is claimable now.
+local function admit_one(g, score, id)
+  local batch = { order = {} }
+  batch_push(batch, g, score, id)
+  return admit(batch)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- A waiting flow parent whose children have all finished becomes pending: off the waiting set,
+-- into its lane at its order (\`order\`, the row's \`o\`; \`group\` its group or false), with a
+-- \`released\` event (n: \`children\`, how many it waited for). Returns whether it is claimable now (the caller rings the doorbell).
+local function release_parent(id, group, order, children)
+  redis.call('ZREM', K_WAITING, id)
+  redis.call('HSET', job_key(id), 's', 'pending')
+  collect_event('released', id, 'g', group or nil, 'n', children)
+  return admit_one(group, order, id)
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
+    redis.call('DEL', job_key(id))
+  end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
+  trim_dead(now)
+end
+-- A waiting flow parent whose child \`field\` (\`<queue>|<id>\`) died under \`onFailure:
+-- 'fail-parent'\` goes to dead with that child's error \`err\`; its row's \`fx\` names the child, so
+-- the child reprocessed lets it wait again (flow-apply). A parent that is itself a child tells
+-- its own parent (bury).
+local function fail_parent(id, field, err, now)
+  local key = job_key(id)
+  local r = redis.call('HMGET', key, 'g', 'dk', 'dt', 'fp', 't')
+  local bar = string.find(field, '|', 1, true)
+  local why = 'child ' .. string.sub(field, bar + 1) .. ' of queue ' .. string.sub(field, 1, bar - 1) .. ' failed: ' .. err
+  redis.call('ZREM', K_WAITING, id)
+  -- before bury: the queue's dead retention may delete the row at once
+  redis.call('HSET', key, 'fx', field)
+  bury(id, why, now, nil, r[2], r[3], r[4], r[5])
+  collect_event('dead', id, 'g', r[1], 'x', why)
+end
+-- The queue's events settings, read once per script call (the first time an event is written) and
+-- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
+-- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
+-- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local events_cap, event_result_bytes = nil, nil
+local function events_settings()
+  if not events_cap then
+    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
+    events_cap = r[1] or DEFAULT_EVENTS_CAP
+    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
+  end
+  return events_cap, event_result_bytes
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  push_token(K_WAKE)
+end
+
+-- how long a parent not yet written keeps its children's news: a day
+local ORPHAN_MS = 86400000
+local entries = {}
+for i = 2, #ARGV do
+  local e, parts, pos = ARGV[i], {}, 1
+  for k = 1, 8 do
+    local bar = string.find(e, '|', pos, true)
+    if not bar then error(redis.error_reply('EMQARG a malformed flow entry: ' .. string.sub(e, 1, 200))) end
+    parts[k] = string.sub(e, pos, bar - 1)
+    pos = bar + 1
+  end
+  parts[9] = string.sub(e, pos)
+  if parts[1] ~= 'u' or parts[4] ~= QUEUE_NAME or not tonumber(parts[7]) or not CHILD_RANK[parts[8]] or not string.match(parts[6], '^[fir]$') then
+    error(redis.error_reply('EMQARG a flow entry not for queue ' .. QUEUE_NAME .. ': ' .. string.sub(e, 1, 200)))
+  end
+  check_kind(parts[5])
+  entries[#entries + 1] = parts
+end
+
+local now = now_ms()
+local released, claimable = 0, false
+for _, p in ipairs(entries) do
+  local field, pid, policy, token, kind, body = p[2] .. '|' .. p[3], p[5], p[6], tonumber(p[7]), p[8], p[9]
+  -- what the parent records: a death is read by the child's policy
+  if kind == 'd' then
+    if policy == 'f' then kind = 'f' elseif policy == 'r' then kind = 'x' end
+  end
+  if kind == 'x' or kind == 'p' then body = '' end
+  local key, kids = job_key(pid), kids_key(pid)
+  local row = redis.call('HMGET', key, 's', 'fw', 'fd', 'fx', 'g', 'o')
+  local old = redis.call('HGET', kids, field)
+  if not row[1] then
+    if child_news(token, kind, old) then
+      redis.call('HSET', kids, field, p[7] .. '|' .. kind .. '|' .. body)
+      redis.call('PEXPIRE', kids, ORPHAN_MS)
+    end
+  elseif row[2] and old and child_news(token, kind, old) then
+    local _, old_kind = child_record(old)
+    local was = child_done(old_kind)
+    local total, done = tonumber(row[2]), tonumber(row[3]) or 0
+    if kind == 'x' then
+      redis.call('HDEL', kids, field)
+      total = total - 1
+      if was then done = done - 1 end
+    else
+      redis.call('HSET', kids, field, p[7] .. '|' .. kind .. '|' .. body)
+      local is = child_done(kind)
+      if is and not was then done = done + 1 elseif was and not is then done = done - 1 end
+    end
+    redis.call('HSET', key, 'fw', string.format('%d', total), 'fd', string.format('%d', done))
+    local state = row[1]
+    if kind == 'f' and state == 'waiting' then
+      fail_parent(pid, field, body, now)
+      state = 'dead'
+    elseif kind == 'p' and state == 'dead' and row[4] == field then
+      -- the child that failed it runs again: the parent waits again, unless another failed it too
+      local other = nil
+      local flat = redis.call('HGETALL', kids)
+      for j = 1, #flat, 2 do
+        local _, k = child_record(flat[j + 1])
+        if k == 'f' then
+          other = flat[j]
+          break
+        end
+      end
+      if other then
+        redis.call('HSET', key, 'fx', other)
+      else
+        redis.call('ZREM', K_DEAD, pid)
+        redis.call('HSET', key, 's', 'waiting')
+        redis.call('HDEL', key, 'fx', 'f')
+        redis.call('ZADD', K_WAITING, now, pid)
+        collect_event('waiting', pid, 'g', row[5], 'n', total)
+        state = 'waiting'
+      end
+    end
+    if state == 'waiting' and done >= total then
+      if release_parent(pid, row[5], row[6], total) then claimable = true end
+      released = released + 1
+    end
+  end
+end
+if claimable then ring_doorbell() end
+flush_events()
+return { #entries, released }
+`,
+  },
   getJob: {
     name: "getJob",
-    sha1: "ae729cf10a2dbc243e4f68b47543819455702f60",
+    sha1: "8ba4fc9897547f3530631bd751d75be575afeff1",
     lua: `--[[
   get-job: one job's row.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>
+  Derives  emq:{q}:job:<id>, emq:{q}:kids:<id>
   Reply    the row as a flat field/value list (with the defaults of the fields enqueue leaves
            out written in: \`m\`, \`b\`), plus its lease deadline ("lease") when active or its
            due time ("due") when scheduled, under names no row field has (the row's \`r\` is
-           its result); {} when there is no such job
+           its result), and for a flow parent its children ("kids": its children hash as
+           JSON, a flat list, includes/child_record.lua); {} when there is no such job
   Errors   EMQKIND
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -5138,6 +6472,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -5176,15 +6515,25 @@ local function with_defaults(row)
   end
   return row
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
 
 local id = ARGV[2]
 check_kind(id)
 local row = redis.call('HGETALL', job_key(id))
 if #row == 0 then return row end
 with_defaults(row)
-local state
+local state, parent = nil, false
 for i = 1, #row, 2 do
   if row[i] == 's' then state = row[i + 1] end
+  if row[i] == 'fw' then parent = true end
+end
+if parent then
+  row[#row + 1] = 'kids'
+  row[#row + 1] = cjson.encode(redis.call('HGETALL', kids_key(id)))
 end
 if state == 'active' then
   row[#row + 1] = 'lease'
@@ -5198,7 +6547,7 @@ return row
   },
   getScheduler: {
     name: "getScheduler",
-    sha1: "496d665895f0206aee48a3cb3d0274ea2ec4f331",
+    sha1: "f6bb861aaeeb0ff93d02b82b865baaddb035a288",
     lua: `--[[
   get-scheduler: one scheduler's row and the server's time, read together (an upsert works out
   its next slot from both).
@@ -5229,6 +6578,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -5248,7 +6602,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "1d69eb3696b54c29282e49c0591f75385d43c734",
+    sha1: "54f7ec44e5f34f4a98a94cfc017bbf4192d4d62c",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -5284,6 +6638,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -5473,7 +6832,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "b74ce170bbfcd683302c1c9b1bca3c72801d0614",
+    sha1: "1f952830f9ec1ede0508d3278d5f4156ec296c54",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -5510,6 +6869,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -5685,7 +7049,7 @@ return held
   },
   listDead: {
     name: "listDead",
-    sha1: "bfb207a8427eb34e67479b6e1319100e27e6d03a",
+    sha1: "d1ec23a3fc5fafa218f7acaa4922dd0ff336311b",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -5717,6 +7081,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -5771,7 +7140,7 @@ return reply
   },
   listJobs: {
     name: "listJobs",
-    sha1: "aae787fde5ed684a5a545a7741fdf72b25b0568b",
+    sha1: "a299e8c14500b61dcd748fc1fb014ac1af7bd744",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -5784,10 +7153,11 @@ return reply
                entry was written, or whose id was enqueued again, is left out, so a page may hold
                fewer than \`limit\`
     dead       most recently buried first (as list-dead)
+    waiting    flow parents waiting for their children, longest waiting first
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: pending | scheduled | active | completed | dead
+  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting
   ARGV[3]  offset (>= 0)
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
@@ -5817,6 +7187,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -5956,6 +7331,8 @@ elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
 elseif state == 'completed' then
   ids = redis.call('ZREVRANGE', K_COMPLETED, offset, last)
+elseif state == 'waiting' then
+  ids = redis.call('ZRANGE', K_WAITING, offset, last)
 elseif state == 'pending' then
   local entries = redis.call('SMEMBERS', K_GROUPS)
   table.sort(entries)
@@ -6016,7 +7393,7 @@ return names
   },
   listSchedulers: {
     name: "listSchedulers",
-    sha1: "6a9a044c41916b7ac008e671f3772d2d1a5a8b13",
+    sha1: "878de1a005797764f46d24ce9e023d8c93e0b53f",
     lua: `--[[
   list-schedulers: a page of the queue's schedulers, soonest next slot first (those that fire no
   more last, by id).
@@ -6049,6 +7426,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -6078,7 +7460,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "902dea8b1df296883a534c8bc3a0b5f271ca6c8a",
+    sha1: "e4fbfc24b708f2e0f3bd44fef316d4edc7cdef17",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -6112,6 +7494,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -6286,7 +7673,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "7eddd668102cf485871049b7dcf08266a8f536ae",
+    sha1: "71f8288a705141cea0ed8afb4f2ff71dca2700d4",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -6310,7 +7697,9 @@ return 1
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
-           number of active jobs)}. Sent again it goes on, or answers done: harmless twice
+           number of active jobs), {flow news: outbox entries for the caller to relay}}: the
+           rows of flow jobs deleted tell their parents and children (includes/delete_rows.lua),
+           and the last chunk hands back the outbox's entries left unrelayed. Sent again it goes on, or answers done: harmless twice
   Errors   EMQARG (a malformed number), before anything is written
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -6333,6 +7722,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -6376,18 +7770,102 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 -- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
 -- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
 -- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
--- deduplication pays one HEXISTS a call, not a command a row.
-local dedupe_used = nil
+-- deduplication pays one HMGET a call, not a command a row. Likewise in a queue where a job of a
+-- flow was ever written (meta \`fl\`), each row's links are read and settled (forget_flow: a child
+-- tells its parent, a parent has its unfinished children removed, through the outbox).
+local dedupe_used, flows_used = nil, nil
 local function delete_rows(ids)
   if #ids == 0 then return end
-  if dedupe_used == nil then dedupe_used = redis.call('HEXISTS', K_META, 'dd') == 1 end
+  if dedupe_used == nil then
+    local m = redis.call('HMGET', K_META, 'dd', 'fl')
+    dedupe_used, flows_used = m[1] ~= false, m[2] ~= false
+  end
   local keys = {}
+  local now = flows_used and now_ms() or 0
   for i, id in ipairs(ids) do
     keys[i] = job_key(id)
-    if dedupe_used then release_dedupe(id, redis.call('HGET', keys[i], 'dk')) end
+    if flows_used then
+      local r = redis.call('HMGET', keys[i], 'dk', 's', 'fp', 'fw', 't')
+      release_dedupe(id, r[1])
+      if r[3] or r[4] then forget_flow(id, r[2], r[3], r[4], r[5], now) end
+    elseif dedupe_used then
+      release_dedupe(id, redis.call('HGET', keys[i], 'dk'))
+    end
   end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
 end
@@ -6560,7 +8038,7 @@ local schedulers = redis.call('ZRANGE', K_SCHEDULERS, 0, budget - 1)
 if #schedulers > 0 then
   for _, id in ipairs(schedulers) do redis.call('DEL', scheduler_key(id)) end
   chunked('ZREM', K_SCHEDULERS, schedulers)
-  if spend(#schedulers) then return { 0, deleted } end
+  if spend(#schedulers) then return { 0, deleted, outbox_written } end
 end
 
 -- active rows, their group slots freed
@@ -6571,12 +8049,12 @@ if #ids > 0 then
   delete_rows(ids)
   chunked('ZREM', K_ACTIVE, ids)
   free_slots(freed)
-  if spend(#ids) then return { 0, deleted } end
+  if spend(#ids) then return { 0, deleted, outbox_written } end
 end
 
 -- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
 -- which the lanes' turn deletes
-for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED }) do
+for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING }) do
   ids = redis.call('ZRANGE', index, 0, budget - 1)
   if #ids > 0 then
     local rows = ids
@@ -6588,31 +8066,35 @@ for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED }) do
     end
     delete_rows(rows)
     chunked('ZREM', index, ids)
-    if spend(#ids) then return { 0, deleted } end
+    if spend(#ids) then return { 0, deleted, outbox_written } end
   end
 end
 
-if spend(drop_lane(UNGROUPED, budget)) then return { 0, deleted } end
+if spend(drop_lane(UNGROUPED, budget)) then return { 0, deleted, outbox_written } end
 while redis.call('SCARD', K_GROUPS) > 0 do
   for _, g in ipairs(redis.call('SRANDMEMBER', K_GROUPS, 100)) do
     -- out of budget with the lane not yet empty: the next call visits it again
-    if spend(drop_lane(g, budget)) then return { 0, deleted } end
+    if spend(drop_lane(g, budget)) then return { 0, deleted, outbox_written } end
     redis.call('SREM', K_GROUPS, g)
-    if spend(0, 1) then return { 0, deleted } end
+    if spend(0, 1) then return { 0, deleted, outbox_written } end
   end
 end
 
 -- the rate limits and holds: a group's starts log exists only while it has a limit
 for _, g in ipairs(redis.call('HKEYS', K_GRATE)) do redis.call('DEL', starts_key(g)) end
 redis.call('DEL', K_THROTTLED, K_GRATE, K_HOLDS, starts_key(QUEUE_ENTRY))
+-- flow news not yet relayed goes back with the reply, for the caller to relay, with this call's
+local left = redis.call('ZRANGE', K_OUTBOX, 0, -1)
+for _, e in ipairs(left) do outbox_written[#outbox_written + 1] = e end
+redis.call('DEL', K_OUTBOX, K_WAITING)
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
-return { 1, deleted }
+return { 1, deleted, outbox_written }
 `,
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "8ef3fa41d85656c6d0fa40a75db7ae815633236b",
+    sha1: "a739748c2b44f2a84fbcf594103df516e39bd109",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -6643,6 +8125,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -6752,7 +8239,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "25bd5108d558f1da30736bb14397797dddd35c8c",
+    sha1: "c74b28491c2902236fbb47ea47469e84d12af588",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -6781,6 +8268,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -6886,7 +8378,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "1b2d3ed1c020eb922296970e869ed1ab81479f92",
+    sha1: "2ad99c428c32e2117a376207a31eafba5f0ad74d",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -6927,6 +8419,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -6943,14 +8440,15 @@ local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
--- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false}
--- when it is, for the settle, its \`completed\` event and the key it releases (release_settled),
--- else nil and the row's state and \`t\` (false when absent), for each_held's repeat check. Reads
--- seven fields in one HMGET: a completing batch pays per job for every one.
+-- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
+-- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
+-- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
+-- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads nine fields in
+-- one HMGET: a completing batch pays per job for every one.
 local function held_run(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7] }
+  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7], r[8], r[9] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -7082,7 +8580,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "e5b24bf2bf5849d7d0a2f57c92530f6a77acd3b4",
+    sha1: "e7735e073d85b3064fadb0ba41667e0e6aa4cd0e",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -7117,6 +8615,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -7462,7 +8965,7 @@ return { moved, next_due }
   },
   rateLimits: {
     name: "rateLimits",
-    sha1: "8fd7333ae2024114fadcf11394e39eac07239b62",
+    sha1: "8f92aff082261e5ba13d3394bc5bd002dd2b8627",
     lua: `--[[
   rate-limits: the queue's rate limits, holds and throttled entries, for a reader (stats, the HTTP
   API, the dashboard).
@@ -7496,6 +8999,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -7529,7 +9037,7 @@ return { now_ms(), redis.call('HGET', K_META, 'rate') or '', redis.call('HGETALL
   },
   readEvents: {
     name: "readEvents",
-    sha1: "acbaedcb4c3aa9eee8eda4dd6493db4f1a29313f",
+    sha1: "143cb40a51c46a6afaf83c354d4ef251271334c6",
     lua: `--[[
   read-events: a page of the queue's events stream, oldest first, after an entry id. An entry is
   the events of one script call, each starting with its field \`e\` (docs/design.md, "Events"), and
@@ -7563,6 +9071,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -7611,7 +9124,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "907b10351c71065954db6d6b78896a9ef4449cae",
+    sha1: "0c32a93214886d8380f2692fc64dedd7ea33bb5a",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -7648,6 +9161,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -7714,14 +9232,82 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
--- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
 local function trim_dead(now)
-  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
   local victims, seen = {}, {}
   local function add(ids)
@@ -7741,7 +9327,13 @@ local function trim_dead(now)
   end
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
-    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
     redis.call('DEL', job_key(id))
   end
   redis.call('ZREM', K_DEAD, unpack(victims))
@@ -7763,8 +9355,11 @@ end
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 -- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
 -- released and leaves the row (release_settled), so a reprocess does not take it again.
-local function bury(id, err, now, mark, dk, dt)
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
   release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -7989,13 +9584,13 @@ local function reap_expired(now, limit)
   local requeued, buried, freed = 0, 0, { order = {} }
   local batch = { order = {} }
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt')
+    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
-        bury(id, 'lease expired', now, nil, r[6], r[7])
+        bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
       else
@@ -8089,7 +9684,7 @@ return redis.call('SADD', KEYS[1], ARGV[1])
   },
   release: {
     name: "release",
-    sha1: "904eacb73425d753f8fa44e723ad14142f07ce54",
+    sha1: "b3135bb5c4a6461fc1faf574c6fd40ff7a0ffc72",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -8135,6 +9730,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -8161,12 +9761,12 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
 -- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
--- \`dk\` or false, its ttl \`dt\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- \`dk\` or false, its ttl \`dt\` or false, a flow child's parent \`fp\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
 -- active row always has its order (claim wrote it).
 local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt', 'fp')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10], r[11] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -8589,7 +10189,7 @@ return codes
   },
   removeScheduler: {
     name: "removeScheduler",
-    sha1: "8abab4ade6493836018973d3432006e6bc333e80",
+    sha1: "499493ab6ad9fb1ac106f56f8edf968caa75120a",
     lua: `--[[
   remove-scheduler: scheduler \`id\` fires no more, and its row is deleted. Jobs it fired stay as
   they are (they are jobs like any other).
@@ -8620,6 +10220,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -8636,7 +10241,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "a708a8ce29a9196bf3f9aabaf951218039529cd9",
+    sha1: "14b237ad24aa568ba12632a66de8cab15324b487",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -8644,8 +10249,14 @@ return removed
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    1 removed, 0 no such job
+  ARGV[3]  "" (a caller's removal), or "<queue>|<parent id>": the removal of a removed flow
+           parent's child, done only while the row's \`fp\` names that parent (an id enqueued again
+           since is another job), and told to no parent
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:kids:<id>
+  Flows    an unfinished flow child tells its parent it is gone (the parent stops waiting for
+           it); a flow parent has its unfinished children removed in turn and its children hash
+           deleted (includes/forget_flow.lua), through the outbox
+  Reply    {1 removed or 0 no such job, {outbox entries written, for the caller to relay}}
   Events   \`removed\` (j, g) when it removed one
   Dedupe   the job's dedupe key (\`dk\`, either mode) is released while it still names the job
   Errors   EMQKIND
@@ -8671,6 +10282,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -8937,14 +10553,93 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't')
 local state, group = r[1], r[2]
-if not state then return 0 end
+if not state then return { 0, {} } end
+local fp = r[4]
+if ARGV[3] and ARGV[3] ~= '' then
+  -- a removed parent's child: this row only while it is still that parent's
+  if not fp or string.sub(fp, 1, #ARGV[3] + 1) ~= ARGV[3] .. '|' then return { 0, {} } end
+  fp = nil
+end
 release_dedupe(id, r[3])
+if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
   local entry = group or UNGROUPED
   -- a job in an arrivals list is found by LREM, linear in the list's length
@@ -8959,15 +10654,17 @@ elseif state == 'dead' then
   redis.call('ZREM', K_DEAD, id)
 elseif state == 'completed' then
   redis.call('ZREM', K_COMPLETED, id)
+elseif state == 'waiting' then
+  redis.call('ZREM', K_WAITING, id)
 end
 redis.call('DEL', key)
 emit('removed', id, 'g', group)
-return 1
+return { 1, outbox_written }
 `,
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "0f6d04d97680601da6ef7345ebc978c4a901c1a0",
+    sha1: "c7b197c98a81e4e199baad6821e41727a87e933c",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -8981,7 +10678,10 @@ return 1
            more (a reply lost and the call sent again)
   ARGV[4]  how long the request key is remembered, ms (>= 1 with a key)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    {reprocessed, more 0|1 (dead jobs remain)}
+  Flows    a flow child tells its parent it runs again (includes/report_up.lua: a parent it
+           failed waits again); a flow parent runs with its children as they stand (its \`fx\`,
+           the child that failed it, is forgotten)
+  Reply    {reprocessed, more 0|1 (dead jobs remain), {outbox entries written, for the caller to relay}}
   Events   \`reprocessed\` (j, g) per job, oldest first, in one entry; a repeat answered from the
            request key appends nothing
   Errors   EMQARG (a malformed number), before anything is written
@@ -9007,6 +10707,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -9232,6 +10937,34 @@ local function flush_events()
   end
   event_fields, event_starts = {}, {}
 end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 
 local n = arg_int(ARGV[2], 'n', 1)
 local request = ARGV[3]
@@ -9241,24 +10974,26 @@ local seen = recorded_reply(request)
 if seen then return seen end
 
 local ids = redis.call('ZRANGE', K_DEAD, 0, n - 1)
+local now = #ids > 0 and now_ms() or 0
 local batch = { order = {} }
 for _, id in ipairs(ids) do
   local key = job_key(id)
-  local r = redis.call('HMGET', key, 'g', 'o', 'a')
+  local r = redis.call('HMGET', key, 'g', 'o', 'a', 'fp', 't', 'fw')
   redis.call('HSET', key, 's', 'pending', 'z', r[3])
-  redis.call('HDEL', key, 'f')
+  if r[6] then redis.call('HDEL', key, 'f', 'fx') else redis.call('HDEL', key, 'f') end
+  if r[4] then report_up(id, r[4], r[5], 'p', '', now) end
   batch_push(batch, r[1], r[2], id)
   collect_event('reprocessed', id, 'g', r[1])
 end
 chunked('ZREM', K_DEAD, ids)
 if admit(batch) then ring_doorbell() end
 flush_events()
-return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
+return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_written })
 `,
   },
   reprocess: {
     name: "reprocess",
-    sha1: "20bdf1762fe23c4abccee5a7f998c029c3495a36",
+    sha1: "b5396e1770abd49e85399e6c88e58c740dfe39dd",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -9269,7 +11004,11 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD) })
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  id
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    1 reprocessed, 0 no such job, -1 the job is not dead
+  Flows    a flow child tells its parent it runs again (includes/report_up.lua: a parent it
+           failed waits again); a flow parent runs with its children as they stand (its \`fx\`,
+           the child that failed it, is forgotten)
+  Reply    {1 reprocessed, 0 no such job, -1 the job is not dead; {outbox entries written, for
+           the caller to relay}}
   Events   \`reprocessed\` (j, g) when it reprocessed one
   Dedupe   the job does not take its dedupe key again: an until-finished one was released at death
   Errors   EMQKIND
@@ -9295,6 +11034,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -9517,24 +11261,53 @@ local function emit(event, id, ...)
   collect_event(event, id, ...)
   flush_events()
 end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'o', 'a')
-if not r[1] then return 0 end
-if r[1] ~= 'dead' then return -1 end
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'a', 'fp', 't', 'fw')
+if not r[1] then return { 0, {} } end
+if r[1] ~= 'dead' then return { -1, {} } end
 redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
-redis.call('HDEL', key, 'f')
+if r[7] then redis.call('HDEL', key, 'f', 'fx') else redis.call('HDEL', key, 'f') end
+if r[5] then report_up(id, r[5], r[6], 'p', '', now_ms()) end
 if admit_one(r[2], r[3], id) then ring_doorbell() end
 emit('reprocessed', id, 'g', r[2])
-return 1
+return { 1, outbox_written }
 `,
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "8091528e37fa1c57b06c82dd86efb7782a6c5303",
+    sha1: "6e35044083239e1c0401def3ad4313982b3e10d1",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -9566,6 +11339,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -9741,7 +11519,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "d5d4c948e5516484321b39b54513abd19b879ef1",
+    sha1: "4af0391e23ca7f2a58a7b9cf02d087e772650990",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -9771,6 +11549,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -9891,7 +11674,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "993916aa8deebad19162537c11ca76d518667cd5",
+    sha1: "8e9be3f3528d5dbcc9fea69af702359da4a1a500",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -9901,7 +11684,7 @@ return resumed
   ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
            for the backoff's jitter
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
-  Reply    {code, ...}: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
+  Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
            0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
            and the request sent again) answers the code the first gave (1, 2 or 3) and writes
            nothing, whatever became of the job since short of a new claim or a remove
@@ -9942,6 +11725,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -9981,12 +11769,12 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
 -- and the row's state and \`t\` (false when absent), for each_held's repeat check.
 -- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
--- \`dk\` or false, its ttl \`dt\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- \`dk\` or false, its ttl \`dt\` or false, a flow child's parent \`fp\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
 -- active row always has its order (claim wrote it).
 local function hold(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt')
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt', 'fp')
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10] }
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10], r[11] }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -10055,14 +11843,82 @@ local function release_dedupe(id, k)
   local key = dedupe_key(k)
   if redis.call('GET', key) == id then redis.call('DEL', key) end
 end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
 -- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
 -- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
 -- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
--- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death).
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
 local function trim_dead(now)
-  local r = redis.call('HMGET', K_META, 'dage', 'dmax')
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
   local victims, seen = {}, {}
   local function add(ids)
@@ -10082,7 +11938,13 @@ local function trim_dead(now)
   end
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
-    release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
     redis.call('DEL', job_key(id))
   end
   redis.call('ZREM', K_DEAD, unpack(victims))
@@ -10104,8 +11966,11 @@ end
 -- leaves the claim's bare token so the holder it took the lease from stays fenced off.
 -- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
 -- released and leaves the row (release_settled), so a reprocess does not take it again.
-local function bury(id, err, now, mark, dk, dt)
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
   release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
   if mark then
@@ -10425,7 +12290,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   tally(freed, group)
   local attempt = attempts - base
   if attempts - base >= max_attempts then
-    bury(id, err, now, settled_token(token, 'r3'), row[7], row[8])
+    bury(id, err, now, settled_token(token, 'r3'), row[7], row[8], row[9], token)
     collect_event('dead', id, 'g', group, 'a', attempt, 'x', err)
     return 3
   end
@@ -10454,12 +12319,12 @@ if next(later) then ring_sched_bell(later) end
 -- the counter of retries for /metrics: once a call, not once a job
 if retried > 0 then redis.call('HINCRBY', K_META, 'retried', retried) end
 flush_events()
-return codes
+return { codes, outbox_written }
 `,
   },
   setDeadRetention: {
     name: "setDeadRetention",
-    sha1: "2fd78d4d64a4ff91dc5e70706db3f28031235527",
+    sha1: "4f451ffac5c4ce60ba0dd980735d9b6ad58b6535",
     lua: `--[[
   set-dead-retention: how long dead jobs are kept and how many, a setting of the queue stored in
   its meta (\`dage\`, \`dmax\`), so every runtime that buries a job applies the same one
@@ -10493,6 +12358,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -10515,7 +12385,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "8e264c1407e948eb20b0980d896f3c8b30b4c1e4",
+    sha1: "c3c11ce6d405c32141a272930fb02bf2e9c6c45e",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -10551,6 +12421,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -10599,7 +12474,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "8ac876e0baa43e661c64a4c272af7b686c18e910",
+    sha1: "f0e64ab4a370ee07176e6c23a39821966aee53fd",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -10641,6 +12516,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -10938,7 +12818,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "a4653cfe2f8ceb894b79581985d1281d0d3ef906",
+    sha1: "47cf25a11889160c2311a9283882bef09a3ce4d8",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -10970,6 +12850,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -11077,7 +12962,7 @@ return redis.call('SREM', KEYS[1], ARGV[1])
   },
   updateData: {
     name: "updateData",
-    sha1: "5e092081a46cb5f455b506d74c0d32489a1653ff",
+    sha1: "52553c8f6b65bb11d6f1208bc44169a20b87e69f",
     lua: `--[[
   update-data: replace the payload of a job not running or finished (pending or scheduled): the
   run that claims it next gets the new payload. Nothing else of the row changes. The same payload
@@ -11111,6 +12996,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -11139,7 +13029,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "0c2bcddeefba6311a296b908f59cea1e86fff4a3",
+    sha1: "aa2e44f2175ebb87e8becd14ecfd1811e627ccb1",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -11184,6 +13074,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
@@ -11278,7 +13173,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "2216737e74302c9239ba828a92fd004c73002bb3",
+    sha1: "00971eeb24811913c8e09b19f66158747d5f9ce7",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -11314,6 +13209,11 @@ local PREFIX = ARGV[1]
 -- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
 -- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
 local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.

@@ -21,7 +21,21 @@ export const errorBody = z
   })
   .openapi('Error');
 
-const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead']);
+const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting']);
+
+/** A flow's links as a job shows them (src/flow.ts). */
+const parentRef = z
+  .object({ queue: z.string(), id: z.string(), onFailure: z.enum(['fail-parent', 'ignore', 'remove']) })
+  .openapi('ParentRef');
+const childOutcome = z
+  .object({
+    queue: z.string(),
+    id: z.string(),
+    state: z.enum(['unfinished', 'completed', 'failed']),
+    result: z.unknown().optional(),
+    error: z.string().optional(),
+  })
+  .openapi('ChildOutcome');
 
 /** The scheduler that fired a job and the slot it fired it for (`FiredBy`). */
 const firedBy = z
@@ -55,6 +69,12 @@ export const jobView = z
       description: 'the last progress a run reported: a number from 0 to 100 or a small JSON value; absent when none was',
     }),
     scheduler: firedBy.optional().openapi({ description: 'the scheduler that fired it and the slot, when a scheduler did (its id is `JOB:<scheduler>@<slot>`)' }),
+    parent: parentRef.optional().openapi({ description: "a flow child's parent" }),
+    children: z.array(childOutcome).optional().openapi({ description: "a flow parent's children, each with its state and result or error" }),
+    flow: z
+      .object({ total: z.number().int(), done: z.number().int() })
+      .optional()
+      .openapi({ description: "a flow parent's count: the children it waits for, and how many have finished" }),
   })
   .openapi('Job');
 
@@ -84,6 +104,7 @@ export const queueStats = z.object({
     active: z.number().int(),
     dead: z.number().int(),
     completed: z.number().int().openapi({ description: 'completed since the queue began (a counter)' }),
+    waiting: z.number().int().openapi({ description: 'flow parents waiting for their children' }),
   }),
   rateLimits: rateLimits.openapi({ description: "the queue's rate limit and its groups', and what is throttled now (at its limit or held)" }),
 });
@@ -115,4 +136,4 @@ export const eventsPage = z.object({
 export const waitedCompleted = z.object({ id: enqueuedId, state: z.literal('completed'), result: z.unknown().optional() });
 export const waitedDead = z.object({ id: enqueuedId, state: z.literal('dead'), error: z.string() });
 /** `?wait`: the job did not finish within it; its state then. */
-export const waitedNot = z.object({ id: enqueuedId, state: z.enum(['pending', 'scheduled', 'active', 'completed', 'dead']) });
+export const waitedNot = z.object({ id: enqueuedId, state: jobState });

@@ -76,7 +76,7 @@ describe('the emq admin commands', () => {
     await queue.add(1, { id: 'x' });
     const before = await queueState(redis.raw, queue);
     for (const args of [
-      ['jobs', queue.name, 'waiting'],
+      ['jobs', queue.name, 'parked'],
       ['jobs', queue.name],
       ['jobs', queue.name, 'pending', '--limit', '0'],
       ['clean', queue.name, 'pending'],

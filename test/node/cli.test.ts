@@ -89,7 +89,7 @@ describe('the emq CLI', () => {
     expect(JSON.parse(stats.stdout)).toEqual({
       queue: queue.name,
       paused: false,
-      counts: { pending: 0, scheduled: 1, active: 0, dead: 0, completed: 0 },
+      counts: { pending: 0, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0 },
       rateLimits: { queue: null, groups: {}, throttled: [] },
     });
     // one shape: what `add` returns and the HTTP API answers, `duplicate` included

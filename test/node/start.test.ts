@@ -23,7 +23,7 @@ describe('npm start', () => {
     expect(pid, out).toBeDefined();
     expect(() => process.kill(Number(pid), 0)).toThrow(); // its redis-server is gone
     const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
-    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 30 });
+    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 30, waiting: 0 });
     // the demo prints which runtime ran each attempt: both served the one queue
     expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
     expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);

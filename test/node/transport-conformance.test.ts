@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/index.js';
 import { scripts } from '../../src/generated/scripts.js';
-import { EmqError, listQueues, Queue, type Held, type Job, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
+import { EmqError, Flows, listQueues, Queue, type Held, type Job, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
 import { startBridge, type RunningBridge } from '../../src/node/bridge/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { leases, queueName, scriptsOf, sleep } from '../helpers.js';
@@ -178,6 +178,20 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('drain', () => queue.drain());
   await step('remove the scheduler', () => queue.removeScheduler('tick'));
   await step('remove it again', () => queue.removeScheduler('tick'));
+  const flows = new Flows(transport);
+  const flow = { queue: queue.name, id: 'flow', payload: 'parent', children: [{ queue: queue.name, payload: 'child' }, { queue: queue.name, payload: 'dies', maxAttempts: 1, onFailure: 'ignore' as const }] };
+  await step('add a flow', () => flows.add(flow));
+  await step('add it again', () => flows.add(flow));
+  await step('the waiting parent', () => queue.getJob('flow'));
+  const children = await step('claim its children', () => leases(queue).claim(10, 30_000));
+  await step('complete one child', () => leases(queue).complete(held(children?.jobs ?? []).slice(0, 1).map((h) => ({ ...h, result: '"page"' }))));
+  await step('fail the other', () => leases(queue).fail(held(children?.jobs ?? []).slice(1).map((h) => ({ ...h, error: 'x' }))));
+  await step('claim the released parent', () => leases(queue).claim(10, 30_000));
+  await step('remove a flow parent', async () => {
+    await flows.add({ ...flow, id: 'gone' });
+    await queue.remove('gone');
+    return queue.getJob('gone.0');
+  });
   await step('events settings', () => queue.eventsSettings());
   await step('set events', () => queue.setEvents({ resultBytes: 512 }));
   await step('read events', () => queue.readEvents({ limit: 1000 }));
@@ -254,6 +268,8 @@ describe('UpstashTransport and IoredisTransport answer alike', () => {
     expect(typed.get('list queues')).toBe(true);
     expect(typed.get('the scheduler after the beat fired it')).toMatchObject([{ id: 'tick', fired: 1, job: { group: 'OK', priority: 2 } }]);
     expect(typed.get('remove it again')).toBe(false);
+    expect(typed.get('claim the released parent')).toMatchObject({ jobs: [{ id: 'JOB:flow', children: [{ state: 'completed', result: 'page' }, { state: 'failed', error: 'x' }] }] });
+    expect(typed.get('remove a flow parent')).toBeNull();
     expect(typed.get('obliterate while active')).toMatchObject({ code: 'EMQSTATE' });
     expect(typed.get('obliterate')).toBe(true);
     expect(typed.get('set events')).toEqual({ maxLen: 10_000, resultBytes: 512 });

@@ -90,9 +90,9 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
     why: 'scripts are called through the gateway, by name and typed',
   },
   {
-    room: (m) => !['queue', 'lease', 'registry', 'index'].includes(m),
+    room: (m) => !['queue', 'lease', 'registry', 'flows', 'flow-relay', 'index'].includes(m),
     forbids: (t) => t === 'src/scripts',
-    why: 'the gateway is private to the core modules that produce (Queue), lease (Leases) and list (registry)',
+    why: 'the gateway is private to the core modules that produce (Queue, Flows), lease (Leases), relay flow news and list (registry)',
   },
 ];
 

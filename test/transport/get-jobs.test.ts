@@ -122,14 +122,14 @@ describe('getJobs', () => {
     for (const state of ['pending', 'scheduled', 'active', 'completed', 'dead'] as const) await queue.getJobs(state);
     expect(await redis.raw.dump(keysOf(queue).key('meta'))).toEqual(before);
     const arg = { name: 'InvalidArgumentError', code: 'EMQARG' };
-    await refusedUnchanged(redis.raw, queue, () => queue.getJobs('waiting' as 'pending'), arg);
+    await refusedUnchanged(redis.raw, queue, () => queue.getJobs('parked' as 'pending'), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.getJobs('pending', { limit: 0 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.getJobs('pending', { limit: 1001 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.getJobs('dead', { offset: -1 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.getJobs('dead', { offset: 1.5 }), arg);
     // the script's own check, past the core's
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.listJobsOp('waiting' as 'pending', 0, 10)), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.listJobsOp('parked' as 'pending', 0, 10)), arg);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 });

@@ -45,7 +45,7 @@ describe('obliterate', () => {
     expect(await queue.obliterate()).toBe(true);
     expect(await keysLeft(queue.name)).toEqual([]);
     expect(await redis.raw.sismember('emq:queues', queue.name)).toBe(0);
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 0, waiting: 0 });
     // twice: nothing to do, still gone
     expect(await queue.obliterate()).toBe(true);
     expect(await keysLeft(queue.name)).toEqual([]);
@@ -92,9 +92,9 @@ describe('obliterate', () => {
     const queue = redis.queue<number>();
     await queue.addBulk(Array.from({ length: 30 }, (_, i) => ({ payload: i })));
     const gateway = scriptsOf(queue);
-    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'more', count: 20 });
-    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 10 });
-    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 0 });
+    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'more', count: 20, outbox: [] });
+    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 10, outbox: [] });
+    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 0, outbox: [] });
     expect(await keysLeft(queue.name)).toEqual([]);
   });
 

@@ -71,7 +71,7 @@ describe('reprocessDead', () => {
     const gateway = scriptsOf(queue);
     const request = { key: 'b:reprocess-repeat', ttlMs: 60_000 };
     const once = await gateway.run(gateway.reprocessDeadOp(2, request));
-    expect(once).toEqual({ reprocessed: 2, more: true });
+    expect(once).toEqual({ reprocessed: 2, more: true, outbox: [] });
     expect(await gateway.run(gateway.reprocessDeadOp(2, request))).toEqual(once);
     expect(await redis.raw.zcard(k.key('dead'))).toBe(1);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);

@@ -32,7 +32,7 @@ export interface AdminCli {
   usage(message: string): Error;
 }
 
-const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead'];
+const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
 
 const print = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value)}\n`);

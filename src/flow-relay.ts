@@ -1,0 +1,50 @@
+import { runOps, type ScriptOp, Scripts } from './scripts.js';
+import type { Transport } from './transport.js';
+
+/** How deep a removal may cascade through parents' children (a flow is at most 32 levels). */
+const MAX_CASCADE = 64;
+
+/**
+ * Relays flow news (docs/design.md, "Flows"): the outbox entries a script of `queue` wrote (or a
+ * beat of it found left over) go to the slots they are for, then are acknowledged in `queue`'s
+ * outbox. A child's outcome goes to its parent's queue (flow-apply, one call per parent queue);
+ * a removed parent's unfinished child is removed in its own queue (remove, fenced on the parent),
+ * and what that removal writes is relayed in turn. Every step is harmless twice: a relay cut off
+ * anywhere leaves the entries in the outbox, and a later beat of `queue` relays them again.
+ * `onRequest` counts the round trips. Throws what the transport throws (the entries stay).
+ *
+ * @example
+ * await relayFlowNews(transport, 'render', outbox);
+ */
+export async function relayFlowNews(transport: Transport, queue: string, entries: readonly string[], onRequest?: () => void, depth = 0): Promise<void> {
+  if (entries.length === 0) return;
+  const applies = new Map<string, string[]>();
+  const removals: Array<{ queue: string; id: string; parent: string }> = [];
+  for (const entry of entries) {
+    const parts = entry.split('|', 5);
+    if (parts[0] === 'u') {
+      const parentQueue = parts[3]!;
+      const list = applies.get(parentQueue);
+      if (list) list.push(entry);
+      else applies.set(parentQueue, [entry]);
+    } else if (parts[0] === 'r') {
+      removals.push({ queue: parts[3]!, id: parts[4]!, parent: `${parts[1]!}|${parts[2]!}` });
+    }
+  }
+  const ops: Array<ScriptOp<unknown>> = [];
+  for (const [parentQueue, list] of applies) ops.push(new Scripts(transport, parentQueue).flowApplyOp(list));
+  const removeOps = removals.map((r) => new Scripts(transport, r.queue).removeOp(r.id, r.parent));
+  if (ops.length + removeOps.length > 0) {
+    const replies = await runOps(transport, [...ops, ...removeOps], onRequest);
+    // a removed child that was a parent has its own children to remove: its queue's outbox says so
+    if (depth < MAX_CASCADE) {
+      const further = new Map<string, string[]>();
+      removals.forEach((r, i) => {
+        const { outbox } = replies[ops.length + i] as { outbox: readonly string[] };
+        if (outbox.length > 0) further.set(r.queue, [...(further.get(r.queue) ?? []), ...outbox]);
+      });
+      for (const [childQueue, news] of further) await relayFlowNews(transport, childQueue, news, onRequest, depth + 1);
+    }
+  }
+  await runOps(transport, [new Scripts(transport, queue).flowAckOp(entries)], onRequest);
+}
