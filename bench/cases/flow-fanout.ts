@@ -1,6 +1,5 @@
 import { FlowProducer, type Job as BullJob } from 'bullmq';
-import type { ChildOutcome, FlowJob } from '../../src/flow.js';
-import { Flows } from '../../src/flows.js';
+import { type FlowJob, Flows } from '../../src/flows.js';
 import type { Job } from '../../src/job.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Consumer } from '../../src/node/consumer/index.js';
@@ -151,8 +150,7 @@ async function echoSide(ctx: BenchContext, spec: FlowFanoutSpec, names: Names, t
     transports.push(transport);
     await transport.ping();
     const handler = (job: Job<ParentPayload>): { pages: number } => {
-      // job.children: the lead's core adds it to Job; read through a widened type until it lands
-      const children = (job as Job<ParentPayload> & { children?: readonly ChildOutcome[] }).children ?? [];
+      const children = job.children ?? [];
       return tracker.parent(job.payload.flow, children.map((c) => (c.state === 'completed' ? c.result : undefined)));
     };
     consumers.push(
