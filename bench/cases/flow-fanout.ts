@@ -50,6 +50,8 @@ class Tracker {
   private readonly pages: number;
   readonly releases: number[] = [];
   childrenDone = 0;
+  /** When the latest child's handler returned (performance.now()). */
+  lastChild = 0;
   parentsStarted = 0;
   parentsDone = 0;
   badJoins = 0;
@@ -68,6 +70,7 @@ class Tracker {
     this.childrenDone++;
     const now = performance.now();
     if ((this.lastChildEnd.get(flow) ?? 0) < now) this.lastChildEnd.set(flow, now);
+    this.lastChild = now;
     return { page };
   }
 
@@ -92,6 +95,7 @@ class Tracker {
     this.expected = parents;
     this.parentsDone = 0;
     this.childrenDone = 0;
+    this.lastChild = 0;
     this.parentsStarted = 0;
     this.badJoins = 0;
     this.releases.length = 0;
@@ -272,6 +276,8 @@ export async function measureFlowFanout(ctx: BenchContext, impl: Impl, spec: Flo
       flows_per_s: round(spec.flows / ((t1 - t0) / 1000), 1),
       jobs_per_s: round(jobs / ((t1 - t0) / 1000), 0),
       adds_ms: round(addsDone - t0, 1),
+      children_ms: round(tracker.lastChild - t0, 1),
+      total_ms: round(t1 - t0, 1),
       commands_per_job: round(m.commands / jobs),
       round_trips_per_job: round(trips / jobs, 3),
       release_p50_ms: round(quantile(tracker.releases, 0.5)),
@@ -292,7 +298,8 @@ export async function measureFlowFanout(ctx: BenchContext, impl: Impl, spec: Flo
  *
  * Figures: `flows_per_s` (and `jobs_per_s`, 21 jobs a flow) from just before the first add to
  * the last parent's completion, the adds included (`spec.inFlight` loops, each awaiting its add
- * before the next; `adds_ms` is when the last add returned); `commands_per_job` (INFO
+ * before the next); along that window (ms from its start) `adds_ms` when the last add returned,
+ * `children_ms` when the last child's handler returned, `total_ms` the last parent's completion; `commands_per_job` (INFO
  * commandstats delta over that window / jobs) and `round_trips_per_job` (echomq: requests
  * through its counting transports, producer and consumers; BullMQ: socket writes);
  * `release_*_ms`, per flow, from the return of its last child's handler to its parent's
