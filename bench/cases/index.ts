@@ -6,6 +6,7 @@ import { delayedSpread } from './delayed-spread.js';
 import { enqueueBulk } from './enqueue-bulk.js';
 import { enqueueSingle } from './enqueue-single.js';
 import { fairnessC1 } from './fairness-c1.js';
+import { flowFanout } from './flow-fanout.js';
 import { groupsC1 } from './groups-c1.js';
 import { groupsC10 } from './groups-c10.js';
 import { idleSlots } from './idle-slots.js';
@@ -44,5 +45,6 @@ export const CASES: readonly BenchCase[] = [
   fairnessC1,
   idleSlots,
   rateLimit,
+  flowFanout,
   adminChunks,
 ];

@@ -24,7 +24,7 @@ export interface Goal {
  * its process-c100-events (the events stream on) after process-c100's, and issue 16's
  * scheduler-lateness after the delayed cases; issue 17's rate-limit last (bounds on echomq's own
  * figures, per group at 50 a second: BullMQ's limit is queue-wide, 500, so no ratio is shown; the
- * case's `goals` field also judges its commands while throttled).
+ * case's `goals` field also judges its commands while throttled); issue 18's flow-fanout after it.
  */
 export const GOALS: readonly Goal[] = [
   { case: 'process-c100', figure: 'jobs_per_s', better: 'higher', anchor: 'bullmq', minRatio: 2.5, text: '>= 2.5x BullMQ' },
@@ -66,6 +66,8 @@ export const GOALS: readonly Goal[] = [
   { case: 'rate-limit', figure: 'window_min', better: 'higher', anchor: 'echomq', bound: 45, text: '>= 45 (every group, every aligned second)' },
   { case: 'rate-limit', figure: 'window_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every group, every aligned second)' },
   { case: 'rate-limit', figure: 'sliding_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every group, any 1000 ms)' },
+  { case: 'flow-fanout', figure: 'flows_per_s', better: 'higher', anchor: 'bullmq', minRatio: 3, text: '>= 3x BullMQ (adds to last parent)' },
+  { case: 'flow-fanout', figure: 'commands_per_job', better: 'lower', anchor: 'bullmq', text: '(no goal)' },
 ];
 
 /** One JSON line of a run. `round` (1, 2, ...) is there when the run repeated its cases. */
