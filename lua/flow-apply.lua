@@ -38,6 +38,7 @@
 -- @include collect_event
 -- @include flush_events
 -- @include ring_doorbell
+-- @include chunked
 
 -- how long a parent not yet written keeps its children's news: a day
 local ORPHAN_MS = 86400000
@@ -59,62 +60,130 @@ for i = 2, #ARGV do
 end
 
 local now = now_ms()
-local released, claimable = 0, false
+-- the entries by parent, in the order each parent first appears: a parent's row and records are
+-- read once and written once however many of its children the call brings (a completing batch
+-- often brings several)
+local parents, order = {}, {}
 for _, p in ipairs(entries) do
-  local field, pid, policy, token, kind, body = p[2] .. '|' .. p[3], p[5], p[6], tonumber(p[7]), p[8], p[9]
-  -- what the parent records: a death is read by the child's policy
-  if kind == 'd' then
-    if policy == 'f' then kind = 'f' elseif policy == 'r' then kind = 'x' end
+  local list = parents[p[5]]
+  if not list then
+    list = {}
+    parents[p[5]] = list
+    order[#order + 1] = p[5]
   end
-  if kind == 'x' or kind == 'p' then body = '' end
+  list[#list + 1] = p
+end
+
+local released, claimable = 0, false
+for _, pid in ipairs(order) do
+  local list = parents[pid]
   local key, kids = job_key(pid), kids_key(pid)
   local row = redis.call('HMGET', key, 's', 'fw', 'fd', 'fx', 'g', 'o')
-  local old = redis.call('HGET', kids, field)
-  if not row[1] then
-    if child_news(token, kind, old) then
-      redis.call('HSET', kids, field, p[7] .. '|' .. kind .. '|' .. body)
-      redis.call('PEXPIRE', kids, ORPHAN_MS)
+  local fields = {}
+  for i, p in ipairs(list) do fields[i] = p[2] .. '|' .. p[3] end
+  local olds = chunked('HMGET', kids, fields)
+  -- each child's record as this call leaves it (false: none), and the records to write
+  local current, changed = {}, {}
+  for i, f in ipairs(fields) do
+    if current[f] == nil then current[f] = olds[i] end
+  end
+  local function flush()
+    local sets, dels = {}, {}
+    for f, v in pairs(changed) do
+      if v then
+        sets[#sets + 1] = f
+        sets[#sets + 1] = v
+      else
+        dels[#dels + 1] = f
+      end
     end
-  elseif row[2] and old and child_news(token, kind, old) then
-    local _, old_kind = child_record(old)
-    local was = child_done(old_kind)
-    local total, done = tonumber(row[2]), tonumber(row[3]) or 0
-    if kind == 'x' then
-      redis.call('HDEL', kids, field)
-      total = total - 1
-      if was then done = done - 1 end
-    else
-      redis.call('HSET', kids, field, p[7] .. '|' .. kind .. '|' .. body)
-      local is = child_done(kind)
-      if is and not was then done = done + 1 elseif was and not is then done = done - 1 end
+    chunked('HSET', kids, sets)
+    chunked('HDEL', kids, dels)
+    changed = {}
+  end
+  local state = row[1]
+  local total, done = tonumber(row[2]), tonumber(row[3]) or 0
+  local function write_counts()
+    if total ~= tonumber(row[2]) or done ~= (tonumber(row[3]) or 0) then
+      redis.call('HSET', key, 'fw', string.format('%d', total), 'fd', string.format('%d', done))
+      row[2], row[3] = string.format('%d', total), string.format('%d', done)
     end
-    redis.call('HSET', key, 'fw', string.format('%d', total), 'fd', string.format('%d', done))
-    local state = row[1]
-    if kind == 'f' and state == 'waiting' then
-      fail_parent(pid, field, body, now)
-      state = 'dead'
-    elseif kind == 'p' and state == 'dead' and row[4] == field then
-      -- the child that failed it runs again: the parent waits again, unless another failed it too
-      local other = nil
-      local flat = redis.call('HGETALL', kids)
-      for j = 1, #flat, 2 do
-        local _, k = child_record(flat[j + 1])
-        if k == 'f' then
-          other = flat[j]
+  end
+  -- the parent deleted by its own burial (a dead retention that keeps none): nothing more to record
+  local gone = false
+  for i, p in ipairs(list) do
+    local field, policy, token, kind, body = fields[i], p[6], tonumber(p[7]), p[8], p[9]
+    -- what the parent records: a death is read by the child's policy
+    if kind == 'd' then
+      if policy == 'f' then kind = 'f' elseif policy == 'r' then kind = 'x' end
+    end
+    if kind == 'x' or kind == 'p' then body = '' end
+    local old = current[field]
+    local value = p[7] .. '|' .. kind .. '|' .. body
+    if not state then
+      -- no parent row: its news waits in its children hash (expiring unless its enqueue comes)
+      if child_news(token, kind, old) then
+        current[field], changed[field] = value, value
+      end
+    elseif total and old and child_news(token, kind, old) then
+      local _, old_kind = child_record(old)
+      local was = child_done(old_kind)
+      if kind == 'x' then
+        current[field], changed[field] = false, false
+        total = total - 1
+        if was then done = done - 1 end
+      else
+        current[field], changed[field] = value, value
+        local is = child_done(kind)
+        if is and not was then done = done + 1 elseif was and not is then done = done - 1 end
+      end
+      if kind == 'f' and state == 'waiting' then
+        -- recorded first: the burial may delete the row and its children hash (trim_dead)
+        flush()
+        write_counts()
+        fail_parent(pid, field, body, now)
+        state = 'dead'
+        row[4] = field
+        if redis.call('EXISTS', key) == 0 then
+          gone = true
           break
         end
-      end
-      if other then
-        redis.call('HSET', key, 'fx', other)
-      else
-        redis.call('ZREM', K_DEAD, pid)
-        redis.call('HSET', key, 's', 'waiting')
-        redis.call('HDEL', key, 'fx', 'f')
-        redis.call('ZADD', K_WAITING, now, pid)
-        collect_event('waiting', pid, 'g', row[5], 'n', total)
-        state = 'waiting'
+      elseif kind == 'p' and state == 'dead' and row[4] == field then
+        -- the child that failed it runs again: the parent waits again, unless another failed it too
+        flush()
+        local other = nil
+        local flat = redis.call('HGETALL', kids)
+        for j = 1, #flat, 2 do
+          local _, k = child_record(flat[j + 1])
+          if k == 'f' then
+            other = flat[j]
+            break
+          end
+        end
+        if other then
+          redis.call('HSET', key, 'fx', other)
+          row[4] = other
+        else
+          redis.call('ZREM', K_DEAD, pid)
+          redis.call('HSET', key, 's', 'waiting')
+          redis.call('HDEL', key, 'fx', 'f')
+          redis.call('ZADD', K_WAITING, now, pid)
+          collect_event('waiting', pid, 'g', row[5], 'n', total)
+          state = 'waiting'
+          row[4] = false
+        end
       end
     end
+  end
+  if gone then
+    changed = {}
+  else
+    flush()
+  end
+  if not state then
+    redis.call('PEXPIRE', kids, ORPHAN_MS)
+  elseif total and not gone then
+    write_counts()
     if state == 'waiting' and done >= total then
       if release_parent(pid, row[5], row[6], total) then claimable = true end
       released = released + 1

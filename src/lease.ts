@@ -150,6 +150,8 @@ export class Leases<Payload = unknown> {
    * rung): a runtime that cannot park on a doorbell (the Worker) drains them. Unset: nothing.
    */
   onRelease: ((queues: readonly string[]) => void) | undefined;
+  /** Relays of flow news in flight (round() does not wait for them: `relayed()` does). */
+  private readonly relaying = new Set<Promise<void>>();
   private readonly scripts: Scripts;
   private readonly transport: Transport;
   private readonly keepCompletedMs: number;
@@ -173,7 +175,9 @@ export class Leases<Payload = unknown> {
    * fails and `again(error, failures)` resolves true, the same request goes again: every part of a
    * round is harmless twice (a settle repeated answers what the first did, a give-back repeated
    * is fenced, the claim carries its request key and a repeat answers the same jobs), so a reply
-   * lost after Redis ran the round costs a round trip, not a lease.
+   * lost after Redis ran the round costs a round trip, not a lease. Flow news the round wrote is
+   * relayed to the parents' queues after it resolves, without holding up the jobs it claimed
+   * (`relayed()` waits for it; news a relay could not deliver, a later beat delivers).
    */
   async round(round: Round, again?: (error: unknown, failures: number) => Promise<boolean>): Promise<RoundResult<Payload>> {
     const looking = findOpenTelemetry();
@@ -189,7 +193,7 @@ export class Leases<Payload = unknown> {
         if (!(await again?.(error, failures))) throw error;
       }
     }
-    await this.relay(result.outbox);
+    this.relayLater(result.outbox);
     if (!result.claimed || result.claimed.dueSchedulers.length === 0) return result;
     // the round is recorded whatever the firing does; the firing goes again as the round would
     return { ...result, claimed: await this.fireDueOrDefer(result.claimed, again) };
@@ -390,6 +394,22 @@ export class Leases<Payload = unknown> {
     const { value, outbox } = await this.run(this.scripts.failOp(items));
     await this.relay(outbox);
     return value;
+  }
+
+  /**
+   * Resolves once the relays of flow news that round() started have ended: a runtime about to
+   * stop (or an edge event about to end) waits for them, so the parents hear now rather than
+   * from a later beat.
+   */
+  async relayed(): Promise<void> {
+    while (this.relaying.size > 0) await Promise.all([...this.relaying]);
+  }
+
+  /** Relays `outbox` in the background (round's news), tracked for relayed(). */
+  private relayLater(outbox: readonly string[]): void {
+    if (outbox.length === 0) return;
+    const relay: Promise<void> = this.relay(outbox).finally(() => this.relaying.delete(relay));
+    this.relaying.add(relay);
   }
 
   /**

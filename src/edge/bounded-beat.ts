@@ -263,6 +263,8 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   const unstarted = waiting.splice(0);
   if (unstarted.length === 0 && finished.length > 0 && holding()) options.holdAcks!(finished.splice(0));
   else if (finished.length > 0 || unstarted.length > 0) await flush(0, unstarted);
+  // the flow news the rounds wrote is relayed in the background: it ends inside this beat
+  await leases.relayed();
   summary.requests = requests();
   summary.stoppedBy = !canRequest() ? 'budget' : noTime ? 'no-time' : dry && unstarted.length === 0 ? 'empty' : 'deadline';
   summary.durationMs = Date.now() - started;

@@ -249,6 +249,7 @@ export class QueueDrain<P = unknown> {
       // out of time or budget with completions still held: the last drain out sends them, so none
       // is left to its lease (reaped and run again)
       if (this.shared.idle()) await this.sendCarried();
+      await this.shared.leases.relayed();
       // drains this queue's relays started (parents released elsewhere) end inside this event
       for (let spawned = this.shared.takeSpawned(); spawned.length > 0; spawned = this.shared.takeSpawned()) await Promise.allSettled(spawned);
     }

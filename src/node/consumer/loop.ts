@@ -29,6 +29,7 @@ import type { SlotStrategy } from './slots.js';
  * await loop.stop();
  */
 export class Loop<Payload> implements SettlesLoop {
+  private readonly leases: Leases<Payload>;
   private readonly jobs: JobsInHand<Payload>;
   private readonly prefetch: Prefetch;
   private readonly settles: Settles<Payload>;
@@ -53,6 +54,7 @@ export class Loop<Payload> implements SettlesLoop {
     this.settings = settings = { ...settings, hooks: this.health.watching(settings.hooks) };
     const { leaseMs, hooks } = settings;
     const leases = new Leases(queue);
+    this.leases = leases;
     this.jobs = new JobsInHand(hooks);
     this.prefetch = new Prefetch(settings.prefetch, () => slots.prefetchSize());
     this.settles = new Settles(leases, leaseMs, hooks, this.jobs, this);
@@ -125,6 +127,8 @@ export class Loop<Payload> implements SettlesLoop {
     clearTimeout(timer);
     this.timers.stopRenewing();
     await this.settles.giveBack(this.jobs.abandonAll());
+    // flow news still being relayed reaches its parents before the transport may close
+    await Promise.race([this.leases.relayed(), new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())]);
     this.transport.interrupt();
     this.loopDone = undefined;
   }
