@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { startBridge } from '../../src/node/bridge/index.js';
-import { startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
+import { startFaultProxy, seededRandom } from '../../src/node/bridge/fault-proxy.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
@@ -41,18 +41,6 @@ interface Run {
   readonly runtime: 'edge' | 'node';
   readonly token: number;
   readonly n: number;
-}
-
-/** A small seeded generator (mulberry32): the same seed, the same requests. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Request n's body: its key and window, its delay for a debounce, one in twelve failing for good. */
@@ -154,7 +142,7 @@ export const dedupeFaults: Scenario = {
       })();
 
       // clients send one request at a time, 0-40 ms apart, each retried with its own key until answered
-      const rand = random(ctx.seed);
+      const rand = seededRandom(ctx.seed);
       const answers = new Map<number, { key: string; id: string; state: string }>();
       const states: Record<string, number> = {};
       let gaveUp = 0;

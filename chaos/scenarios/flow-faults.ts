@@ -8,7 +8,7 @@ import type { QueueEvent } from '../../src/events.js';
 import type { ChildOutcome, OnFailure } from '../../src/flow.js';
 import { type FlowJob, type FlowNode, Flows } from '../../src/flows.js';
 import { startBridge } from '../../src/node/bridge/index.js';
-import { startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
+import { startFaultProxy, seededRandom } from '../../src/node/bridge/fault-proxy.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { checkFlowLinks } from '../../test/flow-links.js';
@@ -58,18 +58,6 @@ interface Row {
   readonly attempts: number;
   readonly error: string | undefined;
   readonly result: string | undefined;
-}
-
-/** A small seeded generator (mulberry32): the same seed, the same flows. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
@@ -224,7 +212,7 @@ export const flowFaults: Scenario = {
 
       // the flows, planned from the seed; clients write them one at a time, 0-50 ms apart, a
       // failed write sent again (the same tree), and one in five sent again after its answer
-      const rand = random(ctx.seed);
+      const rand = seededRandom(ctx.seed);
       const plans = Array.from({ length: flows }, (_, n) => plan(n, rand));
       const trees = plans.map((p, n) => treeOf(p, n, rand));
       const answered = new Set<number>();

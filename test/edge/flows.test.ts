@@ -1,8 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -19,7 +16,7 @@ import { Queue } from '../../src/queue.js';
 import { checkFlowLinks } from '../flow-links.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
-import { OFFLINE_WRANGLER_ENV } from './worker-bundle.js';
+import { buildEntryWorker } from './worker-bundle.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const BRIDGE_TOKEN = 'bridge-token-for-flow-tests';
@@ -82,16 +79,6 @@ export default {
 };
 `;
 
-function buildFlowWorker(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'echomq-flow-worker-'));
-  writeFileSync(join(dir, 'entry.js'), ENTRY);
-  const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const args = ['deploy', '--dry-run', '--outdir', join(dir, 'out'), '--name', 'echomq-flow-test', '--compatibility-date', '2026-04-26', '--minify', 'entry.js'];
-  // run in the temp dir: the repo's wrangler.toml (the shipped Worker) is not read
-  const run = spawnSync(process.execPath, [wrangler, ...args], { cwd: dir, env: { ...process.env, ...OFFLINE_WRANGLER_ENV }, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${run.stdout}\n${run.stderr}`);
-  return join(dir, 'out', 'entry.js');
-}
 
 /** A handler run, on either runtime: the children it saw (null for a job without). */
 interface Run {
@@ -127,7 +114,7 @@ describe('flows on the Worker and on Node', () => {
   const cleanups: Array<() => Promise<unknown>> = [];
 
   beforeAll(async () => {
-    bundlePath = buildFlowWorker();
+    bundlePath = buildEntryWorker(ENTRY, 'echomq-flow-test');
     reports = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -1,8 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -15,7 +12,7 @@ import { Queue } from '../../src/queue.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { busiestWindow, StartsLogCopy, windowsOverLimit } from '../rate-windows.js';
-import { OFFLINE_WRANGLER_ENV } from './worker-bundle.js';
+import { buildEntryWorker } from './worker-bundle.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const BRIDGE_TOKEN = 'bridge-token-for-rate-tests';
@@ -60,15 +57,6 @@ export default {
 };
 `;
 
-function buildReportingWorker(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'echomq-rate-worker-'));
-  writeFileSync(join(dir, 'entry.js'), ENTRY);
-  const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const args = ['deploy', '--dry-run', '--outdir', join(dir, 'out'), '--name', 'echomq-rate-test', '--compatibility-date', '2026-04-26', '--minify', 'entry.js'];
-  const run = spawnSync(process.execPath, [wrangler, ...args], { cwd: dir, env: { ...process.env, ...OFFLINE_WRANGLER_ENV }, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${run.stdout}\n${run.stderr}`);
-  return join(dir, 'out', 'entry.js');
-}
 
 /** A handler run: which runtime, the job and its lease token, and for Node the claim's server time. */
 interface Run {
@@ -97,7 +85,7 @@ describe('a rate limit on the Worker and on Node at once', () => {
   const runs: Run[] = [];
 
   beforeAll(async () => {
-    bundlePath = buildReportingWorker();
+    bundlePath = buildEntryWorker(ENTRY, 'echomq-rate-test');
     reports = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));

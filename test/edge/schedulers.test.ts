@@ -1,8 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
@@ -17,7 +14,7 @@ import { Queue } from '../../src/queue.js';
 import { firedBy } from '../../src/schedulers.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
-import { OFFLINE_WRANGLER_ENV } from './worker-bundle.js';
+import { buildEntryWorker } from './worker-bundle.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const BRIDGE_TOKEN = 'bridge-token-for-scheduler-tests';
@@ -62,17 +59,6 @@ export default {
 };
 `;
 
-/** This suite's Worker bundled as wrangler deploys one; the path of its module. */
-function buildReportingWorker(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'echomq-sched-worker-'));
-  writeFileSync(join(dir, 'entry.js'), ENTRY);
-  const wrangler = join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js');
-  const args = ['deploy', '--dry-run', '--outdir', join(dir, 'out'), '--name', 'echomq-sched-test', '--compatibility-date', '2026-04-26', '--minify', 'entry.js'];
-  // run in the temp dir: the repo's wrangler.toml (the shipped Worker) is not read
-  const run = spawnSync(process.execPath, [wrangler, ...args], { cwd: dir, env: { ...process.env, ...OFFLINE_WRANGLER_ENV }, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${run.stdout}\n${run.stderr}`);
-  return join(dir, 'out', 'entry.js');
-}
 
 /** A run of a fired job's handler: which runtime ran it, and when (Date.now()). */
 interface Run {
@@ -150,7 +136,7 @@ describe('schedulers on the Worker and on Node', () => {
   const reports = new Reports();
 
   beforeAll(async () => {
-    bundlePath = buildReportingWorker();
+    bundlePath = buildEntryWorker(ENTRY, 'echomq-sched-test');
     await reports.start();
     bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
     raw = new Redis(inject('redisUrl'));

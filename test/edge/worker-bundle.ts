@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -24,4 +24,25 @@ export function buildWorker(): { path: string; source: string; report: string } 
   if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${run.stdout}\n${run.stderr}`);
   const path = join(outdir, 'index.js');
   return { path, source: readFileSync(path, 'utf8'), report: run.stdout };
+}
+
+/**
+ * A Worker of a test's own, bundled as wrangler deploys one: `entry` (a module's source) written
+ * to a temp dir and built with `wrangler deploy --dry-run` there, so the repository's wrangler.toml
+ * (the shipped Worker) is not read. The path of its one module.
+ *
+ * @example
+ * const bundlePath = buildEntryWorker(ENTRY, 'echomq-flow-test');
+ */
+export function buildEntryWorker(entry: string, name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `${name}-`));
+  writeFileSync(join(dir, 'entry.js'), entry);
+  const args = ['deploy', '--dry-run', '--outdir', join(dir, 'out'), '--name', name, '--compatibility-date', '2026-04-26', '--minify', 'entry.js'];
+  const run = spawnSync(process.execPath, [join(root, 'node_modules', 'wrangler', 'bin', 'wrangler.js'), ...args], {
+    cwd: dir,
+    env: { ...process.env, ...OFFLINE_WRANGLER_ENV },
+    encoding: 'utf8',
+  });
+  if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${run.stdout}\n${run.stderr}`);
+  return join(dir, 'out', 'entry.js');
 }

@@ -62,7 +62,7 @@ export interface RunningFaultProxy {
 }
 
 /** A small seeded generator (mulberry32): the same seed gives the same faults. */
-function random(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -92,7 +92,7 @@ const readBody = (req: IncomingMessage): Promise<Buffer> =>
  * const transport = UpstashTransport.connect({ url: proxy.url, token });
  */
 export async function startFaultProxy(options: FaultProxyOptions): Promise<RunningFaultProxy> {
-  const next = random(options.seed ?? 1);
+  const next = seededRandom(options.seed ?? 1);
   const stallMs = options.stallMs ?? 3_000;
   let faults = options.faults;
   const counts: FaultCounts = { requests: 0, forwarded: 0, error500: 0, dropReply: 0, stall: 0, reset: 0 };
