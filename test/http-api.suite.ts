@@ -585,6 +585,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       const text = await res.text();
       expect(text).toContain(`emq_jobs{queue="${queue}",state="pending"} 1`);
+      expect(text).toContain(`emq_jobs{queue="${queue}",state="waiting"} 0`);
       expect(text).toContain(`emq_jobs_completed_total{queue="${queue}"} 0`);
       expect(text).toContain(`emq_jobs_dead_total{queue="${queue}"} 0`);
       expect(text).toContain(`emq_jobs_retried_total{queue="${queue}"} 0`);

@@ -1,7 +1,7 @@
 import { queueOverviews } from '../registry.js';
 import type { Transport } from '../transport.js';
 
-const STATES = ['pending', 'scheduled', 'active', 'dead'] as const;
+const STATES = ['pending', 'scheduled', 'active', 'dead', 'waiting'] as const;
 
 const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 
