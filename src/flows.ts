@@ -129,7 +129,9 @@ export class Flows {
    */
   async add(flow: FlowJob): Promise<FlowNode> {
     const nodes: Planned[] = [];
-    const root = this.plan(flow, undefined, '', 1, nodes, `JOB:${randomHex()}`);
+    // the root's id when it has none: a random flow id (made only then)
+    const rootId = typeof flow === 'object' && flow !== null && flow.id !== undefined ? '' : `JOB:${randomHex()}`;
+    const root = this.plan(flow, undefined, '', 1, nodes, rootId);
     if (nodes.length > MAX_FLOW_JOBS) throw new InvalidArgumentError(`a flow holds at most ${MAX_FLOW_JOBS} jobs, got ${nodes.length}`);
     const seen = new Set<string>();
     for (const node of nodes) {
