@@ -5,6 +5,7 @@ import type { EnqueueOptions, EnqueueResult } from './job.js';
 import { assertName } from './keyspace.js';
 import { randomHex } from './random-hex.js';
 import { runOps, type ScriptOp, Scripts } from './scripts.js';
+import { traceSend } from './telemetry.js';
 import type { Transport } from './transport.js';
 
 /** The most jobs one flow may hold. */
@@ -125,9 +126,11 @@ export class Flows {
    * leaves no parent waiting on a child that was never written, and a tree sent again is
    * duplicates. The leaves are claimable at once (or at their delay); each parent is `waiting`.
    * A bad node throws a typed error naming its path (`children[2].payload: ...`) and nothing is
-   * written. Answers the tree as written: each node's queue, id and state.
+   * written. Answers the tree as written: each node's queue, id and state. The write is traced as
+   * one send (README, "Telemetry"): under the active span, or continuing `options.traceparent`, and
+   * every row keeps the send's traceparent, as Queue.add's do.
    */
-  async add(flow: FlowJob): Promise<FlowNode> {
+  async add(flow: FlowJob, options: { readonly traceparent?: string } = {}): Promise<FlowNode> {
     const nodes: Planned[] = [];
     // the root's id when it has none: a random flow id (made only then)
     const rootId = typeof flow === 'object' && flow !== null && flow.id !== undefined ? '' : `JOB:${randomHex()}`;
@@ -139,7 +142,10 @@ export class Flows {
       if (seen.has(key)) throw new InvalidArgumentError(`the job ${node.id} of queue ${node.queue} appears twice in the flow`);
       seen.add(key);
     }
-    await this.write(nodes);
+    await traceSend(root.queue, nodes.length, options.traceparent, async (traceparent) => {
+      await this.write(nodes, traceparent);
+      return nodes.map((n) => ({ id: n.id, state: n.state ?? 'duplicate' }));
+    });
     return shape(root);
   }
 
@@ -184,7 +190,7 @@ export class Flows {
   }
 
   /** Enqueues the nodes lowest first, one call per queue and height (1000 jobs each), in one round trip. */
-  private async write(nodes: readonly Planned[]): Promise<void> {
+  private async write(nodes: readonly Planned[], traceparent: string): Promise<void> {
     const batches = new Map<string, Planned[]>();
     const order = [...nodes].sort((a, b) => a.height - b.height);
     for (const node of order) {
@@ -205,7 +211,7 @@ export class Flows {
       for (let i = 0; i < batch.length; i += CHUNK) {
         const part = batch.slice(i, i + CHUNK);
         writes.push(part);
-        ops.push(scripts.enqueueOp(part.map((n) => n.encoded)));
+        ops.push(scripts.enqueueOp(part.map((n) => n.encoded), { key: '', ttlMs: 0, callerKey: false, traceparent }));
       }
     }
     const replies = (await runOps(this.transport, ops)) as unknown[];

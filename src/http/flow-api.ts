@@ -76,7 +76,9 @@ export function registerFlowRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: F
     flowsRoute,
     async (c) => {
       const sent = c.req.valid('json');
-      const written = await wiring.flowsOf(c, queuesOf(sent)).add(toFlowJob(sent));
+      // a W3C traceparent continues the caller's trace, as on the enqueue routes
+      const traceparent = c.req.header('traceparent');
+      const written = await wiring.flowsOf(c, queuesOf(sent)).add(toFlowJob(sent), traceparent === undefined ? {} : { traceparent });
       for (const [queue, dueAt] of dueTimes(sent, written, Date.now())) wiring.afterEnqueue(c, queue, dueAt);
       if (allDuplicates(written)) return c.json(written, 200);
       return c.json(written, 201);

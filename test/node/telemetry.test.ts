@@ -1,5 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { Flows } from '../../src/flows.js';
 import { UnrecoverableError } from '../../src/handler.js';
 import { serveApi } from '../../src/node/cli/serve.js';
 import { BatchConsumer, Consumer } from '../../src/node/consumer/index.js';
@@ -113,6 +114,25 @@ describe('OpenTelemetry on Node', () => {
       [c, bulk[0]!.id],
       [c, bulk[1]!.id],
     ]);
+  });
+
+  it('a flow is one send span under the active one, and every job of the tree keeps its context', async () => {
+    const parents = redis.queue();
+    const kids = redis.queue();
+    const tree = await tracing.tracer.startActiveSpan('request', async (request) => {
+      try {
+        return await new Flows(redis.transport).add({ queue: parents.name, id: 'traced', payload: 0, children: [{ queue: kids.name, payload: 1 }, { queue: kids.name, payload: 2 }] });
+      } finally {
+        request.end();
+      }
+    });
+    const [request] = tracing.all().filter((s) => s.name === 'request');
+    const [send] = tracing.spans('send', parents.name);
+    expect(send).toBeDefined();
+    expect(isChildOf(send!, request!)).toBe(true);
+    expect(send!.attributes).toMatchObject({ 'messaging.destination.name': parents.name, 'messaging.batch.message_count': 3 });
+    expect(await redis.raw.hget(keysOf(parents).job(tree.id), 'x')).toBe(traceparentOf(send!));
+    for (const child of tree.children) expect(await redis.raw.hget(keysOf(kids).job(child.id), 'x')).toBe(traceparentOf(send!));
   });
 
   it('a handler that throws has an ERROR span with the exception; its settle says what became of the job', async () => {
