@@ -1,4 +1,4 @@
--- @include job_defaults
+-- @include rare_fields
 -- @include write_row
 -- @include batch_push
 -- @include batch_append
@@ -22,23 +22,7 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
   local fresh = state == 'pending' and priority == 0
   local order_text = nil
   if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
-  local rare = nil
-  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
-  if backoff ~= DEFAULT_BACKOFF then
-    rare = rare or {}
-    rare[#rare + 1] = 'b'
-    rare[#rare + 1] = backoff
-  end
-  if priority > 0 then
-    rare = rare or {}
-    rare[#rare + 1] = 'p'
-    rare[#rare + 1] = string.format('%d', priority)
-  end
-  if traceparent then
-    rare = rare or {}
-    rare[#rare + 1] = 'x'
-    rare[#rare + 1] = traceparent
-  end
+  local rare = rare_fields(max_attempts, backoff, priority, traceparent, parent)
   if dedupe then
     rare = rare or {}
     rare[#rare + 1] = 'dk'
@@ -47,11 +31,6 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
       rare[#rare + 1] = 'dt'
       rare[#rare + 1] = dedupe_ttl
     end
-  end
-  if parent then
-    rare = rare or {}
-    rare[#rare + 1] = 'fp'
-    rare[#rare + 1] = parent
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil

@@ -1,5 +1,5 @@
 -- @include job_key
--- @include job_defaults
+-- @include rare_fields
 -- @include write_row
 -- @include kids_key
 -- @include child_record
@@ -18,27 +18,7 @@
 -- once, and whether it is claimable now as a second value) or `dead` (a child had failed it).
 local function add_parent(key, id, payload, group, priority, max_attempts, backoff, seq, now, now_text, traceparent, parent, children)
   local order = string.format('%d', priority * 4294967296 + (seq % 4294967296))
-  local rare = {}
-  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
-    rare[#rare + 1] = 'm'
-    rare[#rare + 1] = max_attempts
-  end
-  if backoff ~= DEFAULT_BACKOFF then
-    rare[#rare + 1] = 'b'
-    rare[#rare + 1] = backoff
-  end
-  if priority > 0 then
-    rare[#rare + 1] = 'p'
-    rare[#rare + 1] = string.format('%d', priority)
-  end
-  if traceparent then
-    rare[#rare + 1] = 'x'
-    rare[#rare + 1] = traceparent
-  end
-  if parent then
-    rare[#rare + 1] = 'fp'
-    rare[#rare + 1] = parent
-  end
+  local rare = rare_fields(max_attempts, backoff, priority, traceparent, parent) or {}
   local fields = {}
   for f in string.gmatch(children, '[^,]+') do fields[#fields + 1] = f end
   local kids = kids_key(id)

@@ -3687,7 +3687,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "76d397758529f3459fa5483677ac247e484c0418",
+    sha1: "1ae79014521c98f8a10ac6423c86780d86cfd719",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3839,6 +3839,35 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A new row's fields that it has only when they differ from the defaults: \`m\` max attempts, \`b\`
+-- the backoff spec (both text, as enqueue takes them), \`p\` the priority (a number, > 0), \`x\` the
+-- traceparent (nil for none), \`fp\` a flow child's parent (nil for none), as a flat field-value
+-- list, or nil when it has none (the usual row: write_row then passes its fields as arguments).
+local function rare_fields(max_attempts, backoff, priority, traceparent, parent)
+  local rare = nil
+  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
+  if backoff ~= DEFAULT_BACKOFF then
+    rare = rare or {}
+    rare[#rare + 1] = 'b'
+    rare[#rare + 1] = backoff
+  end
+  if priority > 0 then
+    rare = rare or {}
+    rare[#rare + 1] = 'p'
+    rare[#rare + 1] = string.format('%d', priority)
+  end
+  if traceparent then
+    rare = rare or {}
+    rare[#rare + 1] = 'x'
+    rare[#rare + 1] = traceparent
+  end
+  if parent then
+    rare = rare or {}
+    rare[#rare + 1] = 'fp'
+    rare[#rare + 1] = parent
+  end
+  return rare
+end
 -- Write a new job's row: its state, payload, attempts ('0') and created time, then its order \`o\`
 -- and group \`g\` when it has them (order nil, group ''), then \`rare\`: nil, or a list of the
 -- field-value pairs a row has only when they differ from the defaults (a priority among them).
@@ -3951,23 +3980,7 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
   local fresh = state == 'pending' and priority == 0
   local order_text = nil
   if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
-  local rare = nil
-  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
-  if backoff ~= DEFAULT_BACKOFF then
-    rare = rare or {}
-    rare[#rare + 1] = 'b'
-    rare[#rare + 1] = backoff
-  end
-  if priority > 0 then
-    rare = rare or {}
-    rare[#rare + 1] = 'p'
-    rare[#rare + 1] = string.format('%d', priority)
-  end
-  if traceparent then
-    rare = rare or {}
-    rare[#rare + 1] = 'x'
-    rare[#rare + 1] = traceparent
-  end
+  local rare = rare_fields(max_attempts, backoff, priority, traceparent, parent)
   if dedupe then
     rare = rare or {}
     rare[#rare + 1] = 'dk'
@@ -3976,11 +3989,6 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
       rare[#rare + 1] = 'dt'
       rare[#rare + 1] = dedupe_ttl
     end
-  end
-  if parent then
-    rare = rare or {}
-    rare[#rare + 1] = 'fp'
-    rare[#rare + 1] = parent
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil
@@ -4405,27 +4413,7 @@ end
 -- once, and whether it is claimable now as a second value) or \`dead\` (a child had failed it).
 local function add_parent(key, id, payload, group, priority, max_attempts, backoff, seq, now, now_text, traceparent, parent, children)
   local order = string.format('%d', priority * 4294967296 + (seq % 4294967296))
-  local rare = {}
-  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then
-    rare[#rare + 1] = 'm'
-    rare[#rare + 1] = max_attempts
-  end
-  if backoff ~= DEFAULT_BACKOFF then
-    rare[#rare + 1] = 'b'
-    rare[#rare + 1] = backoff
-  end
-  if priority > 0 then
-    rare[#rare + 1] = 'p'
-    rare[#rare + 1] = string.format('%d', priority)
-  end
-  if traceparent then
-    rare[#rare + 1] = 'x'
-    rare[#rare + 1] = traceparent
-  end
-  if parent then
-    rare[#rare + 1] = 'fp'
-    rare[#rare + 1] = parent
-  end
+  local rare = rare_fields(max_attempts, backoff, priority, traceparent, parent) or {}
   local fields = {}
   for f in string.gmatch(children, '[^,]+') do fields[#fields + 1] = f end
   local kids = kids_key(id)
@@ -5391,7 +5379,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "db78ad841c058d8e28f1fbf233e875e60050879f",
+    sha1: "96805e827df39719e76545b45da4526975630ec1",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -5474,6 +5462,35 @@ end
 -- change every row that relies on it.
 local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A new row's fields that it has only when they differ from the defaults: \`m\` max attempts, \`b\`
+-- the backoff spec (both text, as enqueue takes them), \`p\` the priority (a number, > 0), \`x\` the
+-- traceparent (nil for none), \`fp\` a flow child's parent (nil for none), as a flat field-value
+-- list, or nil when it has none (the usual row: write_row then passes its fields as arguments).
+local function rare_fields(max_attempts, backoff, priority, traceparent, parent)
+  local rare = nil
+  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
+  if backoff ~= DEFAULT_BACKOFF then
+    rare = rare or {}
+    rare[#rare + 1] = 'b'
+    rare[#rare + 1] = backoff
+  end
+  if priority > 0 then
+    rare = rare or {}
+    rare[#rare + 1] = 'p'
+    rare[#rare + 1] = string.format('%d', priority)
+  end
+  if traceparent then
+    rare = rare or {}
+    rare[#rare + 1] = 'x'
+    rare[#rare + 1] = traceparent
+  end
+  if parent then
+    rare = rare or {}
+    rare[#rare + 1] = 'fp'
+    rare[#rare + 1] = parent
+  end
+  return rare
+end
 -- Write a new job's row: its state, payload, attempts ('0') and created time, then its order \`o\`
 -- and group \`g\` when it has them (order nil, group ''), then \`rare\`: nil, or a list of the
 -- field-value pairs a row has only when they differ from the defaults (a priority among them).
@@ -5586,23 +5603,7 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
   local fresh = state == 'pending' and priority == 0
   local order_text = nil
   if state == 'scheduled' or fresh then order_text = string.format('%d', order) end
-  local rare = nil
-  if tonumber(max_attempts) ~= DEFAULT_MAX_ATTEMPTS then rare = { 'm', max_attempts } end
-  if backoff ~= DEFAULT_BACKOFF then
-    rare = rare or {}
-    rare[#rare + 1] = 'b'
-    rare[#rare + 1] = backoff
-  end
-  if priority > 0 then
-    rare = rare or {}
-    rare[#rare + 1] = 'p'
-    rare[#rare + 1] = string.format('%d', priority)
-  end
-  if traceparent then
-    rare = rare or {}
-    rare[#rare + 1] = 'x'
-    rare[#rare + 1] = traceparent
-  end
+  local rare = rare_fields(max_attempts, backoff, priority, traceparent, parent)
   if dedupe then
     rare = rare or {}
     rare[#rare + 1] = 'dk'
@@ -5611,11 +5612,6 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
       rare[#rare + 1] = 'dt'
       rare[#rare + 1] = dedupe_ttl
     end
-  end
-  if parent then
-    rare = rare or {}
-    rare[#rare + 1] = 'fp'
-    rare[#rare + 1] = parent
   end
   write_row(key, state, payload, now_text, order_text, group, rare)
   local event_group = group ~= '' and group or nil
