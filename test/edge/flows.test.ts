@@ -16,7 +16,7 @@ import { Queue } from '../../src/queue.js';
 import { checkFlowLinks } from '../flow-links.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
-import { buildEntryWorker } from './worker-bundle.js';
+import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const BRIDGE_TOKEN = 'bridge-token-for-flow-tests';
@@ -43,21 +43,8 @@ interface Result {
  * wrangler deploys it (test/edge/rate-limits.test.ts does the same for its own); a scheduled
  * event ends only once its reports are sent.
  */
-const ENTRY = `
-import { createWorker } from ${JSON.stringify(join(root, 'src', 'edge', 'worker.ts'))};
-import { UnrecoverableError } from ${JSON.stringify(join(root, 'src', 'handler.ts'))};
-const sent = new Set();
-let reportUrl = '';
-function report(body) {
-  const p = fetch(reportUrl, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.arrayBuffer()).catch(() => undefined);
-  sent.add(p);
-  p.finally(() => sent.delete(p));
-  return p;
-}
-let worker;
-function workerOf(env) {
-  if (!worker) {
-    reportUrl = env.REPORT_URL;
+const ENTRY = reportingWorkerEntry(
+  `
     const handlers = {};
     for (const q of env.FLOW_QUEUES.split(',')) {
       handlers[q] = async (job) => {
@@ -67,17 +54,9 @@ function workerOf(env) {
       };
     }
     worker = createWorker({ handlers, log: () => {} });
-  }
-  return worker;
-}
-export default {
-  fetch: (request, env, ctx) => workerOf(env).fetch(request, env, ctx),
-  async scheduled(controller, env, ctx) {
-    await workerOf(env).scheduled(controller, env, ctx);
-    while (sent.size > 0) await Promise.all([...sent]);
-  },
-};
-`;
+`,
+  `import { UnrecoverableError } from ${JSON.stringify(join(root, 'src', 'handler.ts'))};`,
+);
 
 
 /** A handler run, on either runtime: the children it saw (null for a job without). */

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Miniflare } from 'miniflare';
@@ -12,9 +12,8 @@ import { Queue } from '../../src/queue.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { busiestWindow, StartsLogCopy, windowsOverLimit } from '../rate-windows.js';
-import { buildEntryWorker } from './worker-bundle.js';
+import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const BRIDGE_TOKEN = 'bridge-token-for-rate-tests';
 const EMQ_TOKEN = 'worker-token-for-rate-tests';
 /** The Node consumers' lease: their claims ran at `leaseUntil - LEASE_MS` on the server's clock. */
@@ -26,36 +25,15 @@ const LEASE_MS = 30_000;
  * `REPORT_URL`. Bundled as wrangler deploys it (test/edge/schedulers.test.ts does the same for its
  * own); a scheduled event ends only once its reports are sent.
  */
-const ENTRY = `
-import { createWorker } from ${JSON.stringify(join(root, 'src', 'edge', 'worker.ts'))};
-const sent = new Set();
-let reportUrl = '';
-function report(body) {
-  const p = fetch(reportUrl, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.arrayBuffer()).catch(() => undefined);
-  sent.add(p);
-  p.finally(() => sent.delete(p));
-  return p;
-}
-let worker;
-function workerOf(env) {
-  if (!worker) {
-    reportUrl = env.REPORT_URL;
+const ENTRY = reportingWorkerEntry(
+  `
     const queue = env.RATE_QUEUE;
     worker = createWorker({
       handlers: { [queue]: async (job) => { await report({ id: job.id, attempt: job.attempt, token: job.token }); } },
       log: () => {},
     });
-  }
-  return worker;
-}
-export default {
-  fetch: (request, env, ctx) => workerOf(env).fetch(request, env, ctx),
-  async scheduled(controller, env, ctx) {
-    await workerOf(env).scheduled(controller, env, ctx);
-    while (sent.size > 0) await Promise.all([...sent]);
-  },
-};
-`;
+`,
+);
 
 
 /** A handler run: which runtime, the job and its lease token, and for Node the claim's server time. */

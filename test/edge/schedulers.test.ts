@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Miniflare } from 'miniflare';
@@ -14,9 +14,8 @@ import { Queue } from '../../src/queue.js';
 import { firedBy } from '../../src/schedulers.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
-import { buildEntryWorker } from './worker-bundle.js';
+import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
 
-const root = join(import.meta.dirname, '..', '..');
 const BRIDGE_TOKEN = 'bridge-token-for-scheduler-tests';
 const EMQ_TOKEN = 'worker-token-for-scheduler-tests';
 
@@ -28,36 +27,15 @@ const EMQ_TOKEN = 'worker-token-for-scheduler-tests';
  * bundles its own the same way (`wrangler deploy --dry-run`). A scheduled event ends only once
  * its reports are sent: a fetch left pending as the event ends may be cancelled.
  */
-const ENTRY = `
-import { createWorker } from ${JSON.stringify(join(root, 'src', 'edge', 'worker.ts'))};
-const sent = new Set();
-let reportUrl = '';
-function report(body) {
-  const p = fetch(reportUrl, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.arrayBuffer()).catch(() => undefined);
-  sent.add(p);
-  p.finally(() => sent.delete(p));
-  return p;
-}
-let worker;
-function workerOf(env) {
-  if (!worker) {
-    reportUrl = env.REPORT_URL;
+const ENTRY = reportingWorkerEntry(
+  `
     const queue = env.SCHED_QUEUE;
     worker = createWorker({
       handlers: { [queue]: async (job) => { await report({ queue, run: { id: job.id, attempt: job.attempt, token: job.token } }); } },
       log: (entry) => void report({ queue, log: entry }),
     });
-  }
-  return worker;
-}
-export default {
-  fetch: (request, env, ctx) => workerOf(env).fetch(request, env, ctx),
-  async scheduled(controller, env, ctx) {
-    await workerOf(env).scheduled(controller, env, ctx);
-    while (sent.size > 0) await Promise.all([...sent]);
-  },
-};
-`;
+`,
+);
 
 
 /** A run of a fired job's handler: which runtime ran it, and when (Date.now()). */

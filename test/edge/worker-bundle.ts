@@ -46,3 +46,42 @@ export function buildEntryWorker(entry: string, name: string): string {
   if (run.status !== 0) throw new Error(`wrangler deploy --dry-run failed:\n${run.stdout}\n${run.stderr}`);
   return join(dir, 'out', 'entry.js');
 }
+
+/**
+ * The source of a test's own Worker that reports to the test over HTTP: `report(body)` POSTs to
+ * the `REPORT_URL` binding, and a scheduled event ends only once its reports are sent (a fetch left
+ * pending as the event ends may be cancelled). `makeWorker` is the statements that set `worker`
+ * (a `createWorker(...)`) from `env`, run once per isolate; `imports` more import lines.
+ *
+ * @example
+ * const ENTRY = reportingWorkerEntry('worker = createWorker({ handlers: { [env.Q]: (job) => report(job.id) } });');
+ */
+export function reportingWorkerEntry(makeWorker: string, imports = ''): string {
+  return `
+import { createWorker } from ${JSON.stringify(join(root, 'src', 'edge', 'worker.ts'))};
+${imports}
+const sent = new Set();
+let reportUrl = '';
+function report(body) {
+  const p = fetch(reportUrl, { method: 'POST', body: JSON.stringify(body) }).then((r) => r.arrayBuffer()).catch(() => undefined);
+  sent.add(p);
+  p.finally(() => sent.delete(p));
+  return p;
+}
+let worker;
+function workerOf(env) {
+  if (!worker) {
+    reportUrl = env.REPORT_URL;
+${makeWorker}
+  }
+  return worker;
+}
+export default {
+  fetch: (request, env, ctx) => workerOf(env).fetch(request, env, ctx),
+  async scheduled(controller, env, ctx) {
+    await workerOf(env).scheduled(controller, env, ctx);
+    while (sent.size > 0) await Promise.all([...sent]);
+  },
+};
+`;
+}
