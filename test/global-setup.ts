@@ -1,13 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
+import { type LocalCluster, startLocalCluster } from '../src/node/local-cluster.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
     /** The transport `useRedis()` gives the suites: the project's name. */
-    transport: 'ioredis' | 'upstash';
+    transport: 'ioredis' | 'upstash' | 'cluster';
+    /** The local Redis Cluster's nodes, `host:port` (the cluster project only). */
+    clusterNodes: string[] | null;
     /** The REST bridge over the same Redis (the upstash project only). */
     bridge: { url: string; token: string } | null;
   }
@@ -50,8 +53,10 @@ async function releaseRedis(): Promise<void> {
  * a REST bridge over it, on a free port with a random token.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  if (project.name === 'cluster') return clusterSetup(project);
   const redis = await acquireRedis();
   project.provide('redisUrl', redis.url);
+  project.provide('clusterNodes', null);
   let bridge: RunningBridge | undefined;
   if (project.name === 'upstash') {
     const token = randomBytes(16).toString('hex');
@@ -66,4 +71,20 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await bridge?.close();
     await releaseRedis();
   };
+}
+
+/**
+ * The cluster project: the transport suites a third time, over a local Redis Cluster of three
+ * masters with a replica each (test/node/ suites start their own when they need one), through
+ * `IoredisTransport.connectCluster`. `redisUrl` names the first master, for suites that only need
+ * a plain connection to some node.
+ */
+async function clusterSetup(project: TestProject): Promise<() => Promise<void>> {
+  const cluster: LocalCluster = await startLocalCluster({ log: (line) => console.log(`[test cluster] ${line}`) });
+  const nodes = cluster.nodes.map((n) => `${n.host}:${n.port}`);
+  project.provide('redisUrl', `redis://${nodes[0]!}`);
+  project.provide('clusterNodes', nodes);
+  project.provide('transport', 'cluster');
+  project.provide('bridge', null);
+  return () => cluster.stop();
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, inject } from 'vitest';
 import { UpstashTransport } from '../src/edge/upstash-transport.js';
 import { Leases, Queue, type QueueOptions } from '../src/index.js';
@@ -33,8 +33,7 @@ export interface RedisFixture {
  * test. Call at the top of a describe block or file.
  */
 export function useRedis(): RedisFixture {
-  const url = inject('redisUrl');
-  const raw = new Redis(url, { protocol: 2, lazyConnect: false });
+  const raw = rawClient();
   const transport = projectTransport();
   const made: string[] = [];
 
@@ -65,11 +64,41 @@ export function useRedis(): RedisFixture {
 }
 
 /**
- * A new transport of the kind this project tests: a connection of its own over ioredis, or an
- * @upstash/redis client on the bridge the global setup started.
+ * A plain client for reading and poking state: a connection to the run's Redis, or in the cluster
+ * project a cluster client (each key's command goes to its slot's master) whose `keys`, `dbsize`
+ * and `script` ask every master, as they would on one Redis.
+ */
+export function rawClient(): Redis {
+  const nodes = inject('clusterNodes');
+  if (!nodes) return new Redis(inject('redisUrl'), { protocol: 2, lazyConnect: false });
+  const cluster = new Cluster(nodes, { redisOptions: { protocol: 2 } });
+  const masters = async (): Promise<Redis[]> => {
+    if (cluster.status !== 'ready') await new Promise((resolve) => cluster.once('ready', resolve));
+    return cluster.nodes('master');
+  };
+  const everywhere: Record<string, (...args: never[]) => Promise<unknown>> = {
+    keys: async (pattern: string) => (await Promise.all((await masters()).map((m) => m.keys(pattern)))).flat(),
+    dbsize: async () => (await Promise.all((await masters()).map((m) => m.dbsize()))).reduce((a, b) => a + b, 0),
+    script: async (...args: [string, ...string[]]) => {
+      const replies = (await Promise.all((await masters()).map((m) => m.call('SCRIPT', ...args)))) as unknown[];
+      // EXISTS: loaded on some master; LOAD and FLUSH answer alike everywhere
+      if (args[0].toUpperCase() !== 'EXISTS') return replies[0];
+      return (replies as number[][]).reduce((a, b) => a.map((v, i) => Math.max(v, b[i]!)));
+    },
+  };
+  return new Proxy(cluster, {
+    get: (target, prop, receiver) => (typeof prop === 'string' && prop in everywhere ? everywhere[prop] : Reflect.get(target, prop, receiver)),
+  }) as unknown as Redis;
+}
+
+/**
+ * A new transport of the kind this project tests: a connection of its own over ioredis, a
+ * cluster client over the local cluster, or an @upstash/redis client on the bridge the global
+ * setup started.
  */
 export function projectTransport(): Transport {
   if (inject('transport') === 'ioredis') return IoredisTransport.connect(inject('redisUrl'));
+  if (inject('transport') === 'cluster') return IoredisTransport.connectCluster(inject('clusterNodes') ?? []);
   const bridge = inject('bridge');
   if (!bridge) throw new Error('the upstash project has no bridge: see test/global-setup.ts');
   return UpstashTransport.connect({ url: bridge.url, token: bridge.token });

@@ -35,7 +35,7 @@ export function echoQueue<P = unknown>(ctx: BenchContext, name: string, options:
  */
 export function floorConnection(ctx: BenchContext): { redis: Redis; close: () => Promise<void> } {
   const transport = IoredisTransport.connect(ctx.url);
-  return { redis: transport.redis, close: () => transport.close() };
+  return { redis: transport.redis as Redis, close: () => transport.close() }; // connect() makes a Redis, never a Cluster
 }
 
 /** The connection options BullMQ takes (a Worker needs maxRetriesPerRequest null). */

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { connectionError, describeCause, failureOf } from '../connection-failure.js';
 import { type ConnectionError, type ConnectionFailure, InvalidArgumentError } from '../errors.js';
 
@@ -42,7 +42,7 @@ export class ConnectionWatch {
   private closed = false;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     /** The URL to name, without credentials. */
     readonly url: string,
     readonly timeoutMs: number,

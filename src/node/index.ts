@@ -6,7 +6,7 @@
  * @module echomq/node
  */
 export { IoredisTransport } from './ioredis-transport.js';
-export type { IoredisTransportOptions, IoredisConnectOptions } from './ioredis-transport.js';
+export type { IoredisTransportOptions, IoredisConnectOptions, IoredisClusterOptions, ClusterNodeAddress, IoredisClient } from './ioredis-transport.js';
 export { connectQueue } from './connect-queue.js';
 export type { ConnectQueueOptions } from './connect-queue.js';
 export { startLocalRedis, findRedisServer, freePort, RedisMissingError } from './local-redis.js';

@@ -1,5 +1,7 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import { InvalidArgumentError } from '../errors.js';
 import type { BlockingTransport, ParkedReply, Reply, ScriptCall, StreamEntry } from '../transport.js';
+import { slotOf } from './cluster-slot.js';
 import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;
@@ -21,6 +23,22 @@ export interface IoredisTransportOptions {
 /** IoredisTransport.connect's options: ioredis's, and how long a request waits for a connection. */
 export type IoredisConnectOptions = RedisOptions & Pick<IoredisTransportOptions, 'connectTimeoutMs'>;
 
+/** IoredisTransport.connectCluster's options: ioredis's Cluster options, and how long a request waits for the cluster. */
+export type IoredisClusterOptions = ClusterOptions & Pick<IoredisTransportOptions, 'connectTimeoutMs'>;
+
+/** A node a cluster client starts from: `host:port`, or its parts. */
+export type ClusterNodeAddress =
+  | string
+  | {
+      /** The node's host name or address. */
+      readonly host: string;
+      /** Its port. */
+      readonly port: number;
+    };
+
+/** A connection to one Redis, or a client of a Redis Cluster (one connection per node). */
+export type IoredisClient = Redis | Cluster;
+
 /**
  * The core's Transport over ioredis (TCP). Several calls go out as one pipeline; a single call
  * as a plain command. `blpop` waits on a duplicate connection of its own, opened on first use.
@@ -39,15 +57,15 @@ export type IoredisConnectOptions = RedisOptions & Pick<IoredisTransportOptions,
 export class IoredisTransport implements BlockingTransport {
   /** Where it connects: the URL without credentials. */
   readonly endpoint: string;
-  private blocking: { redis: Redis; watch: ConnectionWatch } | undefined;
+  private blocking: Parked | undefined;
   /** The connections XREAD BLOCK parks on, one per stream key. */
-  private readonly streams = new Map<string, { redis: Redis; watch: ConnectionWatch }>();
+  private readonly streams = new Map<string, Parked>();
   private readonly watch: ConnectionWatch;
   private readonly owned: boolean;
 
-  /** @param redis the connection to use (see IoredisTransportOptions for whose it is) */
+  /** @param redis the connection (or cluster client) to use (see IoredisTransportOptions for whose it is) */
   constructor(
-    readonly redis: Redis,
+    readonly redis: IoredisClient,
     options: IoredisTransportOptions = {},
   ) {
     this.owned = options.owned ?? false;
@@ -61,6 +79,31 @@ export class IoredisTransport implements BlockingTransport {
     checkConnectTimeout(connectTimeoutMs); // before a connection is opened, not after
     const redis = new Redis(url, { protocol: 2, maxRetriesPerRequest: 0, connectTimeout: connectTimeoutMs, ...redisOptions });
     return new IoredisTransport(quiet(redis), { owned: true, connectTimeoutMs });
+  }
+
+  /**
+   * A transport on a new client of the Redis Cluster that `nodes` belong to (one is enough; the
+   * rest of the cluster is learnt from it), closed with the transport. A queue's keys share one
+   * hash slot, so each script runs on the master that serves it; ioredis follows MOVED and ASK and
+   * refreshes its map of slots after a failover. The calls of one round trip go out as one
+   * pipeline per run of consecutive calls served by the same master, the runs one after another,
+   * so calls still run in the order given (a flow's children before their parent). The doorbell's
+   * BLPOP, and the claim queued behind it, go to the queue's master.
+   *
+   * @example
+   * const transport = IoredisTransport.connectCluster(process.env.REDIS_CLUSTER_NODES!.split(','));
+   */
+  static connectCluster(nodes: readonly ClusterNodeAddress[], options: IoredisClusterOptions = {}): IoredisTransport {
+    const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, redisOptions, ...clusterOptions } = options;
+    checkConnectTimeout(connectTimeoutMs);
+    const startup = nodes.map(parseNode);
+    if (startup.length === 0) throw new InvalidArgumentError('a cluster needs at least one node to start from, got none');
+    const cluster = new Cluster(startup, {
+      slotsRefreshTimeout: connectTimeoutMs,
+      ...clusterOptions,
+      redisOptions: { maxRetriesPerRequest: 0, connectTimeout: connectTimeoutMs, ...redisOptions },
+    });
+    return new IoredisTransport(quiet(cluster), { owned: true, connectTimeoutMs });
   }
 
   evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
@@ -127,7 +170,7 @@ export class IoredisTransport implements BlockingTransport {
     if (signal?.aborted) return [];
     let parked = this.streams.get(key);
     if (!parked) {
-      const redis = quiet(this.redis.duplicate({ blockingTimeout: blockMs + 60_000 }));
+      const redis = quiet(duplicate(this.redis, blockMs + 60_000));
       this.streams.set(key, (parked = { redis, watch: new ConnectionWatch(redis, this.endpoint, this.watch.timeoutMs) }));
     }
     const mine = parked;
@@ -183,11 +226,11 @@ export class IoredisTransport implements BlockingTransport {
   }
 
   /** The doorbell connection, opened on first use. */
-  private blockingConnection(): { redis: Redis; watch: ConnectionWatch } {
+  private blockingConnection(): Parked {
     if (this.blocking) return this.blocking;
     // blockingTimeout arms a client-side deadline (timeout + grace): a connection that died
     // silently must not park us forever.
-    const redis = quiet(this.redis.duplicate({ blockingTimeout: 60_000 }));
+    const redis = quiet(duplicate(this.redis, 60_000));
     return (this.blocking = { redis, watch: new ConnectionWatch(redis, this.endpoint, this.watch.timeoutMs) });
   }
 
@@ -202,6 +245,16 @@ export class IoredisTransport implements BlockingTransport {
    * request out) rejects the whole request with ConnectionError.
    */
   private async sendNow(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
+    if (calls.length > 1 && this.redis instanceof Cluster) {
+      const settled: Settled = [];
+      for (const run of runsByMaster(this.redis, calls)) settled.push(...(await this.sendRun(run, head)));
+      return settled;
+    }
+    return this.sendRun(calls, head);
+  }
+
+  /** One pipeline (a plain command for one call): on a cluster, calls that one master serves. */
+  private async sendRun(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
     if (calls.length === 1) {
       const call = calls[0]!;
       const [command, first] = head(call);
@@ -235,6 +288,44 @@ export class IoredisTransport implements BlockingTransport {
   }
 }
 
+/** A connection (or cluster client) of its own that a blocking command parks on, and its watch. */
+interface Parked {
+  readonly redis: IoredisClient;
+  readonly watch: ConnectionWatch;
+}
+
+/** A new client like `redis` whose blocking commands ioredis gives up on after `blockingTimeout` ms. */
+function duplicate(redis: IoredisClient, blockingTimeout: number): IoredisClient {
+  if (redis instanceof Cluster) return redis.duplicate(undefined, { redisOptions: { ...redis.options.redisOptions, blockingTimeout } });
+  return redis.duplicate({ blockingTimeout });
+}
+
+/**
+ * `calls` cut into runs of consecutive calls whose first keys the same master serves (by the
+ * client's map of slots), in order: what one pipeline of a cluster client may carry.
+ */
+function runsByMaster(cluster: Cluster, calls: readonly ScriptCall[]): ScriptCall[][] {
+  const runs: ScriptCall[][] = [];
+  let last: string | undefined;
+  for (const call of calls) {
+    const key = call.keys[0];
+    const master = key === undefined ? undefined : cluster.slots[slotOf(key)]?.[0];
+    if (master !== undefined && master === last) runs[runs.length - 1]!.push(call);
+    else runs.push([call]);
+    last = master;
+  }
+  return runs;
+}
+
+/** `host:port` (or `[v6]:port`) to the parts ioredis takes. */
+function parseNode(node: ClusterNodeAddress): { host: string; port: number } {
+  if (typeof node !== 'string') return { host: node.host, port: node.port };
+  const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(node.trim());
+  const port = Number(match?.[2]);
+  if (!match || port < 1 || port > 65535) throw new InvalidArgumentError(`a cluster node is host:port, got ${JSON.stringify(node)}`);
+  return { host: match[1]!, port };
+}
+
 /** How long a call queued behind a timed-out BLPOP may take to answer before its connection is dropped. */
 const CALL_GRACE_MS = 2_000;
 
@@ -250,8 +341,18 @@ function argv(first: string, call: ScriptCall): Array<string | number> {
   return out;
 }
 
-/** The URL a connection reaches, from its options: a password shows as `***`. */
-function endpointOf(redis: Redis): string {
+/**
+ * The URL a connection reaches, from its options: a password shows as `***`. A cluster client
+ * names the nodes it started from: `redis://host:port,host:port`.
+ */
+function endpointOf(redis: IoredisClient): string {
+  if (redis instanceof Cluster) {
+    const { tls, username, password } = redis.options.redisOptions ?? {};
+    const auth = password ? `${username ?? ''}:***@` : username ? `${username}@` : '';
+    const nodes = (redis as unknown as { startupNodes: Array<string | { host?: string; port?: number }> }).startupNodes;
+    const named = nodes.map((n) => (typeof n === 'object' ? `${n.host ?? 'localhost'}:${n.port ?? 6379}` : String(n)));
+    return `${tls ? 'rediss' : 'redis'}://${auth}${named.join(',')}`;
+  }
   const { host, port, path, tls, username, password, db } = redis.options;
   if (path) return `unix://${path}`;
   const auth = password ? `${username ?? ''}:***@` : username ? `${username}@` : '';
@@ -262,7 +363,7 @@ function endpointOf(redis: Redis): string {
  * ioredis prints connection errors to stderr unless someone listens; ours surface where they
  * matter, as the rejected command, so the connection's own error events are dropped.
  */
-function quiet(redis: Redis): Redis {
+function quiet<T extends IoredisClient>(redis: T): T {
   redis.on('error', () => {});
   return redis;
 }

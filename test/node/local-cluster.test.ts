@@ -2,6 +2,7 @@ import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scripts } from '../../src/generated/scripts.js';
 import { keyspace } from '../../src/keyspace.js';
+import { slotOf as slotComputed } from '../../src/node/cluster-slot.js';
 import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
 
 /** The cluster slot of a key (CRC16 of its hash tag mod 16384), as CLUSTER KEYSLOT answers it. */
@@ -63,5 +64,11 @@ describe('a local Redis Cluster', () => {
     expect(counts.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
     const mixed = [...ks.fixed.slice(0, 15), keyspace(b).fixed[15]!];
     await expect(cluster.eval(lua, mixed.length, ...mixed, ks.prefix)).rejects.toThrow(/CROSSSLOT/);
+  });
+
+  it('computes each key\'s slot as the cluster does (the transport cuts a round trip by it)', async () => {
+    const keys = ['foo', 'emq:{mail}:wake', 'emq:queues', '{}a', 'a{}b{c}', '{a}{b}', 'x{y', 'é{ü}', '123456789', ''];
+    for (let i = 0; i < 50; i++) keys.push(`emq:{q-${i.toString(36)}}:job:JOB:${i}`);
+    for (const key of keys) expect(slotComputed(key), key).toBe(await slotOf(cluster, key));
   });
 });

@@ -366,8 +366,9 @@ describe('groups, limits and pauses under random interleavings', () => {
   });
 
   it('parallel claimers through separate connections never put more than the limit active', async () => {
-    const url = inject('redisUrl');
-    const transports = Array.from({ length: 5 }, () => IoredisTransport.connect(url));
+    // ioredis connections of their own (a cluster client in the cluster project), also in the upstash project
+    const nodes = inject('clusterNodes');
+    const transports = Array.from({ length: 5 }, () => (nodes ? IoredisTransport.connectCluster(nodes) : IoredisTransport.connect(inject('redisUrl'))));
     const name = queueName('race');
     const main = redis.queue({ name });
     const queues = Array.from({ length: 10 }, (_, i) => new Queue<number>(transports[i % transports.length]!, name));
