@@ -72,29 +72,46 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000), '--cluster-require-full-coverage', 'no'];
     for (let i = 0; i < masters * (1 + replicas); i++) started.push(await startLocalRedis({ env, install: false, args }));
     const nodes = started.map((n) => ({ host: '127.0.0.1' as const, port: Number(new URL(n.url).port), pid: n.pid }));
-    const create = spawnSync(cli, ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
-    if (create.status !== 0) throw new ClusterStartError(`redis-cli --cluster create failed: ${(create.stderr || create.stdout).trim().split('\n').pop() ?? ''}`);
-    const deadline = Date.now() + 30_000;
-    const ask = (port: number, what: string): string => spawnSync(cli, ['-p', String(port), 'cluster', what], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
-    // every node sees every slot served and every replica attached to its master
-    const agreed = (port: number): boolean => {
-      if (!/cluster_state:ok/.test(ask(port, 'info'))) return false;
-      const flags = ask(port, 'nodes').trim().split('\n').map((line) => (line.split(' ')[2] ?? '').split(','));
-      return flags.filter((f) => f.includes('master')).length === masters && flags.filter((f) => f.includes('slave')).length === masters * replicas;
-    };
-    for (;;) {
-      if (nodes.every((n) => agreed(n.port))) break;
-      if (Date.now() > deadline) throw new ClusterStartError('the nodes did not agree on a cluster (cluster_state:ok) within 30 s');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await formCluster(nodes.map((n) => n.port), { masters, replicas, cli });
     log(`started a Redis Cluster of ${masters} masters with ${replicas} replica(s) each on 127.0.0.1:${nodes.map((n) => n.port).join(',')}`);
     return { nodes, masters, stop };
   } catch (error) {
     await stop();
     throw error;
+  }
+}
+
+/**
+ * Joins redis-servers already running with `--cluster-enabled yes` on 127.0.0.1 `ports` into a
+ * cluster (`redis-cli --cluster create`, the first `masters` ports masters, each with `replicas`
+ * of the rest) and resolves once every node sees every slot served and every replica attached.
+ * For nodes a caller starts itself (the chaos suite restarts its nodes on their own files).
+ * Throws ClusterStartError when redis-cli fails or the nodes do not agree within 30 s.
+ *
+ * @example
+ * await formCluster([7000, 7001, 7002, 7003, 7004, 7005], { masters: 3, replicas: 1 });
+ */
+export async function formCluster(ports: readonly number[], options: { masters: number; replicas: number; cli?: string }): Promise<void> {
+  const { masters, replicas } = options;
+  const cli = options.cli ?? findCli(findRedisServer() ?? 'redis-server');
+  if (!cli) throw new RedisMissingError('redis-cli not found: install Redis 7+ (Debian/Ubuntu: apt-get install redis-server)');
+  const create = spawnSync(cli, ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  if (create.status !== 0) throw new ClusterStartError(`redis-cli --cluster create failed: ${(create.stderr || create.stdout).trim().split('\n').pop() ?? ''}`);
+  const deadline = Date.now() + 30_000;
+  const ask = (port: number, what: string): string => spawnSync(cli, ['-p', String(port), 'cluster', what], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
+  // every node sees every slot served and every replica attached to its master
+  const agreed = (port: number): boolean => {
+    if (!/cluster_state:ok/.test(ask(port, 'info'))) return false;
+    const flags = ask(port, 'nodes').trim().split('\n').map((line) => (line.split(' ')[2] ?? '').split(','));
+    return flags.filter((f) => f.includes('master')).length === masters && flags.filter((f) => f.includes('slave')).length === masters * replicas;
+  };
+  for (;;) {
+    if (ports.every((port) => agreed(port))) return;
+    if (Date.now() > deadline) throw new ClusterStartError('the nodes did not agree on a cluster (cluster_state:ok) within 30 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
