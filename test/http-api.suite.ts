@@ -577,6 +577,74 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(await raw.hexists(`emq:{${queue}}:glimit`, 'g1')).toBe(0);
     });
 
+    it('lists every queue of the registry, sorted by name, with the counts and paused flag its stats route gives', async () => {
+      const [a, b] = [q(), q()].sort();
+      if (!a || !b) throw new Error('two names');
+      // a: waiting to run; b: one job in each of active, completed and dead, made the way a consumer would
+      await call('POST', `/v1/queues/${a}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, delayMs: 60_000 }] });
+      await call('POST', `/v1/queues/${b}/jobs/bulk`, { jobs: [{ payload: 'dies', maxAttempts: 1 }, { payload: 'completes' }, { payload: 'runs' }] });
+      const transport = IoredisTransport.connect(redisUrl());
+      try {
+        const leases = new Leases(new Queue(transport, b));
+        const [dies, completes] = (await leases.claim(3, 60_000)).jobs;
+        expect(await leases.fail([{ id: dies!.id, token: dies!.token, error: 'boom' }])).toEqual(['dead']);
+        await leases.complete([completes!]);
+      } finally {
+        await transport.close();
+      }
+
+      const listed = async (): Promise<Array<Record<string, unknown> & { queue: string }>> => {
+        const answer = await call('GET', '/v1/queues');
+        expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+        expect(Object.keys(answer.body)).toEqual(['queues']);
+        return answer.body.queues as Array<Record<string, unknown> & { queue: string }>;
+      };
+      const rows = await listed();
+      const names = rows.map((row) => row.queue);
+      // the registry's order: by name, byte by byte (Lua's table.sort)
+      expect(names).toEqual([...names].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y))));
+      expect(names.indexOf(a)).toBeGreaterThanOrEqual(0);
+      expect(names.indexOf(a)).toBeLessThan(names.indexOf(b));
+      const rowOf = (name: string) => rows.find((row) => row.queue === name);
+      for (const name of [a, b]) {
+        const { queue, paused, counts } = (await call('GET', `/v1/queues/${name}`)).body;
+        expect(Object.keys(rowOf(name)!).sort()).toEqual(['counts', 'deadTotal', 'firedTotal', 'paused', 'queue', 'rateLimitedTotal', 'retriedTotal', 'stalledTotal']);
+        expect(rowOf(name)).toMatchObject({ queue, paused, counts });
+      }
+      expect(rowOf(a)).toEqual({
+        queue: a,
+        paused: false,
+        counts: { pending: 2, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0 },
+        deadTotal: 0,
+        retriedTotal: 0,
+        stalledTotal: 0,
+        firedTotal: 0,
+        rateLimitedTotal: 0,
+      });
+      expect(rowOf(b)).toEqual({
+        queue: b,
+        paused: false,
+        counts: { pending: 0, scheduled: 0, active: 1, dead: 1, completed: 1, waiting: 0 },
+        deadTotal: 1,
+        retriedTotal: 0,
+        stalledTotal: 0,
+        firedTotal: 0,
+        rateLimitedTotal: 0,
+      });
+
+      await call('POST', `/v1/queues/${b}/pause`);
+      const after = await listed();
+      expect(after.find((row) => row.queue === a)).toMatchObject({ paused: false });
+      expect(after.find((row) => row.queue === b)).toMatchObject({ paused: true, counts: { active: 1, dead: 1, completed: 1 } });
+      expect((await call('GET', `/v1/queues/${b}`)).body).toMatchObject({ paused: true });
+
+      const doc = await call('GET', '/v1/openapi.json');
+      const paths = doc.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      expect(Object.keys(paths['/v1/queues']!)).toEqual(['get']);
+      expect(Object.keys(paths['/v1/queues']!.get!.responses)).toEqual(['200', '401', '503']);
+      expect(JSON.stringify(paths['/v1/queues']!.get!.responses['200'])).toContain('"queues":{"type":"array","items":{"$ref":"#/components/schemas/QueueOverview"}}');
+    });
+
     it('serves Prometheus metrics and the OpenAPI document', async () => {
       const queue = q();
       await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1 });
@@ -618,6 +686,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
     it('requires the bearer token when one is set', async () => {
       if (!target.token) {
         expect((await call('GET', `/v1/queues/${q()}`, undefined, { auth: null })).status).toBe(200);
+        expect((await call('GET', '/v1/queues', undefined, { auth: null })).status).toBe(200);
         return;
       }
       const queue = q();
@@ -629,6 +698,9 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       }
       expect(await keysOf(queue)).toEqual([]);
       expect((await call('GET', '/metrics', undefined, { auth: null })).status).toBe(401);
+      for (const auth of [null, 'wrong']) {
+        expect(await call('GET', '/v1/queues', undefined, { auth })).toMatchObject({ status: 401, body: { error: { code: 'EMQAUTH' } } });
+      }
       expect((await call('GET', `/v1/queues/${queue}`)).status).toBe(200);
     });
 

@@ -7,6 +7,7 @@ import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
 import { JobFailedError, WaitTimeoutError } from '../errors.js';
 import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
 import type { QueueOptions } from '../queue.js';
+import { queueOverviews } from '../registry.js';
 import type { Transport } from '../transport.js';
 import { registerAdminRoutes } from './admin-api.js';
 import { bearerAuth } from './auth.js';
@@ -32,6 +33,7 @@ import {
   openApiRoute,
   pauseGroupRoute,
   pauseRoute,
+  queuesRoute,
   removeJobRoute,
   reprocessRoute,
   resumeGroupRoute,
@@ -354,6 +356,9 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     if (written.length > 0) options.afterEnqueue?.(c, queue, Math.min(...written));
     return c.json({ jobs: results.map(({ id, state }) => ({ id, state })) }, 201);
   });
+
+  // a path of its own, one segment short of the stats route's: neither can answer for the other
+  app.openapi(queuesRoute, async (c) => c.json({ queues: await queueOverviews(options.transport(c)) }, 200));
 
   app.openapi(statsRoute, async (c) => {
     const { queue } = c.req.valid('param');

@@ -95,19 +95,36 @@ export const enqueued = z.object({ id: enqueuedId, state: z.enum(['pending', 'sc
 export const duplicate = z.object({ id: enqueuedId, state: z.enum(['duplicate', 'replaced']) });
 /** One result per job of the request, in its order. */
 export const enqueuedBulk = z.object({ jobs: z.array(enqueueResult) });
+/** A queue's jobs per state (`QueueCounts`): the stats route's and the listing's. */
+const queueCounts = z.object({
+  pending: z.number().int(),
+  scheduled: z.number().int(),
+  active: z.number().int(),
+  dead: z.number().int(),
+  completed: z.number().int().openapi({ description: 'completed since the queue began (a counter)' }),
+  waiting: z.number().int().openapi({ description: 'flow parents waiting for their children' }),
+});
 export const queueStats = z.object({
   queue: z.string(),
   paused: z.boolean(),
-  counts: z.object({
-    pending: z.number().int(),
-    scheduled: z.number().int(),
-    active: z.number().int(),
-    dead: z.number().int(),
-    completed: z.number().int().openapi({ description: 'completed since the queue began (a counter)' }),
-    waiting: z.number().int().openapi({ description: 'flow parents waiting for their children' }),
-  }),
+  counts: queueCounts,
   rateLimits: rateLimits.openapi({ description: "the queue's rate limit and its groups', and what is throttled now (at its limit or held)" }),
 });
+/** One queue of the registry at a glance (`QueueOverview`): what `/metrics` shows of it, as JSON. */
+const queueOverview = z
+  .object({
+    queue: z.string(),
+    paused: z.boolean(),
+    counts: queueCounts,
+    deadTotal: z.number().int().openapi({ description: 'jobs ever sent to dead (a counter, unlike `counts.dead`)' }),
+    retriedTotal: z.number().int().openapi({ description: 'failed attempts sent to run again (the `retried` events)' }),
+    stalledTotal: z.number().int().openapi({ description: 'leases that lapsed and were reaped (the `stalled` events)' }),
+    firedTotal: z.number().int().openapi({ description: 'scheduler slots fired, each enqueuing one job' }),
+    rateLimitedTotal: z.number().int().openapi({ description: 'times a group, the ungrouped jobs or the queue reached its rate limit' }),
+  })
+  .openapi('QueueOverview');
+/** Every queue of the registry, sorted by name. */
+export const queueList = z.object({ queues: z.array(queueOverview) });
 export const removed = z.object({ id: z.string(), removed: z.literal(true) });
 export const reprocessed = z.object({ id: z.string(), state: z.literal('pending') });
 export const deadJobs = z.object({ jobs: z.array(jobView) });

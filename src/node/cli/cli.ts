@@ -5,6 +5,7 @@ import { EmqError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
+import { queueOverviews } from '../../registry.js';
 import type { Transport } from '../../transport.js';
 import { startBridge } from '../bridge/index.js';
 import { ADMIN_USAGE, adminCommands } from './admin.js';
@@ -47,6 +48,10 @@ ${FLOW_USAGE}
   emq stats <queue>
       Prints {"queue", "paused", "counts", "rateLimits"}; rateLimits is {"queue", "groups",
       "throttled"}: the limits, and what may not start jobs yet (at its limit, or held) until when.
+  emq queues
+      Prints {"queues": [...]}: every queue of the registry (each that has had a job enqueued),
+      sorted by name, each {"queue", "paused", "counts", "deadTotal", "retriedTotal",
+      "stalledTotal", "firedTotal", "rateLimitedTotal"}, as GET /v1/queues answers.
 ${ADMIN_USAGE}
 ${SCHEDULE_USAGE}
 ${RATE_USAGE}
@@ -354,6 +359,16 @@ async function stats(args: string[]): Promise<number> {
   }
 }
 
+/** `emq queues`: every queue of the registry with its counts, one JSON line (the body of `GET /v1/queues`). */
+async function queues(args: string[]): Promise<number> {
+  const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
+  if (positionals.length > 0) throw new UsageError('queues takes no arguments');
+  return withTransport(async (transport) => {
+    process.stdout.write(`${JSON.stringify({ queues: await queueOverviews(transport) })}\n`);
+    return EXIT.ok;
+  });
+}
+
 /** Resolves with the first SIGTERM or SIGINT: how a server command is told to stop. */
 const stopSignal = (): Promise<NodeJS.Signals> =>
   new Promise((done) => {
@@ -456,6 +471,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   job,
   events,
   stats,
+  queues,
   serve,
   bridge,
   init,
