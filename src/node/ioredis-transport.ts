@@ -1,7 +1,7 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import { InvalidArgumentError } from '../errors.js';
 import type { BlockingTransport, ParkedReply, Reply, ScriptCall, StreamEntry } from '../transport.js';
-import { slotOf } from './cluster-slot.js';
+import { slotOf } from '../cluster-slot.js';
 import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;

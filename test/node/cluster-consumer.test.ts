@@ -2,7 +2,7 @@ import { Cluster, type Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Queue } from '../../src/index.js';
 import { keyspace } from '../../src/keyspace.js';
-import { slotOf } from '../../src/node/cluster-slot.js';
+import { slotOf } from '../../src/cluster-slot.js';
 import { Consumer } from '../../src/node/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';

@@ -2,7 +2,7 @@ import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scripts } from '../../src/generated/scripts.js';
 import { keyspace } from '../../src/keyspace.js';
-import { slotOf as slotComputed } from '../../src/node/cluster-slot.js';
+import { slotOf as slotComputed } from '../../src/cluster-slot.js';
 import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
 
 /** The cluster slot of a key (CRC16 of its hash tag mod 16384), as CLUSTER KEYSLOT answers it. */

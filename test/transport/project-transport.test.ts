@@ -2,7 +2,7 @@ import { Cluster } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { slotOf } from '../../src/node/cluster-slot.js';
+import { slotOf } from '../../src/cluster-slot.js';
 import { runOps, Scripts } from '../../src/scripts.js';
 import { keysOf, useRedis } from '../helpers.js';
 

@@ -7,7 +7,7 @@
  * slotOf('emq:{mail}:wake') === slotOf('emq:{mail}:pending'); // true
  */
 export function slotOf(key: string): number {
-  const bytes = Buffer.from(key);
+  const bytes = UTF8.encode(key);
   const open = bytes.indexOf(0x7b); // {
   let start = 0;
   let end = bytes.length;
@@ -22,6 +22,8 @@ export function slotOf(key: string): number {
   for (let i = start; i < end; i++) crc = ((crc << 8) & 0xff00) ^ TABLE[((crc >> 8) ^ bytes[i]!) & 0xff]!;
   return crc % SLOTS;
 }
+
+const UTF8 = new TextEncoder();
 
 /** A cluster's hash slots. */
 export const SLOTS = 16384;
