@@ -1,13 +1,11 @@
-import { Cluster, type Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { Queue } from '../../src/index.js';
-import { keyspace } from '../../src/keyspace.js';
-import { slotOf } from '../../src/cluster-slot.js';
 import { Consumer } from '../../src/node/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
+import { useLocalCluster } from '../cluster-fixture.js';
 import { checkInvariants } from '../invariants.js';
-import { queueName, sleep, until } from '../helpers.js';
+import { sleep, until } from '../helpers.js';
 
 /**
  * Parked Node consumers over a Redis Cluster: three queues whose slots three different masters
@@ -16,29 +14,11 @@ import { queueName, sleep, until } from '../helpers.js';
  * test would time out otherwise.
  */
 describe('parked consumers over a Redis Cluster', () => {
-  let local: LocalCluster;
-  let raw: Cluster;
-  let nodes: string[];
-  beforeAll(async () => {
-    local = await startLocalCluster({ masters: 3, replicas: 0 });
-    nodes = local.nodes.map((n) => `${n.host}:${n.port}`);
-    raw = new Cluster(nodes, { redisOptions: { protocol: 2 } });
-    await raw.ping();
-  }, 60_000);
-  afterAll(async () => {
-    raw?.disconnect();
-    await local?.stop();
-  });
+  const cluster = useLocalCluster({ masters: 3, replicas: 0 });
 
   it('each woken by its doorbell on its own master runs its jobs once, and every queue is consistent after', async () => {
-    const byMaster = new Map<string, string>();
-    for (let i = 0; byMaster.size < 3 && i < 300; i++) {
-      const name = queueName('cl');
-      const master = raw.slots[slotOf(keyspace(name).key('meta'))]![0]!;
-      if (!byMaster.has(master)) byMaster.set(master, name);
-    }
-    expect(byMaster.size).toBe(3);
-    const names = [...byMaster.values()];
+    const { nodes, raw } = cluster;
+    const names = cluster.queuesOnMasters(3, 'cl');
     const seen = new Map<string, string[]>(names.map((n) => [n, []]));
     const consumers = names.map(
       (name) =>

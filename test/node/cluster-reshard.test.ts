@@ -1,11 +1,11 @@
-import { Cluster, Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
 import { Queue } from '../../src/index.js';
 import { keyspace } from '../../src/keyspace.js';
 import { slotOf } from '../../src/cluster-slot.js';
 import { Consumer } from '../../src/node/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
+import { useLocalCluster } from '../cluster-fixture.js';
 import { checkInvariants } from '../invariants.js';
 import { queueName, sleep, until } from '../helpers.js';
 
@@ -23,25 +23,13 @@ async function node(address: string): Promise<{ redis: Redis; id: string; host: 
  * from; every job runs and completes, and the queue is consistent on its new master.
  */
 describe('a queue whose slot moves to another master under load', () => {
-  let local: LocalCluster;
-  let raw: Cluster;
-  let nodes: string[];
-  beforeAll(async () => {
-    local = await startLocalCluster({ masters: 3, replicas: 0 });
-    nodes = local.nodes.map((n) => `${n.host}:${n.port}`);
-    raw = new Cluster(nodes, { redisOptions: { protocol: 2 } });
-    await raw.ping();
-  }, 60_000);
-  afterAll(async () => {
-    raw?.disconnect();
-    await local?.stop();
-  });
+  const cluster = useLocalCluster({ masters: 3, replicas: 0 });
 
   it('runs every job once it is enqueued, before, during and after the move', async () => {
+    const { nodes, raw } = cluster;
     const name = queueName('moving');
-    const k = keyspace(name);
-    const slot = slotOf(k.key('meta'));
-    const from = await node(raw.slots[slot]![0]!);
+    const slot = slotOf(keyspace(name).key('meta'));
+    const from = await node(cluster.masterOf(name));
     const to = await node(nodes.find((address) => address !== `${from.host}:${from.port}`)!);
     const seen: string[] = [];
     const consumerTransport = IoredisTransport.connectCluster(nodes);
