@@ -328,6 +328,9 @@ export async function measureCluster(ctx: BenchContext, impl: Impl, spec: Cluste
       const got = await runVariant(ctx, impl, variant, on, spec);
       if (!got) continue;
       Object.assign(figures, got);
+      const us = figures[`${variant.name}_redis_us_per_job`];
+      // jobs per second of Redis CPU: the drain's rate had Redis been busy all along (redis_busy 1)
+      if (variant.on === 'one' && typeof us === 'number' && us > 0) figures[`${variant.name}_redis_ceiling_jobs_per_s`] = round(1e6 / us, 0);
       if (variant.on === 'cluster') Object.assign(figures, modelFigures(variant.name, figures));
     }
     return figures;
