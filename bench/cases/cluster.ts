@@ -328,8 +328,7 @@ export async function measureCluster(ctx: BenchContext, impl: Impl, spec: Cluste
       }
       // a tenth of the workload first, not measured: scripts loaded on every master, and this
       // process warmed for each variant alike (unwarmed, whichever variant ran second ran faster:
-      // BullMQ 4-6k jobs/s on the cluster against 3.8-4.5k on one Redis in that order, 3.2-3.4k
-      // against 5.1-5.6k with the cluster first)
+      // BullMQ faster on the cluster in 5 rounds of 6 with it second, slower in 2 of 2 with it first)
       if (!(await runVariant(ctx, impl, variant, on, { ...spec, jobsPerQueue: Math.max(1, Math.round(spec.jobsPerQueue / 10)) }))) continue;
       const got = await runVariant(ctx, impl, variant, on, spec);
       if (!got) continue;
