@@ -47,9 +47,13 @@ export interface Deployment {
   bull(): { connection: Redis | Cluster; prefix: string | undefined };
 }
 
-/** One variant's workload, made: enqueue every job, then start the consumers; stop closes all. */
+/**
+ * One variant's workload, made: enqueue every job, then make the consumers and connect them
+ * (`prepare`, outside the measured window), then start them; stop closes all.
+ */
 export interface Workload {
   enqueue(): Promise<void>;
+  prepare(): Promise<void>;
   start(): void;
   stop(): Promise<void>;
 }
@@ -92,14 +96,18 @@ export const plainQueues: WorkloadMaker = (impl, on, spec, tag, onCompleted) => 
     const transports: IoredisTransport[] = [producer];
     return {
       enqueue: () => fill((name, from, count) => queues.get(name)!.addBulk(Array.from({ length: count }, (_, i) => ({ payload: { i: from + i } })))),
-      start() {
+      async prepare() {
+        const onError = (error: unknown): void => console.error('cluster echomq consumer error:', error);
         for (const name of names) {
           const transport = on.transport();
           transports.push(transport);
+          await transport.ping();
           const queue = new Queue<{ i: number }>(transport, name, ECHO_QUEUE_OPTIONS);
-          const onError = (error: unknown): void => console.error('cluster echomq consumer error:', error);
-          consumers.push(new Consumer(transport, queue, noop, { concurrency: spec.concurrency, hooks: { onCompleted, onError } }).start());
+          consumers.push(new Consumer(transport, queue, noop, { concurrency: spec.concurrency, hooks: { onCompleted, onError } }));
         }
+      },
+      start() {
+        for (const consumer of consumers) consumer.start();
       },
       async stop() {
         await Promise.all(consumers.map((c) => c.stop()));
@@ -115,13 +123,17 @@ export const plainQueues: WorkloadMaker = (impl, on, spec, tag, onCompleted) => 
     return {
       enqueue: () =>
         fill((name, from, count) => queues.get(name)!.addBulk(Array.from({ length: count }, (_, i) => ({ name: 'job', data: { i: from + i } })))),
-      start() {
+      async prepare() {
         for (const name of names) {
-          const worker = new BullWorker(name, async () => {}, { ...opts, concurrency: spec.concurrency, removeOnComplete: { count: 0 } });
+          const worker = new BullWorker(name, async () => {}, { ...opts, autorun: false, concurrency: spec.concurrency, removeOnComplete: { count: 0 } });
           worker.on('completed', onCompleted);
           worker.on('error', (error) => console.error('cluster bullmq worker error:', error));
           workers.push(worker);
+          await worker.waitUntilReady();
         }
+      },
+      start() {
+        for (const worker of workers) void worker.run();
       },
       async stop() {
         await Promise.all(workers.map((w) => w.close()));
@@ -258,6 +270,7 @@ async function runVariant(ctx: BenchContext, impl: Impl, variant: Variant, on: D
   const meter = NodeMeter.of(ctx, on);
   try {
     const enqueue = await measure(meter, total, () => within(workload.enqueue(), spec.timeoutMs, `${impl} ${variant.name} enqueue`));
+    await workload.prepare();
     const drain = await measure(meter, total, () => {
       workload.start();
       return within(done.promise, spec.timeoutMs, `${impl} ${variant.name} drain (${completed} of ${total} completed)`);
