@@ -1,5 +1,6 @@
 import type { BenchCase } from '../lib/context.js';
 import { adminChunks } from './admin-chunks.js';
+import { clusterCase } from './cluster.js';
 import { edgeBusy, edgeDelayed, edgeEnqueue, edgeIdle } from './edge.js';
 import { delayedBurst } from './delayed-burst.js';
 import { delayedSpread } from './delayed-spread.js';
@@ -47,4 +48,5 @@ export const CASES: readonly BenchCase[] = [
   rateLimit,
   flowFanout,
   adminChunks,
+  clusterCase,
 ];
