@@ -3,7 +3,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
-import { Redis, ReplyError } from 'ioredis';
+import { Cluster, Redis, ReplyError } from 'ioredis';
+import type { ClusterNodeAddress, IoredisClient } from '../ioredis-transport.js';
+import { clusterNode } from '../redis-target.js';
+import { crossSlot, runsByMaster } from './cluster-runs.js';
 import {
   parseCommand,
   parseCommands,
@@ -37,11 +40,17 @@ export interface Bridge {
 
 /** Options for createBridge. */
 export interface BridgeOptions {
-  /** The connection commands run on: RESP2 (`protocol: 2`), as Upstash replies in RESP2 shapes. */
-  readonly redis: Redis;
+  /**
+   * The connection commands run on, or a Redis Cluster client: RESP2 (`protocol: 2`), as Upstash
+   * replies in RESP2 shapes.
+   */
+  readonly redis: IoredisClient;
   /** The bearer token clients must send (UPSTASH_REDIS_REST_TOKEN). */
   readonly token: string;
 }
+
+/** Redis Cluster's words for a request whose keys hash to different slots. */
+const CROSSSLOT = "CROSSSLOT Keys in request don't hash to the same slot";
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
@@ -50,6 +59,10 @@ const digest = (text: string): Buffer => createHash('sha256').update(text).diges
  * runs against a real local Redis: `POST /` one command, `POST /pipeline` several,
  * `POST /multi-exec` a transaction. Commands go out by name upper-cased so that none of
  * ioredis's reply transformers (HGETALL to an object, ...) reshape what Redis said.
+ *
+ * Over a Redis Cluster a pipeline is cut into runs of consecutive commands one master serves,
+ * sent one after another in order (cluster-runs.ts); a transaction must keep to one slot, or it
+ * is answered CROSSSLOT as Redis would.
  *
  * @example
  * const bridge = createBridge({ redis: new Redis(url, { protocol: 2 }), token: 'secret' });
@@ -79,17 +92,31 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
     }
   };
 
+  /** Why `command` is answered without reaching Redis: not served, or (on a cluster) keys of two slots. */
+  const refused = (command: RestCommand): string | undefined =>
+    refusal(command) ?? (redis instanceof Cluster && crossSlot([command]) ? CROSSSLOT : undefined);
+
+  /** One pipeline's [error, value] per command: on a cluster, one pipeline per run of a master, in order. */
+  const exec = async (commands: readonly RestCommand[]): Promise<Array<[Error | null, unknown]>> => {
+    const runs = redis instanceof Cluster ? runsByMaster(redis, commands) : [commands];
+    const results: Array<[Error | null, unknown]> = [];
+    for (const run of runs) {
+      const pipeline = redis.pipeline();
+      for (const command of run) pipeline.callBuffer(command.name, ...command.args);
+      results.push(...((await pipeline.exec()) ?? []));
+    }
+    return results;
+  };
+
   /** Runs commands as a pipeline; refused ones answer their error without reaching Redis. */
   const runPipeline = async (commands: readonly RestCommand[], encode: boolean): Promise<RestReply[]> => {
-    const pipeline = redis.pipeline();
-    const sent = commands.filter((command) => refusal(command) === undefined);
-    for (const command of sent) pipeline.callBuffer(command.name, ...command.args);
+    const sent = commands.filter((command) => refused(command) === undefined);
     counters.commands += sent.length;
-    const results = sent.length > 0 ? ((await pipeline.exec()) ?? []) : [];
+    const results = sent.length > 0 ? await exec(sent) : [];
     let next = 0;
     return commands.map((command) => {
-      const refused = refusal(command);
-      if (refused !== undefined) return { error: refused };
+      const refusedWhy = refused(command);
+      if (refusedWhy !== undefined) return { error: refusedWhy };
       const [error, value] = results[next++] ?? [new Error('ERR no reply')];
       return toRestReply(error ? { error } : { value }, encode);
     });
@@ -108,8 +135,8 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
 
   app.post('/', async (c) => {
     const command = parseCommand(await body(c));
-    const refused = refusal(command);
-    if (refused !== undefined) return c.json({ error: refused }, 400);
+    const refusedWhy = refused(command);
+    if (refusedWhy !== undefined) return c.json({ error: refusedWhy }, 400);
     counters.commands += 1;
     try {
       const value: unknown = await redis.callBuffer(command.name, ...command.args);
@@ -125,8 +152,10 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
   app.post('/multi-exec', async (c) => {
     const commands = parseCommands(await body(c));
     // Upstash discards a transaction holding a command it does not serve, as a whole
-    const refused = commands.map(refusal).find((r) => r !== undefined);
-    if (refused !== undefined) return c.json({ error: refused }, 400);
+    const refusedWhy = commands.map(refusal).find((r) => r !== undefined);
+    if (refusedWhy !== undefined) return c.json({ error: refusedWhy }, 400);
+    // a cluster runs a transaction on one node: keys of two slots are refused, as Redis would
+    if (redis instanceof Cluster && crossSlot(commands)) return c.json({ error: CROSSSLOT }, 400);
     const multi = redis.multi();
     for (const command of commands) multi.callBuffer(command.name, ...command.args);
     counters.commands += commands.length;
@@ -162,10 +191,12 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
   };
 }
 
-/** Options for startBridge. */
+/** Options for startBridge: the Redis, by URL or by cluster nodes (exactly one). */
 export interface StartBridgeOptions {
   /** The Redis the bridge runs commands on. */
-  readonly redisUrl: string;
+  readonly redisUrl?: string;
+  /** Or the nodes of a Redis Cluster to learn it from (`host:port` or its parts; one is enough). */
+  readonly clusterNodes?: readonly ClusterNodeAddress[];
   /** The bearer token clients must send (UPSTASH_REDIS_REST_TOKEN). */
   readonly token: string;
   /** Default: a free port. */
@@ -189,8 +220,8 @@ export interface RunningBridge {
 }
 
 /**
- * Connects to Redis (failing within seconds when it cannot) and serves the bridge on
- * `host:port`.
+ * Connects to Redis, or to a Redis Cluster with `clusterNodes` (failing within seconds when it
+ * cannot), and serves the bridge on `host:port`.
  *
  * @example
  * const bridge = await startBridge({ redisUrl: 'redis://127.0.0.1:6379', token: 'secret' });
@@ -198,8 +229,15 @@ export interface RunningBridge {
  * await redis.set('k', 'v');
  * await bridge.close();
  */
-export async function startBridge({ redisUrl, token, port = 0, host = '127.0.0.1' }: StartBridgeOptions): Promise<RunningBridge> {
-  const redis = new Redis(redisUrl, { protocol: 2, connectTimeout: 5_000 });
+export async function startBridge({ redisUrl, clusterNodes, token, port = 0, host = '127.0.0.1' }: StartBridgeOptions): Promise<RunningBridge> {
+  if ((redisUrl === undefined) === (clusterNodes === undefined)) throw new Error('startBridge takes redisUrl or clusterNodes, one of them');
+  const redis: IoredisClient = clusterNodes
+    ? new Cluster(
+        clusterNodes.map((n) => (typeof n === 'string' ? clusterNode(n) : n)),
+        { slotsRefreshTimeout: 5_000, redisOptions: { protocol: 2, connectTimeout: 5_000 } },
+      )
+    : new Redis(redisUrl!, { protocol: 2, connectTimeout: 5_000 });
+  const where = clusterNodes ? `the Redis Cluster of ${clusterNodes.map((n) => (typeof n === 'string' ? n.trim() : `${n.host}:${n.port}`)).join(',')}` : `Redis at ${redisUrl}`;
   // connection errors surface as the failed command's reply; the event itself is noise
   redis.on('error', () => {});
   try {
@@ -209,7 +247,7 @@ export async function startBridge({ redisUrl, token, port = 0, host = '127.0.0.1
     ]);
   } catch (error) {
     redis.disconnect();
-    throw new Error(`cannot reach Redis at ${redisUrl}: ${(error as Error).message}`);
+    throw new Error(`cannot reach ${where}: ${(error as Error).message}`);
   }
   const bridge = createBridge({ redis, token });
   // overrideGlobalObjects: the bridge runs inside other programs (tests, npm start) and must

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { redactUrl } from '../../connection-failure.js';
-import { EmqError, JobFailedError, WaitTimeoutError } from '../../errors.js';
+import { EmqError, InvalidArgumentError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
 import { Queue } from '../../queue.js';
@@ -12,7 +11,8 @@ import { ADMIN_USAGE, adminCommands } from './admin.js';
 import { Consumer } from '../consumer/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { FLOW_USAGE, flowCommands } from './flow.js';
-import { IoredisTransport } from '../ioredis-transport.js';
+import type { IoredisTransport } from '../ioredis-transport.js';
+import { connectTarget, type RedisTarget, redisTargetFromEnv, targetName } from '../redis-target.js';
 import { initWorker } from './init-worker.js';
 import { RATE_USAGE, rateCommands } from './rate.js';
 import { SCHEDULE_USAGE, scheduleCommands } from './schedule.js';
@@ -22,7 +22,8 @@ import { type ApiServer, serveApi } from './serve.js';
 /** Exit codes scripts can rely on. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
-const USAGE = `emq: echomq's command line (Redis from REDIS_URL, default redis://127.0.0.1:6379)
+const USAGE = `emq: echomq's command line (Redis from REDIS_URL, default redis://127.0.0.1:6379, or a
+Redis Cluster from REDIS_CLUSTER_NODES)
 
 usage:
   emq consume <queue> --handler <module> [--concurrency N] [--lease-ms N] [--beat-ms N] [--timeout-ms N] [--quiet]
@@ -56,11 +57,13 @@ ${ADMIN_USAGE}
 ${SCHEDULE_USAGE}
 ${RATE_USAGE}
   emq serve [--port N] [--host H]
-      Serves the HTTP API (the same app as the Worker's) over REDIS_URL, default port 8787.
+      Serves the HTTP API (the same app as the Worker's) over REDIS_URL or REDIS_CLUSTER_NODES,
+      default port 8787.
       Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
       and listens on 127.0.0.1 only. SIGTERM or SIGINT stops it.
   emq bridge [--port N] [--host H]
-      Serves an Upstash-REST-compatible API over REDIS_URL (POST /, /pipeline, /multi-exec) for
+      Serves an Upstash-REST-compatible API over REDIS_URL or REDIS_CLUSTER_NODES (POST /,
+      /pipeline, /multi-exec; on a cluster a transaction's keys must share a slot) for
       local edge work; clients send UPSTASH_REDIS_REST_TOKEN (required in the environment) as
       their bearer token. Prints its URL; SIGTERM or SIGINT stops it. Host default 127.0.0.1.
   emq init worker [--name N] [--force]
@@ -69,7 +72,8 @@ ${RATE_USAGE}
       either file exists (exit 1), unless --force. --name: the Worker's name (default: the
       directory's).
 
-environment: REDIS_URL (default redis://127.0.0.1:6379); REDIS_CONNECT_TIMEOUT_MS, how long a
+environment: REDIS_URL (default redis://127.0.0.1:6379), or REDIS_CLUSTER_NODES=host:port,host:port
+(a Redis Cluster: one node is enough, the rest is learnt from it; not both); REDIS_CONNECT_TIMEOUT_MS, how long a
 command waits for Redis to answer before it fails with exit 1 (default 5000): emq consume fails
 so only at start, and afterwards reconnects for as long as it runs.
 
@@ -87,7 +91,21 @@ function intOption(values: Record<string, unknown>, name: string): number | unde
   return n;
 }
 
-const redisUrl = (): string => process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+let target: RedisTarget | undefined;
+
+/**
+ * The Redis of this run, from REDIS_CLUSTER_NODES or REDIS_URL, read once: both set, or a node
+ * that is not host:port, is a usage error (exit 2) before anything connects.
+ */
+function redisTarget(): RedisTarget {
+  if (target) return target;
+  try {
+    return (target = redisTargetFromEnv());
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw new UsageError(error.message);
+    throw error;
+  }
+}
 
 /** How long a command waits for Redis to answer a connection: REDIS_CONNECT_TIMEOUT_MS, default 5000. */
 function connectTimeoutMs(): number {
@@ -101,13 +119,16 @@ function connectTimeoutMs(): number {
 }
 
 /**
- * The connection of one command. A Redis it cannot reach within the connect timeout fails its
- * request with a ConnectionError naming the URL (never its password) and the cause: one line,
- * exit 1.
+ * The connection of one command (a cluster client with REDIS_CLUSTER_NODES). A Redis it cannot
+ * reach within the connect timeout fails its request with a ConnectionError naming the URL (never
+ * its password) and the cause: one line, exit 1.
  */
 function connect(): IoredisTransport {
-  return IoredisTransport.connect(redisUrl(), { connectTimeoutMs: connectTimeoutMs() });
+  return connectTarget(redisTarget(), { connectTimeoutMs: connectTimeoutMs() });
 }
+
+/** The Redis of this run in a message: `Redis at redis://host:port` or `Redis Cluster host:port,...`. */
+const redisName = (): string => (redisTarget().kind === 'url' ? `Redis at ${targetName(redisTarget())}` : targetName(redisTarget()));
 
 /** `work`'s result; a failure that is no EmqError still names the Redis (without its password). */
 async function reachable<T>(work: () => Promise<T>): Promise<T> {
@@ -115,7 +136,7 @@ async function reachable<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (error) {
     if (error instanceof EmqError) throw error;
-    throw new Error(`Redis at ${redactUrl(redisUrl())} failed: ${(error as Error).message}`);
+    throw new Error(`${redisName()} failed: ${(error as Error).message}`);
   }
 }
 
@@ -403,9 +424,9 @@ async function serve(args: string[]): Promise<number> {
   }
   process.stdout.write(`${api.url}\n`);
   if (api.open) {
-    process.stderr.write(`[emq] no EMQ_TOKEN: the API is open, so it listens on 127.0.0.1 only (${api.url})\n`);
+    process.stderr.write(`[emq] no EMQ_TOKEN: the API is open, so it listens on 127.0.0.1 only (${api.url}) over ${targetName(redisTarget())}\n`);
   } else {
-    process.stderr.write(`[emq] serving the API on ${api.url}, bearer token required\n`);
+    process.stderr.write(`[emq] serving the API on ${api.url} over ${targetName(redisTarget())}, bearer token required\n`);
   }
   const signal = await stopSignal();
   process.stderr.write(`[emq] ${signal}: stopping the API\n`);
@@ -418,9 +439,10 @@ async function bridge(args: string[]): Promise<number> {
   const { port, host } = listenOptions('bridge', args);
   const token = process.env.UPSTASH_REDIS_REST_TOKEN;
   if (!token) throw new UsageError('bridge needs UPSTASH_REDIS_REST_TOKEN in the environment: the token clients must send');
-  const running = await startBridge({ redisUrl: redisUrl(), token, port, host });
+  const redis = redisTarget();
+  const running = await startBridge({ ...(redis.kind === 'url' ? { redisUrl: redis.url } : { clusterNodes: redis.nodes }), token, port, host });
   process.stdout.write(`${running.url}\n`);
-  process.stderr.write(`[emq] bridge on ${running.url} over ${redisUrl()}; SIGTERM or Ctrl-C stops\n`);
+  process.stderr.write(`[emq] bridge on ${running.url} over ${targetName(redis)}; SIGTERM or Ctrl-C stops\n`);
   const signal = await stopSignal();
   process.stderr.write(`[emq] ${signal}: stopping the bridge (${JSON.stringify(running.stats())})\n`);
   await running.close();
@@ -484,6 +506,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  target = undefined; // each run reads its environment afresh (tests call main() in one process)
   if (!command || command === '--help' || command === '-h' || command === 'help' || args.includes('--help')) {
     process.stdout.write(`${USAGE}\n`);
     return command ? EXIT.ok : EXIT.usage;
