@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { Cluster } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_REGISTRY } from '../../src/keyspace.js';
+import { Consumer } from '../../src/node/consumer/index.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
+import { Queue } from '../../src/queue.js';
+import { masterOf, masterOfKey, queuesOnMasters } from '../cluster-queues.js';
+import { checkInvariants } from '../invariants.js';
+import { until } from '../helpers.js';
+
+const root = join(import.meta.dirname, '..', '..');
+const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `emq ...args` as a child process; REDIS_URL and REDIS_CLUSTER_NODES only as `env` says. */
+function start(args: string[], env: Record<string, string | undefined>): { child: ChildProcess; done: Promise<Run>; stdout: () => string } {
+  const { REDIS_URL: _url, REDIS_CLUSTER_NODES: _nodes, EMQ_TOKEN: _token, ...inherited } = process.env;
+  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  return { child, done, stdout: () => stdout };
+}
+
+const emq = (args: string[], env: Record<string, string | undefined>): Promise<Run> => start(args, env).done;
+
+/**
+ * `emq` over a Redis Cluster (issue 19): REDIS_CLUSTER_NODES names it, REDIS_URL beside it is a
+ * usage error, and `emq serve` serves queues whose slots live on different masters, `/metrics`
+ * included (the registry on one node, the queues on others).
+ */
+describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
+  let local: LocalCluster;
+  let nodes: string;
+  let transport: IoredisTransport;
+  let cluster: Cluster;
+  beforeAll(async () => {
+    local = await startLocalCluster();
+    // one master, spaced and padded: the rest of the cluster is learnt from it
+    nodes = ` ${local.nodes[0]!.host}:${local.nodes[0]!.port} ,  ${local.nodes[1]!.host}:${local.nodes[1]!.port}`;
+    transport = IoredisTransport.connectCluster(local.nodes.map((n) => `${n.host}:${n.port}`));
+    cluster = transport.redis as Cluster;
+    await transport.ping();
+  }, 60_000);
+  afterAll(async () => {
+    await transport?.close();
+    await local?.stop();
+  });
+
+  it('enqueues and reads the stats of queues on two masters', async () => {
+    const [a, b] = await queuesOnMasters(cluster, 2, 'cli');
+    expect(await masterOf(cluster, a!)).not.toBe(await masterOf(cluster, b!));
+    const env = { REDIS_CLUSTER_NODES: nodes };
+    const added = await Promise.all([emq(['enqueue', a!, '{"n":1}'], env), emq(['enqueue', b!, '{"n":2}', '--group', 'g'], env), emq(['enqueue', b!, '{"n":3}'], env)]);
+    for (const run of added) expect(run.code, run.stderr).toBe(0);
+    const [statsA, statsB] = await Promise.all([emq(['stats', a!], env), emq(['stats', b!], env)]);
+    expect(statsA.code, statsA.stderr).toBe(0);
+    expect(JSON.parse(statsA.stdout)).toMatchObject({ queue: a, paused: false, counts: { pending: 1 } });
+    expect(JSON.parse(statsB.stdout)).toMatchObject({ queue: b, counts: { pending: 2 } });
+    // the admin commands go the same way
+    const listed = await emq(['jobs', b!, 'pending'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('"n":3');
+    for (const name of [a!, b!]) expect(await checkInvariants(cluster as never, name)).toEqual([]);
+  });
+
+  it('refuses REDIS_URL and REDIS_CLUSTER_NODES together, and a node that is not host:port: one line, exit 2, nothing connected', async () => {
+    const both = await emq(['stats', 'mail'], { REDIS_CLUSTER_NODES: nodes, REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(both.code).toBe(2);
+    expect(both.stderr.split('\n')[0]).toBe('emq stats: set REDIS_URL or REDIS_CLUSTER_NODES, not both');
+    expect(both.stdout).toBe('');
+    const bad = await emq(['enqueue', 'mail', '{}'], { REDIS_CLUSTER_NODES: `${local.nodes[0]!.host}:${local.nodes[0]!.port},redis-7` });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split('\n')[0]).toBe('emq enqueue: REDIS_CLUSTER_NODES: "redis-7" is not host:port (e.g. 127.0.0.1:7000)');
+  });
+
+  it('names the cluster when it cannot reach it (exit 1, one line)', async () => {
+    const run = await emq(['stats', 'mail'], { REDIS_CLUSTER_NODES: '127.0.0.1:1', REDIS_CONNECT_TIMEOUT_MS: '500' });
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+    expect(run.stderr).toMatch(/^emq stats: .*127\.0\.0\.1:1/);
+  });
+
+  it('serves the API over the cluster: jobs enqueued over HTTP run on a Node consumer, /metrics lists queues of two masters', async () => {
+    const [a, b] = await queuesOnMasters(cluster, 2, 'serve');
+    const server = start(['serve', '--port', '0'], { REDIS_CLUSTER_NODES: nodes });
+    const consumers: Consumer[] = [];
+    try {
+      await until(() => /^http:\/\/\S+\n/.test(server.stdout()), 20_000);
+      const url = server.stdout().trim();
+      for (const [name, n] of [[a!, 1], [b!, 2], [b!, 3]] as const) {
+        const res = await fetch(`${url}/v1/queues/${name}/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payload: { n } }) });
+        expect(res.status, await res.clone().text()).toBe(201);
+      }
+      const seen: number[] = [];
+      for (const name of [a!, b!]) {
+        const consumerTransport = IoredisTransport.connectCluster(local.nodes.map((n) => `${n.host}:${n.port}`));
+        const consumer = new Consumer<{ n: number }>(consumerTransport, name, (job) => void seen.push(job.payload.n), { ownsTransport: true, log: () => {} });
+        consumers.push(consumer.start() as Consumer);
+      }
+      // a handler has run before its completion is written: wait for the counts
+      const completed = async (name: string): Promise<number> => (await new Queue(transport, name).stats()).counts.completed;
+      await until(async () => (await completed(a!)) === 1 && (await completed(b!)) === 2, 15_000);
+      expect(seen.sort()).toEqual([1, 2, 3]);
+
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).toContain(`emq_jobs_completed_total{queue="${a}"} 1`);
+      expect(metrics).toContain(`emq_jobs_completed_total{queue="${b}"} 2`);
+      // two masters serve the two queues, and the registry /metrics read them from is a key of its own
+      expect(await masterOf(cluster, a!)).not.toBe(await masterOf(cluster, b!));
+      expect(await masterOfKey(cluster, QUEUE_REGISTRY)).toMatch(/^127\.0\.0\.1:\d+$/);
+      const queue = new Queue(transport, b!);
+      expect((await queue.stats()).counts).toMatchObject({ completed: 2, pending: 0, active: 0 });
+      for (const name of [a!, b!]) expect(await checkInvariants(cluster as never, name)).toEqual([]);
+    } finally {
+      await Promise.all(consumers.map((c) => c.stop()));
+      server.child.kill('SIGTERM');
+      const stopped = await server.done;
+      expect(stopped.stderr).toMatch(/over Redis Cluster 127\.0\.0\.1:\d+,127\.0\.0\.1:\d+/);
+    }
+  });
+});
