@@ -2,6 +2,9 @@
  * `npm start`: the whole system on this machine, one queue (`demo`) served at the edge and by the
  * sidecar at once:
  *   - Redis: REDIS_URL, else a private redis-server (installed with apt-get on Debian as root);
+ *     with `--cluster`, a Redis Cluster instead: REDIS_CLUSTER_NODES, else a private one of three
+ *     masters with a replica each (src/node/local-cluster.ts); REDIS_CLUSTER_NODES alone means it
+ *     too, and beside REDIS_URL is a usage error;
  *   - the Upstash-REST bridge over it (what the Worker's @upstash/redis talks to locally);
  *   - the Worker under `wrangler dev` (offline), its scheduled beat fired every 10 s;
  *   - a parked Node consumer.
@@ -13,21 +16,24 @@
  * second by second from the events stream. Then a flow: four pages rendered by either runtime,
  * then their parent merges them, once, after the last page. Ctrl-C
  * ends everything cleanly. `--once` exits when the mix is done;
- * `--no-edge` leaves the bridge and the Worker out.
+ * `--no-edge` leaves the bridge and the Worker out; `--cluster` runs it all over a Redis Cluster.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Flows, Queue, queueOverviews, type Job } from '../src/index.js';
+import { Flows, InvalidArgumentError, Queue, queueOverviews, type Job } from '../src/index.js';
 import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
-import { Consumer, freePort, IoredisTransport, type LocalRedis, startLocalRedis } from '../src/node/index.js';
+import { Consumer, freePort, startLocalRedis } from '../src/node/index.js';
+import { startLocalCluster } from '../src/node/local-cluster.js';
+import { connectTarget, type RedisTarget, redisTargetFromEnv, targetName } from '../src/node/redis-target.js';
 import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const once = process.argv.includes('--once');
 const withEdge = !process.argv.includes('--no-edge');
+const asCluster = process.argv.includes('--cluster');
 const t0 = performance.now();
 const say = (line: string): void => console.log(`${((performance.now() - t0) / 1000).toFixed(2).padStart(6)}s  ${line}`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -74,18 +80,43 @@ const mix = (via: string): Array<{ payload: DemoPayload; group?: string; delayMs
   { payload: { kind: via === 'node' ? 'flaky' : 'doomed', to: `${via}@example.test` }, maxAttempts: 3 },
 ];
 
+/** The Redis of the stack and whether it is ours (started here, so stopped here and cleaned at start). */
+interface StackRedis {
+  readonly target: RedisTarget;
+  readonly ours: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * REDIS_CLUSTER_NODES or REDIS_URL when given (both is a usage error), else a private
+ * redis-server, or with `--cluster` a private Redis Cluster (three masters, a replica each).
+ */
+async function startRedis(): Promise<StackRedis> {
+  const given = redisTargetFromEnv();
+  if (given.kind === 'cluster') return { target: given, ours: false, stop: async () => {} };
+  if (asCluster && process.env.REDIS_URL) throw new InvalidArgumentError('--cluster runs over REDIS_CLUSTER_NODES or a cluster of its own: unset REDIS_URL');
+  if (asCluster) {
+    const cluster = await startLocalCluster({ log: say });
+    return { target: { kind: 'cluster', nodes: cluster.nodes.slice(0, cluster.masters) }, ours: true, stop: () => cluster.stop() };
+  }
+  const redis = await startLocalRedis({ log: say });
+  return { target: { kind: 'url', url: redis.url }, ours: redis.pid !== undefined, stop: () => redis.stop() };
+}
+
 async function main(): Promise<void> {
-  let redis: LocalRedis;
+  let redis: StackRedis;
   try {
-    redis = await startLocalRedis({ log: say });
+    redis = await startRedis();
   } catch (error) {
     console.error(`npm start: ${(error as Error).message}`);
-    process.exit(1);
+    process.exit(error instanceof InvalidArgumentError ? 2 : 1);
   }
-  const transport = IoredisTransport.connect(redis.url);
+  const transport = connectTarget(redis.target);
+  say(`redis: ${targetName(redis.target)}${redis.ours ? ' (private)' : ''}${redis.target.kind === 'cluster' ? '' : '; npm start -- --cluster runs over a Redis Cluster'}`);
   const queue = new Queue<DemoPayload>(transport, QUEUE);
-  if (redis.pid !== undefined) {
-    // our private server: start from a clean queue (never on a Redis named by REDIS_URL)
+  if (redis.ours && redis.target.kind === 'url') {
+    // our private server: start from a clean queue (never on a Redis named by REDIS_URL; a
+    // private cluster is new)
     for (const key of await transport.redis.keys(`emq:{${QUEUE}}:*`)) await transport.redis.del(key);
   }
 
@@ -106,9 +137,10 @@ async function main(): Promise<void> {
   if (withEdge) {
     try {
       const token = randomBytes(16).toString('hex');
-      const bridge = await startBridge({ redisUrl: redis.url, token });
+      const target = redis.target;
+      const bridge = await startBridge({ ...(target.kind === 'url' ? { redisUrl: target.url } : { clusterNodes: target.nodes }), token });
       cleanups.push(() => bridge.close());
-      say(`bridge: Upstash REST over Redis on ${bridge.url}`);
+      say(`bridge: Upstash REST over ${target.kind === 'cluster' ? 'the Redis Cluster' : 'Redis'} on ${bridge.url}`);
       const worker = await startWorker(bridge, token);
       cleanups.push(() => {
         worker.child.kill('SIGTERM');
@@ -124,7 +156,8 @@ async function main(): Promise<void> {
   }
 
   const startConsumer = (): Consumer<DemoPayload> =>
-    Consumer.connect<DemoPayload>(redis.url, QUEUE, (job: Job<DemoPayload>, { progress }) => demoHandler(job, 'node', say, progress), {
+    new Consumer<DemoPayload>(connectTarget(redis.target), QUEUE, (job: Job<DemoPayload>, { progress }) => demoHandler(job, 'node', say, progress), {
+      ownsTransport: true,
       concurrency: 2,
       hooks: {
         onRetried: (job, { error }) => say(`[node] retry ${job.id}: ${error.split('\n')[0]}`),
@@ -259,7 +292,8 @@ async function main(): Promise<void> {
   }
   say(`events  ${JSON.stringify(Object.fromEntries(seen))}`);
   if (once) return stop(0);
-  say(`still serving "${QUEUE}"; try: REDIS_URL=${redis.url} npx emq enqueue ${QUEUE} '{"message":"hi"}'${edgeUrl ? `  or  curl -X POST ${edgeUrl}/v1/queues/${QUEUE}/jobs -H 'content-type: application/json' -d '{"payload":{"message":"hi"}}'` : ''}`);
+  const env = redis.target.kind === 'url' ? `REDIS_URL=${redis.target.url}` : `REDIS_CLUSTER_NODES=${redis.target.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
+  say(`still serving "${QUEUE}"; try: ${env} npx emq enqueue ${QUEUE} '{"message":"hi"}'${edgeUrl ? `  or  curl -X POST ${edgeUrl}/v1/queues/${QUEUE}/jobs -H 'content-type: application/json' -d '{"payload":{"message":"hi"}}'` : ''}`);
   say('Ctrl-C stops everything');
 }
 
