@@ -58,8 +58,7 @@ ${SCHEDULE_USAGE}
 ${RATE_USAGE}
   emq serve [--port N] [--host H]
       Serves the HTTP API (the same app as the Worker's) over REDIS_URL or REDIS_CLUSTER_NODES,
-      default port 8787.
-      Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
+      default port 8787. Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
       and listens on 127.0.0.1 only. SIGTERM or SIGINT stops it.
   emq bridge [--port N] [--host H]
       Serves an Upstash-REST-compatible API over REDIS_URL or REDIS_CLUSTER_NODES (POST /,
@@ -72,10 +71,11 @@ ${RATE_USAGE}
       either file exists (exit 1), unless --force. --name: the Worker's name (default: the
       directory's).
 
-environment: REDIS_URL (default redis://127.0.0.1:6379), or REDIS_CLUSTER_NODES=host:port,host:port
-(a Redis Cluster: one node is enough, the rest is learnt from it; not both); REDIS_CONNECT_TIMEOUT_MS, how long a
-command waits for Redis to answer before it fails with exit 1 (default 5000): emq consume fails
-so only at start, and afterwards reconnects for as long as it runs.
+environment: REDIS_URL (default redis://127.0.0.1:6379), or REDIS_CLUSTER_NODES=host:port,...
+(a Redis Cluster: one node is enough, the rest is learnt from it; both set is a usage error);
+REDIS_CONNECT_TIMEOUT_MS, how long a command waits for Redis to answer before it fails with
+exit 1 (default 5000): emq consume fails so only at start, and afterwards reconnects for as long
+as it runs.
 
 exit codes: 0 done, 1 failed (Redis, a handler module, a file init would overwrite), 2 usage`;
 
