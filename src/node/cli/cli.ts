@@ -58,8 +58,8 @@ ${SCHEDULE_USAGE}
 ${RATE_USAGE}
   emq serve [--port N] [--host H]
       Serves the HTTP API (the same app as the Worker's) over REDIS_URL or REDIS_CLUSTER_NODES,
-      default port 8787. Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN the API is open
-      and listens on 127.0.0.1 only. SIGTERM or SIGINT stops it.
+      default port 8787. Requests must carry Authorization: Bearer $EMQ_TOKEN; without EMQ_TOKEN
+      the API is open and listens on 127.0.0.1 only. SIGTERM or SIGINT stops it.
   emq bridge [--port N] [--host H]
       Serves an Upstash-REST-compatible API over REDIS_URL or REDIS_CLUSTER_NODES (POST /,
       /pipeline, /multi-exec; on a cluster a transaction's keys must share a slot) for
