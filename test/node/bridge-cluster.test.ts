@@ -1,5 +1,4 @@
 import { dirname } from 'node:path';
-import type { Cluster } from 'ioredis';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
@@ -7,9 +6,8 @@ import { Flows } from '../../src/flows.js';
 import { Leases } from '../../src/lease.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
 import { Queue } from '../../src/queue.js';
-import { queuesOnMasters } from '../cluster-queues.js';
+import { useLocalCluster } from '../cluster-fixture.js';
 import { buildWorker } from '../edge/worker-bundle.js';
 import { checkFlowLinks } from '../flow-links.js';
 import { checkInvariants } from '../invariants.js';
@@ -24,10 +22,9 @@ const EMQ_TOKEN = 'worker-over-cluster';
  * Redis would, and the edge code (UpstashTransport, the Worker under miniflare) runs over it.
  */
 describe('the bridge over a Redis Cluster', () => {
-  let local: LocalCluster;
+  const cluster = useLocalCluster();
   let bridge: RunningBridge;
   let transport: IoredisTransport;
-  let cluster: Cluster;
   let upstash: UpstashTransport;
 
   /** POSTs `body` to the bridge's `path` with the token. */
@@ -37,24 +34,20 @@ describe('the bridge over a Redis Cluster', () => {
   }
 
   beforeAll(async () => {
-    local = await startLocalCluster();
-    const nodes = local.nodes.map((n) => `${n.host}:${n.port}`);
     // one node given, as `emq bridge` takes REDIS_CLUSTER_NODES: the rest is learnt from it
-    bridge = await startBridge({ clusterNodes: [nodes[0]!], token: TOKEN });
-    transport = IoredisTransport.connectCluster(nodes);
-    cluster = transport.redis as Cluster;
+    bridge = await startBridge({ clusterNodes: [cluster.nodes[0]!], token: TOKEN });
+    transport = IoredisTransport.connectCluster(cluster.nodes);
     await transport.ping();
     upstash = UpstashTransport.connect({ url: bridge.url, token: TOKEN });
-  }, 60_000);
+  });
   afterAll(async () => {
     await upstash?.close();
     await transport?.close();
     await bridge?.close();
-    await local?.stop();
   });
 
   it('answers a pipeline over three masters in order, keyless commands included', async () => {
-    const [a, b, c] = (await queuesOnMasters(cluster, 3, 'rest')).map((name) => `{${name}}:k`);
+    const [a, b, c] = cluster.queuesOnMasters(3, 'rest').map((name) => `{${name}}:k`);
     const { status, json } = await post('/pipeline', [
       ['PING'],
       ['SET', a, '1'],
@@ -69,15 +62,15 @@ describe('the bridge over a Redis Cluster', () => {
     const replies = json as Array<{ result?: unknown; error?: string }>;
     expect(replies.map((r) => r.error)).toEqual(Array(8).fill(undefined));
     expect(replies.map((r) => r.result).filter((_, i) => i !== 4)).toEqual(['PONG', 'OK', 'OK', 2, 'OK', ['2', '2'], '2']);
-    expect(await cluster.get(c!)).toBe('3');
+    expect(await cluster.raw.get(c!)).toBe('3');
     expect(await post('/', ['GET', b])).toEqual({ status: 200, json: { result: '2' } });
   });
 
   it('refuses what a cluster refuses: a transaction or a command over two slots (CROSSSLOT), the rest of the pipeline answered', async () => {
-    const [a, b] = (await queuesOnMasters(cluster, 2, 'slot')).map((name) => `{${name}}:k`);
+    const [a, b] = cluster.queuesOnMasters(2, 'slot').map((name) => `{${name}}:k`);
     const crossed = await post('/multi-exec', [['SET', a, '1'], ['SET', b, '2']]);
     expect(crossed).toEqual({ status: 400, json: { error: "CROSSSLOT Keys in request don't hash to the same slot" } });
-    expect(await cluster.exists(a!, `${a}:never`)).toBe(0);
+    expect(await cluster.raw.exists(a!, `${a}:never`)).toBe(0);
     const one = await post('/multi-exec', [['SET', a, '1'], ['INCR', a], ['GET', a]]);
     expect(one).toEqual({ status: 200, json: [{ result: 'OK' }, { result: 2 }, { result: '2' }] });
     const mixed = await post('/pipeline', [['SET', b, 'x'], ['MGET', a, b], ['GET', b]]);
@@ -86,7 +79,7 @@ describe('the bridge over a Redis Cluster', () => {
   });
 
   it('runs a flow across queues on three masters through UpstashTransport, each job once', async () => {
-    const [pdf, render, thumbs] = await queuesOnMasters(cluster, 3, 'flow');
+    const [pdf, render, thumbs] = cluster.queuesOnMasters(3, 'flow');
     const queues = { pdf: new Queue(upstash, pdf!), render: new Queue(upstash, render!), thumbs: new Queue(upstash, thumbs!) };
     // the tree goes out in one request: children on two masters before their parent on a third
     const tree = await new Flows(upstash).add({
@@ -115,8 +108,8 @@ describe('the bridge over a Redis Cluster', () => {
     runs.push(claimed[0]!.id);
     expect(runs.sort()).toEqual(['JOB:report', 'JOB:report.0', 'JOB:report.1', 'JOB:report.2']);
     expect(await new Queue(transport, pdf!).getJob('report')).toMatchObject({ state: 'completed', result: 'merged' });
-    expect(await checkFlowLinks(cluster as never, [pdf!, render!, thumbs!])).toEqual([]);
-    for (const name of [pdf!, render!, thumbs!]) expect(await checkInvariants(cluster as never, name)).toEqual([]);
+    expect(await checkFlowLinks(cluster.raw as never, [pdf!, render!, thumbs!])).toEqual([]);
+    for (const name of [pdf!, render!, thumbs!]) expect(await checkInvariants(cluster.raw as never, name)).toEqual([]);
   });
 
   it('serves the Worker under miniflare: a job enqueued over its HTTP API runs in its scheduled beat', async () => {
@@ -145,7 +138,7 @@ describe('the bridge over a Redis Cluster', () => {
       await until(async () => (await demo.getJob(id))?.state === 'completed', 10_000);
       const metrics = await (await fetch(`${url}/metrics`, { headers: { Authorization: `Bearer ${EMQ_TOKEN}` } })).text();
       expect(metrics).toContain('emq_jobs_completed_total{queue="demo"} 1');
-      expect(await checkInvariants(cluster as never, 'demo')).toEqual([]);
+      expect(await checkInvariants(cluster.raw as never, 'demo')).toEqual([]);
     } finally {
       await mf.dispose();
     }

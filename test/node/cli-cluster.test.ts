@@ -1,13 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_REGISTRY } from '../../src/keyspace.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
 import { Queue } from '../../src/queue.js';
-import { masterOf, masterOfKey, queuesOnMasters } from '../cluster-queues.js';
+import { slotOf } from '../../src/cluster-slot.js';
+import { useLocalCluster } from '../cluster-fixture.js';
 import { checkInvariants } from '../invariants.js';
 import { until } from '../helpers.js';
 
@@ -36,30 +35,26 @@ const emq = (args: string[], env: Record<string, string | undefined>): Promise<R
 
 /**
  * `emq` over a Redis Cluster (issue 19): REDIS_CLUSTER_NODES names it, REDIS_URL beside it is a
- * usage error, and `emq serve` serves queues whose slots live on different masters, `/metrics`
- * included (the registry on one node, the queues on others).
+ * usage error, and `emq serve` serves queues whose slots live on different masters, `/metrics`,
+ * `GET /v1/queues` and `emq queues` included (the registry on one node, the queues on others).
  */
 describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
-  let local: LocalCluster;
+  const cluster = useLocalCluster();
+  /** REDIS_CLUSTER_NODES as a person might write it: two nodes, spaced and padded. */
   let nodes: string;
   let transport: IoredisTransport;
-  let cluster: Cluster;
   beforeAll(async () => {
-    local = await startLocalCluster();
-    // one master, spaced and padded: the rest of the cluster is learnt from it
-    nodes = ` ${local.nodes[0]!.host}:${local.nodes[0]!.port} ,  ${local.nodes[1]!.host}:${local.nodes[1]!.port}`;
-    transport = IoredisTransport.connectCluster(local.nodes.map((n) => `${n.host}:${n.port}`));
-    cluster = transport.redis as Cluster;
+    nodes = ` ${cluster.nodes[0]} ,  ${cluster.nodes[1]}`;
+    transport = IoredisTransport.connectCluster(cluster.nodes);
     await transport.ping();
-  }, 60_000);
+  });
   afterAll(async () => {
     await transport?.close();
-    await local?.stop();
   });
 
   it('enqueues and reads the stats of queues on two masters', async () => {
-    const [a, b] = await queuesOnMasters(cluster, 2, 'cli');
-    expect(await masterOf(cluster, a!)).not.toBe(await masterOf(cluster, b!));
+    const [a, b] = cluster.queuesOnMasters(2, 'cli');
+    expect(cluster.masterOf(a!)).not.toBe(cluster.masterOf(b!));
     const env = { REDIS_CLUSTER_NODES: nodes };
     const added = await Promise.all([emq(['enqueue', a!, '{"n":1}'], env), emq(['enqueue', b!, '{"n":2}', '--group', 'g'], env), emq(['enqueue', b!, '{"n":3}'], env)]);
     for (const run of added) expect(run.code, run.stderr).toBe(0);
@@ -71,7 +66,7 @@ describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     const listed = await emq(['jobs', b!, 'pending'], env);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain('"n":3');
-    for (const name of [a!, b!]) expect(await checkInvariants(cluster as never, name)).toEqual([]);
+    for (const name of [a!, b!]) expect(await checkInvariants(cluster.raw as never, name)).toEqual([]);
   });
 
   it('refuses REDIS_URL and REDIS_CLUSTER_NODES together, and a node that is not host:port: one line, exit 2, nothing connected', async () => {
@@ -79,7 +74,7 @@ describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect(both.code).toBe(2);
     expect(both.stderr.split('\n')[0]).toBe('emq stats: set REDIS_URL or REDIS_CLUSTER_NODES, not both');
     expect(both.stdout).toBe('');
-    const bad = await emq(['enqueue', 'mail', '{}'], { REDIS_CLUSTER_NODES: `${local.nodes[0]!.host}:${local.nodes[0]!.port},redis-7` });
+    const bad = await emq(['enqueue', 'mail', '{}'], { REDIS_CLUSTER_NODES: `${cluster.nodes[0]},redis-7` });
     expect(bad.code).toBe(2);
     expect(bad.stderr.split('\n')[0]).toBe('emq enqueue: REDIS_CLUSTER_NODES: "redis-7" is not host:port (e.g. 127.0.0.1:7000)');
   });
@@ -91,8 +86,8 @@ describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect(run.stderr).toMatch(/^emq stats: .*127\.0\.0\.1:1/);
   });
 
-  it('serves the API over the cluster: jobs enqueued over HTTP run on a Node consumer, /metrics lists queues of two masters', async () => {
-    const [a, b] = await queuesOnMasters(cluster, 2, 'serve');
+  it('serves the API over the cluster: jobs enqueued over HTTP run on a Node consumer, /metrics, GET /v1/queues and emq queues list queues of two masters', async () => {
+    const [a, b] = cluster.queuesOnMasters(2, 'serve');
     const server = start(['serve', '--port', '0'], { REDIS_CLUSTER_NODES: nodes });
     const consumers: Consumer[] = [];
     try {
@@ -104,7 +99,7 @@ describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
       }
       const seen: number[] = [];
       for (const name of [a!, b!]) {
-        const consumerTransport = IoredisTransport.connectCluster(local.nodes.map((n) => `${n.host}:${n.port}`));
+        const consumerTransport = IoredisTransport.connectCluster(cluster.nodes);
         const consumer = new Consumer<{ n: number }>(consumerTransport, name, (job) => void seen.push(job.payload.n), { ownsTransport: true, log: () => {} });
         consumers.push(consumer.start() as Consumer);
       }
@@ -117,11 +112,19 @@ describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
       expect(metrics).toContain(`emq_jobs_completed_total{queue="${a}"} 1`);
       expect(metrics).toContain(`emq_jobs_completed_total{queue="${b}"} 2`);
       // two masters serve the two queues, and the registry /metrics read them from is a key of its own
-      expect(await masterOf(cluster, a!)).not.toBe(await masterOf(cluster, b!));
-      expect(await masterOfKey(cluster, QUEUE_REGISTRY)).toMatch(/^127\.0\.0\.1:\d+$/);
+      expect(cluster.masterOf(a!)).not.toBe(cluster.masterOf(b!));
+      expect(cluster.raw.slots[slotOf(QUEUE_REGISTRY)]?.[0]).toMatch(/^127\.0\.0\.1:\d+$/);
+      // GET /v1/queues and `emq queues` read the same registry and counts across the masters
+      const listed = (await (await fetch(`${url}/v1/queues`)).json()) as { queues: Array<{ queue: string; counts: { completed: number } }> };
+      const completedOf = (list: typeof listed, name: string): number | undefined => list.queues.find((q) => q.queue === name)?.counts.completed;
+      expect([completedOf(listed, a!), completedOf(listed, b!)]).toEqual([1, 2]);
+      const cli = await emq(['queues'], { REDIS_CLUSTER_NODES: nodes });
+      expect(cli.code, cli.stderr).toBe(0);
+      const printed = JSON.parse(cli.stdout) as typeof listed;
+      expect([completedOf(printed, a!), completedOf(printed, b!)]).toEqual([1, 2]);
       const queue = new Queue(transport, b!);
       expect((await queue.stats()).counts).toMatchObject({ completed: 2, pending: 0, active: 0 });
-      for (const name of [a!, b!]) expect(await checkInvariants(cluster as never, name)).toEqual([]);
+      for (const name of [a!, b!]) expect(await checkInvariants(cluster.raw as never, name)).toEqual([]);
     } finally {
       await Promise.all(consumers.map((c) => c.stop()));
       server.child.kill('SIGTERM');

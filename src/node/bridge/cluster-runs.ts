@@ -1,5 +1,5 @@
 import { type Cluster, Command } from 'ioredis';
-import { slotOf } from '../cluster-slot.js';
+import { slotOf } from '../../cluster-slot.js';
 import type { RestCommand } from './rest-protocol.js';
 
 /**
