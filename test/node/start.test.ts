@@ -1,40 +1,71 @@
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
 
+/** `npm start -- --once ...flags` with neither REDIS_URL nor REDIS_CLUSTER_NODES: its exit code and output. */
+async function runStack(flags: string[]): Promise<{ code: number | null; out: string }> {
+  // unset: the stack must start its own Redis
+  const env = { ...process.env };
+  delete env.REDIS_URL;
+  delete env.REDIS_CLUSTER_NODES;
+  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'examples', 'local-stack.ts'), '--once', ...flags], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { code, out };
+}
+
+/** What the mix, the schedulers, the rate limit and the flow print, on one Redis or a cluster alike. */
+function expectTheDemo(out: string): void {
+  const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
+  expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0 });
+  expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
+  expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
+  expect([...out.matchAll(/\[node\] JOB:heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
+  expect([...out.matchAll(/\[edge\] JOB:edge-heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
+  expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
+  expect(out).toMatch(/flow: pdf-1 merged \{"merged":4\} from pages \[1,2,3,4\], run 1 time\(s\), after the last page \(true\)/);
+  expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
+}
+
 describe('npm start', () => {
+  it('runs it all over a private Redis Cluster with --cluster (three masters, a replica each), and stops every node', async () => {
+    const { code, out } = await runStack(['--cluster']);
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/started a Redis Cluster of 3 masters with 1 replica\(s\) each/);
+    expect(out).toMatch(/redis: Redis Cluster 127\.0\.0\.1:\d+,127\.0\.0\.1:\d+,127\.0\.0\.1:\d+ \(private\)/);
+    expect(out).toMatch(/bridge: Upstash REST over the Redis Cluster on /);
+    expectTheDemo(out);
+    // its six redis-servers are gone: nothing answers on their ports
+    const ports = /each on 127\.0\.0\.1:([\d,]+)/.exec(out)![1]!.split(',').map(Number);
+    expect(ports).toHaveLength(6);
+    const answers = (port: number): Promise<boolean> =>
+      new Promise((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => (socket.destroy(), resolve(true)));
+        socket.on('error', () => resolve(false));
+      });
+    expect(await Promise.all(ports.map(answers))).toEqual(Array(6).fill(false));
+  }, 120_000);
+
   it('brings up a private Redis, the bridge, the Worker under wrangler dev and a consumer, and runs the mix on both', async () => {
-    // REDIS_URL unset: the stack must start its own redis-server
-    const env = { ...process.env };
-    delete env.REDIS_URL;
-    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'examples', 'local-stack.ts'), '--once'], {
-      cwd: root,
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const { code, out } = await runStack([]);
     expect(code, out).toBe(0);
     const pid = /\(pid (\d+)\)/.exec(out)?.[1];
     expect(pid, out).toBeDefined();
     expect(() => process.kill(Number(pid), 0)).toThrow(); // its redis-server is gone
-    const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
-    expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0 });
-    // the demo prints which runtime ran each attempt: both served the one queue
-    expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
-    expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
-    // a scheduler's three slots on the Node consumer's timer, then another's three from the Worker's beat alone
-    expect([...out.matchAll(/\[node\] JOB:heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
-    expect([...out.matchAll(/\[edge\] JOB:edge-heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
-    expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
-    // a held, rate-limited group: nothing before the hold's end, then 3 starts a second
-    // a flow: four pages, then their parent merges them once, after the last page
-    expect(out).toMatch(/flow: pdf-1 merged \{"merged":4\} from pages \[1,2,3,4\], run 1 time\(s\), after the last page \(true\)/);
+    // the demo prints which runtime ran each attempt: both served the one queue; a scheduler's
+    // three slots on the Node consumer's timer, then another's three from the Worker's beat alone;
+    // a held, rate-limited group: nothing before the hold's end, then 3 starts a second; a flow:
+    // four pages, then their parent merges them once, after the last page
+    expectTheDemo(out);
     expect(out).toMatch(/\[(node|edge)\] JOB:pdf-1 merges 4 children/);
-    expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   }, 90_000);
 });
