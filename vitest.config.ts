@@ -6,8 +6,9 @@ import { defineConfig } from 'vitest/config';
  *   the tree itself (`test/project/`: import rules, the public API, types): no Redis, seconds.
  * - `ioredis`: every suite under `test/` against a private redis-server the global setup starts,
  *   and `test/project/readme.test.ts`, which runs the README's snippets on it.
- * - `cluster`: the same suites a third time, over a local Redis Cluster (three masters, a replica
- *   each) through `IoredisTransport.connectCluster`.
+ * - `cluster` and `cluster-upstash`: the same suites a third and a fourth time, over a local Redis
+ *   Cluster (three masters, a replica each), through `IoredisTransport.connectCluster` and through
+ *   @upstash/redis and the REST bridge over the cluster.
  * - `upstash`: the suites in `test/transport/` a second time, over @upstash/redis and the REST
  *   bridge: a suite that drives the scripts through `redis.transport` goes in that folder and runs
  *   on both transports; node-only suites (`test/node/`) and the Worker under miniflare
@@ -47,6 +48,10 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'cluster', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'cluster-upstash', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
       },
     ],
   },

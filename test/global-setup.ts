@@ -53,7 +53,7 @@ async function releaseRedis(): Promise<void> {
  * a REST bridge over it, on a free port with a random token.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  if (project.name === 'cluster') return clusterSetup(project);
+  if (project.name.startsWith('cluster')) return clusterSetup(project);
   const redis = await acquireRedis();
   project.provide('redisUrl', redis.url);
   project.provide('clusterNodes', null);
@@ -73,18 +73,55 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
+/** The run's one local cluster, shared by the two cluster projects like the Redis above. */
+interface SharedCluster {
+  cluster: Promise<LocalCluster>;
+  users: number;
+}
+const SHARED_CLUSTER = Symbol.for('echomq.test.cluster');
+const clusters = globalThis as { [SHARED_CLUSTER]?: SharedCluster };
+
+function acquireCluster(): Promise<LocalCluster> {
+  const shared = (clusters[SHARED_CLUSTER] ??= {
+    cluster: startLocalCluster({ log: (line) => console.log(`[test cluster] ${line}`) }),
+    users: 0,
+  });
+  shared.users += 1;
+  return shared.cluster;
+}
+
+async function releaseCluster(): Promise<void> {
+  const shared = clusters[SHARED_CLUSTER];
+  if (!shared || --shared.users > 0) return;
+  delete clusters[SHARED_CLUSTER];
+  await (await shared.cluster).stop();
+}
+
 /**
- * The cluster project: the transport suites a third time, over a local Redis Cluster of three
- * masters with a replica each (test/node/ suites start their own when they need one), through
- * `IoredisTransport.connectCluster`. `redisUrl` names the first master, for suites that only need
+ * The cluster projects: the transport suites a third and a fourth time, over a local Redis
+ * Cluster of three masters with a replica each (test/node/ suites start their own when they need
+ * one): `cluster` through `IoredisTransport.connectCluster`, `cluster-upstash` through
+ * @upstash/redis and the REST bridge over the cluster (the Worker's way to a cluster). The raw
+ * client is a cluster client in both; `redisUrl` names the first master, for suites that only need
  * a plain connection to some node.
  */
 async function clusterSetup(project: TestProject): Promise<() => Promise<void>> {
-  const cluster: LocalCluster = await startLocalCluster({ log: (line) => console.log(`[test cluster] ${line}`) });
+  const cluster = await acquireCluster();
   const nodes = cluster.nodes.map((n) => `${n.host}:${n.port}`);
   project.provide('redisUrl', `redis://${nodes[0]!}`);
   project.provide('clusterNodes', nodes);
-  project.provide('transport', 'cluster');
-  project.provide('bridge', null);
-  return () => cluster.stop();
+  let bridge: RunningBridge | undefined;
+  if (project.name === 'cluster-upstash') {
+    const token = randomBytes(16).toString('hex');
+    bridge = await startBridge({ clusterNodes: nodes, token });
+    project.provide('transport', 'upstash');
+    project.provide('bridge', { url: bridge.url, token });
+  } else {
+    project.provide('transport', 'cluster');
+    project.provide('bridge', null);
+  }
+  return async () => {
+    await bridge?.close();
+    await releaseCluster();
+  };
 }
