@@ -9,42 +9,47 @@ declare module 'vitest' {
     redisUrl: string;
     /** The transport `useRedis()` gives the suites: the project's name. */
     transport: 'ioredis' | 'upstash' | 'cluster';
-    /** The local Redis Cluster's nodes, `host:port` (the cluster project only). */
+    /** The local Redis Cluster's nodes, `host:port` (the cluster projects only). */
     clusterNodes: string[] | null;
     /** The REST bridge over the same Redis (the upstash project only). */
     bridge: { url: string; token: string } | null;
   }
 }
 
-/**
- * The run's one Redis, shared by the projects. Each project loads this file through its own
- * module runner, so the memo lives on globalThis; the last project to tear down stops it.
- */
-interface Shared {
-  redis: Promise<LocalRedis>;
+/** A server the run starts once, and how many projects use it. */
+interface Shared<T> {
+  server: Promise<T>;
   users: number;
 }
-const SHARED = Symbol.for('echomq.test.redis');
-const registry = globalThis as { [SHARED]?: Shared };
+const memos = globalThis as unknown as Record<symbol, Shared<{ stop(): Promise<void> }> | undefined>;
 
-function acquireRedis(): Promise<LocalRedis> {
-  const shared = (registry[SHARED] ??= {
-    redis: startLocalRedis({
+/**
+ * The server named `key`, started by `start` for the first project that asks and shared by the
+ * rest. Each project loads this file through its own module runner, so the memo lives on
+ * globalThis; the last project to release it stops it.
+ */
+function acquire<T extends { stop(): Promise<void> }>(key: symbol, start: () => Promise<T>): Promise<T> {
+  const shared = (memos[key] ??= { server: start(), users: 0 });
+  shared.users += 1;
+  return shared.server as Promise<T>;
+}
+
+async function release(key: symbol): Promise<void> {
+  const shared = memos[key];
+  if (!shared || --shared.users > 0) return;
+  delete memos[key];
+  await (await shared.server).stop();
+}
+
+/** The run's one Redis. */
+const REDIS = Symbol.for('echomq.test.redis');
+const acquireRedis = (): Promise<LocalRedis> =>
+  acquire(REDIS, () =>
+    startLocalRedis({
       env: { REDIS_URL: process.env.EMQ_TEST_REDIS_URL, PATH: process.env.PATH },
       log: (line) => console.log(`[test redis] ${line}`),
     }),
-    users: 0,
-  });
-  shared.users += 1;
-  return shared.redis;
-}
-
-async function releaseRedis(): Promise<void> {
-  const shared = registry[SHARED];
-  if (!shared || --shared.users > 0) return;
-  delete registry[SHARED];
-  await (await shared.redis).stop();
-}
+  );
 
 /**
  * One private redis-server for the whole run, on a free port (installed with apt-get when missing
@@ -69,33 +74,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   }
   return async () => {
     await bridge?.close();
-    await releaseRedis();
+    await release(REDIS);
   };
 }
 
-/** The run's one local cluster, shared by the two cluster projects like the Redis above. */
-interface SharedCluster {
-  cluster: Promise<LocalCluster>;
-  users: number;
-}
-const SHARED_CLUSTER = Symbol.for('echomq.test.cluster');
-const clusters = globalThis as { [SHARED_CLUSTER]?: SharedCluster };
-
-function acquireCluster(): Promise<LocalCluster> {
-  const shared = (clusters[SHARED_CLUSTER] ??= {
-    cluster: startLocalCluster({ log: (line) => console.log(`[test cluster] ${line}`) }),
-    users: 0,
-  });
-  shared.users += 1;
-  return shared.cluster;
-}
-
-async function releaseCluster(): Promise<void> {
-  const shared = clusters[SHARED_CLUSTER];
-  if (!shared || --shared.users > 0) return;
-  delete clusters[SHARED_CLUSTER];
-  await (await shared.cluster).stop();
-}
+/** The run's one local cluster, shared by the two cluster projects. */
+const CLUSTER = Symbol.for('echomq.test.cluster');
+const acquireCluster = (): Promise<LocalCluster> => acquire(CLUSTER, () => startLocalCluster({ log: (line) => console.log(`[test cluster] ${line}`) }));
 
 /**
  * The cluster projects: the transport suites a third and a fourth time, over a local Redis
@@ -122,6 +107,6 @@ async function clusterSetup(project: TestProject): Promise<() => Promise<void>> 
   }
   return async () => {
     await bridge?.close();
-    await releaseCluster();
+    await release(CLUSTER);
   };
 }
