@@ -2,6 +2,7 @@ import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis'
 import { InvalidArgumentError } from '../errors.js';
 import type { BlockingTransport, ParkedReply, Reply, ScriptCall, StreamEntry } from '../transport.js';
 import { slotOf } from '../cluster-slot.js';
+import { clusterNode } from './cluster-node.js';
 import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;
@@ -96,7 +97,7 @@ export class IoredisTransport implements BlockingTransport {
   static connectCluster(nodes: readonly ClusterNodeAddress[], options: IoredisClusterOptions = {}): IoredisTransport {
     const { connectTimeoutMs = DEFAULT_CONNECT_TIMEOUT_MS, redisOptions, ...clusterOptions } = options;
     checkConnectTimeout(connectTimeoutMs);
-    const startup = nodes.map(parseNode);
+    const startup = nodes.map((node) => (typeof node === 'string' ? clusterNode(node) : { host: node.host, port: node.port }));
     if (startup.length === 0) throw new InvalidArgumentError('a cluster needs at least one node to start from, got none');
     const cluster = new Cluster(startup, {
       slotsRefreshTimeout: connectTimeoutMs,
@@ -315,15 +316,6 @@ function runsByMaster(cluster: Cluster, calls: readonly ScriptCall[]): ScriptCal
     last = master;
   }
   return runs;
-}
-
-/** `host:port` (or `[v6]:port`) to the parts ioredis takes. */
-function parseNode(node: ClusterNodeAddress): { host: string; port: number } {
-  if (typeof node !== 'string') return { host: node.host, port: node.port };
-  const match = /^\[?([^\]]+?)\]?:(\d{1,5})$/.exec(node.trim());
-  const port = Number(match?.[2]);
-  if (!match || port < 1 || port > 65535) throw new InvalidArgumentError(`a cluster node is host:port, got ${JSON.stringify(node)}`);
-  return { host: match[1]!, port };
 }
 
 /** How long a call queued behind a timed-out BLPOP may take to answer before its connection is dropped. */

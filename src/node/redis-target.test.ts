@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../errors.js';
-import { clusterNode, DEFAULT_REDIS_URL, redisTargetFromEnv, targetName } from './redis-target.js';
+import { clusterNode } from './cluster-node.js';
+import { DEFAULT_REDIS_URL, redisTargetFromEnv, targetName } from './redis-target.js';
 
 describe('redisTargetFromEnv', () => {
   it('reads REDIS_URL, else the default, an empty variable counting as unset', () => {

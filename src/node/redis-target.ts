@@ -1,5 +1,6 @@
 import { redactUrl } from '../connection-failure.js';
 import { InvalidArgumentError } from '../errors.js';
+import { clusterNode } from './cluster-node.js';
 import { IoredisTransport } from './ioredis-transport.js';
 
 /** Where a process's Redis is: one server by URL, or a Redis Cluster by the nodes it starts from. */
@@ -35,23 +36,6 @@ export function redisTargetFromEnv(env: Readonly<Record<string, string | undefin
   if (url !== undefined && list !== undefined) throw new InvalidArgumentError('set REDIS_URL or REDIS_CLUSTER_NODES, not both');
   if (list === undefined) return { kind: 'url', url: url ?? DEFAULT_REDIS_URL };
   return { kind: 'cluster', nodes: list.split(',').map((entry) => clusterNode(entry, 'REDIS_CLUSTER_NODES')) };
-}
-
-/**
- * `host:port` (or `[v6]:port`), surrounding whitespace ignored, as ioredis takes a cluster node;
- * InvalidArgumentError naming the entry (and `source`, the variable it came from) otherwise.
- *
- * @example
- * clusterNode(' 127.0.0.1:7000 '); // { host: '127.0.0.1', port: 7000 }
- */
-export function clusterNode(entry: string, source = 'a cluster node'): { host: string; port: number } {
-  // a name or IPv4 address, or an IPv6 address in brackets; then the port
-  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([A-Za-z0-9._-]+)):(\d{1,5})$/.exec(entry.trim());
-  const port = Number(match?.[3]);
-  if (!match || port < 1 || port > 65_535) {
-    throw new InvalidArgumentError(`${source}: ${JSON.stringify(entry.trim())} is not host:port (e.g. 127.0.0.1:7000)`);
-  }
-  return { host: (match[1] ?? match[2])!, port };
 }
 
 /**

@@ -5,7 +5,7 @@ import { serve } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { Cluster, Redis, ReplyError } from 'ioredis';
 import type { ClusterNodeAddress, IoredisClient } from '../ioredis-transport.js';
-import { clusterNode } from '../redis-target.js';
+import { clusterNode } from '../cluster-node.js';
 import { crossSlot, runsByMaster } from './cluster-runs.js';
 import {
   parseCommand,
