@@ -1,10 +1,12 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { InvalidArgumentError } from '../errors.js';
-import type { BlockingTransport, ParkedReply, Reply, ScriptCall, StreamEntry } from '../transport.js';
+import { InvalidArgumentError, RedisError, replicationShortfall } from '../errors.js';
+import type { BlockingTransport, ParkedReply, Replication, Reply, ScriptCall, StreamEntry } from '../transport.js';
 import { slotOf } from './cluster-slot.js';
 import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;
+/** A call's command and its first argument: EVALSHA and the sha1, or EVAL and the source. */
+type Head = (call: ScriptCall) => [string, string];
 
 const settle = (results: Array<[Error | null, unknown]> | null): Settled =>
   (results ?? []).map(([error, value]) => error ?? (value as Reply));
@@ -106,12 +108,12 @@ export class IoredisTransport implements BlockingTransport {
     return new IoredisTransport(quiet(cluster), { owned: true, connectTimeoutMs });
   }
 
-  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
-    return this.send(calls, (c) => ['evalsha', c.script.sha1]);
+  evalsha(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
+    return this.send(calls, (c) => ['evalsha', c.script.sha1], replication);
   }
 
-  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
-    return this.send(calls, (c) => ['eval', c.script.lua]);
+  eval(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
+    return this.send(calls, (c) => ['eval', c.script.lua], replication);
   }
 
   async ping(): Promise<void> {
@@ -235,16 +237,19 @@ export class IoredisTransport implements BlockingTransport {
   }
 
   /** Sends once the connection is ready (at once, with no promise in between, when it is). */
-  private send(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
+  private send(calls: readonly ScriptCall[], head: Head, replication: Replication | undefined): Promise<Settled> {
     const waiting = this.watch.ready();
-    return waiting ? waiting.then(() => this.sendNow(calls, head)) : this.sendNow(calls, head);
+    if (waiting) return waiting.then(() => this.sendNow(calls, head, replication));
+    return this.sendNow(calls, head, replication);
   }
 
   /**
    * One round trip: a call Redis refused is that call's Error; a connection failure (lost with the
-   * request out) rejects the whole request with ConnectionError.
+   * request out) rejects the whole request with ConnectionError; with `replication`, too few
+   * replicas behind any run rejects it with ReplicationError once every run has been sent.
    */
-  private async sendNow(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
+  private async sendNow(calls: readonly ScriptCall[], head: Head, replication: Replication | undefined): Promise<Settled> {
+    if (replication) return this.sendReplicated(calls, head, replication);
     if (calls.length > 1 && this.redis instanceof Cluster) {
       const settled: Settled = [];
       for (const run of runsByMaster(this.redis, calls)) settled.push(...(await this.sendRun(run, head)));
@@ -253,9 +258,48 @@ export class IoredisTransport implements BlockingTransport {
     return this.sendRun(calls, head);
   }
 
+  /**
+   * `durability: 'replicated'`: each run of calls one master serves is one pipeline with
+   * `WAIT replicas timeoutMs` behind the calls (WAIT has no key: it goes where the pipeline goes,
+   * and counts what this connection wrote there). ioredis follows MOVED in a pipeline only when
+   * every other reply in it is an error too, which a WAIT's reply is not; so calls answered MOVED
+   * or ASK (a failover, a slot migrating) are sent again here, on a fresh map of slots, at most
+   * twice. Fewer replicas than asked behind any run that wrote: ReplicationError, the fewest named.
+   */
+  private async sendReplicated(calls: readonly ScriptCall[], head: Head, replication: Replication): Promise<Settled> {
+    const settled: Settled = new Array<Reply | Error>(calls.length);
+    let pending = calls.map((_, i) => i);
+    let fewest = Infinity;
+    for (let hop = 0; ; hop++) {
+      const runs = this.redis instanceof Cluster ? runsOfIndices(this.redis, calls, pending) : [pending];
+      for (const run of runs) {
+        const { replies, acknowledged } = await this.sendRun(
+          run.map((i) => calls[i]!),
+          head,
+          replication,
+        );
+        let wrote = false;
+        run.forEach((index, i) => {
+          const reply = replies[i]!;
+          settled[index] = reply;
+          if (!isRedirect(reply)) wrote = true;
+        });
+        if (wrote) fewest = Math.min(fewest, acknowledged);
+      }
+      pending = pending.filter((i) => isRedirect(settled[i]!));
+      if (pending.length === 0 || hop === 2 || !(this.redis instanceof Cluster)) break;
+      await refreshSlots(this.redis);
+    }
+    if (fewest < replication.replicas) throw replicationShortfall(this.endpoint, fewest, replication.replicas, replication.timeoutMs);
+    return settled;
+  }
+
   /** One pipeline (a plain command for one call): on a cluster, calls that one master serves. */
-  private async sendRun(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
-    if (calls.length === 1) {
+  private async sendRun(calls: readonly ScriptCall[], head: Head): Promise<Settled>;
+  /** The same with a WAIT behind the calls: their replies, and how many replicas acknowledged. */
+  private async sendRun(calls: readonly ScriptCall[], head: Head, replication: Replication): Promise<{ replies: Settled; acknowledged: number }>;
+  private async sendRun(calls: readonly ScriptCall[], head: Head, replication?: Replication): Promise<Settled | { replies: Settled; acknowledged: number }> {
+    if (calls.length === 1 && !replication) {
       const call = calls[0]!;
       const [command, first] = head(call);
       try {
@@ -271,6 +315,7 @@ export class IoredisTransport implements BlockingTransport {
       const [command, first] = head(call);
       pipeline.call(command, argv(first, call));
     }
+    if (replication) pipeline.call('wait', replication.replicas, replication.timeoutMs);
     let results: Array<[Error | null, unknown]> | null;
     try {
       results = await pipeline.exec();
@@ -284,7 +329,11 @@ export class IoredisTransport implements BlockingTransport {
         if (failed !== value) throw failed;
       }
     }
-    return settled;
+    if (!replication) return settled;
+    const waited = settled.pop();
+    // a Redis that refuses WAIT (a managed service may) cannot give what was asked
+    if (typeof waited !== 'number') throw new RedisError(`Redis at ${this.endpoint} did not run WAIT (durability 'replicated'): ${waited instanceof Error ? waited.message : String(waited)}`);
+    return { replies: settled, acknowledged: waited };
   }
 }
 
@@ -315,6 +364,30 @@ function runsByMaster(cluster: Cluster, calls: readonly ScriptCall[]): ScriptCal
     last = master;
   }
   return runs;
+}
+
+/** The indices of `calls` in `among`, cut into runs one master serves (runsByMaster). */
+function runsOfIndices(cluster: Cluster, calls: readonly ScriptCall[], among: readonly number[]): number[][] {
+  const runs: number[][] = [];
+  let last: string | undefined;
+  for (const index of among) {
+    const key = calls[index]!.keys[0];
+    const master = key === undefined ? undefined : cluster.slots[slotOf(key)]?.[0];
+    if (master !== undefined && master === last) runs[runs.length - 1]!.push(index);
+    else runs.push([index]);
+    last = master;
+  }
+  return runs;
+}
+
+/** A reply that says the call ran nowhere: its slot is served elsewhere (MOVED) or moving (ASK). */
+const isRedirect = (reply: Reply | Error): boolean => reply instanceof Error && /^(MOVED|ASK) /.test(reply.message);
+
+/** Asks the cluster for its map of slots again; resolves when the answer is in (or failed: the next request finds out). */
+function refreshSlots(cluster: Cluster): Promise<void> {
+  return new Promise((resolve) => {
+    (cluster as unknown as { refreshSlotsCache(callback: (error?: Error) => void): void }).refreshSlotsCache(() => resolve());
+  });
 }
 
 /** `host:port` (or `[v6]:port`) to the parts ioredis takes. */

@@ -69,7 +69,8 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     await Promise.all(started.map((n) => n.stop()));
   };
   try {
-    const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000), '--cluster-require-full-coverage', 'no'];
+    // a replica's first sync waits repl-diskless-sync-delay (5 s by default) for more replicas to join it
+    const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000), '--cluster-require-full-coverage', 'no', '--repl-diskless-sync-delay', '0'];
     for (let i = 0; i < masters * (1 + replicas); i++) started.push(await startLocalRedis({ env, install: false, args }));
     const nodes = started.map((n) => ({ host: '127.0.0.1' as const, port: Number(new URL(n.url).port), pid: n.pid }));
     const create = spawnSync(cli, ['--cluster', 'create', ...nodes.map((n) => `${n.host}:${n.port}`), '--cluster-replicas', String(replicas), '--cluster-yes'], {
@@ -79,9 +80,12 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     if (create.status !== 0) throw new ClusterStartError(`redis-cli --cluster create failed: ${(create.stderr || create.stdout).trim().split('\n').pop() ?? ''}`);
     const deadline = Date.now() + 30_000;
     const ask = (port: number, what: string): string => spawnSync(cli, ['-p', String(port), 'cluster', what], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
-    // every node sees every slot served and every replica attached to its master
+    // every node sees every slot served and every replica attached to its master, and each
+    // replica has synced (a WAIT on a master counts only replicas whose link is up)
     const agreed = (port: number): boolean => {
       if (!/cluster_state:ok/.test(ask(port, 'info'))) return false;
+      const replication = spawnSync(cli, ['-p', String(port), 'info', 'replication'], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
+      if (/role:slave/.test(replication) && !/master_link_status:up/.test(replication)) return false;
       const flags = ask(port, 'nodes').trim().split('\n').map((line) => (line.split(' ')[2] ?? '').split(','));
       return flags.filter((f) => f.includes('master')).length === masters && flags.filter((f) => f.includes('slave')).length === masters * replicas;
     };
