@@ -41,7 +41,8 @@ export interface Transport {
   readonly endpoint?: string;
   /**
    * EVALSHA each call by its script's sha1; with `replication`, a WAIT follows them in the same
-   * round trip (see Replication): the calls' replies as without it, or ReplicationError.
+   * round trip (see Replication): the calls' replies as without it, or ReplicationError. A
+   * transport that wraps another passes `replication` on, or durability is silently dropped.
    */
   evalsha(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>>;
   /** EVAL each call with its script's source (the fallback when Redis answers NOSCRIPT); `replication` as evalsha's. */

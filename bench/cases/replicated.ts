@@ -6,6 +6,7 @@ import { Queue } from '../../src/queue.js';
 import type { DurabilityOptions } from '../../src/durability.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
 import { ECHO_QUEUE_OPTIONS } from '../lib/impls.js';
+import { CountingTransport } from '../lib/round-trips.js';
 import { latch, quantile, round, sleep } from '../lib/stats.js';
 
 /** The two settings compared, in the order each round runs them. */
@@ -22,7 +23,8 @@ const MODES = [
  * - enqueue: N adds (5,000; 1,000 with --quick), each awaited before the next: `_enqueue_jobs_per_s`,
  *   `_enqueue_p50_ms`, `_enqueue_p99_ms`;
  * - process: N jobs (20,000; 2,000) added in bulk first, drained by one Consumer with 10 slots
- *   and the same durability: `_process_jobs_per_s` from its start to the last completion.
+ *   and the same durability: `_process_jobs_per_s` from its start to the last completion, and
+ *   `_process_round_trips_per_job` (its requests: settles wait longer, so more ride together).
  * `enqueue_cost_x` and `process_cost_x` are ack over repl (2 = the replicated side at half the
  * rate). The bench's own Redis is not used: it has no replica, where every replicated write fails.
  */
@@ -45,13 +47,15 @@ export const replicated: BenchCase = {
           keep(`${label}_enqueue_jobs_per_s`, enqueue.jobsPerS, true);
           keep(`${label}_enqueue_p50_ms`, enqueue.p50, false);
           keep(`${label}_enqueue_p99_ms`, enqueue.p99, false);
-          keep(`${label}_process_jobs_per_s`, await processRun(master.url, durability, drained), true);
+          const processed = await processRun(master.url, durability, drained);
+          keep(`${label}_process_jobs_per_s`, processed.jobsPerS, true);
+          keep(`${label}_process_round_trips_per_job`, processed.roundTripsPerJob, false);
         }
       }
       return {
         n_enqueue: adds,
         n_process: drained,
-        ...Object.fromEntries(Object.entries(best).map(([k, v]) => [k, round(v, k.endsWith('_ms') ? 3 : 0)])),
+        ...Object.fromEntries(Object.entries(best).map(([k, v]) => [k, round(v, k.endsWith('_ms') || k.endsWith('_per_job') ? 3 : 0)])),
         enqueue_cost_x: round(best.ack_enqueue_jobs_per_s! / best.repl_enqueue_jobs_per_s!),
         process_cost_x: round(best.ack_process_jobs_per_s! / best.repl_process_jobs_per_s!),
       };
@@ -104,14 +108,15 @@ async function enqueueRun(url: string, durability: DurabilityOptions, n: number)
   }
 }
 
-/** `n` jobs added in bulk, then drained by one Consumer (10 slots) with `durability`: jobs a second. */
-async function processRun(url: string, durability: DurabilityOptions, n: number): Promise<number> {
+/** `n` jobs added in bulk, then drained by one Consumer (10 slots) with `durability`: jobs a second, and its requests per job. */
+async function processRun(url: string, durability: DurabilityOptions, n: number): Promise<{ jobsPerS: number; roundTripsPerJob: number }> {
   const name = benchQueueName('repl-drain');
   const producer = IoredisTransport.connect(url);
   const queue = new Queue<{ i: number }>(producer, name, ECHO_QUEUE_OPTIONS);
   for (let i = 0; i < n; i += 1000) await queue.addBulk(Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ payload: { i: i + j } })));
-  const transport = IoredisTransport.connect(url);
+  const transport = new CountingTransport(IoredisTransport.connect(url));
   await transport.ping();
+  const requests0 = transport.requests;
   const done = latch<number>();
   let completed = 0;
   const consumer = new Consumer(transport, new Queue(transport, name, ECHO_QUEUE_OPTIONS), () => {}, {
@@ -129,8 +134,9 @@ async function processRun(url: string, durability: DurabilityOptions, n: number)
   consumer.start();
   const end = await done.promise;
   await consumer.stop();
+  const roundTripsPerJob = (transport.requests - requests0) / n;
   await transport.close();
   await queue.obliterate({ force: true });
   await producer.close();
-  return n / ((end - t0) / 1000);
+  return { jobsPerS: n / ((end - t0) / 1000), roundTripsPerJob };
 }
