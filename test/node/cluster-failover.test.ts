@@ -104,6 +104,7 @@ describe('a master killed under load', () => {
     let producing = true;
     const acknowledged = new Map(names.map((name) => [name, new Set<string>()]));
     let failedAdds = 0;
+    let longestAddMs = 0;
     const wakeMs: number[] = [];
     const addErrors = new Set<string>();
     const sizes = (): string => names.map((n) => acknowledged.get(n)!.size).join('/');
@@ -112,9 +113,12 @@ describe('a master killed under load', () => {
       for (let i = 0; producing; i++) {
         for (;;) {
           let result: EnqueueResult | undefined;
+          const sentAt = Date.now();
           try {
             result = await queue.add(i, { id: `p${i}` });
+            longestAddMs = Math.max(longestAddMs, Date.now() - sentAt);
           } catch (error) {
+            longestAddMs = Math.max(longestAddMs, Date.now() - sentAt);
             failedAdds++;
             addErrors.add(String(error).slice(0, 160));
             await sleep(20);
@@ -197,10 +201,10 @@ describe('a master killed under load', () => {
     const total = [...acknowledged.values()].reduce((n, s) => n + s.size, 0);
     const reruns = [...runs.values()].reduce((a, b) => a + b, 0) - [...seen.values()].reduce((n, s) => n + s.size, 0);
     console.log(
-      `[failover] ${total} jobs acknowledged (${failedAdds} adds sent again), promoted after ${promotedAfterMs} ms, ` +
+      `[failover] ${total} jobs acknowledged (${failedAdds} adds sent again, the longest add ${longestAddMs} ms), promoted after ${promotedAfterMs} ms, ` +
         `replica back after ${backAfterMs} ms, ${reruns} runs of a job already run, ${errors.length} consumer errors; ` +
         `woken in ${wakeMs.join('/')} ms; acknowledged per queue at the kill ${atKill}, at promotion ${atPromotion}, replica back ${atBackSizes}, end ${sizes()}`,
     );
-    console.log([...addErrors].join('\n'), '\n', [...new Set(errors.map((e) => e.slice(0, 160)))].join('\n'));
+    console.log(`[failover] add errors:\n${[...addErrors].join('\n')}\n[failover] consumer errors:\n${[...new Set(errors.map((e) => e.slice(0, 160)))].join('\n')}`);
   }, 120_000);
 });
