@@ -284,7 +284,10 @@ export class IoredisTransport implements BlockingTransport {
           settled[index] = reply;
           if (!isRedirect(reply)) wrote = true;
         });
-        if (wrote) fewest = Math.min(fewest, acknowledged);
+        if (!wrote) continue; // sent nowhere (a replica, or a master no longer serving it, redirected every call)
+        // a Redis that refuses WAIT (a managed service may) cannot give what was asked
+        if (acknowledged instanceof Error) throw new RedisError(`Redis at ${this.endpoint} did not run WAIT (durability 'replicated'): ${acknowledged.message}`);
+        fewest = Math.min(fewest, acknowledged);
       }
       pending = pending.filter((i) => isRedirect(settled[i]!));
       if (pending.length === 0 || hop === 2 || !(this.redis instanceof Cluster)) break;
@@ -296,9 +299,9 @@ export class IoredisTransport implements BlockingTransport {
 
   /** One pipeline (a plain command for one call): on a cluster, calls that one master serves. */
   private async sendRun(calls: readonly ScriptCall[], head: Head): Promise<Settled>;
-  /** The same with a WAIT behind the calls: their replies, and how many replicas acknowledged. */
-  private async sendRun(calls: readonly ScriptCall[], head: Head, replication: Replication): Promise<{ replies: Settled; acknowledged: number }>;
-  private async sendRun(calls: readonly ScriptCall[], head: Head, replication?: Replication): Promise<Settled | { replies: Settled; acknowledged: number }> {
+  /** The same with a WAIT behind the calls: their replies, and how many replicas acknowledged (WAIT's error when it was refused). */
+  private async sendRun(calls: readonly ScriptCall[], head: Head, replication: Replication): Promise<{ replies: Settled; acknowledged: number | Error }>;
+  private async sendRun(calls: readonly ScriptCall[], head: Head, replication?: Replication): Promise<Settled | { replies: Settled; acknowledged: number | Error }> {
     if (calls.length === 1 && !replication) {
       const call = calls[0]!;
       const [command, first] = head(call);
@@ -331,9 +334,7 @@ export class IoredisTransport implements BlockingTransport {
     }
     if (!replication) return settled;
     const waited = settled.pop();
-    // a Redis that refuses WAIT (a managed service may) cannot give what was asked
-    if (typeof waited !== 'number') throw new RedisError(`Redis at ${this.endpoint} did not run WAIT (durability 'replicated'): ${waited instanceof Error ? waited.message : String(waited)}`);
-    return { replies: settled, acknowledged: waited };
+    return { replies: settled, acknowledged: typeof waited === 'number' ? waited : asError(waited instanceof Error ? waited : `WAIT answered ${String(waited)}`) };
   }
 }
 

@@ -207,4 +207,32 @@ describe('a master killed under load', () => {
     );
     console.log(`[failover] add errors:\n${[...addErrors].join('\n')}\n[failover] consumer errors:\n${[...new Set(errors.map((e) => e.slice(0, 160)))].join('\n')}`);
   }, 120_000);
+
+  it("follows MOVED for a replicated write whose master handed its slots over (CLUSTER FAILOVER), on a stale map of slots", async () => {
+    const nodes = local.nodes.map((n) => `${n.host}:${n.port}`);
+    // slotsRefreshInterval 0: the client learns of the handover only from the MOVED it gets
+    const transport = IoredisTransport.connectCluster(nodes, { slotsRefreshInterval: 0 });
+    const queue = new Queue<number>(transport, 'handover-0', { durability: 'replicated', replicationTimeoutMs: 1_000 });
+    expect(await queue.add(0, { id: 'before' })).toMatchObject({ state: 'pending' });
+    const slot = slotOf(keyspace(queue.name).fixed[0]!);
+    const cluster = transport.redis as Cluster;
+    const oldMaster = cluster.slots[slot]![0]!;
+    // its replica takes over by agreement: nothing lost, the old master becomes its replica
+    const lines = String(await raw.call('CLUSTER', 'NODES')).trim().split('\n').map((l) => l.split(' '));
+    const masterId = lines.find((l) => l[1]!.split('@')[0] === oldMaster)![0]!;
+    const replicaAddress = lines.find((l) => l[3] === masterId)![1]!.split('@')[0]!;
+    const replica = new Redis(Number(replicaAddress.split(':')[1]), '127.0.0.1');
+    await replica.call('CLUSTER', 'FAILOVER');
+    const survivor = raw.nodes('master').find((n) => `${n.options.host}:${n.options.port}` !== oldMaster && `${n.options.host}:${n.options.port}` !== replicaAddress)!;
+    await until('the replica took over', async () => (await masterOfSlot(survivor, slot)) === replicaAddress, 15_000);
+    await until('the old master attached as its replica', async () => /connected_slaves:1/.test(await replica.info('replication')), 15_000);
+    replica.disconnect();
+    expect(cluster.slots[slot]![0]).toBe(oldMaster); // the client's map is stale
+    // a pipeline with a WAIT in it is not redirected by ioredis: the transport sends the call again
+    expect(await queue.add(1, { id: 'after' })).toMatchObject({ state: 'pending' });
+    expect(cluster.slots[slot]![0]).toBe(replicaAddress);
+    expect((await queue.stats()).counts).toMatchObject({ pending: 2 });
+    expect(await checkInvariants(raw as unknown as Redis, queue.name)).toEqual([]);
+    await transport.close();
+  }, 60_000);
 });
