@@ -33,6 +33,11 @@ export const errorCodes = {
   EMQAUTH: 401,
   /** The server is not configured to serve (a deployed Worker without EMQ_TOKEN). */
   EMQCONFIG: 503,
+  /**
+   * A write with `durability: 'replicated'` reached fewer replicas than asked in time
+   * (`ReplicationError`): it is applied on the master, and safe to send again.
+   */
+  EMQREPLICA: 503,
 } as const;
 
 /** A code of the error table. */
@@ -165,6 +170,45 @@ export class RedisError extends EmqError {
   constructor(message: string, context?: EmqErrorContext) {
     super('EMQREDIS', message, context);
   }
+}
+
+/**
+ * A write sent with `durability: 'replicated'` was applied on the master, but Redis's `WAIT`
+ * answered that fewer replicas than asked had it within the timeout: a failover now could lose
+ * it. Every write echomq sends is harmless twice (enqueues by id or request key, settles by lease
+ * token), so the caller sends it again; a consumer does so on its own. A Redis with no replica
+ * answers every such write with this error, after the timeout (docs/design.md, "Durability").
+ *
+ * @example
+ * try { await queue.add(job) } catch (e) { if (e instanceof ReplicationError) await queue.add(job) }
+ */
+export class ReplicationError extends EmqError {
+  /** How many replicas acknowledged the write (the fewest, when several masters were written). */
+  readonly acknowledged: number;
+  /** How many were asked for. */
+  readonly replicas: number;
+  /** How long Redis waited for them, in ms. */
+  readonly timeoutMs: number;
+
+  constructor(message: string, context: EmqErrorContext & { acknowledged?: number; replicas?: number; timeoutMs?: number } = {}) {
+    super('EMQREPLICA', message, context);
+    this.acknowledged = context.acknowledged ?? 0;
+    this.replicas = context.replicas ?? 1;
+    this.timeoutMs = context.timeoutMs ?? 0;
+  }
+}
+
+/**
+ * The ReplicationError of a WAIT that answered `acknowledged` when `replicas` were asked for
+ * within `timeoutMs`, at `endpoint`: what each transport throws.
+ */
+export function replicationShortfall(endpoint: string | undefined, acknowledged: number, replicas: number, timeoutMs: number): ReplicationError {
+  const at = endpoint === undefined ? 'Redis' : `Redis at ${endpoint}`;
+  return new ReplicationError(
+    `${at} applied the write, but ${acknowledged} of ${replicas} replica(s) acknowledged it within ${timeoutMs} ms ` +
+      `(durability 'replicated'): it is on the master only, and safe to send again`,
+    { acknowledged, replicas, timeoutMs },
+  );
 }
 
 /**

@@ -6,7 +6,8 @@ import { assertName } from './keyspace.js';
 import { randomHex } from './random-hex.js';
 import { runOps, type ScriptOp, Scripts } from './scripts.js';
 import { traceSend } from './telemetry.js';
-import type { Transport } from './transport.js';
+import type { Replication, Transport } from './transport.js';
+import { type DurabilityOptions, replicationOf } from './durability.js';
 
 /** The most jobs one flow may hold. */
 export const MAX_FLOW_JOBS = 10_000;
@@ -70,8 +71,12 @@ export interface FlowNode {
   readonly children: readonly FlowNode[];
 }
 
-/** Options of Flows: what a Queue takes for the jobs it writes. */
-export interface FlowsOptions {
+/**
+ * Options of Flows: what a Queue takes for the jobs it writes, durability included (a flow's
+ * round trip waits for a replica of each master it wrote on, with `'replicated'`; sent again
+ * after a ReplicationError, a tree with a root id is all duplicates).
+ */
+export interface FlowsOptions extends DurabilityOptions {
   /** The largest payload accepted, in UTF-8 bytes of JSON (default 1 MiB). */
   readonly maxPayloadBytes?: number;
   /** Defaults for jobs that do not say: max attempts (3) and backoff (exponential from 1 s). */
@@ -105,6 +110,7 @@ interface Planned {
 export class Flows {
   private readonly defaults: JobDefaults;
   private readonly maxPayloadBytes: number;
+  private readonly replication: Replication | undefined;
   /** Queues this object has recorded in the registry already. */
   private readonly registered = new Set<string>();
 
@@ -119,6 +125,7 @@ export class Flows {
     if (!Number.isSafeInteger(this.maxPayloadBytes) || this.maxPayloadBytes < 1) {
       throw new InvalidArgumentError(`maxPayloadBytes must be a positive integer, got ${shown(this.maxPayloadBytes)}`);
     }
+    this.replication = replicationOf(options);
   }
 
   /**
@@ -214,7 +221,7 @@ export class Flows {
         ops.push(scripts.enqueueOp(part.map((n) => n.encoded), { key: '', ttlMs: 0, callerKey: false, traceparent }));
       }
     }
-    const replies = (await runOps(this.transport, ops)) as unknown[];
+    const replies = (await runOps(this.transport, ops, undefined, this.replication)) as unknown[];
     // a bounded memory of names: past 1000 it starts again (a registration costs one SADD)
     if (this.registered.size > 1000) this.registered.clear();
     for (const queue of queues) this.registered.add(queue);

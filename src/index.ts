@@ -35,7 +35,9 @@ export type {
   PageOptions,
   QueueCounts,
 } from './job.js';
-export type { Transport, BlockingTransport, ParkedReply, ScriptCall, Reply, StreamEntry } from './transport.js';
+export type { Transport, BlockingTransport, ParkedReply, Replication, ScriptCall, Reply, StreamEntry } from './transport.js';
+export { DEFAULT_REPLICATION_TIMEOUT_MS } from './durability.js';
+export type { Durability, DurabilityOptions } from './durability.js';
 export type { ScriptSource } from './generated/scripts.js';
 export { MAX_PRIORITY, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_MAX_RESULT_BYTES, MAX_PROGRESS_BYTES, DEFAULT_JOB_DEFAULTS } from './encode.js';
 export type { JobDefaults } from './encode.js';
@@ -53,6 +55,7 @@ export {
   IdempotencyConflictError,
   RedisError,
   ConnectionError,
+  ReplicationError,
   errorCodes,
 } from './errors.js';
 export type { EmqErrorCode, EmqErrorContext, ConnectionFailure } from './errors.js';

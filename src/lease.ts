@@ -15,7 +15,8 @@ import {
   type ScriptOp,
   Scripts,
 } from './scripts.js';
-import type { Reply, ScriptCall, Transport } from './transport.js';
+import type { Replication, Reply, ScriptCall, Transport } from './transport.js';
+import { type DurabilityOptions, replicationOf } from './durability.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
 import { traceReceive, traceSettles } from './telemetry.js';
@@ -108,6 +109,8 @@ export interface PreparedRound<Payload> {
   readonly onRelease?: ((queues: readonly string[]) => void) | undefined;
   /** The script calls to send, in order, in one round trip. */
   readonly calls: readonly ScriptCall[];
+  /** What the round trip waits for after them: a replica, when the round settles jobs under `durability: 'replicated'`. */
+  readonly replication?: Replication | undefined;
   /** Reads the replies to `calls` (in the same order) into the round's result. */
   read(replies: readonly Reply[]): RoundResult<Payload>;
 }
@@ -156,13 +159,24 @@ export class Leases<Payload = unknown> {
   private readonly transport: Transport;
   private readonly keepCompletedMs: number;
   private readonly maxResultBytes: number;
+  /** What a settle waits for after Redis ran it (durability), undefined for nothing. */
+  private readonly replication: Replication | undefined;
   private readonly keyPrefix = randomHex();
   private claims = 0;
   private readonly countRequest = (): void => {
     this.requests++;
   };
 
-  constructor(queue: Queue<Payload>) {
+  /**
+   * @param options when settles count as done (default: as the queue's enqueues, `queue.replication`):
+   *   with `durability: 'replicated'`, a round that settles jobs, and complete, retry and fail,
+   *   wait for a replica in the same round trip, and reject with ReplicationError when none
+   *   acknowledged in time (a settle is harmless twice: send it again). Claims, beats, give-backs
+   *   and renewals never wait: losing one in a failover costs a lease, not a job.
+   */
+  constructor(queue: Queue<Payload>, options: DurabilityOptions = {}) {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
+    this.replication = replicationOf(options, queue.replication);
     this.queue = queue.name;
     this.transport = queue.transport;
     this.keepCompletedMs = queue.keepCompletedMs;
@@ -187,7 +201,7 @@ export class Leases<Payload = unknown> {
     let result: RoundResult<Payload>;
     for (let failures = 0; ; failures++) {
       try {
-        result = prepared.read(await this.send(prepared.calls));
+        result = prepared.read(await this.send(prepared.calls, prepared.replication));
         break;
       } catch (error) {
         if (!(await again?.(error, failures))) throw error;
@@ -322,6 +336,7 @@ export class Leases<Payload = unknown> {
       queue: this.queue,
       onRelease: this.onRelease,
       calls,
+      replication: finished.length > 0 ? this.replication : undefined,
       read: (replies) => {
         const state: RoundState = { settled: new Array<Settled>(finished.length).fill('fenced'), givenBack: [], claimed: null, outbox: [] };
         readers.forEach((reader, i) => reader(replies[i]!, state));
@@ -377,21 +392,24 @@ export class Leases<Payload = unknown> {
     claimed: Claimed<Payload> | null;
   }> {
     const requestKey = this.claimKey(options.claimN ?? 0);
-    const { completed, claimed, outbox } = await this.run(this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }));
+    const { completed, claimed, outbox } = await this.run(
+      this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }),
+      this.replication,
+    );
     await this.relay(outbox);
     return { completed, claimed: claimed && this.decode(claimed) };
   }
 
   /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
   async retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
-    const { value, outbox } = await this.run(this.scripts.retryOp(items));
+    const { value, outbox } = await this.run(this.scripts.retryOp(items), this.replication);
     await this.relay(outbox);
     return value;
   }
 
   /** Fails held jobs for good: straight to dead. */
   async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
-    const { value, outbox } = await this.run(this.scripts.failOp(items));
+    const { value, outbox } = await this.run(this.scripts.failOp(items), this.replication);
     await this.relay(outbox);
     return value;
   }
@@ -501,14 +519,14 @@ export class Leases<Payload = unknown> {
     return n > 0 ? `c:${this.keyPrefix}${(this.claims++).toString(36)}` : '';
   }
 
-  private async run<T>(op: ScriptOp<T>): Promise<T> {
-    const [result] = await runOps(this.transport, [op] as const, this.countRequest);
+  private async run<T>(op: ScriptOp<T>, replication?: Replication): Promise<T> {
+    const [result] = await runOps(this.transport, [op] as const, this.countRequest, replication);
     return result;
   }
 
-  private async send(calls: readonly ScriptCall[]): Promise<Reply[]> {
+  private async send(calls: readonly ScriptCall[], replication: Replication | undefined): Promise<Reply[]> {
     const ops = calls.map((call) => ({ call, parse: (reply: Reply) => reply }));
-    return runOps(this.transport, ops, this.countRequest);
+    return runOps(this.transport, ops, this.countRequest, replication);
   }
 
   /** A claim's rows as jobs with decoded payloads; its `receive` span, from `sentAt`, when it claimed any. */
@@ -546,7 +564,11 @@ export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
   const looking = findOpenTelemetry();
   if (looking) await looking;
   const calls = rounds.flatMap((r) => r.calls);
-  const replies = calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, parse: (reply: Reply) => reply })), onRequest);
+  // one WAIT covers the round trip: the longest timeout any round that settles asked for
+  let replication: Replication | undefined;
+  for (const r of rounds) if (r.replication && (!replication || r.replication.timeoutMs > replication.timeoutMs)) replication = r.replication;
+  const replies =
+    calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, parse: (reply: Reply) => reply })), onRequest, replication);
   let next = 0;
   const results = rounds.map((r) => r.read(replies.slice(next, (next += r.calls.length))));
   // flow news relayed as Leases.round relays it: a failed relay leaves it for a later beat

@@ -37,15 +37,19 @@ import {
   type UpsertSchedulerResult,
 } from './schedulers.js';
 import { type EventBatch, eventBatches, EVENTS_POLL_MS, type EventSource, pause } from './subscribe.js';
-import type { Transport } from './transport.js';
+import type { Replication, Transport } from './transport.js';
+import { type DurabilityOptions, replicationOf } from './durability.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
 import { traceSend } from './telemetry.js';
 import { decodeChildren, decodeParent } from './flow.js';
 import { relayFlowNews } from './flow-relay.js';
 
-/** Options of a Queue. */
-export interface QueueOptions {
+/**
+ * Options of a Queue. `durability` and `replicationTimeoutMs` (DurabilityOptions) say when its
+ * enqueues count as done, and are the default of the consumers built on it.
+ */
+export interface QueueOptions extends DurabilityOptions {
   /** The largest payload accepted, in UTF-8 bytes of JSON (default 1 MiB). */
   readonly maxPayloadBytes?: number;
   /** Defaults for jobs that do not say: max attempts (3) and backoff (exponential from 1 s). */
@@ -245,6 +249,11 @@ export class Queue<Payload = unknown> {
   readonly keepCompletedMs: number;
   /** The largest handler result stored, in UTF-8 bytes of JSON (see QueueOptions). */
   readonly maxResultBytes: number;
+  /**
+   * What its enqueues wait for after Redis ran them, and the consumers built on it after their
+   * settles: a replica (`durability: 'replicated'`), or nothing (undefined, the default).
+   */
+  readonly replication: Replication | undefined;
   private readonly scripts: Scripts;
   private readonly defaults: JobDefaults;
   private readonly maxPayloadBytes: number;
@@ -282,6 +291,7 @@ export class Queue<Payload = unknown> {
       throw new InvalidArgumentError(`idempotencyTtlMs must be an integer >= 1, got ${shown(this.idempotencyTtlMs)}`);
     }
     this.ownsTransport = options.ownsTransport ?? false;
+    this.replication = replicationOf(options);
     this.keepCompletedMs = options.keepCompletedMs ?? 3_600_000;
     if (!Number.isSafeInteger(this.keepCompletedMs) || this.keepCompletedMs < -1) {
       throw new InvalidArgumentError(`keepCompletedMs must be an integer >= -1, got ${shown(this.keepCompletedMs)}`);
@@ -369,8 +379,8 @@ export class Queue<Payload = unknown> {
 
   /** Runs enqueue ops, registering the queue's name in the same round trip the first time. */
   private async enqueue(ops: Array<ScriptOp<EnqueueResult[]>>): Promise<EnqueueResult[][]> {
-    if (this.registered) return this.scripts.runOps(ops);
-    const [, ...results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const);
+    if (this.registered) return this.scripts.runOps(ops, this.replication);
+    const [, ...results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const, this.replication);
     this.registered = true;
     return results as EnqueueResult[][];
   }
@@ -926,11 +936,11 @@ export class Queue<Payload = unknown> {
     const [added] = await traceSend(this.name, 1, options.traceparent, async (traceparent) => {
       const ops = [this.scripts.watchJobOp(''), this.scripts.enqueueOp([job], { ...request, traceparent })] as const;
       if (this.registered) {
-        const [watched, results] = await this.scripts.runOps(ops);
+        const [watched, results] = await this.scripts.runOps(ops, this.replication);
         start = watched;
         return results;
       }
-      const [, watched, results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const);
+      const [, watched, results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const, this.replication);
       this.registered = true;
       start = watched;
       return results;

@@ -1,5 +1,5 @@
 import { fromReplyError } from './errors.js';
-import type { Reply, ScriptCall, Transport } from './transport.js';
+import type { Replication, Reply, ScriptCall, Transport } from './transport.js';
 
 const isNoScript = (value: Reply | Error): value is Error =>
   value instanceof Error && value.message.startsWith('NOSCRIPT');
@@ -14,25 +14,31 @@ const loaded = new WeakMap<Transport, Set<string>>();
  * by EVAL in a second round trip: the one case where a later call of the batch may already have
  * run before it. Resolves to each call's reply; rejects with the typed error of the first call
  * that failed. `onRequest` is called once per round trip sent (a NOSCRIPT retry is a second one),
- * for callers that count what they spend (the edge beat's request budget).
+ * for callers that count what they spend (the edge beat's request budget). With `replication`
+ * each round trip waits for the replicas too (`durability: 'replicated'`), rejecting with
+ * ReplicationError when too few acknowledged in time.
  */
 export async function runScripts(
   transport: Transport,
   calls: readonly ScriptCall[],
   onRequest?: () => void,
+  replication?: Replication,
 ): Promise<Reply[]> {
   if (calls.length === 0) return [];
   let known = loaded.get(transport);
   if (!known) loaded.set(transport, (known = new Set()));
   const bySha = calls.length === 1 || allKnown(known, calls);
   onRequest?.();
-  const results = bySha ? await transport.evalsha(calls) : await transport.eval(calls);
+  const results = bySha ? await transport.evalsha(calls, replication) : await transport.eval(calls, replication);
   // plain loops, no intermediate arrays: this is every request's path (enqueue one at a time)
   let missing: number[] | undefined;
   for (let i = 0; i < results.length; i++) if (isNoScript(results[i]!)) (missing ??= []).push(i);
   if (missing) {
     onRequest?.();
-    const retried = await transport.eval(missing.map((index) => calls[index]!));
+    const retried = await transport.eval(
+      missing.map((index) => calls[index]!),
+      replication,
+    );
     missing.forEach((index, i) => {
       results[index] = retried[i]!;
     });

@@ -7,7 +7,7 @@ import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
 import { asArray, asNumber, asRecord, asString } from './reply.js';
 import { runScripts } from './run-scripts.js';
-import type { BlockingTransport, Reply, ScriptCall, StreamEntry, Transport } from './transport.js';
+import type { BlockingTransport, Replication, Reply, ScriptCall, StreamEntry, Transport } from './transport.js';
 
 /** A script call and how to read its reply: several can share one round trip (runOps). */
 export interface ScriptOp<T> {
@@ -143,14 +143,15 @@ export type OpResults<T extends readonly ScriptOp<unknown>[]> = { [K in keyof T]
 
 /**
  * Runs several ops (of any queues) in one round trip, in order, and reads each reply.
- * `onRequest` counts the round trips (see runScripts).
+ * `onRequest` counts the round trips, `replication` waits for replicas (see runScripts).
  */
 export async function runOps<T extends readonly ScriptOp<unknown>[]>(
   transport: Transport,
   ops: T,
   onRequest?: () => void,
+  replication?: Replication,
 ): Promise<OpResults<T>> {
-  const replies = await runScripts(transport, ops.map((o) => o.call), onRequest);
+  const replies = await runScripts(transport, ops.map((o) => o.call), onRequest, replication);
   return ops.map((o, i) => o.parse(replies[i]!)) as OpResults<T>;
 }
 
@@ -246,9 +247,9 @@ export class Scripts {
     return op.parse(reply!);
   }
 
-  /** Runs several ops in one round trip, in order. */
-  runOps<T extends readonly ScriptOp<unknown>[]>(ops: T): Promise<OpResults<T>> {
-    return runOps(this.transport, ops);
+  /** Runs several ops in one round trip, in order; with `replication`, waits for replicas too (runScripts). */
+  runOps<T extends readonly ScriptOp<unknown>[]>(ops: T, replication?: Replication): Promise<OpResults<T>> {
+    return runOps(this.transport, ops, undefined, replication);
   }
 
   /**

@@ -14,6 +14,19 @@ export interface ScriptCall {
 }
 
 /**
+ * Replicas a round trip's writes must reach before it resolves (`durability: 'replicated'`): the
+ * transport sends `WAIT replicas timeoutMs` right behind the calls, in the same round trip (on a
+ * cluster, behind each master's run of calls), and rejects with ReplicationError when a WAIT
+ * answers fewer.
+ */
+export interface Replication {
+  /** How many replicas must acknowledge the writes (WAIT's numreplicas), at least 1. */
+  readonly replicas: number;
+  /** How long Redis waits for them, in ms (WAIT's timeout), at least 1. */
+  readonly timeoutMs: number;
+}
+
+/**
  * The little the core needs from a Redis client. Each runtime's adapter fills it in
  * (`echomq/node` over ioredis, `echomq/edge` over @upstash/redis); the core never imports one.
  * Both methods send all calls in one round trip and resolve per call, an Error standing in for
@@ -26,10 +39,14 @@ export interface Transport {
    * Optional: a transport without one is named "Redis".
    */
   readonly endpoint?: string;
-  /** EVALSHA each call by its script's sha1. */
-  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>>;
-  /** EVAL each call with its script's source (the fallback when Redis answers NOSCRIPT). */
-  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>>;
+  /**
+   * EVALSHA each call by its script's sha1; with `replication`, a WAIT follows them in the same
+   * round trip (see Replication): the calls' replies as without it, or ReplicationError. A
+   * transport that wraps another passes `replication` on, or durability is silently dropped.
+   */
+  evalsha(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>>;
+  /** EVAL each call with its script's source (the fallback when Redis answers NOSCRIPT); `replication` as evalsha's. */
+  eval(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>>;
   /** PING: resolves when Redis answers. */
   ping(): Promise<void>;
   /** Releases the connection(s) this transport opened. */

@@ -17,6 +17,7 @@ import { processC10 } from './process-c10.js';
 import { processC100 } from './process-c100.js';
 import { processC100Events } from './process-c100-events.js';
 import { rateLimit } from './rate-limit.js';
+import { replicated } from './replicated.js';
 import { schedulerLateness } from './scheduler-lateness.js';
 import { stallRecovery } from './stall-recovery.js';
 import { waitLatency } from './wait-latency.js';
@@ -49,4 +50,5 @@ export const CASES: readonly BenchCase[] = [
   flowFanout,
   adminChunks,
   clusterCase,
+  replicated,
 ];

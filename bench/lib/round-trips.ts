@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
-import type { BlockingTransport, ParkedReply, Reply, ScriptCall } from '../../src/transport.js';
+import type { BlockingTransport, ParkedReply, Replication, Reply, ScriptCall } from '../../src/transport.js';
 
 /**
  * echomq's client round trips: a BlockingTransport that counts each request it sends (one
@@ -17,14 +17,14 @@ export class CountingTransport implements BlockingTransport {
 
   constructor(readonly inner: BlockingTransport) {}
 
-  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+  evalsha(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
     this.requests++;
-    return this.inner.evalsha(calls);
+    return this.inner.evalsha(calls, replication);
   }
 
-  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
+  eval(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
     this.requests++;
-    return this.inner.eval(calls);
+    return this.inner.eval(calls, replication);
   }
 
   ping(): Promise<void> {

@@ -1,7 +1,7 @@
 import { Redis, type RedisConfigCloudflare } from '@upstash/redis/cloudflare';
 import { connectionError, failureOf } from '../connection-failure.js';
-import { RedisError } from '../errors.js';
-import type { Reply, ScriptCall, Transport } from '../transport.js';
+import { RedisError, replicationShortfall } from '../errors.js';
+import type { Replication, Reply, ScriptCall, Transport } from '../transport.js';
 
 type Settled = Array<Reply | Error>;
 type Pipeline = ReturnType<Redis['pipeline']>;
@@ -114,12 +114,12 @@ export class UpstashTransport implements Transport {
     return UpstashTransport.connect({ ...options, url, token });
   }
 
-  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
-    return this.send(calls, (pipeline, c) => pipeline.evalsha(c.script.sha1, [...c.keys], [...c.args]));
+  evalsha(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
+    return this.send(calls, (pipeline, c) => pipeline.evalsha(c.script.sha1, [...c.keys], [...c.args]), replication);
   }
 
-  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
-    return this.send(calls, (pipeline, c) => pipeline.eval(c.script.lua, [...c.keys], [...c.args]));
+  eval(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
+    return this.send(calls, (pipeline, c) => pipeline.eval(c.script.lua, [...c.keys], [...c.args]), replication);
   }
 
   async ping(): Promise<void> {
@@ -132,17 +132,33 @@ export class UpstashTransport implements Transport {
 
   async close(): Promise<void> {}
 
-  private async send(calls: readonly ScriptCall[], add: (pipeline: Pipeline, call: ScriptCall) => void): Promise<Settled> {
+  /**
+   * One `/pipeline` request; with `replication`, `WAIT replicas timeoutMs` rides last in it. Upstash
+   * (and `emq bridge`, which answers as Upstash does) refuses WAIT: then the writes are applied but
+   * the request rejects with RedisError saying so; a REST proxy in front of a Redis of your own
+   * may run it.
+   */
+  private async send(calls: readonly ScriptCall[], add: (pipeline: Pipeline, call: ScriptCall) => void, replication?: Replication): Promise<Settled> {
     if (calls.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const call of calls) add(pipeline, call);
+    if (replication) addCommand(pipeline, ['wait', replication.replicas, replication.timeoutMs]);
+    let settled: Settled;
     try {
       const replies = await pipeline.exec({ keepErrors: true });
       // each error is Redis's own text, so the core can tell NOSCRIPT, EMQKIND and EMQARG apart
-      return replies.map(({ result, error }) => (error ? new Error(error) : (result as Reply)));
+      settled = replies.map(({ result, error }) => (error ? new Error(error) : (result as Reply)));
     } catch (error) {
       throw this.failed(error);
     }
+    if (!replication) return settled;
+    const waited = settled.pop();
+    if (typeof waited !== 'number') {
+      const why = waited instanceof Error ? waited.message : String(waited);
+      throw new RedisError(`Redis at ${this.endpoint} did not run WAIT (durability 'replicated' needs a Redis that serves it): ${why}`);
+    }
+    if (waited < replication.replicas) throw replicationShortfall(this.endpoint, waited, replication.replicas, replication.timeoutMs);
+    return settled;
   }
 
   /**
@@ -179,6 +195,16 @@ function deadline(timeoutMs: number, theirs: Signal | undefined): () => AbortSig
     if (theirs === undefined) return timeout;
     return AbortSignal.any([typeof theirs === 'function' ? theirs() : theirs, timeout]);
   };
+}
+
+/**
+ * Puts any command in `pipeline`: the client has a method per command it knows and none for
+ * WAIT, so a DBSIZE (whose reply it leaves alone) is added and its words replaced.
+ */
+function addCommand(pipeline: Pipeline, command: Array<string | number>): void {
+  pipeline.dbsize();
+  const commands = (pipeline as unknown as { commands: Array<{ command: Array<string | number> }> }).commands;
+  commands[commands.length - 1]!.command = command;
 }
 
 /** The endpoint to name in errors: origin and path only. */

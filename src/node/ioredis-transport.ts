@@ -1,11 +1,13 @@
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
-import { InvalidArgumentError } from '../errors.js';
-import type { BlockingTransport, ParkedReply, Reply, ScriptCall, StreamEntry } from '../transport.js';
+import { InvalidArgumentError, RedisError, replicationShortfall } from '../errors.js';
+import type { BlockingTransport, ParkedReply, Replication, Reply, ScriptCall, StreamEntry } from '../transport.js';
 import { slotOf } from '../cluster-slot.js';
 import { clusterNode } from './cluster-node.js';
 import { checkConnectTimeout, ConnectionWatch, DEFAULT_CONNECT_TIMEOUT_MS } from './connection-watch.js';
 
 type Settled = Array<Reply | Error>;
+/** A call's command and its first argument: EVALSHA and the sha1, or EVAL and the source. */
+type Head = (call: ScriptCall) => [string, string];
 
 const settle = (results: Array<[Error | null, unknown]> | null): Settled =>
   (results ?? []).map(([error, value]) => error ?? (value as Reply));
@@ -59,6 +61,8 @@ export class IoredisTransport implements BlockingTransport {
   /** Where it connects: the URL without credentials. */
   readonly endpoint: string;
   private blocking: Parked | undefined;
+  /** On a cluster: the scripts (sha1) each master (`host:port`) is known to hold. */
+  private readonly loadedOn = new Map<string, Set<string>>();
   /** The connections XREAD BLOCK parks on, one per stream key. */
   private readonly streams = new Map<string, Parked>();
   private readonly watch: ConnectionWatch;
@@ -107,12 +111,12 @@ export class IoredisTransport implements BlockingTransport {
     return new IoredisTransport(quiet(cluster), { owned: true, connectTimeoutMs });
   }
 
-  evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
-    return this.send(calls, (c) => ['evalsha', c.script.sha1]);
+  evalsha(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
+    return this.send(calls, (c) => ['evalsha', c.script.sha1], replication);
   }
 
-  eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
-    return this.send(calls, (c) => ['eval', c.script.lua]);
+  eval(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
+    return this.send(calls, (c) => ['eval', c.script.lua], replication);
   }
 
   async ping(): Promise<void> {
@@ -236,27 +240,96 @@ export class IoredisTransport implements BlockingTransport {
   }
 
   /** Sends once the connection is ready (at once, with no promise in between, when it is). */
-  private send(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
+  private send(calls: readonly ScriptCall[], head: Head, replication: Replication | undefined): Promise<Settled> {
     const waiting = this.watch.ready();
-    return waiting ? waiting.then(() => this.sendNow(calls, head)) : this.sendNow(calls, head);
+    if (waiting) return waiting.then(() => this.sendNow(calls, head, replication));
+    return this.sendNow(calls, head, replication);
   }
 
   /**
    * One round trip: a call Redis refused is that call's Error; a connection failure (lost with the
-   * request out) rejects the whole request with ConnectionError.
+   * request out) rejects the whole request with ConnectionError; with `replication`, too few
+   * replicas behind any run rejects it with ReplicationError once every run has been sent.
    */
-  private async sendNow(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
-    if (calls.length > 1 && this.redis instanceof Cluster) {
+  private async sendNow(calls: readonly ScriptCall[], head: Head, replication: Replication | undefined): Promise<Settled> {
+    if (replication) return this.sendReplicated(calls, head, replication);
+    if (this.redis instanceof Cluster) {
       const settled: Settled = [];
-      for (const run of runsByMaster(this.redis, calls)) settled.push(...(await this.sendRun(run, head)));
+      for (const run of runsByMaster(this.redis, calls)) settled.push(...(await this.sendRunOn(run, calls, head)));
       return settled;
     }
     return this.sendRun(calls, head);
   }
 
+  /**
+   * `durability: 'replicated'`: each run of calls one master serves is one pipeline with
+   * `WAIT replicas timeoutMs` behind the calls (WAIT has no key: it goes where the pipeline goes,
+   * and counts what this connection wrote there). ioredis follows MOVED in a pipeline only when
+   * every other reply in it is an error too, which a WAIT's reply is not; so calls answered MOVED
+   * or ASK (a failover, a slot migrating) are sent again here, on a fresh map of slots, at most
+   * twice. Fewer replicas than asked behind any run that wrote: ReplicationError, the fewest named.
+   */
+  private async sendReplicated(calls: readonly ScriptCall[], head: Head, replication: Replication): Promise<Settled> {
+    const settled: Settled = new Array<Reply | Error>(calls.length);
+    let pending = calls.map((_, i) => i);
+    let fewest = Infinity;
+    for (let hop = 0; ; hop++) {
+      const runs = this.redis instanceof Cluster ? runsByMaster(this.redis, calls, pending) : [{ master: undefined, indices: pending }];
+      for (const run of runs) {
+        const { replies, acknowledged } = await this.sendRunOn(run, calls, head, replication);
+        let wrote = false;
+        run.indices.forEach((index, i) => {
+          const reply = replies[i]!;
+          settled[index] = reply;
+          if (!isRedirect(reply)) wrote = true;
+        });
+        if (!wrote) continue; // sent nowhere (a replica, or a master no longer serving it, redirected every call)
+        // a Redis that refuses WAIT (a managed service may) cannot give what was asked
+        if (acknowledged instanceof Error) throw new RedisError(`Redis at ${this.endpoint} did not run WAIT (durability 'replicated'): ${acknowledged.message}`);
+        fewest = Math.min(fewest, acknowledged);
+      }
+      pending = pending.filter((i) => isRedirect(settled[i]!));
+      if (pending.length === 0 || hop === 2 || !(this.redis instanceof Cluster)) break;
+      await refreshSlots(this.redis);
+    }
+    if (fewest < replication.replicas) throw replicationShortfall(this.endpoint, fewest, replication.replicas, replication.timeoutMs);
+    return settled;
+  }
+
+  /**
+   * A run of `calls` one master serves, by EVALSHA only for the scripts that master is known to
+   * hold: on a cluster each node caches scripts of its own (a promoted replica or a restarted node
+   * none), so a script first goes to each master by EVAL, which loads it there, and a NOSCRIPT
+   * forgets it again. So runScripts's NOSCRIPT retry, a second round trip, is left for what nobody
+   * could know (a SCRIPT FLUSH).
+   */
+  private async sendRunOn(run: Run, calls: readonly ScriptCall[], head: Head): Promise<Settled>;
+  private async sendRunOn(run: Run, calls: readonly ScriptCall[], head: Head, replication: Replication): Promise<{ replies: Settled; acknowledged: number | Error }>;
+  private async sendRunOn(run: Run, calls: readonly ScriptCall[], head: Head, replication?: Replication): Promise<Settled | { replies: Settled; acknowledged: number | Error }> {
+    const some = run.indices.map((i) => calls[i]!);
+    const loaded = run.master === undefined ? undefined : (this.loadedOn.get(run.master) ?? this.loadedOn.set(run.master, new Set()).get(run.master)!);
+    const headOn: Head = (call) => {
+      const sent = head(call);
+      return sent[0] === 'evalsha' && loaded && !loaded.has(call.script.sha1) ? ['eval', call.script.lua] : sent;
+    };
+    const answered = replication ? await this.sendRun(some, headOn, replication) : await this.sendRun(some, headOn);
+    if (loaded) {
+      const replies = Array.isArray(answered) ? answered : answered.replies;
+      replies.forEach((reply, i) => {
+        const sha = some[i]!.script.sha1;
+        if (reply instanceof Error && reply.message.startsWith('NOSCRIPT')) loaded.delete(sha);
+        else if (!(reply instanceof Error && isRedirect(reply))) loaded.add(sha);
+      });
+    }
+    return answered;
+  }
+
   /** One pipeline (a plain command for one call): on a cluster, calls that one master serves. */
-  private async sendRun(calls: readonly ScriptCall[], head: (c: ScriptCall) => [string, string]): Promise<Settled> {
-    if (calls.length === 1) {
+  private async sendRun(calls: readonly ScriptCall[], head: Head): Promise<Settled>;
+  /** The same with a WAIT behind the calls: their replies, and how many replicas acknowledged (WAIT's error when it was refused). */
+  private async sendRun(calls: readonly ScriptCall[], head: Head, replication: Replication): Promise<{ replies: Settled; acknowledged: number | Error }>;
+  private async sendRun(calls: readonly ScriptCall[], head: Head, replication?: Replication): Promise<Settled | { replies: Settled; acknowledged: number | Error }> {
+    if (calls.length === 1 && !replication) {
       const call = calls[0]!;
       const [command, first] = head(call);
       try {
@@ -272,6 +345,7 @@ export class IoredisTransport implements BlockingTransport {
       const [command, first] = head(call);
       pipeline.call(command, argv(first, call));
     }
+    if (replication) pipeline.call('wait', replication.replicas, replication.timeoutMs);
     let results: Array<[Error | null, unknown]> | null;
     try {
       results = await pipeline.exec();
@@ -285,7 +359,9 @@ export class IoredisTransport implements BlockingTransport {
         if (failed !== value) throw failed;
       }
     }
-    return settled;
+    if (!replication) return settled;
+    const waited = settled.pop();
+    return { replies: settled, acknowledged: typeof waited === 'number' ? waited : asError(waited instanceof Error ? waited : `WAIT answered ${String(waited)}`) };
   }
 }
 
@@ -301,21 +377,38 @@ function duplicate(redis: IoredisClient, blockingTimeout: number): IoredisClient
   return redis.duplicate({ blockingTimeout });
 }
 
+/** A run of calls one master serves: the master (`host:port`, undefined for a call without a key) and the calls' indices. */
+interface Run {
+  readonly master: string | undefined;
+  readonly indices: number[];
+}
+
 /**
- * `calls` cut into runs of consecutive calls whose first keys the same master serves (by the
- * client's map of slots), in order: what one pipeline of a cluster client may carry.
+ * The indices of `calls` in `among`, cut into runs of consecutive calls whose first keys the same
+ * master serves (by the client's map of slots), in order: what one pipeline of a cluster client
+ * may carry.
  */
-function runsByMaster(cluster: Cluster, calls: readonly ScriptCall[]): ScriptCall[][] {
-  const runs: ScriptCall[][] = [];
+function runsByMaster(cluster: Cluster, calls: readonly ScriptCall[], among: readonly number[] = calls.map((_, i) => i)): Run[] {
+  const runs: Run[] = [];
   let last: string | undefined;
-  for (const call of calls) {
-    const key = call.keys[0];
+  for (const index of among) {
+    const key = calls[index]!.keys[0];
     const master = key === undefined ? undefined : cluster.slots[slotOf(key)]?.[0];
-    if (master !== undefined && master === last) runs[runs.length - 1]!.push(call);
-    else runs.push([call]);
+    if (master !== undefined && master === last) runs[runs.length - 1]!.indices.push(index);
+    else runs.push({ master, indices: [index] });
     last = master;
   }
   return runs;
+}
+
+/** A reply that says the call ran nowhere: its slot is served elsewhere (MOVED) or moving (ASK). */
+const isRedirect = (reply: Reply | Error): boolean => reply instanceof Error && /^(MOVED|ASK) /.test(reply.message);
+
+/** Asks the cluster for its map of slots again; resolves when the answer is in (or failed: the next request finds out). */
+function refreshSlots(cluster: Cluster): Promise<void> {
+  return new Promise((resolve) => {
+    (cluster as unknown as { refreshSlotsCache(callback: (error?: Error) => void): void }).refreshSlotsCache(() => resolve());
+  });
 }
 
 /** How long a call queued behind a timed-out BLPOP may take to answer before its connection is dropped. */

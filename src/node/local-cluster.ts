@@ -69,7 +69,8 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     await Promise.all(started.map((n) => n.stop()));
   };
   try {
-    const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000), '--cluster-require-full-coverage', 'no'];
+    // a replica's first sync waits repl-diskless-sync-delay (5 s by default) for more replicas to join it
+    const args = ['--cluster-enabled', 'yes', '--cluster-node-timeout', String(options.nodeTimeoutMs ?? 2000), '--cluster-require-full-coverage', 'no', '--repl-diskless-sync-delay', '0'];
     for (let i = 0; i < masters * (1 + replicas); i++) started.push(await startLocalRedis({ env, install: false, args }));
     const nodes = started.map((n) => ({ host: '127.0.0.1' as const, port: Number(new URL(n.url).port), pid: n.pid }));
     await formCluster(nodes.map((n) => n.port), { masters, replicas, cli });
@@ -84,7 +85,8 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
 /**
  * Joins redis-servers already running with `--cluster-enabled yes` on 127.0.0.1 `ports` into a
  * cluster (`redis-cli --cluster create`, the first `masters` ports masters, each with `replicas`
- * of the rest) and resolves once every node sees every slot served and every replica attached.
+ * of the rest) and resolves once every node sees every slot served and every replica attached
+ * and synced (start them with `--repl-diskless-sync-delay 0`, or a first sync waits 5 s).
  * For nodes a caller starts itself (the chaos suite restarts its nodes on their own files).
  * Throws ClusterStartError when redis-cli fails or the nodes do not agree within 30 s.
  *
@@ -102,9 +104,12 @@ export async function formCluster(ports: readonly number[], options: { masters: 
   if (create.status !== 0) throw new ClusterStartError(`redis-cli --cluster create failed: ${(create.stderr || create.stdout).trim().split('\n').pop() ?? ''}`);
   const deadline = Date.now() + 30_000;
   const ask = (port: number, what: string): string => spawnSync(cli, ['-p', String(port), 'cluster', what], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
-  // every node sees every slot served and every replica attached to its master
+  // every node sees every slot served and every replica attached to its master, and each
+  // replica has synced (a WAIT on a master counts only replicas whose link is up)
   const agreed = (port: number): boolean => {
     if (!/cluster_state:ok/.test(ask(port, 'info'))) return false;
+    const replication = spawnSync(cli, ['-p', String(port), 'info', 'replication'], { encoding: 'utf8', timeout: 5_000 }).stdout ?? '';
+    if (/role:slave/.test(replication) && !/master_link_status:up/.test(replication)) return false;
     const flags = ask(port, 'nodes').trim().split('\n').map((line) => (line.split(' ')[2] ?? '').split(','));
     return flags.filter((f) => f.includes('master')).length === masters && flags.filter((f) => f.includes('slave')).length === masters * replicas;
   };

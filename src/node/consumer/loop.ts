@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { durabilityOf } from '../../durability.js';
 import { Leases } from '../../lease.js';
 import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
@@ -53,7 +54,7 @@ export class Loop<Payload> implements SettlesLoop {
     // every failure the parts report reaches the health too
     this.settings = settings = { ...settings, hooks: this.health.watching(settings.hooks) };
     const { leaseMs, hooks } = settings;
-    const leases = new Leases(queue);
+    const leases = new Leases(queue, durabilityOf(settings.replication));
     this.leases = leases;
     this.jobs = new JobsInHand(hooks);
     this.prefetch = new Prefetch(settings.prefetch, () => slots.prefetchSize());

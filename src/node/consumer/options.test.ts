@@ -13,6 +13,17 @@ describe('settingsOf', () => {
     expect(settingsOf({ maxResultBytes: 10 }, 1000).maxResultBytes).toBe(10);
   });
 
+  it("takes the queue's durability unless given its own, and refuses a bad one", () => {
+    const queue = { replicas: 1, timeoutMs: 300 };
+    expect(settingsOf({}).replication).toBeUndefined();
+    expect(settingsOf({}, 1000, queue).replication).toEqual(queue);
+    expect(settingsOf({ durability: 'acknowledged' }, 1000, queue).replication).toBeUndefined();
+    expect(settingsOf({ durability: 'replicated' }).replication).toEqual({ replicas: 1, timeoutMs: 1000 });
+    expect(settingsOf({ replicationTimeoutMs: 50 }, 1000, queue).replication).toEqual({ replicas: 1, timeoutMs: 50 });
+    expect(() => settingsOf({ durability: 'majority' as never })).toThrow(/^durability must be 'acknowledged' or 'replicated', got "majority"$/);
+    expect(() => settingsOf({ durability: 'replicated', replicationTimeoutMs: 0 })).toThrow(/^replicationTimeoutMs must be an integer from 1/);
+  });
+
   it('refuses a bad option, the first one first', () => {
     expect(() => settingsOf({ leaseMs: 0, prefetch: -1 })).toThrow(/^leaseMs must be an integer from 1 to 2147483647 ms, got 0$/);
     expect(() => settingsOf({ beatMs: Number.NaN })).toThrow(/^beatMs/);

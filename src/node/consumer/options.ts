@@ -1,5 +1,7 @@
 import { DEFAULT_MAX_RESULT_BYTES } from '../../encode.js';
+import { type DurabilityOptions, replicationOf } from '../../durability.js';
 import { InvalidArgumentError, shown } from '../../errors.js';
+import type { Replication } from '../../transport.js';
 import type { ConsumerHooks } from './hooks.js';
 import { MAX_SLOTS } from './slots.js';
 
@@ -10,7 +12,7 @@ import { MAX_SLOTS } from './slots.js';
  * @example
  * new Consumer(transport, 'mail', handler, { leaseMs: 60_000, timeoutMs: 10_000 });
  */
-export interface ParkedLoopOptions<Payload> {
+export interface ParkedLoopOptions<Payload> extends DurabilityOptions {
   /** Lease per claim in ms, renewed while a job runs (default 30,000). */
   readonly leaseMs?: number;
   /**
@@ -56,6 +58,16 @@ export interface ParkedLoopOptions<Payload> {
    * Consumer.connect(url, 'mail', handler, { log: (line) => logger.warn(line) });
    */
   readonly log?: false | ((line: string) => void);
+  /**
+   * When a settle (complete, retry, fail) counts as done (default: its queue's `durability`).
+   * With `'replicated'`, a WAIT for one replica rides in each settle's round trip; a settle that
+   * no replica acknowledged within `replicationTimeoutMs` (default: the queue's, else 1,000) is
+   * an error (ReplicationError, `hooks.onError`) and is sent again, as any failed settle is.
+   *
+   * @example
+   * new Consumer(transport, 'payments', handler, { durability: 'replicated' });
+   */
+  readonly durability?: DurabilityOptions['durability'];
 }
 
 /** The options as the loop uses them: defaults filled in, each checked. */
@@ -69,6 +81,8 @@ export interface LoopSettings<Payload> {
   readonly maxResultBytes: number;
   readonly hooks: ConsumerHooks<Payload>;
   readonly log: (line: string) => void;
+  /** What settles wait for (the options', else the queue's): undefined for nothing. */
+  readonly replication: Replication | undefined;
 }
 
 /** The longest delay a Node timer takes (about 24.8 days): a longer one fires after 1 ms instead. */
@@ -83,7 +97,11 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
  * @example
  * const { leaseMs, beatMs } = settingsOf({ leaseMs: 60_000 });
  */
-export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>, queueMaxResultBytes = DEFAULT_MAX_RESULT_BYTES): LoopSettings<Payload> {
+export function settingsOf<Payload>(
+  options: ParkedLoopOptions<Payload>,
+  queueMaxResultBytes = DEFAULT_MAX_RESULT_BYTES,
+  queueReplication?: Replication,
+): LoopSettings<Payload> {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
   const leaseMs = ms('leaseMs', options.leaseMs ?? 30_000, 1);
   const beatMs = ms('beatMs', options.beatMs ?? 5_000, 1);
@@ -106,7 +124,8 @@ export function settingsOf<Payload>(options: ParkedLoopOptions<Payload>, queueMa
   }
   const log = options.log === false ? () => {} : (options.log ?? stderrLine);
   if (typeof log !== 'function') throw new InvalidArgumentError(`log must be false or a function of one line, got ${shown(log)}`);
-  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, maxResultBytes, hooks, log };
+  const replication = replicationOf(options, queueReplication);
+  return { leaseMs, beatMs, timeoutMs, renewMs, stopTimeoutMs, prefetch, maxResultBytes, hooks, log, replication };
 }
 
 /** The default log: one line on stderr. */

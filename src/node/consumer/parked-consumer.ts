@@ -33,7 +33,7 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     }
     this.ownsTransport = (options as Partial<TransportOwnership> | null)?.ownsTransport ?? false;
     this.queue = typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue;
-    const settings = settingsOf(options, this.queue.maxResultBytes);
+    const settings = settingsOf(options, this.queue.maxResultBytes, this.queue.replication);
     this.slots = slotsFor(settings);
     this.loop = new Loop(transport, this.queue, settings, this.slots);
   }
