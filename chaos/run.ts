@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startLocalRedis } from '../src/node/local-redis.js';
 import { broken, type Scenario, type ScenarioResult } from './lib/scenario.js';
+import { clusterFailover } from './scenarios/cluster-failover.js';
 import { dedupeFaults } from './scenarios/dedupe-faults.js';
 import { edgeFaults } from './scenarios/edge-faults.js';
 import { flowFaults } from './scenarios/flow-faults.js';
@@ -22,7 +23,7 @@ import { redisRestartEverysec } from './scenarios/redis-restart-everysec.js';
 import { schedulerFaults } from './scenarios/scheduler-faults.js';
 import { soak } from './scenarios/soak.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, clusterFailover, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },
