@@ -1,35 +1,20 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_REGISTRY } from '../../src/keyspace.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { slotOf } from '../../src/cluster-slot.js';
+import { type Run, startEmq } from '../cli-run.js';
 import { useLocalCluster } from '../cluster-fixture.js';
 import { checkInvariants } from '../invariants.js';
 import { until } from '../helpers.js';
 
-const root = join(import.meta.dirname, '..', '..');
-const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** `emq ...args` as a child process; REDIS_URL and REDIS_CLUSTER_NODES only as `env` says. */
-function start(args: string[], env: Record<string, string | undefined>): { child: ChildProcess; done: Promise<Run>; stdout: () => string } {
-  const { REDIS_URL: _url, REDIS_CLUSTER_NODES: _nodes, EMQ_TOKEN: _token, ...inherited } = process.env;
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, stdout: () => stdout };
-}
+/**
+ * `emq ...args` as a child process; REDIS_URL, REDIS_CLUSTER_NODES and EMQ_TOKEN only as `env`
+ * says, whatever the shell running vitest has set: REDIS_URL beside REDIS_CLUSTER_NODES is a
+ * usage error, and EMQ_TOKEN would make `emq serve` refuse the test's requests.
+ */
+const start = (args: string[], env: Record<string, string | undefined>) => startEmq(args, { REDIS_URL: undefined, REDIS_CLUSTER_NODES: undefined, EMQ_TOKEN: undefined, ...env });
 
 const emq = (args: string[], env: Record<string, string | undefined>): Promise<Run> => start(args, env).done;
 

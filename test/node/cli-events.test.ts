@@ -1,33 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { decodeEntry } from '../../src/events.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import type { Queue } from '../../src/queue.js';
+import { type Run, startEmq } from '../cli-run.js';
 import { keysOf, until, useRedis } from '../helpers.js';
-
-const root = join(import.meta.dirname, '..', '..');
-const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
-const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function start(args: string[], env: Record<string, string>): { child: ChildProcess; done: Promise<Run>; stdout: () => string } {
-  const child = spawn(process.execPath, ['--import', tsx, cli, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, stdout: () => stdout };
-}
 
 const lines = (text: string): unknown[] => text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as unknown);
 
@@ -35,7 +12,7 @@ const lines = (text: string): unknown[] => text.split('\n').filter(Boolean).map(
 describe('the emq CLI: job, events, enqueue --wait', () => {
   const redis = useRedis();
   const env = { REDIS_URL: inject('redisUrl') };
-  const emq = (args: string[]): Promise<Run> => start(args, env).done;
+  const emq = (args: string[]): Promise<Run> => startEmq(args, env).done;
   const running: Array<{ stop(ms?: number): Promise<void> }> = [];
   afterEach(async () => {
     await Promise.all(running.splice(0).map((c) => c.stop(1_000)));
@@ -97,7 +74,7 @@ describe('the emq CLI: job, events, enqueue --wait', () => {
     expect(lines((await emq(['events', queue.name, '--after', firstId])).stdout)).toEqual(expected.slice(2));
     expect((await emq(['events', queue.name, '--after', 'yesterday'])).code).toBe(2);
 
-    const follow = start(['events', queue.name, '--after', firstId, '--follow'], env);
+    const follow = startEmq(['events', queue.name, '--after', firstId, '--follow'], env);
     await until(() => lines(follow.stdout()).length === 1, 10_000);
     await queue.resume();
     await until(() => lines(follow.stdout()).length === 2, 10_000);

@@ -1,32 +1,12 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { FlowNode } from '../../src/flows.js';
 import { queueState } from '../admin-helpers.js';
+import { emq } from '../cli-run.js';
 import { checkInvariants } from '../invariants.js';
 import { useRedis } from '../helpers.js';
-
-const root = join(import.meta.dirname, '..', '..');
-const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `emq ...args` to its end, with `stdin` as its input (none: an empty one). */
-function emq(args: string[], env: Record<string, string>, stdin = ''): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(stdin);
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
 
 /** Every node of a tree, root first. */
 const nodesOf = (node: FlowNode): FlowNode[] => [node, ...node.children.flatMap(nodesOf)];
@@ -86,7 +66,7 @@ describe('emq flow', () => {
     expect(JSON.parse(again.stdout)).toEqual(duplicate(written));
 
     // from stdin
-    const piped = await emq(['flow', '-'], env, JSON.stringify({ queue: a.name, payload: 1, children: [{ queue: b.name, payload: 2 }] }));
+    const piped = await emq(['flow', '-'], env, { stdin: JSON.stringify({ queue: a.name, payload: 1, children: [{ queue: b.name, payload: 2 }] }) });
     expect(piped.code, piped.stderr).toBe(0);
     const fromStdin = JSON.parse(piped.stdout) as FlowNode;
     expect(fromStdin.id).toMatch(/^JOB:[0-9a-f]+$/);
@@ -119,7 +99,7 @@ describe('emq flow', () => {
     for (let i = 0; i < runs.length; i += 2) {
       await Promise.all(
         runs.slice(i, i + 2).map(async ([args, says, stdin]) => {
-          const run = await emq(args, env, stdin);
+          const run = await emq(args, env, { stdin });
           const what = `${args.join(' ')}: ${run.stderr}`;
           expect(run.code, what).toBe(2);
           expect(run.stderr.trim().split('\n')[0], what).toMatch(says);

@@ -1,27 +1,7 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { type QueueOverview, queueOverviews } from '../../src/registry.js';
+import { emq } from '../cli-run.js';
 import { leases, useRedis } from '../helpers.js';
-
-const root = join(import.meta.dirname, '..', '..');
-const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `emq ...args` to its end. */
-function emq(args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
 
 /** `emq queues`: every queue of the registry with its counts, one JSON line, the body `GET /v1/queues` answers. */
 describe('emq queues', () => {

@@ -1,29 +1,9 @@
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { MAX_RATE_MS } from '../../src/rate-limits.js';
 import { queueState } from '../admin-helpers.js';
+import { emq } from '../cli-run.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, useRedis } from '../helpers.js';
-
-const root = join(import.meta.dirname, '..', '..');
-const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `emq ...args` to its end. */
-function emq(args: string[], env: Record<string, string>): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
 
 /** The rate-limit commands of `emq`: each prints JSON, and what it did is read back in Redis and through the Queue. */
 describe('the emq rate-limit commands', () => {

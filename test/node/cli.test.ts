@@ -1,44 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { main } from '../../src/node/cli/cli.js';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';
+import { cli, emq, root, type Run, startEmq } from '../cli-run.js';
 import { passwordRedis, silentPort } from '../fixtures/unreachable.js';
 import { queueName, sleep, until, useRedis } from '../helpers.js';
-
-const root = join(import.meta.dirname, '..', '..');
-const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
-/** tsx by its path, so a child started in another directory finds it. */
-const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Starts `emq ...args` as a child process. */
-function start(args: string[], env: Record<string, string | undefined> = {}, cwd = root): { child: ChildProcess; done: Promise<Run>; stdout: () => string; stderr: () => string } {
-  const child = spawn(process.execPath, ['--import', tsx, cli, ...args], {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, stdout: () => stdout, stderr: () => stderr };
-}
-
-const emq = (args: string[], env?: Record<string, string | undefined>, cwd?: string): Promise<Run> => start(args, env, cwd).done;
 
 describe('the emq CLI', () => {
   const redis = useRedis();
@@ -179,7 +149,7 @@ describe('the emq CLI', () => {
     const queue = redis.queue();
     await queue.add({ ms: 0 });
     await queue.add({ fail: true }, { maxAttempts: 2, backoff: 0 });
-    const { child, done } = start(
+    const { child, done } = startEmq(
       ['consume', queue.name, '--handler', 'test/fixtures/sleep-handler.mjs', '--concurrency', '2', '--beat-ms', '10000'],
       env,
     );
@@ -276,7 +246,7 @@ describe('emq serve', () => {
 
   it('serves the API on loopback without EMQ_TOKEN and requires it when set; SIGTERM stops it', async () => {
     for (const token of [undefined, 'cli-token']) {
-      const { child, done, stdout } = start(['serve', '--port', '0'], { REDIS_URL: inject('redisUrl'), ...(token ? { EMQ_TOKEN: token } : {}) });
+      const { child, done, stdout } = startEmq(['serve', '--port', '0'], { REDIS_URL: inject('redisUrl'), ...(token ? { EMQ_TOKEN: token } : {}) });
       let url = '';
       for (let i = 0; i < 400 && !url; i++) {
         await sleep(25);
@@ -301,13 +271,10 @@ describe('the emq bin', () => {
     const { mkdtempSync, symlinkSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const link = join(mkdtempSync(join(tmpdir(), 'emq-bin-')), 'emq');
-    symlinkSync(join(root, 'src', 'node', 'cli', 'bin.ts'), link);
-    const child = spawn(process.execPath, ['--import', 'tsx', link, '--help'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(code).toBe(0);
-    expect(out).toMatch(/^emq: echomq's command line/);
+    symlinkSync(cli, link);
+    const run = await emq(['--help'], {}, { bin: link });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^emq: echomq's command line/);
   });
 });
 
@@ -366,7 +333,7 @@ describe('emq against a Redis it cannot reach', () => {
     const port = await freePort();
     const env = { PATH: process.env.PATH };
     let server = await startLocalRedis({ env, port });
-    const { child, done, stderr } = start(
+    const { child, done, stderr } = startEmq(
       ['consume', queueName(), '--handler', 'test/fixtures/sleep-handler.mjs', '--beat-ms', '300'],
       { REDIS_URL: server.url, REDIS_CONNECT_TIMEOUT_MS: '500' },
     );
@@ -392,7 +359,7 @@ describe('emq against a Redis it cannot reach', () => {
 });
 
 describe('emq init worker', () => {
-  const init = (dir: string, ...args: string[]): Promise<Run> => emq(['init', 'worker', ...args], {}, dir);
+  const init = (dir: string, ...args: string[]): Promise<Run> => emq(['init', 'worker', ...args], {}, { cwd: dir });
 
   it('writes wrangler.toml and workers/index.ts into the current directory, named after it', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'emq-init-')), 'My Shop');
@@ -431,7 +398,7 @@ describe('emq init worker', () => {
     const dir = mkdtempSync(join(tmpdir(), 'emq-init-'));
     await Promise.all(
       [['init'], ['init', 'worker', 'extra'], ['init', 'consumer']].map(async (args) => {
-        const run = await emq(args, {}, dir);
+        const run = await emq(args, {}, { cwd: dir });
         expect(run.code, args.join(' ')).toBe(2);
         expect(run.stderr).toMatch(/^emq init: init (takes what to write: worker|writes a worker, not "consumer")\n/);
       }),
