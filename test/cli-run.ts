@@ -68,7 +68,7 @@ export function startEmq(args: readonly string[], env: Record<string, string | u
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   if (options.stdin !== undefined) child.stdin!.end(options.stdin);
-  const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
   return { child, done, stdout: () => stdout, stderr: () => stderr };
 }
 
