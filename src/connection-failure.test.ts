@@ -17,6 +17,11 @@ describe('failureOf', () => {
     expect(failureOf(new Error('NOAUTH Authentication required.'))).toBe('auth');
     expect(failureOf(coded('read ECONNRESET', 'ECONNRESET'))).toBe('lost');
     expect(failureOf(new Error('Reached the max retries per request limit (which is 0).'))).toBe('lost');
+    // a cluster client's (ioredis Cluster) while a master fails over, or with no node reachable
+    expect(failureOf(new Error('Too many Cluster redirections. Last error: Error: Connection is closed.'))).toBe('lost');
+    expect(failureOf(new Error('CLUSTERDOWN The cluster is down'))).toBe('lost');
+    expect(failureOf(new Error('None of startup nodes is available'))).toBe('refused');
+    expect(failureOf(new Error('Failed to refresh slots cache.'))).toBe('refused');
     expect(failureOf(new Error('fetch failed', { cause: coded('connect ECONNREFUSED', 'ECONNREFUSED') }))).toBe('refused');
   });
 

@@ -21,6 +21,10 @@ const BY_MESSAGE: ReadonlyArray<[RegExp, ConnectionFailure]> = [
   [/^(NOAUTH|WRONGPASS)|^ERR (invalid password|AUTH )|invalid username-password/i, 'auth'],
   [/SSL routines|self[- ]signed certificate|certificate has expired|wrong version number/i, 'tls'],
   [/^(Connection is closed|Socket closed unexpectedly|Command aborted due to connection close|Reached the max retries per request limit)/, 'lost'],
+  // a Redis Cluster's: a master unreachable (failing over), the cluster not serving every slot
+  // yet, no node reachable to learn the cluster from
+  [/^(Too many Cluster redirections|CLUSTERDOWN )/, 'lost'],
+  [/^(None of startup nodes is available|Failed to refresh slots cache)/, 'refused'],
 ];
 
 const codeOf = (error: Error): string => {
