@@ -53,60 +53,46 @@ const acquireRedis = (): Promise<LocalRedis> =>
 
 /**
  * One private redis-server for the whole run, on a free port (installed with apt-get when missing
- * on Debian as root). EMQ_TEST_REDIS_URL points the suites at another Redis instead; REDIS_URL is
- * ignored so a developer's own Redis is never touched by accident. The upstash project also gets
- * a REST bridge over it, on a free port with a random token.
+ * on Debian as root), and for the cluster projects one local cluster (below). EMQ_TEST_REDIS_URL
+ * points the suites at another Redis instead; REDIS_URL is ignored so a developer's own Redis is
+ * never touched by accident. The upstash projects also get a REST bridge over theirs, on a free
+ * port with a random token.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  if (project.name.startsWith('cluster')) return clusterSetup(project);
-  const redis = await acquireRedis();
-  project.provide('redisUrl', redis.url);
-  project.provide('clusterNodes', null);
+  const onCluster = project.name.startsWith('cluster');
+  let redisUrl: string;
+  let clusterNodes: string[] | null = null;
+  if (onCluster) {
+    clusterNodes = (await acquireCluster()).nodes.map((n) => `${n.host}:${n.port}`);
+    redisUrl = `redis://${clusterNodes[0]!}`;
+  } else {
+    redisUrl = (await acquireRedis()).url;
+  }
+  project.provide('redisUrl', redisUrl);
+  project.provide('clusterNodes', clusterNodes);
   let bridge: RunningBridge | undefined;
-  if (project.name === 'upstash') {
+  if (project.name === 'upstash' || project.name === 'cluster-upstash') {
     const token = randomBytes(16).toString('hex');
-    bridge = await startBridge({ redisUrl: redis.url, token });
+    bridge = await startBridge(clusterNodes ? { clusterNodes, token } : { redisUrl, token });
     project.provide('transport', 'upstash');
     project.provide('bridge', { url: bridge.url, token });
   } else {
-    project.provide('transport', 'ioredis');
+    project.provide('transport', onCluster ? 'cluster' : 'ioredis');
     project.provide('bridge', null);
   }
   return async () => {
     await bridge?.close();
-    await release(REDIS);
+    await release(onCluster ? CLUSTER : REDIS);
   };
 }
-
-/** The run's one local cluster, shared by the two cluster projects. */
-const CLUSTER = Symbol.for('echomq.test.cluster');
-const acquireCluster = (): Promise<LocalCluster> => acquire(CLUSTER, () => startLocalCluster({ log: (line) => console.log(`[test cluster] ${line}`) }));
 
 /**
- * The cluster projects: the transport suites a third and a fourth time, over a local Redis
- * Cluster of three masters with a replica each (test/node/ suites start their own when they need
- * one): `cluster` through `IoredisTransport.connectCluster`, `cluster-upstash` through
- * @upstash/redis and the REST bridge over the cluster (the Worker's way to a cluster). The raw
- * client is a cluster client in both; `redisUrl` names the first master, for suites that only need
- * a plain connection to some node.
+ * The run's one local cluster, shared by the two cluster projects: the transport suites a third
+ * and a fourth time, over a local Redis Cluster of three masters with a replica each (test/node/
+ * suites start their own when they need one): `cluster` through `IoredisTransport.connectCluster`,
+ * `cluster-upstash` through @upstash/redis and the REST bridge over the cluster (the Worker's way
+ * to a cluster). The raw client is a cluster client in both; `redisUrl` names the first master, for
+ * suites that only need a plain connection to some node.
  */
-async function clusterSetup(project: TestProject): Promise<() => Promise<void>> {
-  const cluster = await acquireCluster();
-  const nodes = cluster.nodes.map((n) => `${n.host}:${n.port}`);
-  project.provide('redisUrl', `redis://${nodes[0]!}`);
-  project.provide('clusterNodes', nodes);
-  let bridge: RunningBridge | undefined;
-  if (project.name === 'cluster-upstash') {
-    const token = randomBytes(16).toString('hex');
-    bridge = await startBridge({ clusterNodes: nodes, token });
-    project.provide('transport', 'upstash');
-    project.provide('bridge', { url: bridge.url, token });
-  } else {
-    project.provide('transport', 'cluster');
-    project.provide('bridge', null);
-  }
-  return async () => {
-    await bridge?.close();
-    await release(CLUSTER);
-  };
-}
+const CLUSTER = Symbol.for('echomq.test.cluster');
+const acquireCluster = (): Promise<LocalCluster> => acquire(CLUSTER, () => startLocalCluster({ log: (line) => console.log(`[test cluster] ${line}`) }));
