@@ -229,7 +229,14 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   const queues = new QueueCache(options.queueOptions);
   const queueOf = (c: AppContext<Bindings>, name: string) => queues.get(options.transport(c), name);
   const { maxPayloadBytes, defaults } = options.queueOptions ?? {};
-  const flows = new FlowsCache({ ...(maxPayloadBytes === undefined ? {} : { maxPayloadBytes }), ...(defaults === undefined ? {} : { defaults }) });
+  const { durability, replicationTimeoutMs } = options.queueOptions ?? {};
+  const flows = new FlowsCache({
+    ...(maxPayloadBytes === undefined ? {} : { maxPayloadBytes }),
+    ...(defaults === undefined ? {} : { defaults }),
+    // a flow's writes are as durable as the queues'
+    ...(durability === undefined ? {} : { durability }),
+    ...(replicationTimeoutMs === undefined ? {} : { replicationTimeoutMs }),
+  });
   const maxBulkBody = options.maxBulkBodyBytes ?? 10 * 1024 * 1024;
   const tooLarge = (limit: number): MiddlewareHandler<AppEnv<Bindings>> =>
     bodyLimit(limit, (c) => problem(c, 'EMQTOOLARGE', `the request body is over ${limit} bytes`));

@@ -1,3 +1,4 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_REGISTRY } from '../../src/keyspace.js';
 import { Consumer } from '../../src/node/consumer/index.js';
@@ -69,6 +70,31 @@ describe('emq over a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
     expect(run.code).toBe(1);
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/^emq stats: .*127\.0\.0\.1:1/);
+  });
+
+  it('with EMQ_DURABILITY=replicated, an enqueue is acknowledged once the master\'s replica has it; a bad value is exit 2 in one line', async () => {
+    const [name] = cluster.queuesOnMasters(1, 'durable');
+    const env = { REDIS_CLUSTER_NODES: nodes, EMQ_DURABILITY: 'replicated', EMQ_REPLICATION_TIMEOUT_MS: '2000' };
+    const added = await emq(['enqueue', name!, '{"n":1}', '--id', 'kept'], env);
+    expect(added.code, added.stderr).toBe(0);
+    // the master's replica holds the row (WAIT 1 answered before the command said so)
+    const master = cluster.masterOf(name!);
+    // CLUSTER NODES: <id> <host:port@cport> <flags> <master id or -> ...
+    const lines = String(await cluster.raw.cluster('NODES')).trim().split('\n');
+    const masterId = lines.find((line) => line.split(' ')[1]!.split('@')[0] === master)!.split(' ')[0];
+    const replicaPort = Number(lines.find((line) => line.split(' ')[3] === masterId)!.split(' ')[1]!.split('@')[0]!.split(':')[1]);
+    const replica = new Redis(replicaPort, '127.0.0.1');
+    try {
+      await replica.call('READONLY');
+      expect(await replica.exists(`emq:{${name}}:job:JOB:kept`)).toBe(1);
+    } finally {
+      replica.disconnect();
+    }
+
+    const bad = await emq(['enqueue', name!, '{"n":2}'], { ...env, EMQ_DURABILITY: 'always' });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim().split('\n')[0]).toMatch(/EMQ_DURABILITY.*'acknowledged' or 'replicated', got "always"/);
+    expect(await new Queue(transport, name!).stats()).toMatchObject({ counts: { pending: 1 } });
   });
 
   it('serves the API over the cluster: jobs enqueued over HTTP run on a Node consumer, /metrics, GET /v1/queues and emq queues list queues of two masters', async () => {

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { type Durability, type DurabilityOptions, replicationOf } from '../../durability.js';
 import { EmqError, InvalidArgumentError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
@@ -75,7 +76,9 @@ environment: REDIS_URL (default redis://127.0.0.1:6379), or REDIS_CLUSTER_NODES=
 (a Redis Cluster: one node is enough, the rest is learnt from it; both set is a usage error);
 REDIS_CONNECT_TIMEOUT_MS, how long a command waits for Redis to answer before it fails with
 exit 1 (default 5000): emq consume fails so only at start, and afterwards reconnects for as long
-as it runs.
+as it runs; EMQ_DURABILITY=replicated (default acknowledged), each write of enqueue, consume,
+serve and flow followed by a WAIT for a replica within EMQ_REPLICATION_TIMEOUT_MS (default 1000),
+else it fails with EMQREPLICA (the write is applied, and safe to send again).
 
 exit codes: 0 done, 1 failed (Redis, a handler module, a file init would overwrite), 2 usage`;
 
@@ -125,6 +128,28 @@ function connectTimeoutMs(): number {
  */
 function connect(): IoredisTransport {
   return connectTarget(redisTarget(), { connectTimeoutMs: connectTimeoutMs() });
+}
+
+/**
+ * The durability of the writes a command makes (enqueue, consume's settles, serve's enqueues and
+ * flows, flow): EMQ_DURABILITY (`acknowledged`, the default, or `replicated`: a `WAIT 1` behind
+ * each write) and EMQ_REPLICATION_TIMEOUT_MS (default 1000). A bad value is a usage error.
+ */
+function durability(): DurabilityOptions {
+  const chosen = process.env.EMQ_DURABILITY || undefined;
+  const timeout = process.env.EMQ_REPLICATION_TIMEOUT_MS || undefined;
+  if (timeout !== undefined && !/^\d+$/.test(timeout)) throw new UsageError(`EMQ_REPLICATION_TIMEOUT_MS takes a whole number of ms >= 1, got ${JSON.stringify(timeout)}`);
+  const options: DurabilityOptions = {
+    ...(chosen === undefined ? {} : { durability: chosen as Durability }),
+    ...(timeout === undefined ? {} : { replicationTimeoutMs: Number(timeout) }),
+  };
+  try {
+    replicationOf(options);
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) throw new UsageError(`EMQ_DURABILITY, EMQ_REPLICATION_TIMEOUT_MS: ${error.message}`);
+    throw error;
+  }
+  return options;
 }
 
 /** The Redis of this run in a message: `Redis at redis://host:port` or `Redis Cluster host:port,...`. */
@@ -187,7 +212,7 @@ async function consume(args: string[]): Promise<number> {
   let consumer: Consumer;
   try {
     let handler: Handler | undefined;
-    consumer = new Consumer(transport, new Queue(transport, queueName), (job, context) => handler!(job, context), {
+    consumer = new Consumer(transport, new Queue(transport, queueName, durability()), (job, context) => handler!(job, context), {
       ...settings,
       ownsTransport: true,
       // connected, lost (with the cause), back: one line each, --quiet or not
@@ -272,9 +297,10 @@ async function enqueue(args: string[]): Promise<number> {
     ...(maxAttempts === undefined ? {} : { maxAttempts }),
     ...(dedupe === undefined ? {} : { dedupe }),
   };
+  const written = durability();
   const transport = connect();
   try {
-    const queue = new Queue(transport, queueName);
+    const queue = new Queue(transport, queueName, written);
     if (wait === undefined) {
       const result = await reachable(() => queue.add(payload, addOptions));
       process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -413,10 +439,11 @@ function listenOptions(command: string, args: string[]): { port: number | undefi
 async function serve(args: string[]): Promise<number> {
   const { port = 8787, host } = listenOptions('serve', args);
   const token = process.env.EMQ_TOKEN || undefined;
+  const queueOptions = durability();
   const transport = connect();
   let api: ApiServer;
   try {
-    api = await serveApi({ transport, port, ...(token ? { token } : {}), ...(host ? { host } : {}) });
+    api = await serveApi({ transport, port, queueOptions, ...(token ? { token } : {}), ...(host ? { host } : {}) });
   } catch (error) {
     // the port is taken, the host is not ours: nothing serves, so nothing stays connected
     await transport.close();
@@ -500,7 +527,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   ...adminCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...scheduleCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...rateCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
-  ...flowCommands({ withTransport, usage: (message) => new UsageError(message) }),
+  ...flowCommands({ withTransport, durability, usage: (message) => new UsageError(message) }),
 };
 
 /** Runs the CLI with `argv` (without node and the script) and resolves to the exit code. */

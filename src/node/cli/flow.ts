@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { DurabilityOptions } from '../../durability.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { type FlowJob, Flows } from '../../flows.js';
 import type { Transport } from '../../transport.js';
@@ -17,6 +18,8 @@ export const FLOW_USAGE = `  emq flow <json-file>
 export interface FlowCli {
   /** Runs `work` over a connection of its own, closed after; Redis unreachable is one line naming the URL. */
   withTransport<T>(work: (transport: Transport) => Promise<T>): Promise<T>;
+  /** The durability of the flow's writes (EMQ_DURABILITY; a bad value throws a usage error). */
+  durability(): DurabilityOptions;
   /** A usage error (exit 2) saying `message`. */
   usage(message: string): Error;
 }
@@ -58,7 +61,8 @@ export function flowCommands(cli: FlowCli): Record<string, (args: string[]) => P
         throw new InvalidArgumentError(`${from} is not JSON: ${(error as Error).message}`);
       }
       // Flows.add checks every node before it writes anything
-      const written = await cli.withTransport((transport) => new Flows(transport).add(tree as FlowJob));
+      const options = cli.durability();
+      const written = await cli.withTransport((transport) => new Flows(transport, options).add(tree as FlowJob));
       process.stdout.write(`${JSON.stringify(written)}\n`);
       return 0;
     },
