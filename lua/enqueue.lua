@@ -13,7 +13,7 @@
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
   then 13 values per job:
-           id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
+           id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
            dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
@@ -57,6 +57,7 @@
 -- @include now_ms
 -- @include job_key
 -- @include all_new
+-- @include fresh_id
 -- @include chunked
 -- @include add_job
 -- @include admit
@@ -142,7 +143,7 @@ local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 local wanted = {}
 for i = 0, n - 1 do
   local id = ARGV[FIRST + i * FIELDS + 1]
-  if id == '' then id = 'JOB:' .. string.format('%d', seq + i + 1) end
+  if id == '' then id = fresh_id(seq + i + 1) end
   wanted[i + 1] = id
 end
 local all_ids_new, new_keys = all_new(wanted)
@@ -211,9 +212,9 @@ for i = 0, n - 1 do
   elseif all_ids_new then
     id = wanted[i + 1]
   elseif id == '' then
-    id = 'JOB:' .. string.format('%d', seq)
+    id = fresh_id(seq)
     while redis.call('EXISTS', job_key(id)) == 1 do
-      id = 'JOB:' .. string.format('%d', redis.call('HINCRBY', K_META, 'seq', 1))
+      id = fresh_id(redis.call('HINCRBY', K_META, 'seq', 1))
     end
   elseif redis.call('EXISTS', job_key(id)) == 1 then
     reply[#reply + 1] = id

@@ -110,11 +110,18 @@ export function toJobId(id: unknown): string {
 export const FIRED_JOB_ID = /^JOB:([A-Za-z0-9._-]{1,128})@(\d{1,16})$/;
 
 /**
+ * A job id a partition of a partitioned queue generated, `JOB:<seq>~<partition>`, which no enqueue
+ * may give: the partition is its second group (docs/design.md, "Partitioned queues").
+ */
+export const PARTITION_JOB_ID = /^JOB:(\d{1,16})~(\d{1,4})$/;
+
+/**
  * The `JOB:` id of a job to look up or act on (get, remove, reprocess, wait for...): a user's id
- * as toJobId takes it, or the id of a job a scheduler fired (`JOB:<scheduler>@<slot>`).
+ * as toJobId takes it, the id of a job a scheduler fired (`JOB:<scheduler>@<slot>`), or one a
+ * partition generated (`JOB:<seq>~<partition>`).
  */
 export function jobIdOf(id: unknown): string {
-  return typeof id === 'string' && FIRED_JOB_ID.test(id) ? id : toJobId(id);
+  return typeof id === 'string' && (FIRED_JOB_ID.test(id) || PARTITION_JOB_ID.test(id)) ? id : toJobId(id);
 }
 
 /** The payload as JSON text, within `maxBytes` of UTF-8. */

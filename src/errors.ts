@@ -1,6 +1,6 @@
 /**
  * One error table: every code a script raises or the core detects, the class that carries it and
- * the HTTP status it maps to. Scripts raise `EMQKIND`, `EMQARG` and `EMQCONFLICT`; the rest come
+ * the HTTP status it maps to. Scripts raise `EMQKIND`, `EMQARG`, `EMQCONFLICT` and `EMQPARTITION`; the rest come
  * from the core.
  */
 export const errorCodes = {
@@ -38,6 +38,11 @@ export const errorCodes = {
    * (`ReplicationError`): it is applied on the master, and safe to send again.
    */
   EMQREPLICA: 503,
+  /**
+   * A partitioned queue opened without its count of partitions, or with another count, or an
+   * unpartitioned queue's name opened partitioned (`PartitionError`): nothing was written.
+   */
+  EMQPARTITION: 409,
 } as const;
 
 /** A code of the error table. */
@@ -247,6 +252,20 @@ export class ConnectionError extends RedisError {
  * @example
  * throw new InvalidArgumentError(`limit must be an integer, got ${shown(limit)}`); // got 10n, got "x", got [object]
  */
+/**
+ * The registry knows queue `name` otherwise than it was opened: partitioned with another count of
+ * partitions, partitioned when opened without `partitions`, or unpartitioned when opened with them
+ * (docs/design.md, "Partitioned queues"). Nothing was written.
+ *
+ * @example
+ * try { await new Queue(transport, 'mail').add(job) } catch (e) { if (e instanceof PartitionError) console.log(e.message) }
+ */
+export class PartitionError extends EmqError {
+  constructor(message: string, context?: EmqErrorContext) {
+    super('EMQPARTITION', message, context);
+  }
+}
+
 export function shown(value: unknown): string {
   if (typeof value === 'number') return String(value);
   if (typeof value === 'bigint') return `${value}n`;
@@ -271,5 +290,6 @@ export function fromReplyError(error: Error, context: EmqErrorContext): EmqError
   if (match?.[1] === 'EMQKIND') return new KindError(match[2]!, { ...context, cause: error });
   if (match?.[1] === 'EMQARG') return new InvalidArgumentError(match[2]!, { ...context, cause: error });
   if (match?.[1] === 'EMQCONFLICT') return new IdempotencyConflictError(match[2]!, { ...context, cause: error });
+  if (match?.[1] === 'EMQPARTITION') return new PartitionError(match[2]!, { ...context, cause: error });
   return new RedisError(error.message, { ...context, cause: error });
 }

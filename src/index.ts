@@ -8,6 +8,9 @@
  */
 export { Queue } from './queue.js';
 export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue.js';
+export { PartitionedQueue } from './partitioned-queue.js';
+export type { PartitionedQueueOptions } from './partitioned-queue.js';
+export { MAX_PARTITIONS, partitionName, partitionOf } from './partitions.js';
 export type { EventBatch } from './subscribe.js';
 export { MIN_EVERY_MS } from './schedulers.js';
 export type { SchedulerSpec, SchedulerJob, SchedulerRecord, UpsertSchedulerResult } from './schedulers.js';
@@ -56,6 +59,7 @@ export {
   RedisError,
   ConnectionError,
   ReplicationError,
+  PartitionError,
   errorCodes,
 } from './errors.js';
 export type { EmqErrorCode, EmqErrorContext, ConnectionFailure } from './errors.js';

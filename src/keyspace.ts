@@ -1,4 +1,5 @@
 import { InvalidNameError, shown } from './errors.js';
+import { parsePartitionName } from './partitions.js';
 
 const NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -58,13 +59,14 @@ export interface Keyspace {
 }
 
 /**
- * The keyspace of queue `queue`.
+ * The keyspace of queue `queue`: a queue's name, or a partition's (`mail~3`, a queue of its own:
+ * src/partitions.ts).
  *
  * @example
  * keyspace('mail').key('wake') // 'emq:{mail}:wake'
  */
 export function keyspace(queue: string): Keyspace {
-  assertName('queue', queue);
+  if (parsePartitionName(queue) === undefined) assertName('queue', queue);
   const prefix = `emq:{${queue}}:`;
   return {
     queue,

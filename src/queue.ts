@@ -3,6 +3,7 @@ import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
   decodeBackoff,
+  type EncodedJob,
   encodeJob,
   encodePayload,
   type JobDefaults,
@@ -22,8 +23,9 @@ import {
 } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
+import { assertPartitions, parsePartitionName } from './partitions.js';
 import { checkHoldMs, checkRateLimit, type RateLimit, type RateLimits, rateLimitsOf } from './rate-limits.js';
-import { type AdminRequest, type EnqueueRequest, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
+import { type AdminRequest, type EnqueueRequest, type Registration, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
 import {
   assertSchedulerId,
   checkSpec,
@@ -69,6 +71,12 @@ export interface QueueOptions extends DurabilityOptions {
    * `connectQueue` (echomq/node) opens one. Default false: a transport you pass in is yours.
    */
   readonly ownsTransport?: boolean;
+  /**
+   * Set by PartitionedQueue on the Queue of each of its partitions (named `mail~3`): the count of
+   * partitions its first enqueue records for `mail` in the registry. A queue of one's own has no
+   * use for it: open a partitioned queue with PartitionedQueue.
+   */
+  readonly partitions?: number;
 }
 
 /** How long a key the core makes for one enqueue call is remembered: longer than any transport retries a request. */
@@ -203,6 +211,44 @@ function assertObject(what: string, value: unknown): asserts value is object {
 const optionalNumber = (value: string | undefined): number | undefined =>
   value === undefined ? undefined : Number(value);
 
+/**
+ * The jobs of an addBulk, each `{payload, ...options}`, encoded: the first bad one throws, naming
+ * its index, so nothing is written.
+ */
+export function encodeBulk<Payload>(jobs: ReadonlyArray<BulkJob<Payload>>, defaults: JobDefaults, maxPayloadBytes: number): EncodedJob[] {
+  return jobs.map((job: unknown, i) => {
+    try {
+      assertObject('a bulk job', job);
+      // the earlier nested form would otherwise enqueue with every option silently dropped
+      if ('options' in job) {
+        throw new InvalidArgumentError('a bulk job takes its options beside the payload, {payload, group, delayMs, ...}, not under `options`');
+      }
+      return encodeJob((job as BulkJob<Payload>).payload, job as BulkJob<Payload>, defaults, maxPayloadBytes);
+    } catch (error) {
+      if (error instanceof Error) error.message = `job ${i}: ${error.message}`;
+      throw error;
+    }
+  });
+}
+
+/**
+ * What a Queue named `name` records in the registry: its own name, or, for a partition's name
+ * (`mail~3`, with `partitions` given), its partitioned queue's name and count. A bad name throws
+ * InvalidNameError; `partitions` with any other name, or a partition's name without it, throws
+ * InvalidArgumentError.
+ */
+function registrationOf(name: string, partitions: number | undefined): Registration {
+  const partition = typeof name === 'string' ? parsePartitionName(name) : undefined;
+  if (!partition) {
+    assertName('queue', name);
+    if (partitions !== undefined) throw new InvalidArgumentError(`partitions is for a partition's Queue (mail~3): open a partitioned queue with PartitionedQueue, got ${shown(partitions)} for ${name}`);
+    return { queue: name, partitions: 0 };
+  }
+  assertPartitions(partitions);
+  if (partition.index >= partitions) throw new InvalidArgumentError(`${name} is no partition of a queue of ${partitions} partitions`);
+  return { queue: partition.queue, partitions };
+}
+
 /** An interval to poll at, checked: an integer from 1 to 60,000 ms (default EVENTS_POLL_MS). */
 function pollOf(pollMs: number | undefined): number {
   const ms = pollMs ?? EVENTS_POLL_MS;
@@ -265,6 +311,8 @@ export class Queue<Payload = unknown> {
   private registered = false;
   private readonly ownsTransport: boolean;
   private source: EventSource | undefined;
+  /** What its first enqueue records in the registry: its name, or for a partition its partitioned queue's name and count. */
+  private readonly registration: Registration;
 
   constructor(
     /** The transport this queue (and the consumers built on it) talks to Redis through. */
@@ -272,8 +320,8 @@ export class Queue<Payload = unknown> {
     name: string,
     options: QueueOptions = {},
   ) {
-    assertName('queue', name);
     assertObject('options', options);
+    this.registration = registrationOf(name, options.partitions);
     if (options.defaults !== undefined) assertObject('defaults', options.defaults);
     this.name = name;
     this.scripts = new Scripts(transport, name);
@@ -341,19 +389,7 @@ export class Queue<Payload = unknown> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, ...options}');
     assertObject('options', options);
     const request = this.requestKey(options.idempotencyKey);
-    const encoded = jobs.map((job: unknown, index) => {
-      try {
-        assertObject('a bulk job', job);
-        // the earlier nested form would otherwise enqueue with every option silently dropped
-        if ('options' in job) {
-          throw new InvalidArgumentError('a bulk job takes its options beside the payload, {payload, group, delayMs, ...}, not under `options`');
-        }
-        return encodeJob((job as BulkJob<Payload>).payload, job as BulkJob<Payload>, this.defaults, this.maxPayloadBytes);
-      } catch (error) {
-        if (error instanceof Error) error.message = `job ${index}: ${error.message}`;
-        throw error;
-      }
-    });
+    const encoded = encodeBulk(jobs, this.defaults, this.maxPayloadBytes);
     if (encoded.length === 0) return [];
     return traceSend(this.name, encoded.length, options.traceparent, async (traceparent) => {
       const ops: Array<ScriptOp<EnqueueResult[]>> = [];
@@ -380,7 +416,7 @@ export class Queue<Payload = unknown> {
   /** Runs enqueue ops, registering the queue's name in the same round trip the first time. */
   private async enqueue(ops: Array<ScriptOp<EnqueueResult[]>>): Promise<EnqueueResult[][]> {
     if (this.registered) return this.scripts.runOps(ops, this.replication);
-    const [, ...results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const, this.replication);
+    const [, ...results] = await this.scripts.runOps([this.scripts.registerOp(this.registration), ...ops] as const, this.replication);
     this.registered = true;
     return results as EnqueueResult[][];
   }
@@ -559,7 +595,7 @@ export class Queue<Payload = unknown> {
       let seen: { now: number; row: Record<string, string> };
       if (this.registered) [seen] = await this.scripts.runOps([read] as const);
       else {
-        [, seen] = await this.scripts.runOps([this.scripts.registerOp(), read] as const);
+        [, seen] = await this.scripts.runOps([this.scripts.registerOp(this.registration), read] as const);
         this.registered = true;
       }
       const plan = planUpsert(stored, seen.row, seen.now);
@@ -703,7 +739,8 @@ export class Queue<Payload = unknown> {
         throw new JobStateError(`queue ${this.name} has ${chunk.count} active job(s): obliterate with force to delete them too`);
       }
       if (chunk.outcome === 'done') {
-        await this.scripts.run(this.scripts.unregisterOp());
+        // a partition leaves its partitioned queue's registration to it (PartitionedQueue.obliterate)
+        if (this.registration.partitions === 0) await this.scripts.run(this.scripts.unregisterOp());
         this.registered = false;
         return true;
       }
@@ -940,7 +977,7 @@ export class Queue<Payload = unknown> {
         start = watched;
         return results;
       }
-      const [, watched, results] = await this.scripts.runOps([this.scripts.registerOp(), ...ops] as const, this.replication);
+      const [, watched, results] = await this.scripts.runOps([this.scripts.registerOp(this.registration), ...ops] as const, this.replication);
       this.registered = true;
       start = watched;
       return results;

@@ -34,7 +34,7 @@ export interface QueueOverview {
  * for (const name of await listQueues(transport)) console.log(name);
  */
 export async function listQueues(transport: Transport): Promise<string[]> {
-  const [names] = await runOps(transport, [listQueuesOp()] as const);
+  const [{ names }] = await runOps(transport, [listQueuesOp()] as const);
   return names;
 }
 

@@ -5,6 +5,7 @@ import type { DeadRetention, EnqueueResult, JobState } from './job.js';
 import type { RateLimit, RateLimitsRead } from './rate-limits.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
+import { PARTITIONS_REGISTRY } from './partitions.js';
 import { asArray, asNumber, asRecord, asString } from './reply.js';
 import { runScripts } from './run-scripts.js';
 import type { BlockingTransport, Replication, Reply, ScriptCall, StreamEntry, Transport } from './transport.js';
@@ -131,11 +132,29 @@ const RETRY_OUTCOMES: Record<number, RetryOutcome> = { 0: 'fenced', 1: 'schedule
 const nullable = (value: number): number | null => (value < 0 ? null : value);
 
 /** The names of every queue that has had a job enqueued (the registry), sorted. */
-export function listQueuesOp(): ScriptOp<string[]> {
+export function listQueuesOp(): ScriptOp<RegisteredQueues> {
   return {
-    call: { script: scripts.listQueues, keys: [QUEUE_REGISTRY], args: [] },
-    parse: (reply) => asArray(reply, 'listQueues').map((name) => asString(name, 'queue name')),
+    call: { script: scripts.listQueues, keys: [QUEUE_REGISTRY, PARTITIONS_REGISTRY], args: [] },
+    parse: (reply) => {
+      const [names, counts] = asArray(reply, 'listQueues');
+      const flat = asArray(counts ?? [], 'partitions');
+      const partitions = new Map<string, number>();
+      for (let i = 0; i + 1 < flat.length; i += 2) partitions.set(asString(flat[i]!, 'queue name'), Number(asString(flat[i + 1]!, 'partitions')));
+      return { names: asArray(names ?? [], 'listQueues').map((name) => asString(name, 'queue name')), partitions };
+    },
   };
+}
+
+/** What the registry holds: every queue's name, sorted, and the partitioned ones' counts of partitions. */
+export interface RegisteredQueues {
+  readonly names: string[];
+  readonly partitions: ReadonlyMap<string, number>;
+}
+
+/** What a queue records in the registry: its name, and its count of partitions (0: unpartitioned). */
+export interface Registration {
+  readonly queue: string;
+  readonly partitions: number;
 }
 
 /** The replies of several ops: a tuple of each op's parsed type. */
@@ -516,10 +535,14 @@ export class Scripts {
     });
   }
 
-  /** Records this queue in the registry of queues (`emq:queues`, outside the queue's slot). */
-  registerOp(): ScriptOp<boolean> {
+  /**
+   * Records a queue in the registry of queues (`emq:queues`, outside the queue's slot): this one,
+   * or for a partition the partitioned queue it is a part of, with its count of partitions
+   * (EMQPARTITION when the registry knows the name otherwise).
+   */
+  registerOp(registration: Registration = { queue: this.keys.queue, partitions: 0 }): ScriptOp<boolean> {
     return {
-      call: { script: scripts.registerQueue, keys: [QUEUE_REGISTRY], args: [this.keys.queue] },
+      call: { script: scripts.registerQueue, keys: [QUEUE_REGISTRY, PARTITIONS_REGISTRY], args: [registration.queue, registration.partitions] },
       parse: (reply) => asNumber(reply, 'registerQueue') === 1,
     };
   }
@@ -590,10 +613,10 @@ export class Scripts {
     });
   }
 
-  /** Takes this queue out of the registry of queues (`emq:queues`, outside the queue's slot). */
-  unregisterOp(): ScriptOp<boolean> {
+  /** Takes queue `queue` (default this one) out of the registry of queues (`emq:queues`, outside the queue's slot). */
+  unregisterOp(queue: string = this.keys.queue): ScriptOp<boolean> {
     return {
-      call: { script: scripts.unregisterQueue, keys: [QUEUE_REGISTRY], args: [this.keys.queue] },
+      call: { script: scripts.unregisterQueue, keys: [QUEUE_REGISTRY, PARTITIONS_REGISTRY], args: [queue] },
       parse: (reply) => asNumber(reply, 'unregisterQueue') === 1,
     };
   }

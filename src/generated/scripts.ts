@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "08078158d2a46682d6fde6fe1331998a89570e62",
+    sha1: "78a6d02c0852feb034347c5e45fefde6ce1ee79a",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -714,11 +714,22 @@ local function next_due()
   end
   return soonest
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
 -- the next due time and sets its timer (a slot already due runs a beat at once).
 local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
@@ -1042,6 +1053,7 @@ end
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
@@ -1234,7 +1246,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "501805561818628904e2a856e9346ea2824b6f33",
+    sha1: "025324cb9285476f6f9a8361ac1a8ff1f33b2f8d",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1512,11 +1524,22 @@ local function next_due()
   end
   return soonest
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
 -- the next due time and sets its timer (a slot already due runs a beat at once).
 local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
@@ -2207,7 +2230,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "673c264ef6757d669d349cf428ecccb3baf3545e",
+    sha1: "eec26ed901ea357c927b526b31f8d763ec5b7456",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2496,11 +2519,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
 -- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
@@ -2673,7 +2705,10 @@ end
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
 -- the next due time and sets its timer (a slot already due runs a beat at once).
 local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
@@ -3687,7 +3722,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "1ae79014521c98f8a10ac6423c86780d86cfd719",
+    sha1: "c70d844e70cdc6c7b30b14f5c9d387d57b7f7bf9",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3817,6 +3852,13 @@ local function all_new(ids)
   end
   if count_existing(keys) > 0 then return false end
   return true, keys
+end
+-- A generated job id: "JOB:<seq>", and in a partition of a partitioned queue (named "q~i")
+-- "JOB:<seq>~<i>", so generated ids stay unique across the partitions and name their partition
+-- (no caller's id holds a \`~\`: docs/design.md, "Partitioned queues").
+local FRESH_ID_SUFFIX = string.match(PREFIX, '(~%d+)}:$') or ''
+local function fresh_id(seq)
+  return 'JOB:' .. string.format('%d', seq) .. FRESH_ID_SUFFIX
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -4076,18 +4118,30 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
 -- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
 -- its timer. Nothing is claimable yet, so the doorbell stays quiet.
 local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
-  if head and ids[head] then push_token(K_SCHED) end
+  if head and ids[head] then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- A W3C traceparent as the core formats it ("00-<32 hex>-<16 hex>-<2 hex>", lowercase, 55
 -- characters), or nil for "" (none). Anything else is refused with EMQARG before the script
@@ -4533,7 +4587,7 @@ local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 local wanted = {}
 for i = 0, n - 1 do
   local id = ARGV[FIRST + i * FIELDS + 1]
-  if id == '' then id = 'JOB:' .. string.format('%d', seq + i + 1) end
+  if id == '' then id = fresh_id(seq + i + 1) end
   wanted[i + 1] = id
 end
 local all_ids_new, new_keys = all_new(wanted)
@@ -4602,9 +4656,9 @@ for i = 0, n - 1 do
   elseif all_ids_new then
     id = wanted[i + 1]
   elseif id == '' then
-    id = 'JOB:' .. string.format('%d', seq)
+    id = fresh_id(seq)
     while redis.call('EXISTS', job_key(id)) == 1 do
-      id = 'JOB:' .. string.format('%d', redis.call('HINCRBY', K_META, 'seq', 1))
+      id = fresh_id(redis.call('HINCRBY', K_META, 'seq', 1))
     end
   elseif redis.call('EXISTS', job_key(id)) == 1 then
     reply[#reply + 1] = id
@@ -4819,7 +4873,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "b35ba915fb2279976ad9e4ca83a0f6de7e7c4a9d",
+    sha1: "1cb59233134ca4c441e17c04ab861673e824d435",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5267,11 +5321,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
@@ -5379,7 +5442,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "96805e827df39719e76545b45da4526975630ec1",
+    sha1: "67521b97836d7ccd32e8dbf6850c65f454ad5785",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -5712,11 +5775,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
 -- active), or -1 when the zset is empty.
@@ -5893,7 +5965,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "b2cfdf877bd0da77435e803b5c4570eccb04ec7c",
+    sha1: "eebe1fe49ef78a8ce19bc9f620f309d855133b37",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6337,11 +6409,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 
 -- how long a parent not yet written keeps its children's news: a day
@@ -6666,7 +6747,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "54f7ec44e5f34f4a98a94cfc017bbf4192d4d62c",
+    sha1: "e2a0837436c7f5e4517da4cdc7296bd52edff7bc",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -6765,11 +6846,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
 -- says whether it is on the ring before (for a group the script has just changed, whether it was
@@ -6896,7 +6986,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "1f952830f9ec1ede0508d3278d5f4156ec296c54",
+    sha1: "5782d9f8ec2e2c05b53dcc1d774b250044166941",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -6983,11 +7073,22 @@ local function next_due()
   end
   return soonest
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
 -- the next due time and sets its timer (a slot already due runs a beat at once).
 local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
@@ -7442,17 +7543,18 @@ return reply
   },
   listQueues: {
     name: "listQueues",
-    sha1: "2b9a7c3b96e3fc5e786a05798d246ed91b2f2038",
+    sha1: "9e9b43c127e533bd182693c4a3a3f744a4eb1cc2",
     lua: `--[[
-  list-queues: the names in the registry of queues, sorted.
+  list-queues: the names in the registry of queues, sorted, and the partitioned ones' counts.
 
-  KEYS[1]  emq:queues (set)
+  KEYS[1]  emq:queues (set of names)
+  KEYS[2]  {emq:queues}:partitions (hash: name -> count of partitions)
   ARGV     none
-  Reply    {name, ...}
+  Reply    {{name, ...}, {name, count, ...}}
 ]]
 local names = redis.call('SMEMBERS', KEYS[1])
 table.sort(names)
-return names
+return {names, redis.call('HGETALL', KEYS[2])}
 `,
   },
   listSchedulers: {
@@ -7524,7 +7626,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "e4fbfc24b708f2e0f3bd44fef316d4edc7cdef17",
+    sha1: "cb4cefc44e97cfdb16bdd6c9bb7dacb8badbb2ff",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -7702,11 +7804,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 
 local id, to = ARGV[2], ARGV[3]
@@ -8644,7 +8755,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "e7735e073d85b3064fadb0ba41667e0e6aa4cd0e",
+    sha1: "04992796fa6784d9719e0ab0b976fd21c70af05e",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -8966,11 +9077,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
@@ -9188,7 +9308,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "0c32a93214886d8380f2692fc64dedd7ea33bb5a",
+    sha1: "284982fbe6f1eb4590c7d32c44a8c94057129d47",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -9673,11 +9793,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- The queue's events settings, read once per script call (the first time an event is written) and
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
@@ -9733,22 +9862,46 @@ return { requeued, buried }
   },
   registerQueue: {
     name: "registerQueue",
-    sha1: "d735c2fb7241aa9f828b7828844547ec57b54a74",
+    sha1: "375ce8686a248849f8a202b31599fe74131a1b00",
     lua: `--[[
   register-queue: record a queue's name in the registry of queues, so metrics and dashboards can
-  list queues without scanning the keyspace. A Queue runs it once per process, with its first
-  enqueue. The registry is the one key outside any queue's {q} slot.
+  list queues without scanning the keyspace; a partitioned queue also records its count of
+  partitions, so the HTTP API and the CLI address it by its name. A Queue runs it once per process,
+  with its first enqueue (a partition's Queue registers the queue it is a part of). The registry is
+  the one place outside any queue's {q} slot: its two keys share a slot.
 
-  KEYS[1]  emq:queues (set)
+  KEYS[1]  emq:queues (set of names)
+  KEYS[2]  {emq:queues}:partitions (hash: name -> count of partitions)
   ARGV[1]  the queue's name
+  ARGV[2]  its count of partitions, 0 for an unpartitioned queue
   Reply    1 newly registered, 0 already known
+  Errors   EMQPARTITION: the name is registered partitioned and this queue is not, or with another
+           count, or registered unpartitioned and this queue is partitioned (nothing written)
 ]]
-return redis.call('SADD', KEYS[1], ARGV[1])
+local name, count = ARGV[1], tonumber(ARGV[2])
+local known = redis.call('HGET', KEYS[2], name)
+if count == 0 then
+  if known then
+    return redis.error_reply('EMQPARTITION queue ' .. name .. ' is partitioned (' .. known .. ' partitions): open it with partitions: ' .. known)
+  end
+  return redis.call('SADD', KEYS[1], name)
+end
+if known then
+  if tonumber(known) ~= count then
+    return redis.error_reply('EMQPARTITION queue ' .. name .. ' has ' .. known .. ' partitions, not ' .. count .. ': a group would change partition, so the count is fixed')
+  end
+  return 0
+end
+if redis.call('SISMEMBER', KEYS[1], name) == 1 then
+  return redis.error_reply('EMQPARTITION queue ' .. name .. ' exists unpartitioned: obliterate it or choose another name to partition it')
+end
+redis.call('HSET', KEYS[2], name, count)
+return redis.call('SADD', KEYS[1], name)
 `,
   },
   release: {
     name: "release",
-    sha1: "b3135bb5c4a6461fc1faf574c6fd40ff7a0ffc72",
+    sha1: "e375a8c3a87fffcb3ae5dd91436dfde523eee2f9",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -10097,11 +10250,22 @@ local function next_due()
   end
   return soonest
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
 -- the next due time and sets its timer (a slot already due runs a beat at once).
 local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
@@ -10129,6 +10293,7 @@ end
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
@@ -10305,7 +10470,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "14b237ad24aa568ba12632a66de8cab15324b487",
+    sha1: "1151a1374b1b17d05c171b1d6a555fd2ffcda275",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -10504,11 +10669,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
@@ -10728,7 +10902,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "c7b197c98a81e4e199baad6821e41727a87e933c",
+    sha1: "337395041225809aed722668509f7e29a727d21e",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -10893,11 +11067,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- What a bulk admin call answered when it ran before under request key \`key\` (not ""): its reply
 -- was lost and the same call sent again, so it answers the same and writes nothing. nil when the
@@ -11057,7 +11240,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "b5396e1770abd49e85399e6c88e58c740dfe39dd",
+    sha1: "b1457b98dba9f119fe586dbe0666f44221943ff2",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -11226,11 +11409,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
@@ -11371,7 +11563,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "6e35044083239e1c0401def3ad4313982b3e10d1",
+    sha1: "a669c70a19674233cfc167aa761c829b243a18b8",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -11458,11 +11650,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
 -- says whether it is on the ring before (for a group the script has just changed, whether it was
@@ -11583,7 +11784,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "4af0391e23ca7f2a58a7b9cf02d087e772650990",
+    sha1: "f9b693325af615d6fec67e0631ff7c97b9097ce8",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -11628,11 +11829,20 @@ local QUEUE_ENTRY = '!'
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
@@ -11738,7 +11948,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "8e9be3f3528d5dbcc9fea69af702359da4a1a500",
+    sha1: "eab9ad9cb419508417dbbe88a3d2b677eb8aecca",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -12238,18 +12448,30 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
 -- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
 -- its timer. Nothing is claimable yet, so the doorbell stays quiet.
 local function ring_sched_bell(ids)
   local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
-  if head and ids[head] then push_token(K_SCHED) end
+  if head and ids[head] then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
@@ -12538,7 +12760,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "f0e64ab4a370ee07176e6c23a39821966aee53fd",
+    sha1: "e6e9162a2f2cd2fba496f1d69b767fb97882e059",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -12734,11 +12956,22 @@ local function next_due()
   end
   return soonest
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
 -- the next due time and sets its timer (a slot already due runs a beat at once).
 local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
@@ -12753,6 +12986,7 @@ end
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
@@ -12882,7 +13116,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "47cf25a11889160c2311a9283882bef09a3ce4d8",
+    sha1: "09a5b7bb7d135273e454138763090d539a1d870d",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -12973,11 +13207,20 @@ end
 local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
   if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
   push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Put ring entry g on the ring, or take it off, to match whether it is serviceable now; \`on_ring\`
 -- says whether it is on the ring before (for a group the script has just changed, whether it was
@@ -13011,16 +13254,18 @@ return { stored, counted }
   },
   unregisterQueue: {
     name: "unregisterQueue",
-    sha1: "1e16de516a661440f7fe0d6811e826fee7d090c6",
+    sha1: "fe2a21fa1881aadce897a6a3f627f8f533d00c4d",
     lua: `--[[
-  unregister-queue: take a queue's name out of the registry of queues, once obliterate has
-  deleted its keys. The registry is the one key outside any queue's {q} slot, so this is a
-  script of its own.
+  unregister-queue: take a queue's name out of the registry of queues (and its count of
+  partitions, if it had them), once obliterate has deleted its keys (of every partition). The
+  registry is the one place outside any queue's {q} slot, so this is a script of its own.
 
-  KEYS[1]  emq:queues (set)
+  KEYS[1]  emq:queues (set of names)
+  KEYS[2]  {emq:queues}:partitions (hash: name -> count of partitions)
   ARGV[1]  the queue's name
   Reply    1 removed now, 0 was not there (a repeat)
 ]]
+redis.call('HDEL', KEYS[2], ARGV[1])
 return redis.call('SREM', KEYS[1], ARGV[1])
 `,
   },
@@ -13093,7 +13338,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "aa2e44f2175ebb87e8becd14ecfd1811e627ccb1",
+    sha1: "33ab0cffe675cd524488c2189d95609ed8164ce4",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -13192,11 +13437,22 @@ local function next_due()
   end
   return soonest
 end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
 -- the next due time and sets its timer (a slot already due runs a beat at once).
 local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then push_token(K_SCHED) end
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
 end
 
 local id = ARGV[2]
