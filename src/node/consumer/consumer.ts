@@ -1,4 +1,5 @@
 import type { Handler } from '../../handler.js';
+import type { PartitionedQueue } from '../../partitioned-queue.js';
 import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type ConnectOptions, connectConsumer } from './connect.js';
@@ -33,7 +34,7 @@ export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleS
 
   constructor(
     transport: BlockingTransport,
-    queue: Queue<Payload> | string,
+    queue: Queue<Payload> | PartitionedQueue<Payload> | string,
     handler: Handler<Payload>,
     options: ConsumerOptions<Payload> & TransportOwnership = {},
   ) {
