@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { PartitionedQueue } from '../../src/partitioned-queue.js';
@@ -110,6 +111,39 @@ describe('a partitioned queue over a Redis Cluster', () => {
       for (const part of queue.parts) expect(await checkInvariants(raw as unknown as Redis, part.name), part.name).toEqual([]);
       // and none once it stopped
       await until(async () => (await Promise.all(masters.map((m) => m.client('LIST') as Promise<string>))).every((list) => !list.includes(`emq-doorbell:${name} `)), 5_000);
+    } finally {
+      await consumer.stop();
+      await producer.close();
+    }
+  }, 60_000);
+
+  it('a subscriber connection of a master, killed, is made again, and every bell rung: a job enqueued meanwhile starts at once', async () => {
+    const { nodes, raw } = cluster;
+    const name = spreadName();
+    const producer = IoredisTransport.connectCluster(nodes);
+    const queue = new PartitionedQueue<Item>(producer, name, { partitions: PARTITIONS });
+    const started = new Map<number, number>();
+    const consumer = new Consumer<Item>(IoredisTransport.connectCluster(nodes), queue, (job) => void started.set(job.payload.seq, performance.now()), {
+      beatMs: 30_000,
+      log: false,
+      ownsTransport: true,
+    }).start();
+    try {
+      const subscriberOn = async (master: Redis): Promise<string | undefined> => {
+        const line = ((await master.client('LIST')) as string).split('\n').find((l) => l.includes('ssubscriber') && l.includes(`emq-doorbell:${name} `));
+        return line === undefined ? undefined : / id=(\d+) /.exec(` ${line}`)![1];
+      };
+      const master = raw.nodes('master').find((m) => cluster.masterOf(partitionName(name, 0)) === `${m.options.host}:${m.options.port}`)!;
+      await until(async () => (await subscriberOn(master)) !== undefined, 5_000);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const killed = (await subscriberOn(master))!;
+      await master.client('KILL', 'ID', killed);
+      // to partition 0 (in turn: the queue's first ungrouped job), on the master whose subscriber is gone
+      const at = performance.now();
+      await queue.add({ seq: 0 });
+      await until(() => started.has(0), 10_000);
+      expect(started.get(0)! - at).toBeLessThan(5_000);
+      await until(async () => ((await subscriberOn(master)) ?? killed) !== killed, 10_000);
     } finally {
       await consumer.stop();
       await producer.close();

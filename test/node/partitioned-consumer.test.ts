@@ -232,6 +232,28 @@ describe('a consumer of a partitioned queue', () => {
     expect(performance.now() - at).toBeLessThan(2_000);
   });
 
+  it('after its subscriber connection is killed and made again, rings every bell: a job enqueued meanwhile still starts at once', async () => {
+    const queue = partitioned<Item>(4);
+    const started = new Map<number, number>();
+    consume<Item>(queue, (job) => void started.set(job.payload.seq, performance.now()), { beatMs: 30_000 });
+    await sleep(300);
+    const list = (await redis.raw.client('LIST')) as string;
+    const id = / id=(\d+) /.exec(` ${list.split('\n').find((line) => line.includes(` name=emq-doorbell:${queue.name} `))}`)![1]!;
+    await redis.raw.client('KILL', 'ID', id);
+    // in the gap: its bell's message goes to nobody
+    const at = performance.now();
+    await queue.add({ seq: 0 });
+    await until(() => started.has(0), 5_000);
+    expect(started.get(0)! - at).toBeLessThan(3_000);
+    await until(async () => (await subscribers(queue)) === 1, 5_000);
+    // and subscribed again: the next wakes by its bell
+    await sleep(200);
+    const next = performance.now();
+    await queue.add({ seq: 1 });
+    await until(() => started.has(1), 5_000);
+    expect(started.get(1)! - next).toBeLessThan(1_000);
+  });
+
   it('stop() gives back the jobs in hand in every partition, uncounted, and closes the subscriber', async () => {
     const queue = partitioned<Item>(4);
     const added = await queue.addBulk(Array.from({ length: 8 }, (_, seq) => ({ payload: { seq } })));
