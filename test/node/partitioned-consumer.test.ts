@@ -281,6 +281,20 @@ describe('a consumer of a partitioned queue', () => {
     await expectConsistent(queue);
   });
 
+  it('Consumer.connect with `partitions` consumes the partitioned queue by its name, and closes all it opened on stop', async () => {
+    const queue = partitioned<Item>(4);
+    await queue.addBulk(Array.from({ length: 12 }, (_, seq) => ({ payload: { seq } })));
+    const seen: number[] = [];
+    const consumer = Consumer.connect<Item>(url, queue.name, (job) => void seen.push(job.payload.seq), { partitions: 4, concurrency: 3, log: false }).start();
+    running.push(consumer);
+    expect(consumer.queue).toBeInstanceOf(PartitionedQueue);
+    await until(() => seen.length === 12, 5_000);
+    expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => i));
+    await consumer.stop();
+    expect((consumer.queue.transport as IoredisTransport).redis.status).toBe('end');
+    expect(await subscribers(queue)).toBe(0);
+  });
+
   it('refuses a PartitionedQueue on a transport the doorbell hub cannot subscribe on', () => {
     const queue = partitioned<Item>(2);
     // a BlockingTransport that is not an IoredisTransport: a partition's bell itself
