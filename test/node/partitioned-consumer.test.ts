@@ -267,7 +267,10 @@ describe('a consumer of a partitioned queue', () => {
       { concurrency: 4, prefetch: 2 },
     );
     await until(() => started === 4, 5_000);
+    // 4 running and 2 prefetched over the 4 partitions, not 2 per partition: 2 of the 8 stay pending
     await until(async () => (await queue.counts()).active === 6, 5_000);
+    await sleep(300);
+    expect(await queue.counts()).toMatchObject({ active: 6, pending: 2 });
     expect(consumer.inFlight).toBe(6);
     expect(await subscribers(queue)).toBe(1);
     await consumer.stop(100);
