@@ -9,7 +9,7 @@ import { queueName, until, useRedis } from '../helpers.js';
 const root = join(import.meta.dirname, '..', '..');
 
 /** The ioredis status of the transport under a Queue (end: closed). */
-const statusOf = (queue: Queue<unknown>): string => (queue.transport as IoredisTransport).redis.status;
+const statusOf = (queue: Pick<Queue<unknown>, 'transport'>): string => (queue.transport as IoredisTransport).redis.status;
 
 describe('connecting and closing', () => {
   const redis = useRedis();

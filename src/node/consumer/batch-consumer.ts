@@ -1,3 +1,4 @@
+import type { PartitionedQueue } from '../../partitioned-queue.js';
 import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type BatchHandler, BatchSlots } from './batch-slots.js';
@@ -34,7 +35,7 @@ export class BatchConsumer<Payload = unknown> extends ParkedConsumer<Payload, Ba
 
   constructor(
     transport: BlockingTransport,
-    queue: Queue<Payload> | string,
+    queue: Queue<Payload> | PartitionedQueue<Payload> | string,
     handler: BatchHandler<Payload>,
     options: BatchConsumerOptions<Payload> & TransportOwnership = {},
   ) {

@@ -1,4 +1,5 @@
 import { InvalidArgumentError, shown } from '../../errors.js';
+import { PartitionedQueue } from '../../partitioned-queue.js';
 import { Queue, type QueueOptions } from '../../queue.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 
@@ -12,7 +13,15 @@ export interface ConnectOptions {
   /** How long a request waits for a connection before it fails with ConnectionError (ms; default 5,000). */
   readonly connectTimeoutMs?: number;
   /** Options of the Queue the consumer runs on. */
-  readonly queue?: QueueOptions;
+  readonly queue?: Omit<QueueOptions, 'partitions'>;
+  /**
+   * The queue is a partitioned one of this many partitions (a PartitionedQueue): the consumer
+   * claims across them all (see ParkedConsumer). Default: a queue of one partition.
+   *
+   * @example
+   * Consumer.connect(url, 'mail', handler, { partitions: 8, concurrency: 32 });
+   */
+  readonly partitions?: number;
 }
 
 /**
@@ -26,12 +35,14 @@ export function connectConsumer<P, C>(
   url: string,
   queue: string,
   options: ConnectOptions,
-  make: (transport: IoredisTransport, queue: Queue<P>) => C,
+  make: (transport: IoredisTransport, queue: Queue<P> | PartitionedQueue<P>) => C,
 ): C {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
   const transport = IoredisTransport.connect(url, options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs });
   try {
-    return make(transport, new Queue<P>(transport, queue, options.queue));
+    const { partitions } = options;
+    const opened = partitions === undefined ? new Queue<P>(transport, queue, options.queue) : new PartitionedQueue<P>(transport, queue, { ...options.queue, partitions });
+    return make(transport, opened);
   } catch (error) {
     void transport.close();
     throw error;

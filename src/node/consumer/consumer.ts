@@ -1,4 +1,5 @@
 import type { Handler } from '../../handler.js';
+import type { PartitionedQueue } from '../../partitioned-queue.js';
 import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type ConnectOptions, connectConsumer } from './connect.js';
@@ -19,13 +20,19 @@ export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
  * its backoff (UnrecoverableError: dead); nothing a handler does stops the loop. With short jobs
  * it also holds up to `prefetch` claimed jobs waiting for a slot (see ParkedLoopOptions.prefetch),
  * so a slot that frees starts its next job while the settle is in flight; never more than
- * `concurrency` handlers run at once.
+ * `concurrency` handlers run at once. Given a PartitionedQueue it claims across its partitions,
+ * `concurrency` and `prefetch` counting over them all, each partition woken by its own doorbell
+ * over one subscriber connection per master (see ParkedConsumer).
  *
  * @example
  * const consumer = Consumer.connect<{ to: string }>(process.env.REDIS_URL!, 'mail', async (job) => {
  *   await send(job.payload.to);
  * }, { concurrency: 10 }).start();
  * process.on('SIGTERM', () => void consumer.stop());
+ *
+ * @example
+ * const mail = new PartitionedQueue<{ to: string }>(transport, 'mail', { partitions: 8 });
+ * new Consumer(transport, mail, async (job) => send(job.payload.to), { concurrency: 32 }).start();
  */
 export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleSlots<Payload>> {
   /** Jobs run at once (the option, default 1). */
@@ -33,7 +40,7 @@ export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleS
 
   constructor(
     transport: BlockingTransport,
-    queue: Queue<Payload> | string,
+    queue: Queue<Payload> | PartitionedQueue<Payload> | string,
     handler: Handler<Payload>,
     options: ConsumerOptions<Payload> & TransportOwnership = {},
   ) {
@@ -44,7 +51,8 @@ export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleS
   /**
    * A consumer on its own connection to `url`, closed when it stops. A request waits for a
    * connection at most `connectTimeoutMs` (default 5,000), then fails with ConnectionError,
-   * which the consumer logs (see ParkedLoopOptions.log) and backs off from.
+   * which the consumer logs (see ParkedLoopOptions.log) and backs off from. With `partitions`,
+   * the queue is a PartitionedQueue of that many partitions.
    */
   static connect<P>(url: string, queue: string, handler: Handler<P>, options: ConsumerOptions<P> & ConnectOptions = {}): Consumer<P> {
     return connectConsumer<P, Consumer<P>>(url, queue, options, (transport, q) => new Consumer<P>(transport, q, handler, { ...options, ownsTransport: true }));

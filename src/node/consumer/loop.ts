@@ -14,6 +14,7 @@ import { Prefetch } from './prefetch.js';
 import { type RequestKind, Requests } from './requests.js';
 import { Runs } from './runs.js';
 import { Settles, type SettlesLoop } from './settles.js';
+import type { LoopShare, SharingLoop } from './shared-slots.js';
 import type { SlotStrategy } from './slots.js';
 
 /**
@@ -29,7 +30,7 @@ import type { SlotStrategy } from './slots.js';
  * const loop = new Loop(transport, queue, settingsOf(options), new SingleSlots(handler, 10, 0)).start();
  * await loop.stop();
  */
-export class Loop<Payload> implements SettlesLoop {
+export class Loop<Payload> implements SettlesLoop, SharingLoop {
   private readonly leases: Leases<Payload>;
   private readonly jobs: JobsInHand<Payload>;
   private readonly prefetch: Prefetch;
@@ -49,15 +50,17 @@ export class Loop<Payload> implements SettlesLoop {
     queue: Queue<Payload>,
     settings: LoopSettings<Payload>,
     private readonly slots: SlotStrategy<Payload>,
+    /** Given when several loops share one consumer's slots (a PartitionedQueue's: see SharedSlots). */
+    private readonly share?: LoopShare,
   ) {
-    this.health = new ConnectionHealth(settings.log, queue.transport.endpoint, queue.name);
+    this.health = share?.health ?? new ConnectionHealth(settings.log, queue.transport.endpoint, queue.name);
     // every failure the parts report reaches the health too
     this.settings = settings = { ...settings, hooks: this.health.watching(settings.hooks) };
     const { leaseMs, hooks } = settings;
     const leases = new Leases(queue, durabilityOf(settings.replication));
     this.leases = leases;
     this.jobs = new JobsInHand(hooks);
-    this.prefetch = new Prefetch(settings.prefetch, () => slots.prefetchSize());
+    this.prefetch = share?.prefetch ?? new Prefetch(settings.prefetch, () => slots.prefetchSize());
     this.settles = new Settles(leases, leaseMs, hooks, this.jobs, this);
     this.runs = new Runs(slots, this.jobs, this.settles, this.prefetch, hooks, this, queue.name, leases);
     this.timers = new LeaseTimers(leases, leaseMs, settings.renewMs, hooks, this.jobs, this.runs, this);
@@ -90,9 +93,33 @@ export class Loop<Payload> implements SettlesLoop {
     return this.requests.count > 0;
   }
 
-  /** Tells a loop waiting for a free slot to look again: whenever the slots' capacity may have grown. */
+  /** Jobs running or settling. */
+  get heldCount(): number {
+    return this.jobs.heldCount;
+  }
+
+  /** Jobs waiting for a slot, and jobs its requests in flight asked for (less what their settles free). */
+  get pendingCount(): number {
+    return this.jobs.waitingCount + this.requests.taken;
+  }
+
+  /**
+   * Tells a loop waiting for a free slot to look again: whenever the slots' capacity may have
+   * grown. Sharing slots, every loop sharing them looks again.
+   */
   slotFreed(): void {
+    if (this.share) this.share.slotFreed();
+    else this.slotWaiter?.();
+  }
+
+  /** Its wait for a free slot ends: the slots it shares with other loops may have room (SharedSlots). */
+  wake(): void {
     this.slotWaiter?.();
+  }
+
+  /** Its waiting jobs start while slots are free: a slot it shares freed in another loop (SharedSlots). */
+  startWaiting(): void {
+    this.runs.startWaiting();
   }
 
   /** Starts the loop; returns at once. */

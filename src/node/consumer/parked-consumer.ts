@@ -1,14 +1,22 @@
 import { InvalidArgumentError, shown } from '../../errors.js';
+import { PartitionedQueue } from '../../partitioned-queue.js';
 import { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
+import { ConnectionHealth } from './connection-health.js';
+import { DoorbellHub } from './doorbell-hub.js';
 import { Loop } from './loop.js';
 import { type LoopSettings, type ParkedLoopOptions, settingsOf } from './options.js';
+import { PartitionBell } from './partition-bell.js';
+import { Prefetch } from './prefetch.js';
+import { SharedSlots } from './shared-slots.js';
 import type { SlotStrategy } from './slots.js';
 
 /**
  * What Consumer and BatchConsumer share: a Loop driven by their slot strategy, and the surface
  * they show of it (start, stop, running, inFlight). Options are checked first, then the strategy
- * is made from them.
+ * is made from them. Over a PartitionedQueue it runs one Loop per partition, all sharing the one
+ * strategy (SharedSlots: `concurrency` and prefetch are the consumer's, not each partition's),
+ * each parked on its partition's bell, which one DoorbellHub rings for them all.
  *
  * @example
  * class Consumer<P> extends ParkedConsumer<P, SingleSlots<P>> {
@@ -17,51 +25,72 @@ import type { SlotStrategy } from './slots.js';
  */
 export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implements AsyncDisposable {
   /** The queue it consumes: the one given, or one built on the transport from the name given. */
-  readonly queue: Queue<Payload>;
+  readonly queue: Queue<Payload> | PartitionedQueue<Payload>;
   protected readonly slots: Slots;
-  private readonly loop: Loop<Payload>;
+  /** One loop, or one per partition (partition i's at index i). */
+  private readonly loops: ReadonlyArray<Loop<Payload>>;
+  /** Over a PartitionedQueue: what rings the partitions' bells, open while the consumer runs. */
+  private readonly hub: DoorbellHub | undefined;
   private readonly ownsTransport: boolean;
 
   protected constructor(
     protected readonly transport: BlockingTransport,
-    queue: Queue<Payload> | string,
+    queue: Queue<Payload> | PartitionedQueue<Payload> | string,
     options: ParkedLoopOptions<Payload> & TransportOwnership,
     slotsFor: (settings: LoopSettings<Payload>) => Slots,
   ) {
-    if (typeof queue !== 'string' && !(queue instanceof Queue)) {
-      throw new InvalidArgumentError(`queue must be a Queue or a queue name, got ${shown(queue)}`);
+    if (typeof queue !== 'string' && !(queue instanceof Queue) && !(queue instanceof PartitionedQueue)) {
+      throw new InvalidArgumentError(`queue must be a Queue, a PartitionedQueue or a queue name, got ${shown(queue)}`);
     }
     this.ownsTransport = (options as Partial<TransportOwnership> | null)?.ownsTransport ?? false;
     this.queue = typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue;
     const settings = settingsOf(options, this.queue.maxResultBytes, this.queue.replication);
     this.slots = slotsFor(settings);
-    this.loop = new Loop(transport, this.queue, settings, this.slots);
+    if (this.queue instanceof Queue) {
+      this.loops = [new Loop(transport, this.queue, settings, this.slots)];
+      return;
+    }
+    const { parts, name } = this.queue;
+    const bells = parts.map((part) => new PartitionBell(transport, part.name));
+    this.hub = new DoorbellHub(transport, name, bells);
+    const slots = this.slots;
+    const shared = new SharedSlots(
+      slots,
+      new Prefetch(settings.prefetch, () => slots.prefetchSize()),
+      new ConnectionHealth(settings.log, this.queue.transport.endpoint, name),
+    );
+    this.loops = parts.map((part, i) => shared.join(new Loop(bells[i]!, part, settings, shared.view(), shared)));
   }
 
   /** Whether the loop runs (started and not stopped). */
   get running(): boolean {
-    return this.loop.running;
+    return this.loops[0]!.running;
   }
 
-  /** How many jobs are in hand (running, settling, or prefetched and waiting for a slot). */
+  /** How many jobs are in hand (running, settling, or prefetched and waiting for a slot), over every partition. */
   get inFlight(): number {
-    return this.loop.inFlight;
+    let n = 0;
+    for (const loop of this.loops) n += loop.inFlight;
+    return n;
   }
 
-  /** Starts the loop; returns at once. */
+  /** Starts the loop (over a PartitionedQueue: opens the doorbell hub, and starts every partition's loop); returns at once. */
   start(): this {
-    this.loop.start();
+    this.hub?.open();
+    for (const loop of this.loops) loop.start();
     return this;
   }
 
   /**
    * Stops claiming at the settle point, waits up to `timeoutMs` (default `stopTimeoutMs`) for jobs
    * in hand to finish, then aborts the rest and gives them back (see Loop.stop) and releases the
-   * doorbell connection; with `ownsTransport` (as `connect` sets), closes the transport too. A
-   * parked consumer stops at once.
+   * doorbell connection (over a PartitionedQueue: every partition's loop, then the hub's
+   * connections); with `ownsTransport` (as `connect` sets), closes the transport too. A parked
+   * consumer stops at once.
    */
   async stop(timeoutMs?: number): Promise<void> {
-    await this.loop.stop(timeoutMs);
+    await Promise.all(this.loops.map((loop) => loop.stop(timeoutMs)));
+    await this.hub?.close();
     if (this.ownsTransport) await this.transport.close();
   }
 

@@ -68,6 +68,11 @@ export class Requests<Payload> {
     return this.inFlight[0];
   }
 
+  /** Jobs the requests in flight asked for, less the slots their own settles free. */
+  get taken(): number {
+    return this.inFlight.reduce((n, r) => n + r.asked - r.freed, 0);
+  }
+
   /** Whether a beat is in flight. */
   hasBeat(): boolean {
     return this.inFlight.some((r) => r.beat);
@@ -94,7 +99,7 @@ export class Requests<Payload> {
     const cargo = this.settles.cargo;
     const freed = cargo.length > 0 ? this.slots.freedBy(cargo) : 0;
     // a request in flight takes what it asked for, less the slots its own settles free
-    const taken = this.inFlight.reduce((n, r) => n + r.asked - r.freed, 0);
+    const taken = this.taken;
     const half = this.size();
     const want = Math.max(0, Math.min(room - taken + freed, half));
     // a second request waits until it fills its half, and none follows a reply that came back short
