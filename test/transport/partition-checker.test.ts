@@ -50,7 +50,7 @@ describe('the invariant checker on partitioned queues', () => {
 
   /** A completed row of partition `part` (its id generated there) and its completion time. */
   async function completedRow(raw: Redis, part: string): Promise<{ id: string; row: Record<string, string> }> {
-    const [id] = await raw.zrange(keyspace(part).key('completed'), 0, 0);
+    const [id] = await raw.zrange(keyspace(part).key('completed'), '0', '0');
     expect(id).toMatch(/^JOB:\d+~\d+$/);
     return { id: id!, row: await raw.hgetall(keyspace(part).job(id!)) };
   }
