@@ -204,7 +204,7 @@ export const partitionedQueue: WorkloadMaker = (impl, on, spec, tag, onCompleted
         consumer = new PartitionedConsumer(transport, own, noop, { concurrency: spec.queues * spec.concurrency, hooks: { onCompleted, onError } });
       } catch (error) {
         if (!(error instanceof InvalidArgumentError)) throw error;
-        throw new UnsupportedVariant(`cluster: the partitioned variants need a Consumer that takes a PartitionedQueue, and this one refuses it (${error.message})`);
+        throw new UnsupportedVariant(`cluster: the partitioned variants need a Consumer that takes a PartitionedQueue, and this one refuses it (${error.message.slice(0, 60)}...)`);
       }
     },
     start() {
