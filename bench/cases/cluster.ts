@@ -1,7 +1,10 @@
 import { Queue as BullQueue, Worker as BullWorker } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
+import { InvalidArgumentError } from '../../src/errors.js';
+import type { Handler } from '../../src/handler.js';
+import { PartitionedQueue } from '../../src/partitioned-queue.js';
 import { Queue } from '../../src/queue.js';
-import { Consumer } from '../../src/node/consumer/index.js';
+import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
@@ -145,14 +148,84 @@ export const plainQueues: WorkloadMaker = (impl, on, spec, tag, onCompleted) => 
   return undefined;
 };
 
+/** A variant this tree cannot run (its figures are left null, the reason on stderr): the other variants still run. */
+export class UnsupportedVariant extends Error {}
+
+/** The partitions of the partitioned variants' one queue. */
+export const PARTITIONS = 8;
+
+/**
+ * A Consumer over a PartitionedQueue, as `Consumer` takes one once it claims across partitions
+ * (one loop per partition, `concurrency` the consumer's; docs/design.md, "Partitioned queues"). A
+ * Consumer that does not refuses it with InvalidArgumentError: the variant then fails saying so.
+ */
+const PartitionedConsumer = Consumer as unknown as new <P>(
+  transport: IoredisTransport,
+  queue: PartitionedQueue<P>,
+  handler: Handler<P>,
+  options: ConsumerOptions<P>,
+) => Consumer<P>;
+
+/**
+ * ONE queue of PARTITIONS partitions (`<tag>-p`), the plain variant's jobs all in it
+ * (`spec.queues` x `spec.jobsPerQueue`, ungrouped: they go round robin over the partitions),
+ * filled as the plain variant fills its queues, `spec.queues` producers side by side, each
+ * `addBulk` split over the partitions (one script per partition per call); drained by ONE
+ * Consumer over the PartitionedQueue with the plain variant's slots in total (`spec.queues` x
+ * `spec.concurrency`), on one transport (one connection per master, and one subscriber per master
+ * for the partitions' bells). echomq only: BullMQ has no partitioned queue.
+ */
+export const partitionedQueue: WorkloadMaker = (impl, on, spec, tag, onCompleted) => {
+  if (impl !== 'echomq') return undefined;
+  const name = `${tag}-p`;
+  const options = { ...ECHO_QUEUE_OPTIONS, partitions: PARTITIONS };
+  const producer = on.transport();
+  const queue = new PartitionedQueue<{ i: number }>(producer, name, options);
+  const transports: IoredisTransport[] = [producer];
+  let consumer: Consumer<{ i: number }> | undefined;
+  return {
+    async enqueue() {
+      await Promise.all(
+        Array.from({ length: spec.queues }, async (_, stream) => {
+          for (let from = 0; from < spec.jobsPerQueue; from += spec.bulk) {
+            const count = Math.min(spec.bulk, spec.jobsPerQueue - from);
+            await queue.addBulk(Array.from({ length: count }, (_, i) => ({ payload: { i: stream * spec.jobsPerQueue + from + i } })));
+          }
+        }),
+      );
+    },
+    async prepare() {
+      const onError = (error: unknown): void => console.error('cluster echomq partitioned consumer error:', error);
+      const transport = on.transport();
+      transports.push(transport);
+      await transport.ping();
+      const own = new PartitionedQueue<{ i: number }>(transport, name, options);
+      try {
+        consumer = new PartitionedConsumer(transport, own, noop, { concurrency: spec.queues * spec.concurrency, hooks: { onCompleted, onError } });
+      } catch (error) {
+        if (!(error instanceof InvalidArgumentError)) throw error;
+        throw new UnsupportedVariant(`cluster: the partitioned variants need a Consumer that takes a PartitionedQueue, and this one refuses it (${error.message.slice(0, 60)}...)`);
+      }
+    },
+    start() {
+      consumer?.start();
+    },
+    async stop() {
+      await consumer?.stop();
+      await Promise.all(transports.map((t) => t.close()));
+    },
+  };
+};
+
 /**
  * The variants a run measures, in order (the cluster ones after `one`: their model reads its
- * figures). To add "partitioned (8)": `{ name: 'partitioned8', on: 'cluster', make: (impl, ...a) =>
- * impl === 'echomq' ? partitioned(...a) : undefined }`.
+ * figures): 8 queues on one Redis and on the cluster, then one queue of 8 partitions on each.
  */
 export const VARIANTS: readonly Variant[] = [
   { name: 'one', on: 'one', make: plainQueues },
   { name: 'cluster', on: 'cluster', make: plainQueues },
+  { name: 'partitioned8_one', on: 'one', make: partitionedQueue },
+  { name: 'partitioned8', on: 'cluster', make: partitionedQueue },
 ];
 
 /** A node's counters: commands run (INFO commandstats, the meter's own INFO left out) and CPU seconds (INFO cpu, sys + user). */
@@ -342,8 +415,16 @@ export async function measureCluster(ctx: BenchContext, impl: Impl, spec: Cluste
       // a tenth of the workload first, not measured: scripts loaded on every master, and this
       // process warmed for each variant alike (unwarmed, whichever variant ran second ran faster:
       // BullMQ faster on the cluster in 5 rounds of 6 with it second, slower in 2 of 2 with it first)
-      if (!(await runVariant(ctx, impl, variant, on, { ...spec, jobsPerQueue: Math.max(1, Math.round(spec.jobsPerQueue / 10)) }))) continue;
-      const got = await runVariant(ctx, impl, variant, on, spec);
+      let got: Figures | undefined;
+      try {
+        if (!(await runVariant(ctx, impl, variant, on, { ...spec, jobsPerQueue: Math.max(1, Math.round(spec.jobsPerQueue / 10)) }))) continue;
+        got = await runVariant(ctx, impl, variant, on, spec);
+      } catch (error) {
+        if (!(error instanceof UnsupportedVariant)) throw error;
+        console.error(error.message);
+        figures[`${variant.name}_jobs_per_s`] = null;
+        continue;
+      }
       if (!got) continue;
       Object.assign(figures, got);
       const us = figures[`${variant.name}_redis_us_per_job`];

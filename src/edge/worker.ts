@@ -6,7 +6,8 @@ import { Leases, sendRounds } from '../lease.js';
 import { Queue, type QueueOptions } from '../queue.js';
 import type { BeatSummary } from './bounded-beat.js';
 import { type DrainBeatOptions, IsolateQueue, QueueDrain } from './drain.js';
-import { type WorkerEnv, workerSettings } from './env.js';
+import { type WorkerEnv, type WorkerSettings, workerSettings } from './env.js';
+import { ServedQueues } from './served-queues.js';
 import { UpstashTransport } from './upstash-transport.js';
 
 export type { WorkerEnv } from './env.js';
@@ -38,6 +39,15 @@ export type WorkerHandlers<Payloads> = { readonly [Name in keyof Payloads]: Hand
 export interface WorkerOptions<Payloads = Record<string, unknown>> {
   /** A handler per queue: the scheduled beat and the drain after enqueue serve these queues. */
   readonly handlers: WorkerHandlers<Payloads>;
+  /**
+   * The partitioned queues among the handlers' (docs/design.md, "Partitioned queues"), with their
+   * counts: `{ mail: 8 }` runs mail's handler on `mail~0` to `mail~7`, and a scheduled event's first
+   * claims for every partition go in its one first request. Given here rather than read from the
+   * registry: a beat then costs no lookup, and what the Worker drains does not depend on what Redis
+   * holds. The count must be the queue's (its PartitionedQueue's `partitions`): with fewer, the
+   * partitions past it are not drained.
+   */
+  readonly partitions?: { readonly [Name in keyof Payloads]?: number };
   /**
    * Options of every Queue the Worker builds, the API's included (payload cap, defaults,
    * retention).
@@ -86,6 +96,9 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
   options: WorkerOptions<Payloads>,
 ): EchomqWorker {
   const log = options.log ?? ((entry: Record<string, unknown>) => console.log(JSON.stringify(entry)));
+  // the payload types are the caller's promise about what its queues carry: at run time a handler
+  // takes whatever its queue holds
+  const served = new ServedQueues(options.handlers as Readonly<Record<string, unknown>>, options.partitions as Readonly<Record<string, unknown>> | undefined);
   /** Per env object (one per isolate in practice): its transport and what it knows of each queue. */
   const isolates = new WeakMap<object, { transport: UpstashTransport; queues: Map<string, IsolateQueue> }>();
 
@@ -95,20 +108,20 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     return isolate;
   };
 
-  /** The isolate's state of `name`, or undefined when the Worker has no handler for it. */
+  /**
+   * The isolate's state of `name` (a queue, or a partition `mail~3`), or undefined when the Worker
+   * has no handler for it (see ServedQueues).
+   */
   const queueOf = (env: WorkerEnv, name: string): IsolateQueue | undefined => {
-    // own properties only: a queue named `toString` or `constructor` has no handler here, not
-    // the object prototype's method; the payload types are the caller's promise about what its
-    // queues carry, so at run time a handler takes whatever its queue holds
-    if (!Object.hasOwn(options.handlers, name)) return undefined;
-    const handler = (options.handlers as Readonly<Record<string, Handler<unknown>>>)[name];
-    if (!handler) return undefined;
     const { transport, queues } = isolateOf(env);
     let shared = queues.get(name);
     if (!shared) {
-      const queue = new Queue<unknown>(transport, name, options.queueOptions);
+      const servedQueue = served.resolve(name);
+      if (!servedQueue) return undefined;
+      const queueOptions = servedQueue.partitions === undefined ? options.queueOptions : { ...options.queueOptions, partitions: servedQueue.partitions };
+      const queue = new Queue<unknown>(transport, name, queueOptions);
       const leases = new Leases(queue);
-      const made = new IsolateQueue(queue, leases, handler);
+      const made = new IsolateQueue(queue, leases, servedQueue.handler);
       // a flow parent this queue's child released in a queue of this Worker runs now, as an
       // enqueue's job does: a drain of its queue, awaited by a drain of this one
       leases.onRelease = (released) => {
@@ -129,6 +142,8 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
    */
   const startDrain = (env: WorkerEnv, name: string, dueAt: number): Promise<void> | undefined => {
     const settings = workerSettings(env, options.beat);
+    const partitions = served.partitionsOf(name);
+    if (partitions) return drainPartitions(env, partitions, dueAt, settings);
     const shared = queueOf(env, name);
     const startUntil = Date.now() + settings.drainOnEnqueueMs;
     // no drain for a job due after the window (the cron's beat runs it), nor for one claimable
@@ -142,6 +157,65 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
       (summaries) => log({ msg: 'drain after enqueue', summaries: report(drain, summaries) }),
       (error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }),
     );
+  };
+
+  /**
+   * Drains `shareds` together until `deadline`: their first beats in one request (an idle set of
+   * queues costs that one request), then each that has work on its own, `budget` requests each.
+   * What the first request cost, and every drain's summaries.
+   */
+  const drainTogether = async (
+    env: WorkerEnv,
+    shareds: readonly IsolateQueue[],
+    settings: WorkerSettings,
+    deadline: number,
+    budget: number,
+  ): Promise<{ firstRequests: number; summaries: Array<BeatSummary | Pick<QueueDrain, 'acknowledgedLater'>> }> => {
+    const drains = shareds.map((shared) => new QueueDrain(shared, settings, deadline, budget - 1, onOutcome(shared.queue.name)));
+    const asked = drains.map((drain) => drain.firstClaim());
+    const leaseMs = Math.max(1, deadline - Date.now()) + (settings.beat.leaseMarginMs ?? 15_000);
+    let firstRequests = 0;
+    const sent = sendRounds(
+      isolateOf(env).transport,
+      shareds.map((shared, i) => shared.leases.prepare({ claim: asked[i]!, beat: true, leaseMs })),
+      () => firstRequests++,
+    );
+    // a beat that claims is in flight for each queue: a drain of this isolate asleep for a job
+    // due by now need not beat for it (the drain this beat starts claims all it promoted)
+    shareds.forEach((shared, i) => {
+      if (asked[i]! > 0) shared.beatSent(sent.then((firsts) => firsts[i]!.claimed ?? null));
+    });
+    const firsts = await sent;
+    const all = await Promise.all(
+      drains.map(async (drain, i) => {
+        const first = { claimed: firsts[i]!.claimed!, asked: asked[i]! };
+        return report(drain, await drain.run({ first }));
+      }),
+    );
+    return { firstRequests, summaries: all.flat() };
+  };
+
+  /**
+   * The drain after an enqueue the API reported by a partitioned queue's own name (a bulk enqueue
+   * spread over its partitions, say): the partitions no drain of this isolate covers drain
+   * together, their first beats in one request, the enqueue drain's budget shared among them. One
+   * reported by a partition's name (`mail~3`) drains that partition alone, as any queue.
+   */
+  const drainPartitions = (env: WorkerEnv, partitions: readonly string[], dueAt: number, settings: WorkerSettings): Promise<void> | undefined => {
+    const startUntil = Date.now() + settings.drainOnEnqueueMs;
+    if (settings.drainOnEnqueueMs <= 0 || dueAt > startUntil) return undefined;
+    const shareds = partitions.map((name) => queueOf(env, name)!);
+    const uncovered = (): IsolateQueue[] => shareds.filter((shared) => !shared.covers());
+    if (dueAt <= Date.now() && uncovered().length === 0) return undefined;
+    const budget = Math.max(2, Math.floor(ENQUEUE_DRAIN_BUDGET / partitions.length));
+    const run = async (): Promise<void> => {
+      if (dueAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, dueAt - Date.now()));
+      const left = uncovered();
+      if (left.length === 0) return;
+      const { summaries } = await drainTogether(env, left, settings, startUntil + settings.beat.jobTimeoutMs, budget);
+      log({ msg: 'drain after enqueue', summaries });
+    };
+    return run().catch((error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }));
   };
 
   const onOutcome =
@@ -187,27 +261,13 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     const settings = workerSettings(env, options.beat);
     if (settings.noJobCanStart) log({ level: 'warn', msg: 'no job can start', cron: trigger.cron, reason: settings.noJobCanStart });
     const deadline = Date.now() + settings.deadlineMs;
-    const names = Object.keys(options.handlers);
+    // a partitioned queue is each of its partitions: every one drained, the event's budget shared
+    const names = served.drained();
     const budget = Math.floor(settings.beat.maxRequests / Math.max(1, names.length));
     const queues = names.map((name) => queueOf(env, name)!);
-    const drains = queues.map((shared) => new QueueDrain(shared, settings, deadline, budget - 1, onOutcome(shared.queue.name)));
-    const asked = drains.map((drain) => drain.firstClaim());
-    const leaseMs = Math.max(1, deadline - Date.now()) + (settings.beat.leaseMarginMs ?? 15_000);
-    let requests = 0;
-    const firsts = await sendRounds(
-      isolateOf(env).transport,
-      queues.map((shared, i) => shared.leases.prepare({ claim: asked[i]!, beat: true, leaseMs })),
-      () => requests++,
-    );
-    const all = await Promise.all(
-      drains.map(async (drain, i) => {
-        const first = { claimed: firsts[i]!.claimed!, asked: asked[i]! };
-        return report(drain, await drain.run({ first }));
-      }),
-    );
+    const { firstRequests: requests, summaries: flat } = await drainTogether(env, queues, settings, deadline, budget);
     // what the event spent, and on how many scheduler slots: an idle event is its first request
     // alone; a slot fired costs its beat, its firing and the requests that run its job
-    const flat = all.flat();
     const spent = flat.reduce((n, s) => n + ('acknowledgedLater' in s ? s.acknowledgedLater.requests : s.requests), requests);
     const fired = flat.reduce((n, s) => n + ('fired' in s ? s.fired : 0), 0);
     log({ msg: 'scheduled beat', cron: trigger.cron, firstRequests: requests, requests: spent, firedSlots: fired, summaries: flat });
