@@ -413,12 +413,21 @@ export class Queue<Payload = unknown> {
     return { key: `k:${idempotencyKey}`, ttlMs: this.idempotencyTtlMs, callerKey: true };
   }
 
-  /** Runs enqueue ops, registering the queue's name in the same round trip the first time. */
+  /** Runs enqueue ops, registering the queue's name first the first time. */
   private async enqueue(ops: Array<ScriptOp<EnqueueResult[]>>): Promise<EnqueueResult[][]> {
-    if (this.registered) return this.scripts.runOps(ops, this.replication);
-    const [, ...results] = await this.scripts.runOps([this.scripts.registerOp(this.registration), ...ops] as const, this.replication);
+    await this.register();
+    return this.scripts.runOps(ops, this.replication);
+  }
+
+  /**
+   * Records the queue's name in the registry, once: a round trip of its own before the first
+   * write, not beside it, because the registry is in another slot, so Redis runs a write sent
+   * beside a refused registration (EMQPARTITION) anyway: refused, nothing may be written.
+   */
+  private async register(): Promise<void> {
+    if (this.registered) return;
+    await this.scripts.runOps([this.scripts.registerOp(this.registration)] as const, this.replication);
     this.registered = true;
-    return results as EnqueueResult[][];
   }
 
   /**
@@ -972,13 +981,8 @@ export class Queue<Payload = unknown> {
     let start: WatchStart | undefined;
     const [added] = await traceSend(this.name, 1, options.traceparent, async (traceparent) => {
       const ops = [this.scripts.watchJobOp(''), this.scripts.enqueueOp([job], { ...request, traceparent })] as const;
-      if (this.registered) {
-        const [watched, results] = await this.scripts.runOps(ops, this.replication);
-        start = watched;
-        return results;
-      }
-      const [, watched, results] = await this.scripts.runOps([this.scripts.registerOp(this.registration), ...ops] as const, this.replication);
-      this.registered = true;
+      await this.register();
+      const [watched, results] = await this.scripts.runOps(ops, this.replication);
       start = watched;
       return results;
     });
