@@ -297,11 +297,12 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
 
   app.use('*', bearerAuth<AppEnv<Bindings>>((c) => options.token?.(c)));
 
-  // A plain Queue cached for a name that was partitioned since is refused with EMQPARTITION at its
-  // first enqueue (nothing written): dropped here, so the next request resolves the name again.
+  // A queue cached for a name whose partitioning changed since (a plain Queue for a name
+  // partitioned since) is refused with EMQPARTITION at its first enqueue, nothing written: dropped
+  // here, so the next request resolves the name again.
   app.use('/v1/queues/:queue/*', async (c, next) => {
     await next();
-    if (c.error instanceof PartitionError) await queues.forgetPlain(options.transport(c), c.req.param('queue'));
+    if (c.error instanceof PartitionError) queues.forget(options.transport(c), c.req.param('queue'));
   });
 
   app.openapi(metricsRoute, async (c) => {

@@ -1,5 +1,5 @@
 import { type AnyQueue, openQueue } from '../open-queue.js';
-import { Queue, type QueueOptions } from '../queue.js';
+import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
 
 /** The most queue names kept per transport: names come from URLs, so anyone can make new ones. */
@@ -54,15 +54,11 @@ export class QueueCache {
   }
 
   /**
-   * Drops `name`'s entry when it holds a plain Queue: what the app does when that Queue was
-   * refused with EMQPARTITION (the name was partitioned since it was resolved), so the next
-   * request resolves the name again.
+   * Drops `name`'s entry: what the app does when its queue was refused with EMQPARTITION (the
+   * name was partitioned, or unpartitioned, or obliterated and made again with another count since
+   * it was resolved), so the next request resolves the name again.
    */
-  async forgetPlain(transport: Transport, name: string): Promise<void> {
-    const queues = this.byTransport.get(transport);
-    const entry = queues?.get(name);
-    if (!entry) return;
-    const queue = await entry.catch(() => undefined);
-    if (queue instanceof Queue && queues!.get(name) === entry) queues!.delete(name);
+  forget(transport: Transport, name: string): void {
+    this.byTransport.get(transport)?.delete(name);
   }
 }
