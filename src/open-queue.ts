@@ -1,19 +1,57 @@
 import { PartitionedQueue } from './partitioned-queue.js';
 import { Queue, type QueueOptions } from './queue.js';
-import { listQueuesOp, runOps } from './scripts.js';
+import { partitionsOf } from './registry.js';
 import type { Transport } from './transport.js';
+
+/**
+ * The methods a PartitionedQueue answers as a Queue does (same signatures, checked by the
+ * compiler), so the HTTP API and the CLI serve either by name.
+ */
+type QueueSurface<Payload> = Pick<
+  Queue<Payload>,
+  | 'add'
+  | 'addBulk'
+  | 'addAndWait'
+  | 'waitFor'
+  | 'getJob'
+  | 'getJobs'
+  | 'listDead'
+  | 'stats'
+  | 'rateLimits'
+  | 'remove'
+  | 'reprocess'
+  | 'changePriority'
+  | 'updateData'
+  | 'moveToGroup'
+  | 'pause'
+  | 'resume'
+  | 'pauseGroup'
+  | 'resumeGroup'
+  | 'setGroupLimit'
+  | 'setRateLimit'
+  | 'setGroupRateLimit'
+  | 'holdGroup'
+  | 'sweepGroup'
+  | 'clean'
+  | 'drain'
+  | 'reprocessDead'
+  | 'obliterate'
+  | 'upsertScheduler'
+  | 'getScheduler'
+  | 'listSchedulers'
+  | 'removeScheduler'
+  | 'setDeadRetention'
+  | 'deadRetention'
+  | 'setEvents'
+  | 'eventsSettings'
+  | 'readEvents'
+  | 'events'
+  | 'eventEntries'
+  | 'close'
+>;
 
 /** A queue addressed by its name: a Queue, or a PartitionedQueue when the registry says it is partitioned. */
 export type AnyQueue<Payload = unknown> = Queue<Payload> | PartitionedQueue<Payload>;
-
-/**
- * How many partitions the registry records for queue `name`: 0 for a queue that is not
- * partitioned (or not registered yet). One read of the registry.
- */
-export async function partitionsOf(transport: Transport, name: string): Promise<number> {
-  const [{ partitions }] = await runOps(transport, [listQueuesOp()] as const);
-  return partitions.get(name) ?? 0;
-}
 
 /**
  * Queue `name` as the registry knows it: a PartitionedQueue of the recorded count when it is
@@ -29,5 +67,5 @@ export async function openQueue<Payload = unknown>(transport: Transport, name: s
   // the name is checked before the read: a Queue's constructor throws for a bad one
   const plain = new Queue<Payload>(transport, name, options);
   const partitions = await partitionsOf(transport, name);
-  return partitions === 0 ? plain : new PartitionedQueue<Payload>(transport, name, { ...options, partitions });
+  return partitions === 0 ? plain : (new PartitionedQueue<Payload>(transport, name, { ...options, partitions }) satisfies QueueSurface<Payload>);
 }

@@ -18,7 +18,7 @@ import {
 } from './queue.js';
 import type { RateLimit, RateLimits } from './rate-limits.js';
 import { assertSchedulerId, checkSpec, encodeSchedulerJob, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from './schedulers.js';
-import { runOps, Scripts } from './scripts.js';
+import { unregisterQueue } from './registry.js';
 import type { Replication, Transport } from './transport.js';
 
 /** Options of a PartitionedQueue: a Queue's, and its count of partitions. */
@@ -40,53 +40,6 @@ function addCounts(counts: readonly QueueCounts[]): QueueCounts {
   for (const c of counts) for (const [state, n] of Object.entries(c)) sum[state] = (sum[state] ?? 0) + n;
   return sum as unknown as QueueCounts;
 }
-
-/**
- * The methods a PartitionedQueue answers as a Queue does (same signatures, checked by the
- * compiler), so the HTTP API and the CLI serve either by name (src/open-queue.ts).
- */
-export type QueueSurface<Payload> = Pick<
-  Queue<Payload>,
-  | 'add'
-  | 'addBulk'
-  | 'addAndWait'
-  | 'waitFor'
-  | 'getJob'
-  | 'getJobs'
-  | 'listDead'
-  | 'stats'
-  | 'rateLimits'
-  | 'remove'
-  | 'reprocess'
-  | 'changePriority'
-  | 'updateData'
-  | 'moveToGroup'
-  | 'pause'
-  | 'resume'
-  | 'pauseGroup'
-  | 'resumeGroup'
-  | 'setGroupLimit'
-  | 'setRateLimit'
-  | 'setGroupRateLimit'
-  | 'holdGroup'
-  | 'sweepGroup'
-  | 'clean'
-  | 'drain'
-  | 'reprocessDead'
-  | 'obliterate'
-  | 'upsertScheduler'
-  | 'getScheduler'
-  | 'listSchedulers'
-  | 'removeScheduler'
-  | 'setDeadRetention'
-  | 'deadRetention'
-  | 'setEvents'
-  | 'eventsSettings'
-  | 'readEvents'
-  | 'events'
-  | 'eventEntries'
-  | 'close'
->;
 
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
 
@@ -211,7 +164,7 @@ function mergeRateLimits(all: readonly RateLimits[]): RateLimits {
  * const queue = new PartitionedQueue<{ to: string }>(transport, 'mail', { partitions: 8 });
  * await queue.add({ to: 'a@example.com' }, { group: 'tenant-1' });
  */
-export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload> {
+export class PartitionedQueue<Payload = unknown> {
   /** The queue's name: letters, digits and `._-`, at most 128. */
   readonly name: string;
   /** Its partitions' Queues, partition `i` at index `i` (named `<name>~<i>`). */
@@ -258,7 +211,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
    * The partition a job goes to: its group's (always the same), else its id's, else the next in
    * turn. `key` stands in for a missing id (an idempotency key), so a repeated request routes alike.
    */
-  partitionFor(options: Routed = {}, key?: string): number {
+  partitionFor(options: Pick<EnqueueOptions, 'group' | 'id'> = {}, key?: string): number {
     if (typeof options.group === 'string') return partitionOf(options.group, this.parts.length);
     if (typeof options.id === 'string') return partitionOf(options.id, this.parts.length);
     if (key !== undefined) return partitionOf(key, this.parts.length);
@@ -503,7 +456,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
   }
 
   /** The counted sweep of group `group`, in its partition (see Queue.sweepGroup). */
-  async sweepGroup(group: string): Promise<{ stored: number; counted: number }> {
+  async sweepGroup(group: string): ReturnType<Queue<Payload>['sweepGroup']> {
     return this.partitionOfGroup(group).sweepGroup(group);
   }
 
@@ -572,7 +525,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
     else {
       for (const part of this.parts) if (!(await part.obliterate({ force, limit: options.limit }))) return false;
     }
-    await runOps(this.transport, [new Scripts(this.transport, this.name).unregisterOp()] as const);
+    await unregisterQueue(this.transport, this.name);
     return true;
   }
 

@@ -42,6 +42,28 @@ export async function listQueues(transport: Transport): Promise<string[]> {
 }
 
 /**
+ * How many partitions the registry records for queue `name`: 0 for a queue that is not
+ * partitioned (or not registered yet). One read of the registry.
+ *
+ * @example
+ * if ((await partitionsOf(transport, 'mail')) > 0) console.log('mail is partitioned');
+ */
+export async function partitionsOf(transport: Transport, name: string): Promise<number> {
+  const [{ partitions }] = await runOps(transport, [listQueuesOp()] as const);
+  return partitions.get(name) ?? 0;
+}
+
+/**
+ * Takes queue `name` (and its count of partitions) out of the registry: what obliterating a
+ * partitioned queue does last, once every partition is gone (a Queue's own obliterate does it
+ * for itself). Resolves false when it was not there.
+ */
+export async function unregisterQueue(transport: Transport, name: string): Promise<boolean> {
+  const [removed] = await runOps(transport, [new Scripts(transport, name).unregisterOp()] as const);
+  return removed;
+}
+
+/**
  * Every registered queue with its counts and paused flag, sorted by name, in one round trip per
  * 100 queues (on a Redis Cluster, one pipeline per master serving them): what
  * `/metrics` and a dashboard read without scanning the keyspace.

@@ -105,7 +105,7 @@ export const queuesRoute = createRoute({
   path: '/v1/queues',
   summary: 'Every queue of the registry, sorted by name, with its counts per state, the paused flag and its counters',
   description:
-    'The registry holds every queue that has had a job enqueued (until it is obliterated). One round trip to Redis per 100 queues: in the Worker, one subrequest each.',
+    'The registry holds every queue that has had a job enqueued (until it is obliterated). A partitioned queue is one row under its name, its partitions summed, with `partitions` (its count); every route taking `{queue}` addresses it by that name. One round trip to Redis per 100 queues (or partitions): in the Worker, one subrequest each.',
   responses: { 200: json(queueList, 'the queues'), 401: refusals[401], 503: refusals[503] },
 });
 
