@@ -3722,7 +3722,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "c70d844e70cdc6c7b30b14f5c9d387d57b7f7bf9",
+    sha1: "db480ad7f0920275430af285d9429b8f7c03b224",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3738,7 +3738,7 @@ return reply('done')
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
   then 13 values per job:
-           id ("" = a fresh "JOB:<seq>"), payload (JSON text), group ("" = ungrouped),
+           id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
            dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
