@@ -422,11 +422,13 @@ export class Queue<Payload = unknown> {
   /**
    * Records the queue's name in the registry, once: a round trip of its own before the first
    * write, not beside it, because the registry is in another slot, so Redis runs a write sent
-   * beside a refused registration (EMQPARTITION) anyway: refused, nothing may be written.
+   * beside a refused registration (EMQPARTITION) anyway: refused, nothing may be written. Not
+   * waited for by replicas on its own: on one Redis the write's WAIT that follows covers it (one
+   * connection), and a registry entry lost in a failover is written again by the next process.
    */
   private async register(): Promise<void> {
     if (this.registered) return;
-    await this.scripts.runOps([this.scripts.registerOp(this.registration)] as const, this.replication);
+    await this.scripts.runOps([this.scripts.registerOp(this.registration)] as const);
     this.registered = true;
   }
 
