@@ -160,6 +160,14 @@ function mergeRateLimits(all: readonly RateLimits[]): RateLimits {
  * its id's, one without in turn. Consumers (`Consumer`, `BatchConsumer`) take a PartitionedQueue
  * and claim across its partitions; queue-wide pause and resume reach every partition.
  *
+ * It answers what a Queue answers, across its partitions: a job by id in the partition holding it
+ * (a generated id, `JOB:<seq>~<i>`, names it; a caller's id is looked for in every partition, and
+ * may be held by two partitions when given with different groups), listings merged in the state's
+ * order, counts summed, bulk admin and settings on every partition, a group's calls in its
+ * partition. What cannot hold across partitions is a PartitionError saying what to do instead: a
+ * job moved to a group of another partition, one cursor over the events (`readEvents`). A
+ * queue-wide rate limit is per partition: N partitions admit N times the rate.
+ *
  * @example
  * const queue = new PartitionedQueue<{ to: string }>(transport, 'mail', { partitions: 8 });
  * await queue.add({ to: 'a@example.com' }, { group: 'tenant-1' });
