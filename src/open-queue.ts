@@ -1,6 +1,6 @@
 import { PartitionedQueue } from './partitioned-queue.js';
-import { Queue, type QueueOptions } from './queue.js';
-import { partitionsOf } from './registry.js';
+import { Queue, type QueueOptions, registeredAlready } from './queue.js';
+import { registrationOf } from './registry.js';
 import type { Transport } from './transport.js';
 
 /**
@@ -66,6 +66,12 @@ export type AnyQueue<Payload = unknown> = Queue<Payload> | PartitionedQueue<Payl
 export async function openQueue<Payload = unknown>(transport: Transport, name: string, options: Omit<QueueOptions, 'partitions'> = {}): Promise<AnyQueue<Payload>> {
   // the name is checked before the read: a Queue's constructor throws for a bad one
   const plain = new Queue<Payload>(transport, name, options);
-  const partitions = await partitionsOf(transport, name);
-  return partitions === 0 ? plain : (new PartitionedQueue<Payload>(transport, name, { ...options, partitions }) satisfies QueueSurface<Payload>);
+  const { registered, partitions } = await registrationOf(transport, name);
+  if (partitions === 0) {
+    if (registered) registeredAlready(plain as Queue<unknown>);
+    return plain;
+  }
+  const queue = new PartitionedQueue<Payload>(transport, name, { ...options, partitions }) satisfies QueueSurface<Payload>;
+  for (const part of queue.parts) registeredAlready(part as Queue<unknown>);
+  return queue;
 }

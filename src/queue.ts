@@ -280,6 +280,18 @@ function bulkLimit(limit: number | undefined): number {
   return limit;
 }
 
+/** Queues whose registration a read of the registry found made already (openQueue): their first enqueue skips it. */
+const knownRegistered = new WeakSet<Queue<unknown>>();
+
+/**
+ * Tells `queue` that the registry holds its registration already, as a read of the registry just
+ * found (src/open-queue.ts), so its first enqueue sends no registration of its own: a round trip
+ * less per name, which a Worker pays per isolate. Not part of the package's API.
+ */
+export function registeredAlready(queue: Queue<unknown>): void {
+  knownRegistered.add(queue);
+}
+
 /**
  * A queue: produce jobs, inspect them and control them. The same class runs on Node and in a
  * Worker: it only needs a Transport. Consumers run on its lease protocol (`Leases`).
@@ -309,6 +321,8 @@ export class Queue<Payload = unknown> {
   private requestCount = 0;
   /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
   private registered = false;
+  /** The registration under way, shared by the enqueues that wait for it. */
+  private registering: Promise<void> | undefined;
   private readonly ownsTransport: boolean;
   private source: EventSource | undefined;
   /** What its first enqueue records in the registry: its name, or for a partition its partitioned queue's name and count. */
@@ -428,8 +442,21 @@ export class Queue<Payload = unknown> {
    */
   private async register(): Promise<void> {
     if (this.registered) return;
-    await this.scripts.runOps([this.scripts.registerOp(this.registration)] as const);
-    this.registered = true;
+    if (knownRegistered.has(this)) {
+      this.registered = true;
+      return;
+    }
+    // concurrent first enqueues (a burst through the HTTP API) share the one registration
+    this.registering ??= this.scripts.runOps([this.scripts.registerOp(this.registration)] as const).then(
+      () => {
+        this.registered = true;
+      },
+      (error: unknown) => {
+        this.registering = undefined;
+        throw error;
+      },
+    );
+    await this.registering;
   }
 
   /**
@@ -753,6 +780,8 @@ export class Queue<Payload = unknown> {
         // a partition leaves its partitioned queue's registration to it (PartitionedQueue.obliterate)
         if (this.registration.partitions === 0) await this.scripts.run(this.scripts.unregisterOp());
         this.registered = false;
+        this.registering = undefined;
+        knownRegistered.delete(this);
         return true;
       }
       deleted += Math.max(chunk.count, 1);

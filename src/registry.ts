@@ -41,16 +41,24 @@ export async function listQueues(transport: Transport): Promise<string[]> {
   return names;
 }
 
+/** What the registry holds of one queue's name. */
+export interface Registered {
+  /** Whether the name is registered (a job was enqueued to it, and it was not obliterated since). */
+  readonly registered: boolean;
+  /** Its count of partitions, 0 for a queue that is not partitioned (or not registered). */
+  readonly partitions: number;
+}
+
 /**
- * How many partitions the registry records for queue `name`: 0 for a queue that is not
- * partitioned (or not registered yet). One read of the registry.
+ * What the registry holds of queue `name`: whether it is registered, and its count of partitions.
+ * One read of the registry.
  *
  * @example
- * if ((await partitionsOf(transport, 'mail')) > 0) console.log('mail is partitioned');
+ * if ((await registrationOf(transport, 'mail')).partitions > 0) console.log('mail is partitioned');
  */
-export async function partitionsOf(transport: Transport, name: string): Promise<number> {
-  const [{ partitions }] = await runOps(transport, [listQueuesOp()] as const);
-  return partitions.get(name) ?? 0;
+export async function registrationOf(transport: Transport, name: string): Promise<Registered> {
+  const [{ names, partitions }] = await runOps(transport, [listQueuesOp()] as const);
+  return { registered: names.includes(name), partitions: partitions.get(name) ?? 0 };
 }
 
 /**
