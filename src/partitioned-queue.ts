@@ -1,9 +1,24 @@
-import { InvalidArgumentError, shown } from './errors.js';
-import type { EnqueueOptions, EnqueueResult, JobRecord, QueueCounts } from './job.js';
+import { InvalidArgumentError, JobNotFoundError, JobStateError, PartitionError, shown } from './errors.js';
+import type { EventsSettings, QueueEvent } from './events.js';
+import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
 import { assertPartitions, partitionName, partitionOf } from './partitions.js';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID } from './encode.js';
-import { type BulkJob, encodeBulk, Queue, type QueueOptions, type RequestOptions } from './queue.js';
+import {
+  type AddAndWaitOptions,
+  type BulkJob,
+  encodeBulk,
+  type EventsOptions,
+  type JobOutcome,
+  Queue,
+  type QueueOptions,
+  type QueueStats,
+  type RequestOptions,
+  type WaitForOptions,
+} from './queue.js';
+import type { RateLimit, RateLimits } from './rate-limits.js';
+import { assertSchedulerId, checkSpec, encodeSchedulerJob, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from './schedulers.js';
+import { unregisterQueue } from './registry.js';
 import type { Replication, Transport } from './transport.js';
 
 /** Options of a PartitionedQueue: a Queue's, and its count of partitions. */
@@ -26,6 +41,117 @@ function addCounts(counts: readonly QueueCounts[]): QueueCounts {
   return sum as unknown as QueueCounts;
 }
 
+const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
+
+/** The most rows one partition's page read asks for (getJobs' own cap). */
+const PAGE_CHUNK = 1000;
+
+/** A page's offset and limit, checked as Queue.getJobs checks them: limit 1 to 1000 (default 50), offset from 0. */
+function pageOf(options: PageOptions): { offset: number; limit: number } {
+  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
+  const offset = options.offset ?? 0;
+  const limit = options.limit ?? 50;
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be an integer >= 0');
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit must be an integer from 1 to 1000');
+  return { offset, limit };
+}
+
+/**
+ * Whether job `a` comes before `b` in `state`'s order across partitions (Queue.getJobs): pending
+ * ungrouped work first (by priority, then creation), then the groups by name (a group is in one
+ * partition, so its lane keeps its own order); scheduled by due time, active by lease deadline,
+ * waiting longest first, completed and dead most recent first.
+ */
+function orderOf(state: JobState): (a: JobRecord<unknown>, b: JobRecord<unknown>) => number {
+  switch (state) {
+    case 'pending':
+      return (a, b) => {
+        if (a.group !== b.group) {
+          if (a.group === undefined) return -1;
+          if (b.group === undefined) return 1;
+          return a.group < b.group ? -1 : 1;
+        }
+        return a.group === undefined ? a.priority - b.priority || a.createdAt - b.createdAt : 0;
+      };
+    case 'scheduled':
+      return (a, b) => (a.runAt ?? 0) - (b.runAt ?? 0);
+    case 'active':
+      return (a, b) => (a.leaseUntil ?? 0) - (b.leaseUntil ?? 0);
+    case 'waiting':
+      return (a, b) => a.createdAt - b.createdAt;
+    default:
+      return (a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0);
+  }
+}
+
+/**
+ * One page of several ordered lists merged: each list's first `offset + limit` rows read (in
+ * reads of at most 1000), merged head by head (each list keeps its own order, `order` decides
+ * between heads), then the page cut. A list's read that comes back short is its end.
+ */
+async function mergedPage<T>(
+  lists: number,
+  read: (list: number, offset: number, limit: number) => Promise<T[]>,
+  order: (a: T, b: T) => number,
+  page: { offset: number; limit: number },
+): Promise<T[]> {
+  const want = page.offset + page.limit;
+  const heads = await Promise.all(
+    Array.from({ length: lists }, async (_, i) => {
+      const rows: T[] = [];
+      while (rows.length < want) {
+        const asked = Math.min(PAGE_CHUNK, want - rows.length);
+        const got = await read(i, rows.length, asked);
+        rows.push(...got);
+        if (got.length < asked) break;
+      }
+      return rows;
+    }),
+  );
+  const at = heads.map(() => 0);
+  const out: T[] = [];
+  while (out.length < want) {
+    let best = -1;
+    for (let i = 0; i < heads.length; i++) {
+      if (at[i]! >= heads[i]!.length) continue;
+      if (best < 0 || order(heads[i]![at[i]!]!, heads[best]![at[best]!]!) < 0) best = i;
+    }
+    if (best < 0) break;
+    out.push(heads[best]![at[best]!++]!);
+  }
+  return out.slice(page.offset);
+}
+
+/** Several async iterables' items as each comes, every source's order kept; ends when all have. */
+async function* interleave<T>(sources: ReadonlyArray<AsyncIterable<T>>, stop: AbortController): AsyncGenerator<T> {
+  const iterators = sources.map((source) => source[Symbol.asyncIterator]());
+  const next = (i: number) => iterators[i]!.next().then((result) => ({ i, result }));
+  const waiting = new Map(iterators.map((_, i) => [i, next(i)] as const));
+  try {
+    while (waiting.size > 0) {
+      const { i, result } = await Promise.race(waiting.values());
+      if (result.done) {
+        waiting.delete(i);
+        continue;
+      }
+      waiting.set(i, next(i));
+      yield result.value;
+    }
+  } finally {
+    // the sources park on their reads: the abort ends them, so their return() settles
+    stop.abort();
+    await Promise.allSettled(iterators.map((it) => it.return?.()));
+  }
+}
+
+/** Several partitions' rate limits as one: the queue's (set alike on every partition), every group's, every throttle soonest first. */
+function mergeRateLimits(all: readonly RateLimits[]): RateLimits {
+  const groups: Record<string, RateLimit> = {};
+  for (const r of all) Object.assign(groups, r.groups);
+  const throttled = all.flatMap((r) => r.throttled).sort((a, b) => a.until - b.until).slice(0, 1000);
+  return { queue: all.find((r) => r.queue !== null)?.queue ?? null, groups, throttled };
+}
+
 /**
  * A queue spread over `partitions` queues (`mail~0` ... `mail~N-1`), each in a cluster slot of its
  * own, so one queue's work spreads over the masters of a Redis Cluster (docs/design.md,
@@ -33,6 +159,14 @@ function addCounts(counts: readonly QueueCounts[]): QueueCounts {
  * group's order, limit, rate and pause hold; an ungrouped job with an id of the caller's goes to
  * its id's, one without in turn. Consumers (`Consumer`, `BatchConsumer`) take a PartitionedQueue
  * and claim across its partitions; queue-wide pause and resume reach every partition.
+ *
+ * It answers what a Queue answers, across its partitions: a job by id in the partition holding it
+ * (a generated id, `JOB:<seq>~<i>`, names it; a caller's id is looked for in every partition, and
+ * may be held by two partitions when given with different groups), listings merged in the state's
+ * order, counts summed, bulk admin and settings on every partition, a group's calls in its
+ * partition. What cannot hold across partitions is a PartitionError saying what to do instead: a
+ * job moved to a group of another partition, one cursor over the events (`readEvents`). A
+ * queue-wide rate limit is per partition: N partitions admit N times the rate.
  *
  * @example
  * const queue = new PartitionedQueue<{ to: string }>(transport, 'mail', { partitions: 8 });
@@ -85,7 +219,7 @@ export class PartitionedQueue<Payload = unknown> {
    * The partition a job goes to: its group's (always the same), else its id's, else the next in
    * turn. `key` stands in for a missing id (an idempotency key), so a repeated request routes alike.
    */
-  partitionFor(options: Routed = {}, key?: string): number {
+  partitionFor(options: Pick<EnqueueOptions, 'group' | 'id'> = {}, key?: string): number {
     if (typeof options.group === 'string') return partitionOf(options.group, this.parts.length);
     if (typeof options.id === 'string') return partitionOf(options.id, this.parts.length);
     if (key !== undefined) return partitionOf(key, this.parts.length);
@@ -191,9 +325,324 @@ export class PartitionedQueue<Payload = unknown> {
     return this.partitionOfGroup(group).setGroupLimit(group, limit);
   }
 
+  /**
+   * The partition holding job `id`: the one a generated id names, else the one where it is found
+   * (read in every partition at once). Throws JobNotFoundError when no partition has it.
+   */
+  private async holderOf(id: string): Promise<Queue<Payload>> {
+    const jobId = jobIdOf(id);
+    const candidates = this.partitionsOfId(jobId);
+    if (candidates.length === 1) return candidates[0]!;
+    const rows = await Promise.all(candidates.map((part) => part.getJob(jobId)));
+    const found = rows.findIndex((row) => row !== null);
+    if (found < 0) throw new JobNotFoundError(`no job ${jobId} in any partition of ${this.name}`, { jobId });
+    return candidates[found]!;
+  }
+
+  /** The partition's index of a partition's Queue. */
+  private indexOf(part: Queue<Payload>): number {
+    return this.parts.indexOf(part);
+  }
+
+  /**
+   * Adds a job to its partition (as `add`) and waits for it (as `waitFor`), in that partition:
+   * see Queue.addAndWait.
+   */
+  async addAndWait(payload: Payload, options: AddAndWaitOptions = {}): Promise<JobOutcome> {
+    const i = this.partitionFor(options ?? {}, options?.idempotencyKey);
+    return this.parts[i]!.addAndWait(payload, options);
+  }
+
+  /** Waits for a job to finish, in the partition that holds it: see Queue.waitFor. */
+  async waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
+    return (await this.holderOf(id)).waitFor(id, options);
+  }
+
+  /**
+   * A page of the jobs in `state`, merged across partitions in the state's order (Queue.getJobs):
+   * pending ungrouped work first, by priority then creation, then the groups by name (each group
+   * in one partition, in its lane's order); scheduled by due time, active by lease deadline,
+   * waiting longest first, completed and dead most recent first. The offset and limit apply to the
+   * merged order, so a page reads up to `offset + limit` rows of each partition.
+   *
+   * @example
+   * const next = await queue.getJobs('scheduled', { limit: 10 }); // the ten due soonest, of every partition
+   */
+  async getJobs(state: JobState, options: PageOptions = {}): Promise<Array<JobRecord<Payload>>> {
+    if (!STATES.includes(state)) throw new InvalidArgumentError(`state must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
+    const page = pageOf(options);
+    return mergedPage(this.parts.length, (i, offset, limit) => this.parts[i]!.getJobs(state, { offset, limit }), orderOf(state), page);
+  }
+
+  /** Dead jobs of every partition, most recent first, the page cut from the merged order. */
+  async listDead(options: { offset?: number; limit?: number } = {}): Promise<Array<JobRecord<Payload>>> {
+    const page = pageOf(options);
+    return mergedPage(this.parts.length, (i, offset, limit) => this.parts[i]!.listDead({ offset, limit }), orderOf('dead'), page);
+  }
+
+  /**
+   * Every partition's counts added up, its rate limits merged (the queue's limit is per
+   * partition, see setRateLimit), and paused only when every partition is.
+   */
+  async stats(): Promise<QueueStats> {
+    const all = await Promise.all(this.parts.map((part) => part.stats()));
+    return {
+      queue: this.name,
+      paused: all.every((s) => s.paused),
+      counts: addCounts(all.map((s) => s.counts)),
+      rateLimits: mergeRateLimits(all.map((s) => s.rateLimits)),
+    };
+  }
+
+  /** The rate limits of every partition merged: every group's, every throttle soonest first (at most 1000). */
+  async rateLimits(): Promise<RateLimits> {
+    return mergeRateLimits(await Promise.all(this.parts.map((part) => part.rateLimits())));
+  }
+
+  /** Removes a job, in the partition that holds it (see Queue.remove). */
+  async remove(id: string): Promise<void> {
+    return (await this.holderOf(id)).remove(id);
+  }
+
+  /** Puts a dead job back to be claimed, in its partition (see Queue.reprocess). */
+  async reprocess(id: string): Promise<void> {
+    return (await this.holderOf(id)).reprocess(id);
+  }
+
+  /** Gives a waiting job another priority, in its partition (see Queue.changePriority). */
+  async changePriority(id: string, priority: number): Promise<void> {
+    return (await this.holderOf(id)).changePriority(id, priority);
+  }
+
+  /** Replaces a waiting job's payload, in its partition (see Queue.updateData). */
+  async updateData(id: string, payload: Payload): Promise<void> {
+    return (await this.holderOf(id)).updateData(id, payload);
+  }
+
+  /**
+   * Moves a pending job into `group`'s lane (or out of any group with null), within its partition.
+   * A group lives in one partition: a move to a group of another partition is a PartitionError
+   * (nothing moved): remove the job and add it again with the group.
+   */
+  async moveToGroup(id: string, group: string | null): Promise<void> {
+    if (group !== null) assertName('group', group);
+    const holder = await this.holderOf(id);
+    if (group !== null) {
+      const target = partitionOf(group, this.parts.length);
+      const from = this.indexOf(holder);
+      if (target !== from) {
+        throw new PartitionError(
+          `job ${jobIdOf(id)} is in partition ${from} of ${this.name} and group ${group} lives in partition ${target}: a job cannot move across partitions; remove it and add it again with group ${group}`,
+          { jobId: jobIdOf(id) },
+        );
+      }
+    }
+    return holder.moveToGroup(id, group);
+  }
+
+  /**
+   * Sets the queue-wide rate limit on every partition (null lifts it). A partition admits it on
+   * its own: N partitions admit N times the rate (docs/design.md, "Partitioned queues"); divide
+   * by `partitions` for a whole-queue budget.
+   */
+  async setRateLimit(rate: RateLimit | null): Promise<void> {
+    await Promise.all(this.parts.map((part) => part.setRateLimit(rate)));
+  }
+
+  /** Sets group `group`'s rate limit, in its partition (it holds exactly, as on a Queue). */
+  async setGroupRateLimit(group: string, rate: RateLimit | null): Promise<void> {
+    return this.partitionOfGroup(group).setGroupRateLimit(group, rate);
+  }
+
+  /**
+   * Holds group `group` for `ms` (in its partition), or with null the ungrouped jobs of every
+   * partition. Resolves when it is held until (the latest, for null).
+   */
+  async holdGroup(group: string | null, ms: number): Promise<number> {
+    if (group !== null) return this.partitionOfGroup(group).holdGroup(group, ms);
+    return Math.max(...(await Promise.all(this.parts.map((part) => part.holdGroup(null, ms)))));
+  }
+
+  /** The counted sweep of group `group`, in its partition (see Queue.sweepGroup). */
+  async sweepGroup(group: string): ReturnType<Queue<Payload>['sweepGroup']> {
+    return this.partitionOfGroup(group).sweepGroup(group);
+  }
+
+  /**
+   * Runs a bulk admin call on every partition: at once without a limit; with one, partition after
+   * partition, each with what is left of it.
+   */
+  private async everyPartition<T>(limit: number | undefined, run: (part: Queue<Payload>, limit: number | undefined) => Promise<T>, size: (result: T) => number): Promise<T[]> {
+    if (limit === undefined) return Promise.all(this.parts.map((part) => run(part, undefined)));
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new InvalidArgumentError(`limit must be an integer >= 1, got ${String(limit)}`);
+    const out: T[] = [];
+    let left = limit;
+    for (const part of this.parts) {
+      if (left <= 0) break;
+      const result = await run(part, left);
+      out.push(result);
+      left -= size(result);
+    }
+    return out;
+  }
+
+  /**
+   * Deletes finished jobs of every partition (see Queue.clean), at most `limit` in all, and
+   * resolves with their ids: oldest first within a partition, partition after partition.
+   */
+  async clean(state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
+    if (state !== 'completed' && state !== 'dead') throw new InvalidArgumentError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
+    const { olderThanMs, limit } = options;
+    const results = await this.everyPartition(
+      limit,
+      (part, left) => part.clean(state, { ...(olderThanMs === undefined ? {} : { olderThanMs }), ...(left === undefined ? {} : { limit: left }) }),
+      (ids) => ids.length,
+    );
+    return results.flat();
+  }
+
+  /** Deletes the jobs waiting to run in every partition (see Queue.drain), at most `limit` in all; resolves with how many. */
+  async drain(options: { limit?: number } = {}): Promise<number> {
+    const results = await this.everyPartition(options.limit, (part, left) => part.drain(left === undefined ? {} : { limit: left }), (n) => n);
+    return results.reduce((a, b) => a + b, 0);
+  }
+
+  /** Puts the dead jobs of every partition back (see Queue.reprocessDead), at most `limit` in all; resolves with how many. */
+  async reprocessDead(options: { limit?: number } = {}): Promise<number> {
+    const results = await this.everyPartition(options.limit, (part, left) => part.reprocessDead(left === undefined ? {} : { limit: left }), (n) => n);
+    return results.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * Deletes every partition (see Queue.obliterate), then takes the name and its count out of the
+   * registry. Without `force`, refused with JobStateError, nothing deleted, while any partition
+   * has active jobs. With `limit`, it works partition after partition, each up to about that many
+   * rows, and resolves false at the first not yet gone: call again to go on.
+   */
+  async obliterate(options: { force?: boolean; limit?: number } = {}): Promise<boolean> {
+    const force = options.force ?? false;
+    if (typeof force !== 'boolean') throw new InvalidArgumentError('force must be a boolean');
+    if (options.limit !== undefined && (!Number.isSafeInteger(options.limit) || options.limit < 1)) {
+      throw new InvalidArgumentError(`limit must be an integer >= 1, got ${String(options.limit)}`);
+    }
+    if (!force) {
+      const active = (await this.counts()).active;
+      if (active > 0) throw new JobStateError(`queue ${this.name} has ${active} active job(s): obliterate with force to delete them too`);
+    }
+    if (options.limit === undefined) await Promise.all(this.parts.map((part) => part.obliterate({ force })));
+    else {
+      for (const part of this.parts) if (!(await part.obliterate({ force, limit: options.limit }))) return false;
+    }
+    await unregisterQueue(this.transport, this.name);
+    return true;
+  }
+
+  /** The partition a scheduler lives in: its job's group's, else its id's. */
+  private schedulerPartition(id: string, job: unknown): number {
+    const group = typeof job === 'object' && job !== null ? (job as { group?: unknown }).group : undefined;
+    return partitionOf(typeof group === 'string' ? group : id, this.parts.length);
+  }
+
+  /**
+   * Makes or changes scheduler `id` (see Queue.upsertScheduler) in ONE partition: its job's
+   * group's, else its id's, so its fired jobs join their group's partition. Everything is checked
+   * before any write. An upsert that changes its partition (its group changed) removes it from the
+   * other first, and it starts at its first slot from now in the new one (the fired-slot history
+   * stays behind, so no slot fires twice but the slot due during the move may be skipped).
+   */
+  async upsertScheduler(id: string, spec: SchedulerSpec, job: SchedulerJob<Payload>): Promise<UpsertSchedulerResult> {
+    assertSchedulerId(id);
+    checkSpec(spec);
+    encodeSchedulerJob(job, this.defaults, this.maxPayloadBytes);
+    const home = this.schedulerPartition(id, job);
+    await Promise.all(this.parts.map((part, i) => (i === home ? false : part.removeScheduler(id))));
+    return this.parts[home]!.upsertScheduler(id, spec, job);
+  }
+
+  /** Scheduler `id` from whichever partition holds it, or null. */
+  async getScheduler(id: string): Promise<SchedulerRecord<Payload> | null> {
+    assertSchedulerId(id);
+    const found = await Promise.all(this.parts.map((part) => part.getScheduler(id)));
+    return found.find((s) => s !== null) ?? null;
+  }
+
+  /** Every partition's schedulers, soonest next slot first (those that fire no more last). */
+  async listSchedulers(): Promise<Array<SchedulerRecord<Payload>>> {
+    const all = (await Promise.all(this.parts.map((part) => part.listSchedulers()))).flat();
+    return all.sort((a, b) => (a.nextRunAt ?? Number.POSITIVE_INFINITY) - (b.nextRunAt ?? Number.POSITIVE_INFINITY) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Deletes scheduler `id` from whichever partition holds it. Resolves false when none did. */
+  async removeScheduler(id: string): Promise<boolean> {
+    assertSchedulerId(id);
+    return (await Promise.all(this.parts.map((part) => part.removeScheduler(id)))).some(Boolean);
+  }
+
+  /** Sets the dead retention of every partition (see Queue.setDeadRetention); each applies it to its own dead jobs. */
+  async setDeadRetention(retention: Partial<DeadRetention>): Promise<DeadRetention> {
+    const all = await Promise.all(this.parts.map((part) => part.setDeadRetention(retention)));
+    return all[0]!;
+  }
+
+  /** The dead retention, as partition 0 holds it (setDeadRetention sets every partition alike). */
+  async deadRetention(): Promise<DeadRetention> {
+    return this.parts[0]!.deadRetention();
+  }
+
+  /** Sets the events settings of every partition (see Queue.setEvents): each has its own stream, capped alike. */
+  async setEvents(settings: Partial<EventsSettings>): Promise<EventsSettings> {
+    const all = await Promise.all(this.parts.map((part) => part.setEvents(settings)));
+    return all[0]!;
+  }
+
+  /** The events settings, as partition 0 holds them (setEvents sets every partition alike). */
+  async eventsSettings(): Promise<EventsSettings> {
+    return this.parts[0]!.eventsSettings();
+  }
+
+  /**
+   * Refused with PartitionError: each partition has its own stream, and an entry id is a position
+   * in one of them, so no single cursor pages the queue's events. Read `parts[i].readEvents`, one
+   * cursor a partition, or follow them all with `events()`.
+   */
+  async readEvents(): Promise<never> {
+    throw new PartitionError(`queue ${this.name} has ${this.parts.length} partitions, each with its own events stream: read parts[i].readEvents (partition ${this.name}~i) with a cursor each, or follow them all with events()`);
+  }
+
+  /**
+   * Every partition's events as they happen, interleaved: each partition's in its order, none
+   * across partitions. `after` is applied to every partition's stream (an entry id is a time:
+   * each partition's events after it; default from now). On Node each partition parks a read of
+   * its own. Ends on `signal` or `break`.
+   *
+   * @example
+   * for await (const e of queue.events({ signal })) if (e.event === 'dead') console.log(e.jobId, e.error);
+   */
+  events(options: EventsOptions = {}): AsyncIterable<QueueEvent> {
+    if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
+    const stop = new AbortController();
+    const signal = options.signal ? AbortSignal.any([options.signal, stop.signal]) : stop.signal;
+    const sources = this.parts.map((part) => part.events({ ...options, signal }));
+    return interleave(sources, stop);
+  }
+
+  /**
+   * Refused with PartitionError: an entry's id is a position in one partition's stream, so
+   * resuming from it (`after`) cannot hold across partitions. Use `parts[i].eventEntries`, or
+   * `events()` for every partition's events interleaved.
+   */
+  eventEntries(): never {
+    throw new PartitionError(`queue ${this.name} has ${this.parts.length} partitions, each with its own events stream: follow parts[i].eventEntries (partition ${this.name}~i), or events() for all of them interleaved`);
+  }
+
   /** Closes every partition's Queue, and the transport when it owns it. */
   async close(): Promise<void> {
     await Promise.all(this.parts.map((part) => part.close()));
     if (this.ownsTransport) await this.transport.close();
+  }
+
+  /** close(), for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 }

@@ -280,6 +280,18 @@ function bulkLimit(limit: number | undefined): number {
   return limit;
 }
 
+/** Queues whose registration a read of the registry found made already (openQueue): their first enqueue skips it. */
+const knownRegistered = new WeakSet<Queue<unknown>>();
+
+/**
+ * Tells `queue` that the registry holds its registration already, as a read of the registry just
+ * found (src/open-queue.ts), so its first enqueue sends no registration of its own: a round trip
+ * less per name, which a Worker pays per isolate. Not part of the package's API.
+ */
+export function registeredAlready(queue: Queue<unknown>): void {
+  knownRegistered.add(queue);
+}
+
 /**
  * A queue: produce jobs, inspect them and control them. The same class runs on Node and in a
  * Worker: it only needs a Transport. Consumers run on its lease protocol (`Leases`).
@@ -309,6 +321,8 @@ export class Queue<Payload = unknown> {
   private requestCount = 0;
   /** Whether this Queue has recorded its name in the registry (done with its first enqueue). */
   private registered = false;
+  /** The registration under way, shared by the enqueues that wait for it. */
+  private registering: Promise<void> | undefined;
   private readonly ownsTransport: boolean;
   private source: EventSource | undefined;
   /** What its first enqueue records in the registry: its name, or for a partition its partitioned queue's name and count. */
@@ -413,12 +427,36 @@ export class Queue<Payload = unknown> {
     return { key: `k:${idempotencyKey}`, ttlMs: this.idempotencyTtlMs, callerKey: true };
   }
 
-  /** Runs enqueue ops, registering the queue's name in the same round trip the first time. */
+  /** Runs enqueue ops, registering the queue's name first the first time. */
   private async enqueue(ops: Array<ScriptOp<EnqueueResult[]>>): Promise<EnqueueResult[][]> {
-    if (this.registered) return this.scripts.runOps(ops, this.replication);
-    const [, ...results] = await this.scripts.runOps([this.scripts.registerOp(this.registration), ...ops] as const, this.replication);
-    this.registered = true;
-    return results as EnqueueResult[][];
+    await this.register();
+    return this.scripts.runOps(ops, this.replication);
+  }
+
+  /**
+   * Records the queue's name in the registry, once: a round trip of its own before the first
+   * write, not beside it, because the registry is in another slot, so Redis runs a write sent
+   * beside a refused registration (EMQPARTITION) anyway: refused, nothing may be written. Not
+   * waited for by replicas on its own: on one Redis the write's WAIT that follows covers it (one
+   * connection), and a registry entry lost in a failover is written again by the next process.
+   */
+  private async register(): Promise<void> {
+    if (this.registered) return;
+    if (knownRegistered.has(this)) {
+      this.registered = true;
+      return;
+    }
+    // concurrent first enqueues (a burst through the HTTP API) share the one registration
+    this.registering ??= this.scripts.runOps([this.scripts.registerOp(this.registration)] as const).then(
+      () => {
+        this.registered = true;
+      },
+      (error: unknown) => {
+        this.registering = undefined;
+        throw error;
+      },
+    );
+    await this.registering;
   }
 
   /**
@@ -742,6 +780,8 @@ export class Queue<Payload = unknown> {
         // a partition leaves its partitioned queue's registration to it (PartitionedQueue.obliterate)
         if (this.registration.partitions === 0) await this.scripts.run(this.scripts.unregisterOp());
         this.registered = false;
+        this.registering = undefined;
+        knownRegistered.delete(this);
         return true;
       }
       deleted += Math.max(chunk.count, 1);
@@ -972,13 +1012,8 @@ export class Queue<Payload = unknown> {
     let start: WatchStart | undefined;
     const [added] = await traceSend(this.name, 1, options.traceparent, async (traceparent) => {
       const ops = [this.scripts.watchJobOp(''), this.scripts.enqueueOp([job], { ...request, traceparent })] as const;
-      if (this.registered) {
-        const [watched, results] = await this.scripts.runOps(ops, this.replication);
-        start = watched;
-        return results;
-      }
-      const [, watched, results] = await this.scripts.runOps([this.scripts.registerOp(this.registration), ...ops] as const, this.replication);
-      this.registered = true;
+      await this.register();
+      const [watched, results] = await this.scripts.runOps(ops, this.replication);
       start = watched;
       return results;
     });

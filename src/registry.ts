@@ -1,6 +1,7 @@
 import { slotOf } from './cluster-slot.js';
 import type { QueueCounts } from './job.js';
 import { keyspace } from './keyspace.js';
+import { partitionName } from './partitions.js';
 import { listQueuesOp, runOps, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
 
@@ -11,7 +12,9 @@ const CHUNK = 100;
 export interface QueueOverview {
   /** The queue's name. */
   readonly queue: string;
-  /** Whether it is paused. */
+  /** Its count of partitions, for a partitioned queue (whose row sums them); absent for a queue that is not partitioned. */
+  readonly partitions?: number;
+  /** Whether it is paused (a partitioned queue: every partition is). */
   readonly paused: boolean;
   /** Its jobs per state. */
   readonly counts: QueueCounts;
@@ -38,6 +41,36 @@ export async function listQueues(transport: Transport): Promise<string[]> {
   return names;
 }
 
+/** What the registry holds of one queue's name. */
+export interface Registered {
+  /** Whether the name is registered (a job was enqueued to it, and it was not obliterated since). */
+  readonly registered: boolean;
+  /** Its count of partitions, 0 for a queue that is not partitioned (or not registered). */
+  readonly partitions: number;
+}
+
+/**
+ * What the registry holds of queue `name`: whether it is registered, and its count of partitions.
+ * One read of the registry.
+ *
+ * @example
+ * if ((await registrationOf(transport, 'mail')).partitions > 0) console.log('mail is partitioned');
+ */
+export async function registrationOf(transport: Transport, name: string): Promise<Registered> {
+  const [{ names, partitions }] = await runOps(transport, [listQueuesOp()] as const);
+  return { registered: names.includes(name), partitions: partitions.get(name) ?? 0 };
+}
+
+/**
+ * Takes queue `name` (and its count of partitions) out of the registry: what obliterating a
+ * partitioned queue does last, once every partition is gone (a Queue's own obliterate does it
+ * for itself). Resolves false when it was not there.
+ */
+export async function unregisterQueue(transport: Transport, name: string): Promise<boolean> {
+  const [removed] = await runOps(transport, [new Scripts(transport, name).unregisterOp()] as const);
+  return removed;
+}
+
 /**
  * Every registered queue with its counts and paused flag, sorted by name, in one round trip per
  * 100 queues (on a Redis Cluster, one pipeline per master serving them): what
@@ -47,18 +80,39 @@ export async function listQueues(transport: Transport): Promise<string[]> {
  * for (const { queue, counts } of await queueOverviews(transport)) console.log(queue, counts.pending);
  */
 export async function queueOverviews(transport: Transport): Promise<QueueOverview[]> {
+  const [{ names, partitions }] = await runOps(transport, [listQueuesOp()] as const);
+  // a partitioned queue is read partition by partition (each a queue of its own) and summed into one row
+  const reads = names.flatMap((queue) => {
+    const count = partitions.get(queue) ?? 0;
+    if (count === 0) return [{ queue, name: queue }];
+    return Array.from({ length: count }, (_, i) => ({ queue, name: partitionName(queue, i) }));
+  });
   // read in the order of the queues' hash slots: on a Redis Cluster a master serves a range of
   // slots, so a chunk costs one pipeline per master instead of one per change of master
-  const bySlot = (await listQueues(transport)).map((name) => ({ name, slot: slotOf(keyspace(name).key('meta')) })).sort((a, b) => a.slot - b.slot);
-  const names = bySlot.map(({ name }) => name);
-  const out: QueueOverview[] = [];
-  for (let i = 0; i < names.length; i += CHUNK) {
-    const chunk = names.slice(i, i + CHUNK);
-    const counts = await runOps(transport, chunk.map((name) => new Scripts(transport, name).countsOp()));
-    chunk.forEach((queue, j) => {
+  const bySlot = reads.map((read) => ({ ...read, slot: slotOf(keyspace(read.name).key('meta')) })).sort((a, b) => a.slot - b.slot);
+  const rows = new Map<string, Row>();
+  for (let i = 0; i < bySlot.length; i += CHUNK) {
+    const chunk = bySlot.slice(i, i + CHUNK);
+    const counts = await runOps(transport, chunk.map(({ name }) => new Scripts(transport, name).countsOp()));
+    chunk.forEach(({ queue }, j) => {
       const { paused, buried, retried, stalled, fired, rated, ...c } = counts[j]!;
-      out.push({ queue, paused, counts: c, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled, firedTotal: fired, rateLimitedTotal: rated });
+      const row = rows.get(queue);
+      if (!row) {
+        const count = partitions.get(queue);
+        rows.set(queue, { queue, ...(count === undefined ? {} : { partitions: count }), paused, counts: { ...c }, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled, firedTotal: fired, rateLimitedTotal: rated });
+        return;
+      }
+      row.paused &&= paused;
+      for (const state of Object.keys(c) as Array<keyof QueueCounts>) row.counts[state] += c[state];
+      row.deadTotal += buried;
+      row.retriedTotal += retried;
+      row.stalledTotal += stalled;
+      row.firedTotal += fired;
+      row.rateLimitedTotal += rated;
     });
   }
-  return out.sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
+  return [...rows.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));
 }
+
+/** A row being summed: a QueueOverview not yet read-only. */
+type Row = { -readonly [K in keyof QueueOverview]: K extends 'counts' ? { -readonly [S in keyof QueueCounts]: number } : QueueOverview[K] };

@@ -4,7 +4,8 @@ import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
-import { JobFailedError, WaitTimeoutError } from '../errors.js';
+import { JobFailedError, PartitionError, WaitTimeoutError } from '../errors.js';
+import { PartitionedQueue } from '../partitioned-queue.js';
 import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
 import type { QueueOptions } from '../queue.js';
 import { queueOverviews } from '../registry.js';
@@ -206,6 +207,10 @@ function jobView(job: JobRecord): JobView {
   };
 }
 
+/** Why the events routes refuse a partitioned queue, and what to do instead. */
+const eventsRefusal = (queue: string, partitions: number): string =>
+  `queue ${queue} has ${partitions} partitions, each with its own events stream, and an entry id is a place in one of them: follow them from TypeScript (PartitionedQueue.events() interleaves them; parts[i].readEvents reads one)`;
+
 /** What the remove and reprocess routes answer for `id`: the id the other routes take. */
 const fullId = (id: string): string => (id.startsWith('JOB:') ? id : `JOB:${id}`);
 
@@ -292,6 +297,14 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
 
   app.use('*', bearerAuth<AppEnv<Bindings>>((c) => options.token?.(c)));
 
+  // A queue cached for a name whose partitioning changed since (a plain Queue for a name
+  // partitioned since) is refused with EMQPARTITION at its first enqueue, nothing written: dropped
+  // here, so the next request resolves the name again.
+  app.use('/v1/queues/:queue/*', async (c, next) => {
+    await next();
+    if (c.error instanceof PartitionError) queues.forget(options.transport(c), c.req.param('queue'));
+  });
+
   app.openapi(metricsRoute, async (c) => {
     const text = await renderMetrics(options.transport(c));
     return c.text(text, 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
@@ -317,7 +330,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
       ...(traceparent === undefined ? {} : { traceparent }),
     };
     if (wait !== undefined) {
-      const q = queueOf(c, queue);
+      const q = await queueOf(c, queue);
       let id = '';
       try {
         const done = await q.addAndWait(body.payload, {
@@ -338,7 +351,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
         return c.json({ id, state: job.state }, 202);
       }
     }
-    const result = await queueOf(c, queue).add(body.payload, addOptions);
+    const result = await (await queueOf(c, queue)).add(body.payload, addOptions);
     // the reply is `add`'s result as it is: one shape in TypeScript, over HTTP and from `emq enqueue`
     if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
     // a replaced job is claimable now or due at this add's time: the Worker's drain wakes for it too
@@ -353,7 +366,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     const { jobs } = c.req.valid('json');
     const key = c.req.valid('header')['idempotency-key'];
     const traceparent = c.req.header('traceparent');
-    const results = await queueOf(c, queue).addBulk(
+    const results = await (await queueOf(c, queue)).addBulk(
       jobs.map((job) => ({ payload: job.payload, ...toOptions(job) })),
       { ...(key === undefined ? {} : { idempotencyKey: key }), ...(traceparent === undefined ? {} : { traceparent }) },
     );
@@ -369,76 +382,80 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
 
   app.openapi(statsRoute, async (c) => {
     const { queue } = c.req.valid('param');
-    return c.json(await queueOf(c, queue).stats(), 200);
+    return c.json(await (await queueOf(c, queue)).stats(), 200);
   });
 
   app.openapi(getJobRoute, async (c) => {
     const { queue, id } = c.req.valid('param');
-    const job = await queueOf(c, queue).getJob(id);
+    const job = await (await queueOf(c, queue)).getJob(id);
     if (!job) return problem(c, 'EMQNOTFOUND', `no job ${id} in queue ${queue}`);
     return c.json(jobView(job), 200);
   });
 
   app.openapi(removeJobRoute, async (c) => {
     const { queue, id } = c.req.valid('param');
-    await queueOf(c, queue).remove(id);
+    await (await queueOf(c, queue)).remove(id);
     return c.json({ id: fullId(id), removed: true } as const, 200);
   });
 
   app.openapi(reprocessRoute, async (c) => {
     const { queue, id } = c.req.valid('param');
-    await queueOf(c, queue).reprocess(id);
+    await (await queueOf(c, queue)).reprocess(id);
     return c.json({ id: fullId(id), state: 'pending' } as const, 200);
   });
 
   app.openapi(deadRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const { limit, offset } = c.req.valid('query');
-    const jobs = await queueOf(c, queue).listDead({ limit, offset });
+    const jobs = await (await queueOf(c, queue)).listDead({ limit, offset });
     return c.json({ jobs: jobs.map(jobView) }, 200);
   });
 
   app.openapi(pauseRoute, async (c) => {
     const { queue } = c.req.valid('param');
-    await queueOf(c, queue).pause();
+    await (await queueOf(c, queue)).pause();
     return c.json({ queue, paused: true } as const, 200);
   });
 
   app.openapi(resumeRoute, async (c) => {
     const { queue } = c.req.valid('param');
-    await queueOf(c, queue).resume();
+    await (await queueOf(c, queue)).resume();
     return c.json({ queue, paused: false } as const, 200);
   });
 
   app.openapi(pauseGroupRoute, async (c) => {
     const { queue, group } = c.req.valid('param');
-    await queueOf(c, queue).pauseGroup(group);
+    await (await queueOf(c, queue)).pauseGroup(group);
     return c.json({ queue, group, paused: true } as const, 200);
   });
 
   app.openapi(resumeGroupRoute, async (c) => {
     const { queue, group } = c.req.valid('param');
-    await queueOf(c, queue).resumeGroup(group);
+    await (await queueOf(c, queue)).resumeGroup(group);
     return c.json({ queue, group, paused: false } as const, 200);
   });
 
   app.openapi(groupLimitRoute, async (c) => {
     const { queue, group } = c.req.valid('param');
     const { limit } = c.req.valid('json');
-    await queueOf(c, queue).setGroupLimit(group, limit);
+    await (await queueOf(c, queue)).setGroupLimit(group, limit);
     return c.json({ queue, group, limit }, 200);
   });
 
   app.openapi(eventsRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const { after, limit } = c.req.valid('query');
-    return c.json(await queueOf(c, queue).readEvents({ after, limit }), 200);
+    const q = await queueOf(c, queue);
+    if (q instanceof PartitionedQueue) return problem(c, 'EMQPARTITION', eventsRefusal(queue, q.partitions));
+    return c.json(await q.readEvents({ after, limit }), 200);
   });
 
-  app.openapi(eventsStreamRoute, (c) => {
+  app.openapi(eventsStreamRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const after = c.req.valid('header')['last-event-id'] ?? c.req.valid('query').after;
-    const q = queueOf(c, queue);
+    const q = await queueOf(c, queue);
+    // refused before the stream opens: an entry id (Last-Event-ID) is a place in one partition's stream
+    if (q instanceof PartitionedQueue) return problem(c, 'EMQPARTITION', eventsRefusal(queue, q.partitions));
     // One message an entry: an EventSource takes its id as Last-Event-ID only once the whole
     // message has arrived, so a connection dropped inside an entry resumes before it, and the
     // cursor stays the stream's own entry id, the one `after` everywhere takes.

@@ -16,3 +16,8 @@ export const refusals = {
   401: failure('no bearer token, or a wrong one (EMQAUTH)'),
   503: failure('Redis does not answer (EMQREDIS), or the server is not configured to serve (EMQCONFIG)'),
 };
+
+/** The refusal of a route a partitioned queue cannot serve (its events: one stream a partition). */
+export const partitionRefusal = {
+  409: failure('the queue is partitioned and this route reads one events stream (EMQPARTITION): each partition has its own'),
+};

@@ -1,15 +1,15 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Env } from 'hono';
 import { InvalidArgumentError } from '../errors.js';
-import type { Queue } from '../queue.js';
+import type { AnyQueue } from '../open-queue.js';
 import { checkHoldMs, checkRateLimit } from '../rate-limits.js';
 import { problem } from './problem.js';
 import { groupRateRoute, holdGroupRoute, holdUngroupedRoute, queueRateRoute } from './rate-routes.js';
 
 /** What the rate routes need of the app that serves them (`E`: its hono environment). */
 export interface RateWiring<E extends Env> {
-  /** The Queue of a request (the app's cache of one Queue per transport and name). */
-  readonly queueOf: (c: Context<E>, name: string) => Queue;
+  /** The queue of a request by its name, a Queue or a PartitionedQueue (the app's cache, src/http/queue-cache.ts). */
+  readonly queueOf: (c: Context<E>, name: string) => Promise<AnyQueue>;
 }
 
 /**
@@ -66,7 +66,7 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
     async (c) => {
       const { queue } = c.req.valid('param');
       const rate = c.req.valid('json');
-      await queueOf(c, queue).setRateLimit(rate);
+      await (await queueOf(c, queue)).setRateLimit(rate);
       return c.json({ queue, rate }, 200);
     },
     coreMessages(checkRateLimit),
@@ -77,7 +77,7 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
     async (c) => {
       const { queue, group } = c.req.valid('param');
       const rate = c.req.valid('json');
-      await queueOf(c, queue).setGroupRateLimit(group, rate);
+      await (await queueOf(c, queue)).setGroupRateLimit(group, rate);
       return c.json({ queue, group, rate }, 200);
     },
     coreMessages(checkRateLimit),
@@ -88,7 +88,7 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
     async (c) => {
       const { queue, group } = c.req.valid('param');
       const { ms } = c.req.valid('json');
-      const heldUntil = await queueOf(c, queue).holdGroup(group, ms);
+      const heldUntil = await (await queueOf(c, queue)).holdGroup(group, ms);
       return c.json({ queue, group, heldUntil }, 200);
     },
     coreMessages(checkHoldBody),
@@ -99,7 +99,7 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
     async (c) => {
       const { queue } = c.req.valid('param');
       const { ms } = c.req.valid('json');
-      const heldUntil = await queueOf(c, queue).holdGroup(null, ms);
+      const heldUntil = await (await queueOf(c, queue)).holdGroup(null, ms);
       return c.json({ queue, group: null, heldUntil }, 200);
     },
     coreMessages(checkHoldBody),

@@ -114,7 +114,8 @@ export const queueStats = z.object({
 const queueOverview = z
   .object({
     queue: z.string(),
-    paused: z.boolean(),
+    partitions: z.number().int().optional().openapi({ description: 'its count of partitions, for a partitioned queue (the row sums them); absent otherwise' }),
+    paused: z.boolean().openapi({ description: 'whether it is paused (a partitioned queue: every partition is)' }),
     counts: queueCounts,
     deadTotal: z.number().int().openapi({ description: 'jobs ever sent to dead (a counter, unlike `counts.dead`)' }),
     retriedTotal: z.number().int().openapi({ description: 'failed attempts sent to run again (the `retried` events)' }),

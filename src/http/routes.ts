@@ -1,5 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
-import { body, failure, json, refusals } from './openapi-parts.js';
+import { body, failure, json, partitionRefusal, refusals } from './openapi-parts.js';
 import {
   deadJobs,
   duplicate,
@@ -105,7 +105,7 @@ export const queuesRoute = createRoute({
   path: '/v1/queues',
   summary: 'Every queue of the registry, sorted by name, with its counts per state, the paused flag and its counters',
   description:
-    'The registry holds every queue that has had a job enqueued (until it is obliterated). One round trip to Redis per 100 queues: in the Worker, one subrequest each.',
+    'The registry holds every queue that has had a job enqueued (until it is obliterated). A partitioned queue is one row under its name, its partitions summed, with `partitions` (its count); every route taking `{queue}` addresses it by that name. One round trip to Redis per 100 queues (or partitions): in the Worker, one subrequest each.',
   responses: { 200: json(queueList, 'the queues'), 401: refusals[401], 503: refusals[503] },
 });
 
@@ -199,7 +199,7 @@ export const eventsRoute = createRoute({
   path: '/v1/queues/{queue}/events',
   summary: "A page of the queue's events, oldest first: whole entries (the events of one script call share an id)",
   request: { params: queueParams, query: eventsQuery },
-  responses: { 200: json(eventsPage, 'the page: pass `next` as the next `after`'), ...refusals },
+  responses: { 200: json(eventsPage, 'the page: pass `next` as the next `after`'), ...partitionRefusal, ...refusals },
 });
 
 export const eventsStreamRoute = createRoute({
@@ -211,6 +211,7 @@ export const eventsStreamRoute = createRoute({
   request: { params: queueParams, query: eventsStreamQuery, headers: eventsStreamHeaders },
   responses: {
     200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: z.string() } } },
+    ...partitionRefusal,
     ...refusals,
   },
 });

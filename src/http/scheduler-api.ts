@@ -1,13 +1,13 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import type { Queue } from '../queue.js';
+import type { AnyQueue } from '../open-queue.js';
 import { problem } from './problem.js';
 import { getSchedulerRoute, listSchedulersRoute, removeSchedulerRoute, upsertSchedulerRoute } from './scheduler-routes.js';
 
 /** What the scheduler routes need of the app that serves them (`E`: its hono environment). */
 export interface SchedulerWiring<E extends Env> {
-  /** The Queue of a request (the app's cache of one Queue per transport and name). */
-  readonly queueOf: (c: Context<E>, name: string) => Queue;
+  /** The queue of a request by its name, a Queue or a PartitionedQueue (the app's cache, src/http/queue-cache.ts). */
+  readonly queueOf: (c: Context<E>, name: string) => Promise<AnyQueue>;
   /** The body limit of a route that takes a payload (the enqueue route's). */
   readonly payloadLimit: MiddlewareHandler<E>;
   /**
@@ -33,26 +33,26 @@ export function registerSchedulerRoutes<E extends Env>(app: OpenAPIHono<E>, wiri
   app.openapi(upsertSchedulerRoute, async (c) => {
     const { queue, id } = c.req.valid('param');
     const { job, ...spec } = c.req.valid('json');
-    const result = await queueOf(c, queue).upsertScheduler(id, spec, job);
+    const result = await (await queueOf(c, queue)).upsertScheduler(id, spec, job);
     if (result.nextRunAt !== null) wiring.afterUpsert(c, queue, result.nextRunAt);
     return c.json({ id: result.id, nextRunAt: result.nextRunAt }, 200);
   });
 
   app.openapi(listSchedulersRoute, async (c) => {
     const { queue } = c.req.valid('param');
-    return c.json({ schedulers: await queueOf(c, queue).listSchedulers() }, 200);
+    return c.json({ schedulers: await (await queueOf(c, queue)).listSchedulers() }, 200);
   });
 
   app.openapi(getSchedulerRoute, async (c) => {
     const { queue, id } = c.req.valid('param');
-    const scheduler = await queueOf(c, queue).getScheduler(id);
+    const scheduler = await (await queueOf(c, queue)).getScheduler(id);
     if (!scheduler) return problem(c, 'EMQNOTFOUND', `no scheduler ${id} in queue ${queue}`);
     return c.json(scheduler, 200);
   });
 
   app.openapi(removeSchedulerRoute, async (c) => {
     const { queue, id } = c.req.valid('param');
-    if (!(await queueOf(c, queue).removeScheduler(id))) return problem(c, 'EMQNOTFOUND', `no scheduler ${id} in queue ${queue}`);
+    if (!(await (await queueOf(c, queue)).removeScheduler(id))) return problem(c, 'EMQNOTFOUND', `no scheduler ${id} in queue ${queue}`);
     return c.json({ id, removed: true } as const, 200);
   });
 }

@@ -19,14 +19,15 @@ export const name = z
 export const jobId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters");
 
 /**
- * The id of a job to act on: an id an enqueue may give, or that of a job a scheduler fired,
- * `JOB:<scheduler>@<slot>` (which no enqueue may give; `jobIdOf` in encode.ts).
+ * The id of a job to act on: an id an enqueue may give, that of a job a scheduler fired,
+ * `JOB:<scheduler>@<slot>` (which no enqueue may give; `jobIdOf` in encode.ts), or one a partition
+ * of a partitioned queue made, `JOB:<seq>~<partition>`.
  */
 const existingJobId = z
   .string()
   .regex(
-    /^(?:[A-Za-z0-9._:-]{1,200}|JOB:[A-Za-z0-9._-]{1,128}@\d{1,16})$/,
-    "letters, digits, '.', '_', ':' or '-', 1 to 200 characters, or a fired job's JOB:<scheduler>@<slot>",
+    /^(?:[A-Za-z0-9._:-]{1,200}|JOB:[A-Za-z0-9._-]{1,128}@\d{1,16}|JOB:\d{1,16}~\d{1,4})$/,
+    "letters, digits, '.', '_', ':' or '-', 1 to 200 characters, a fired job's JOB:<scheduler>@<slot>, or a partition's JOB:<seq>~<partition>",
   );
 
 /** `/v1/queues/{queue}...` */

@@ -281,7 +281,8 @@ export class IoredisTransport implements BlockingTransport {
         run.indices.forEach((index, i) => {
           const reply = replies[i]!;
           settled[index] = reply;
-          if (!isRedirect(reply)) wrote = true;
+          // a NOSCRIPT ran nothing either: runScripts sends it again by EVAL, with its own WAIT
+          if (!isRedirect(reply) && !(reply instanceof Error && reply.message.startsWith('NOSCRIPT'))) wrote = true;
         });
         if (!wrote) continue; // sent nowhere (a replica, or a master no longer serving it, redirected every call)
         // a Redis that refuses WAIT (a managed service may) cannot give what was asked

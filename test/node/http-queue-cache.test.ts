@@ -38,10 +38,10 @@ class CountingTransport implements Transport {
   }
 }
 
-/** A transport that must never be called: the cache only builds Queues, which touch nothing. */
+/** A transport whose registry is empty: the cache reads it once per name, and builds Queues, which touch nothing. */
 const idle = (): Transport => ({
-  evalsha: () => Promise.reject(new Error('not called')),
-  eval: () => Promise.reject(new Error('not called')),
+  evalsha: (calls) => Promise.resolve(calls.map(() => [[], []])),
+  eval: (calls) => Promise.resolve(calls.map(() => [[], []])),
   ping: () => Promise.reject(new Error('not called')),
   close: () => Promise.resolve(),
 });
@@ -82,23 +82,23 @@ describe('the HTTP app keeps one Queue per transport and queue name', () => {
     expect(await raw.sismember('emq:queues', queue)).toBe(1);
   });
 
-  it('keeps at most `max` names per transport, dropping the least recently used', () => {
+  it('keeps at most `max` names per transport, dropping the least recently used', async () => {
     const cache = new QueueCache(undefined, 2);
     const transport = idle();
-    const a = cache.get(transport, 'a');
-    const b = cache.get(transport, 'b');
-    expect(cache.get(transport, 'a')).toBe(a); // a is now the most recent
-    cache.get(transport, 'c'); // over the cap: b goes
-    expect(cache.get(transport, 'a')).toBe(a);
-    expect(cache.get(transport, 'b')).not.toBe(b);
+    const a = await cache.get(transport, 'a');
+    const b = await cache.get(transport, 'b');
+    expect(await cache.get(transport, 'a')).toBe(a); // a is now the most recent
+    await cache.get(transport, 'c'); // over the cap: b goes
+    expect(await cache.get(transport, 'a')).toBe(a);
+    expect(await cache.get(transport, 'b')).not.toBe(b);
   });
 
-  it('keeps transports apart; a bad name throws', () => {
+  it('keeps transports apart; a bad name throws', async () => {
     const cache = new QueueCache();
     const one = idle();
     const two = idle();
-    expect(cache.get(one, 'q')).not.toBe(cache.get(two, 'q'));
-    expect(cache.get(one, 'q')).toBe(cache.get(one, 'q'));
-    expect(() => cache.get(one, 'bad name')).toThrow(InvalidNameError);
+    expect(await cache.get(one, 'q')).not.toBe(await cache.get(two, 'q'));
+    expect(await cache.get(one, 'q')).toBe(await cache.get(one, 'q'));
+    await expect(cache.get(one, 'bad name')).rejects.toThrow(InvalidNameError);
   });
 });

@@ -1,6 +1,6 @@
 import { parseArgs } from './strict-args.js';
 import type { DeadRetention, JobState } from '../../job.js';
-import type { Queue } from '../../queue.js';
+import type { AnyQueue } from '../../open-queue.js';
 
 /** The usage lines of the admin commands, for `emq --help`. */
 export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|completed|dead> [--offset N] [--limit N]
@@ -24,8 +24,11 @@ export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|complet
 
 /** What the admin commands need of the CLI around them. */
 export interface AdminCli {
-  /** Runs `work` on queue `name` over a connection of its own, closed after; Redis unreachable is one line naming the URL. */
-  withQueue<T>(name: string, work: (queue: Queue) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` on queue `name` (a PartitionedQueue when the registry says it is partitioned) over
+   * a connection of its own, closed after; Redis unreachable is one line naming the URL.
+   */
+  withQueue<T>(name: string, work: (queue: AnyQueue) => Promise<T>): Promise<T>;
   /** The integer of option `name`, if given (a usage error otherwise). */
   intOption(values: Record<string, unknown>, name: string): number | undefined;
   /** A usage error (exit 2) saying `message`. */

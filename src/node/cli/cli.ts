@@ -4,6 +4,8 @@ import { type Durability, type DurabilityOptions, replicationOf } from '../../du
 import { EmqError, InvalidArgumentError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
+import { type AnyQueue, openQueue } from '../../open-queue.js';
+import { PartitionedQueue } from '../../partitioned-queue.js';
 import { Queue } from '../../queue.js';
 import { queueOverviews } from '../../registry.js';
 import type { Transport } from '../../transport.js';
@@ -18,6 +20,7 @@ import { initWorker } from './init-worker.js';
 import { RATE_USAGE, rateCommands } from './rate.js';
 import { SCHEDULE_USAGE, scheduleCommands } from './schedule.js';
 import { UsageError, didYouMean, parseArgs } from './strict-args.js';
+import { MAX_PARTITIONS } from '../../partitions.js';
 import { type ApiServer, serveApi } from './serve.js';
 
 /** Exit codes scripts can rely on. */
@@ -33,8 +36,10 @@ usage:
       the job. SIGTERM or SIGINT stops it at the settle point (jobs in hand may finish for
       --stop-timeout-ms, default 10000).
   emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N]
-              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--wait MS]
-      Adds one job; prints {"id", "state"}. --dedupe-key: while a job added with key K is unfinished
+              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--wait MS] [--partitions N]
+      Adds one job; prints {"id", "state"}. --partitions N makes the queue partitioned (N
+      partitions, fixed for its life) with its first job, or checks the count of one that is: a
+      count the registry does not hold is refused (exit 2), nothing written. --dedupe-key: while a job added with key K is unfinished
       (or for MS after it was added), this one is a duplicate of it ("duplicate", its id); with
       --replace, that job, if not started, takes this payload and delay ("replaced"). With --wait,
       waits up to MS for it to finish and prints
@@ -46,14 +51,18 @@ ${FLOW_USAGE}
   emq events <queue> [--after ID] [--follow]
       Prints the queue's events, one JSON line each, oldest first, after entry id ID (default 0:
       all the stream keeps); --follow then waits for more (parked on XREAD BLOCK) until SIGTERM
-      or SIGINT.
+      or SIGINT. A partitioned queue has a stream a partition: without --follow they are printed
+      one partition after the other; with it, interleaved as they come.
   emq stats <queue>
       Prints {"queue", "paused", "counts", "rateLimits"}; rateLimits is {"queue", "groups",
       "throttled"}: the limits, and what may not start jobs yet (at its limit, or held) until when.
   emq queues
       Prints {"queues": [...]}: every queue of the registry (each that has had a job enqueued),
       sorted by name, each {"queue", "paused", "counts", "deadTotal", "retriedTotal",
-      "stalledTotal", "firedTotal", "rateLimitedTotal"}, as GET /v1/queues answers.
+      "stalledTotal", "firedTotal", "rateLimitedTotal"}, as GET /v1/queues answers; a
+      partitioned queue is one row, its partitions summed, with "partitions" (its count).
+  Every command that takes a <queue> addresses a partitioned queue by its name (the registry
+  says how many partitions it has): counts summed, listings merged, admin on every partition.
 ${ADMIN_USAGE}
 ${SCHEDULE_USAGE}
 ${RATE_USAGE}
@@ -270,6 +279,7 @@ async function enqueue(args: string[]): Promise<number> {
       'dedupe-ttl-ms': { type: 'string' },
       replace: { type: 'boolean' },
       wait: { type: 'string' },
+      partitions: { type: 'string' },
     },
   });
   const [queueName, json, ...extra] = positionals;
@@ -288,6 +298,8 @@ async function enqueue(args: string[]): Promise<number> {
   const priority = intOption(values, 'priority');
   const maxAttempts = intOption(values, 'max-attempts');
   const wait = intOption(values, 'wait');
+  const partitions = intOption(values, 'partitions');
+  if (partitions !== undefined && (partitions < 1 || partitions > MAX_PARTITIONS)) throw new UsageError(`--partitions takes 1 to ${MAX_PARTITIONS}, got ${partitions}`);
   if (wait !== undefined && wait < 0) throw new UsageError(`--wait takes a whole number of ms >= 0, got ${wait}`);
   const dedupe = dedupeOption(values);
   const addOptions = {
@@ -300,7 +312,8 @@ async function enqueue(args: string[]): Promise<number> {
   const written = durability();
   const transport = connect();
   try {
-    const queue = new Queue(transport, queueName, written);
+    // --partitions makes (or checks) a partitioned queue: a count the registry does not hold is EMQPARTITION, nothing written
+    const queue = partitions === undefined ? await reachable(() => openQueue(transport, queueName, written)) : new PartitionedQueue(transport, queueName, { ...written, partitions });
     if (wait === undefined) {
       const result = await reachable(() => queue.add(payload, addOptions));
       process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -326,7 +339,7 @@ function dedupeOption(values: Record<string, unknown>): DedupeOptions | undefine
 }
 
 /** `emq enqueue --wait`: adds, waits, prints the outcome; exit 0 only when the job completed. */
-async function enqueueAndWait(queue: Queue, payload: unknown, options: EnqueueOptions & { timeoutMs: number }): Promise<number> {
+async function enqueueAndWait(queue: AnyQueue, payload: unknown, options: EnqueueOptions & { timeoutMs: number }): Promise<number> {
   let id = '';
   const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
   try {
@@ -367,16 +380,20 @@ async function events(args: string[]): Promise<number> {
   });
   const [queueName, ...extra] = positionals;
   if (!queueName || extra.length > 0) throw new UsageError('events takes one queue name');
-  let after = values.after ?? '0';
+  const after = values.after ?? '0';
   const print = (event: unknown): void => void process.stdout.write(`${JSON.stringify(event)}\n`);
   return withQueue(queueName, async (queue) => {
     if (!values.follow) {
-      for (;;) {
-        const page = await queue.readEvents({ after, limit: 1000 });
-        page.events.forEach(print);
-        if (page.next === after) return EXIT.ok;
-        after = page.next;
+      // a partitioned queue's streams one after the other, each from `after` (an entry id is a time)
+      for (const part of queue instanceof PartitionedQueue ? queue.parts : [queue]) {
+        for (let from = after; ; ) {
+          const page = await part.readEvents({ after: from, limit: 1000 });
+          page.events.forEach(print);
+          if (page.next === from) break;
+          from = page.next;
+        }
       }
+      return EXIT.ok;
     }
     const stop = new AbortController();
     const onSignal = (): void => stop.abort();
@@ -396,14 +413,10 @@ async function stats(args: string[]): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   const [queueName, ...extra] = positionals;
   if (!queueName || extra.length > 0) throw new UsageError('stats takes one queue name');
-  const transport = connect();
-  try {
-    const queue = new Queue(transport, queueName);
-    process.stdout.write(`${JSON.stringify(await reachable(() => queue.stats()))}\n`);
+  return withQueue(queueName, async (queue) => {
+    process.stdout.write(`${JSON.stringify(await queue.stats())}\n`);
     return EXIT.ok;
-  } finally {
-    await transport.close();
-  }
+  });
 }
 
 /** `emq queues`: every queue of the registry with its counts, one JSON line (the body of `GET /v1/queues`). */
@@ -493,12 +506,14 @@ async function init(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
-/** Runs `work` on queue `name` over a connection of its own, closed after (the admin commands). */
-async function withQueue<T>(name: string, work: (queue: Queue) => Promise<T>): Promise<T> {
+/**
+ * Runs `work` on queue `name` over a connection of its own, closed after (the admin commands): a
+ * PartitionedQueue when the registry records the name as partitioned, else a Queue.
+ */
+async function withQueue<T>(name: string, work: (queue: AnyQueue) => Promise<T>): Promise<T> {
   const transport = connect();
   try {
-    const queue = new Queue(transport, name);
-    return await reachable(() => work(queue));
+    return await reachable(async () => work(await openQueue(transport, name)));
   } finally {
     await transport.close();
   }
