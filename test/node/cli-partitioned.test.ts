@@ -1,8 +1,11 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { PartitionedQueue } from '../../src/partitioned-queue.js';
 import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions.js';
-import { emq } from '../cli-run.js';
-import { queueName, useRedis } from '../helpers.js';
+import { emq, startEmq } from '../cli-run.js';
+import { queueName, until, useRedis } from '../helpers.js';
 
 /** The CLI addresses a partitioned queue by its name; `emq enqueue --partitions N` makes one. */
 describe('emq on a partitioned queue', () => {
@@ -65,6 +68,27 @@ describe('emq on a partitioned queue', () => {
     expect(await json(['drain', name])).toEqual({ removed: 2 });
     expect(await json(['obliterate', name])).toEqual({ queue: name, obliterated: true });
     expect(await redis.raw.hget(PARTITIONS_REGISTRY, name)).toBeNull();
+  });
+
+  it('consume runs every partition of a queue found partitioned by its name, on one subscriber connection', { timeout: 120_000 }, async () => {
+    const name = queueName('cli-pq-consume');
+    made.push(name);
+    const queue = new PartitionedQueue<{ n: number }>(redis.transport, name, { partitions: 4 });
+    const jobs = await queue.addBulk(Array.from({ length: 12 }, (_, n) => ({ payload: { n }, group: `tenant-${n % 6}` })));
+    expect(new Set(jobs.map((job) => job.id.split('~')[1])).size).toBeGreaterThan(1);
+    const dir = mkdtempSync(join(tmpdir(), 'emq-handler-'));
+    writeFileSync(join(dir, 'double.mjs'), 'export default async (job) => job.payload.n * 2;\n');
+    const consumer = startEmq(['consume', name, '--handler', join(dir, 'double.mjs'), '--concurrency', '3'], env);
+    try {
+      await until(async () => (await queue.counts()).completed === 12, 60_000);
+      expect(consumer.stderr()).toContain(`consuming ${name} (concurrency 3, its 4 partitions)`);
+      for (const { id } of jobs) expect((await queue.getJob(id))?.result).toBe(Number((await queue.getJob(id))?.payload.n) * 2);
+      const clients = (await redis.raw.call('CLIENT', 'LIST')) as string;
+      expect(clients.split('\n').filter((line) => line.includes(`name=emq-doorbell:${name} `) || line.endsWith(`name=emq-doorbell:${name}`))).toHaveLength(1);
+    } finally {
+      consumer.child.kill('SIGTERM');
+      await consumer.done;
+    }
   });
 
   it('refuses --partitions out of range as a usage error, connecting to nothing', async () => {

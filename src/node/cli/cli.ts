@@ -30,8 +30,9 @@ const USAGE = `emq: echomq's command line (Redis from REDIS_URL, default redis:/
 Redis Cluster from REDIS_CLUSTER_NODES)
 
 usage:
-  emq consume <queue> --handler <module> [--concurrency N] [--lease-ms N] [--beat-ms N] [--timeout-ms N] [--quiet]
-      Runs the parked consumer. The module's default export is async (job) => void, where job is
+  emq consume <queue> --handler <module> [--concurrency N] [--lease-ms N] [--beat-ms N] [--timeout-ms N] [--partitions N] [--quiet]
+      Runs the parked consumer; over a partitioned queue (the registry's count, or --partitions N),
+      one consumer over every partition, --concurrency slots in all. The module's default export is async (job) => void, where job is
       {id, payload, attempt, maxAttempts, group} (attempt: 1 on the first try); a throw retries
       the job. SIGTERM or SIGINT stops it at the settle point (jobs in hand may finish for
       --stop-timeout-ms, default 10000).
@@ -199,12 +200,15 @@ async function consume(args: string[]): Promise<number> {
       'beat-ms': { type: 'string' },
       'timeout-ms': { type: 'string' },
       'stop-timeout-ms': { type: 'string' },
+      partitions: { type: 'string' },
       quiet: { type: 'boolean' },
     },
   });
   const [queueName, ...extra] = positionals;
   if (!queueName || extra.length > 0) throw new UsageError('consume takes one queue name');
   if (!values.handler) throw new UsageError('consume needs --handler <module>');
+  const partitions = intOption(values, 'partitions');
+  if (partitions !== undefined && (partitions < 1 || partitions > MAX_PARTITIONS)) throw new UsageError(`--partitions takes 1 to ${MAX_PARTITIONS}, got ${partitions}`);
   const settings = {
     concurrency: intOption(values, 'concurrency') ?? 1,
     leaseMs: intOption(values, 'lease-ms') ?? 30_000,
@@ -221,7 +225,7 @@ async function consume(args: string[]): Promise<number> {
   let consumer: Consumer;
   try {
     let handler: Handler | undefined;
-    consumer = new Consumer(transport, new Queue(transport, queueName, durability()), (job, context) => handler!(job, context), {
+    const consumerOn = (queue: AnyQueue<unknown>): Consumer => new Consumer(transport, queue, (job, context) => handler!(job, context), {
       ...settings,
       ownsTransport: true,
       // connected, lost (with the cause), back: one line each, --quiet or not
@@ -237,8 +241,14 @@ async function consume(args: string[]): Promise<number> {
         },
       },
     });
+    // options and the name are checked (exit 2) before the handler module is loaded and Redis read
+    consumer = consumerOn(new Queue(transport, queueName, durability()));
     handler = await loadHandler(values.handler);
     await reachable(() => transport.ping());
+    // a partitioned queue by its name (the registry's count), or as --partitions says: one
+    // consumer over every partition
+    const queue = partitions === undefined ? await reachable(() => openQueue(transport, queueName, durability())) : new PartitionedQueue(transport, queueName, { ...durability(), partitions });
+    if (queue instanceof PartitionedQueue) consumer = consumerOn(queue);
   } catch (error) {
     // Redis away, a bad queue name or option: the connection must not outlive the refusal
     // (main() may run in a longer-lived process)
@@ -246,7 +256,8 @@ async function consume(args: string[]): Promise<number> {
     throw error;
   }
   consumer.start();
-  log(`consuming ${queueName} (concurrency ${consumer.concurrency}); SIGTERM or Ctrl-C stops`);
+  const over = consumer.queue instanceof PartitionedQueue ? `, its ${consumer.queue.partitions} partitions` : '';
+  log(`consuming ${queueName} (concurrency ${consumer.concurrency}${over}); SIGTERM or Ctrl-C stops`);
   await new Promise<void>((done) => {
     let stopping = false;
     const onSignal = (signal: NodeJS.Signals): void => {
