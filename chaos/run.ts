@@ -17,13 +17,14 @@ import { flowFaults } from './scenarios/flow-faults.js';
 import { fuzzHttp } from './scenarios/fuzz-http.js';
 import { fuzzOptions } from './scenarios/fuzz-options.js';
 import { killedConsumers } from './scenarios/killed-consumers.js';
+import { partitionFaults } from './scenarios/partition-faults.js';
 import { rateFaults } from './scenarios/rate-faults.js';
 import { redisRestart } from './scenarios/redis-restart.js';
 import { redisRestartEverysec } from './scenarios/redis-restart-everysec.js';
 import { schedulerFaults } from './scenarios/scheduler-faults.js';
 import { soak } from './scenarios/soak.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, clusterFailover, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, partitionFaults, clusterFailover, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },

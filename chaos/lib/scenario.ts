@@ -34,7 +34,8 @@ export interface Scenario {
  * a replace of a job already started; and for flows, a parent run before all its children
  * finished (or that saw one unfinished or missing), a parent released or run twice beyond what a
  * lapsed lease explains, a parent never released (or, a `fail-parent` child dead, never failed) at
- * the end, a flow's child lost or unfinished, a cross-queue flow link broken (test/flow-links.ts).
+ * the end, a flow's child lost or unfinished, a cross-queue flow link broken (test/flow-links.ts);
+ * and for partitioned queues, a job outside its group's partition or with an id naming another.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -71,6 +72,7 @@ export const MUST_BE_ZERO = [
   'parents_never_failed',
   'children_lost',
   'flow_link_violations',
+  'jobs_misrouted',
 ] as const;
 
 /** The promises a result breaks, by name. */
