@@ -206,12 +206,13 @@ export class Flows {
       if (batch) batch.push(node);
       else batches.set(key, [node]);
     }
-    const ops: Array<ScriptOp<unknown>> = [];
     const queues = new Set(nodes.map((n) => n.queue));
-    for (const queue of queues) {
-      if (!this.registered.has(queue)) ops.push(new Scripts(this.transport, queue).registerOp());
-    }
-    const registering = ops.length;
+    // the names go into the registry in a round trip of their own before the first write: the
+    // registry is another slot, so a write sent beside a refused registration (EMQPARTITION: a
+    // partitioned queue's name, whose jobs live in its partitions) would run anyway
+    const registrations = [...queues].filter((queue) => !this.registered.has(queue)).map((queue) => new Scripts(this.transport, queue).registerOp());
+    if (registrations.length > 0) await runOps(this.transport, registrations);
+    const ops: Array<ScriptOp<unknown>> = [];
     const writes: Planned[][] = [];
     for (const batch of batches.values()) {
       const scripts = new Scripts(this.transport, batch[0]!.queue);
@@ -226,7 +227,7 @@ export class Flows {
     if (this.registered.size > 1000) this.registered.clear();
     for (const queue of queues) this.registered.add(queue);
     writes.forEach((part, i) => {
-      const results = replies[registering + i] as EnqueueResult[];
+      const results = replies[i] as EnqueueResult[];
       part.forEach((node, j) => (node.state = results[j]?.state as FlowNode['state']));
     });
   }

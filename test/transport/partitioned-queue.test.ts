@@ -4,6 +4,7 @@ import type { JobRecord } from '../../src/job.js';
 import { openQueue } from '../../src/open-queue.js';
 import { PartitionedQueue, type PartitionedQueueOptions } from '../../src/partitioned-queue.js';
 import { partitionName, partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions.js';
+import { Flows } from '../../src/flows.js';
 import { Queue } from '../../src/queue.js';
 import { queueOverviews } from '../../src/registry.js';
 import { checkInvariants } from '../invariants.js';
@@ -90,6 +91,12 @@ describe('PartitionedQueue', () => {
     const plain = new Queue(redis.transport, queue.name);
     await expect(plain.add('z')).rejects.toBeInstanceOf(PartitionError);
     await expect(plain.addBulk([{ payload: 1 }])).rejects.toMatchObject({ code: 'EMQPARTITION' });
+    // a flow naming it as a plain queue, its child's queue a plain one: refused before any write
+    const childQueue = queueName('flow-child');
+    made.push(childQueue);
+    const flows = new Flows(redis.transport);
+    await expect(flows.add({ queue: queue.name, payload: 'parent', children: [{ queue: childQueue, payload: 'child' }] })).rejects.toBeInstanceOf(PartitionError);
+    expect(await redis.raw.keys(`emq:{${childQueue}}:job:*`)).toEqual([]);
 
     const after = await keysOfQueue(queue.name);
     expect(after).toEqual(before);
