@@ -14,7 +14,9 @@
  * and another three from the Worker's beat alone (the Node consumer stopped meanwhile). Then a
  * group is held for a moment and rate limited to 3 starts a second, and the starts are shown
  * second by second from the events stream. Then a flow: four pages rendered by either runtime,
- * then their parent merges them, once, after the last page. Ctrl-C
+ * then their parent merges them, once, after the last page. Then a partitioned queue of 8
+ * partitions (on a cluster, spread over the masters) takes jobs of 8 groups from both runtimes,
+ * each group in order. Ctrl-C
  * ends everything cleanly. `--once` exits when the mix is done;
  * `--no-edge` leaves the bridge and the Worker out; `--cluster` runs it all over a Redis Cluster.
  */
@@ -23,7 +25,9 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Flows, InvalidArgumentError, Queue, queueOverviews, type Job } from '../src/index.js';
+import { Flows, InvalidArgumentError, PartitionedQueue, Queue, queueOverviews, type Job } from '../src/index.js';
+import { keyspace } from '../src/keyspace.js';
+import { slotOf } from '../src/cluster-slot.js';
 import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
 import { Consumer, freePort, startLocalRedis } from '../src/node/index.js';
 import { startLocalCluster } from '../src/node/local-cluster.js';
@@ -38,6 +42,9 @@ const t0 = performance.now();
 const say = (line: string): void => console.log(`${((performance.now() - t0) / 1000).toFixed(2).padStart(6)}s  ${line}`);
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const QUEUE = 'demo';
+/** The partitioned example queue (the Worker drains its 8 partitions too: workers/index.ts). */
+const PARTS = 'demo-parts';
+const PARTITIONS = 8;
 const BEAT_EVERY_MS = 10_000;
 
 /** The Worker under `wrangler dev`, kept offline, with its scheduled handler reachable locally. */
@@ -278,6 +285,45 @@ async function main(): Promise<void> {
   const pages = (await queue.getJob('pdf-1'))?.children?.map((c) => (c.result as { page: number }).page);
   say(
     `flow: pdf-1 merged ${JSON.stringify(merged)} from pages ${JSON.stringify(pages)}, run ${flowTimes.parentStarts.length} time(s), after the last page (${flowTimes.parentStarts.every((t) => t >= flowTimes.lastChild)})`,
+  );
+
+  // a partitioned queue: 8 partitions, each a queue in a slot of its own (on a cluster, spread over
+  // the masters); one Node consumer over all of them (one subscriber connection per master), the
+  // Worker's beat over all of them; a group stays in its partition, so each runs in order
+  const parts = new PartitionedQueue<DemoPayload>(transport, PARTS, { partitions: PARTITIONS });
+  const partsTransport = connectTarget(redis.target);
+  const partsRuns = new Map<string, number[]>();
+  const partsConsumer = new Consumer<DemoPayload>(
+    partsTransport,
+    new PartitionedQueue<DemoPayload>(partsTransport, PARTS, { partitions: PARTITIONS }),
+    async (job) => {
+      partsRuns.set(job.group ?? '', [...(partsRuns.get(job.group ?? '') ?? []), Number(job.payload.message?.split('#')[1])]);
+      await sleep(job.payload.sleepMs ?? 0);
+    },
+    { concurrency: 4, ownsTransport: true },
+  ).start();
+  cleanups.push(() => partsConsumer.stop(2_000));
+  for (let g = 0; g < 8; g++) await parts.setGroupLimit(`tenant-${g}`, 1);
+  const partsJobs = (from: number) => Array.from({ length: 16 }, (_, i) => ({ payload: { kind: 'report' as const, message: `tenant-${i % 8} #${from + i}`, sleepMs: 20 }, group: `tenant-${i % 8}` }));
+  await parts.addBulk(partsJobs(0));
+  let partsTotal = 16;
+  if (edgeUrl) {
+    const res = await fetch(`${edgeUrl}/v1/queues/${PARTS}/jobs/bulk`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jobs: partsJobs(16) }) });
+    if (res.status !== 201) say(`the Worker refused the partitioned bulk enqueue: ${res.status} ${await res.text()}`);
+    else partsTotal += 16;
+  }
+  for (let i = 0; i < 150 && (await parts.counts()).completed < partsTotal; i++) await sleep(200);
+  const masters = redis.target.kind === 'cluster' ? new Map<string, number>() : undefined;
+  if (masters && 'slots' in transport.redis) {
+    for (const part of parts.parts) {
+      const master = transport.redis.slots[slotOf(keyspace(part.name).key('meta'))]?.[0] ?? '?';
+      masters.set(master, (masters.get(master) ?? 0) + 1);
+    }
+  }
+  const byNode = [...partsRuns.values()].reduce((n, runs) => n + runs.length, 0);
+  const inOrder = [...partsRuns.values()].every((runs) => runs.every((n, i) => i === 0 || n > runs[i - 1]!));
+  say(
+    `partitioned: "${PARTS}" over ${PARTITIONS} partitions${masters ? ` (on the masters: ${[...masters.values()].join('/')})` : ''}: ${(await parts.counts()).completed} of ${partsTotal} jobs completed, ${byNode} by the Node consumer${edgeUrl ? ' and the rest by the Worker' : ''}; each group in order on Node (${inOrder})`,
   );
 
   const overview = (await queueOverviews(transport)).find((o) => o.queue === QUEUE);
