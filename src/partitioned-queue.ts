@@ -3,7 +3,7 @@ import type { EventsSettings, QueueEvent } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { assertName } from './keyspace.js';
 import { assertPartitions, partitionName, partitionOf } from './partitions.js';
-import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID } from './encode.js';
+import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from './encode.js';
 import {
   type AddAndWaitOptions,
   type BulkJob,
@@ -221,7 +221,8 @@ export class PartitionedQueue<Payload = unknown> {
    */
   partitionFor(options: Pick<EnqueueOptions, 'group' | 'id'> = {}, key?: string): number {
     if (typeof options.group === 'string') return partitionOf(options.group, this.parts.length);
-    if (typeof options.id === 'string') return partitionOf(options.id, this.parts.length);
+    // by the id as a job is named (`42` and `JOB:42` are one job, so one partition)
+    if (typeof options.id === 'string') return partitionOf(toJobId(options.id), this.parts.length);
     if (key !== undefined) return partitionOf(key, this.parts.length);
     const i = this.turn;
     this.turn = (i + 1) % this.parts.length;
@@ -274,6 +275,20 @@ export class PartitionedQueue<Payload = unknown> {
       }),
     );
     return out;
+  }
+
+  /**
+   * The partition a job just added (`id` its answer, `group` its group) went to: its group's, the
+   * one its generated id names, or its caller's id's (an ungrouped job with an id of its own).
+   *
+   * @example
+   * const { id } = await queue.add(payload, { group });
+   * queue.partitionOfAdded(id, group).name // 'mail~3'
+   */
+  partitionOfAdded(id: string, group?: string | null): Queue<Payload> {
+    if (typeof group === 'string') return this.partitionOfGroup(group);
+    const generated = PARTITION_JOB_ID.exec(id);
+    return this.parts[generated ? Number(generated[2]) : partitionOf(jobIdOf(id), this.parts.length)]!;
   }
 
   /**

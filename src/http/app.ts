@@ -214,6 +214,11 @@ const eventsRefusal = (queue: string, partitions: number): string =>
 /** What the remove and reprocess routes answer for `id`: the id the other routes take. */
 const fullId = (id: string): string => (id.startsWith('JOB:') ? id : `JOB:${id}`);
 
+/** The queue a drain after an add should run: a partitioned queue's partition the job went to, else the queue. */
+function drainedOf(q: unknown, queue: string, id: string, group: string | null | undefined): string {
+  return q instanceof PartitionedQueue ? q.partitionOfAdded(id, group).name : queue;
+}
+
 /**
  * The HTTP API as one hono app, the same object on Node (`emq serve`) and in the Worker: JSON in
  * and out, params, queries and bodies validated by the routes' zod schemas, errors as
@@ -339,7 +344,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
           pollMs: streaming.pollMs,
           onAdded: (added) => {
             id = added.id;
-            if (added.state !== 'duplicate') options.afterEnqueue?.(c, queue, added.state === 'pending' ? Date.now() : dueAtOf(body));
+            if (added.state !== 'duplicate') options.afterEnqueue?.(c, drainedOf(q, queue, added.id, body.group), added.state === 'pending' ? Date.now() : dueAtOf(body));
           },
         });
         return c.json({ id: done.id, state: 'completed' as const, ...(done.result === undefined ? {} : { result: done.result }) }, 200);
@@ -351,11 +356,13 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
         return c.json({ id, state: job.state }, 202);
       }
     }
-    const result = await (await queueOf(c, queue)).add(body.payload, addOptions);
+    const q = await queueOf(c, queue);
+    const result = await q.add(body.payload, addOptions);
     // the reply is `add`'s result as it is: one shape in TypeScript, over HTTP and from `emq enqueue`
     if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
     // a replaced job is claimable now or due at this add's time: the Worker's drain wakes for it too
-    options.afterEnqueue?.(c, queue, result.state === 'pending' ? Date.now() : dueAtOf(body));
+    // (of a partitioned queue, the drain of the partition it went to)
+    options.afterEnqueue?.(c, drainedOf(q, queue, result.id, body.group), result.state === 'pending' ? Date.now() : dueAtOf(body));
     if (result.state === 'replaced') return c.json({ id: result.id, state: result.state }, 200);
     return c.json({ id: result.id, state: result.state }, 201);
   });

@@ -157,6 +157,21 @@ describe('PartitionedQueue', () => {
     await invariantsHold(queue);
   });
 
+  it('routes a caller\'s id as the job is named: 42 and JOB:42 are one job in one partition', async () => {
+    const queue = open(8);
+    const first = await queue.add('a', { id: '42' });
+    expect(await queue.add('b', { id: 'JOB:42' })).toEqual({ id: 'JOB:42', state: 'duplicate' });
+    const home = queue.partitionOfAdded(first.id);
+    expect(await home.getJob(first.id)).toMatchObject({ payload: 'a' });
+    const holders = await Promise.all(queue.parts.map(async (part) => (await part.getJob('42')) !== null));
+    expect(holders.filter(Boolean)).toHaveLength(1);
+    // a generated id and a group name their partitions as add routed them
+    const grouped = await queue.add('c', { group: 'tenant-5' });
+    expect(queue.partitionOfAdded(grouped.id, 'tenant-5')).toBe(queue.partitionOfGroup('tenant-5'));
+    const turn = await queue.add('d');
+    expect(await queue.partitionOfAdded(turn.id).getJob(turn.id)).toMatchObject({ payload: 'd' });
+  });
+
   it('moves a job to a group within its partition, and refuses a move across partitions', async () => {
     const queue = open(4);
     const groups = Array.from({ length: 40 }, (_, i) => `m${i}`);
