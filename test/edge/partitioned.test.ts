@@ -1,8 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
 import { Redis } from 'ioredis';
-import { Miniflare } from 'miniflare';
+import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BeatSummary } from '../../src/edge/bounded-beat.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
@@ -12,6 +9,8 @@ import { partitionName } from '../../src/partitions.js';
 import { PARTITIONS_REGISTRY } from '../../src/partitions.js';
 import { queueName, sleep, until } from '../helpers.js';
 import { checkPartitionedQueue } from '../invariants.js';
+import { type MiniflareWorker, startMiniflareWorker } from './miniflare-worker.js';
+import { type ReportServer, startReportServer } from './report-server.js';
 import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
 
 const BRIDGE_TOKEN = 'bridge-token-for-partition-tests';
@@ -53,32 +52,18 @@ interface ScheduledBeatLog {
   readonly summaries: ReadonlyArray<BeatSummary | { acknowledgedLater: unknown }>;
 }
 
-/** Where the Worker reports: runs by queue, in the order they arrived, and its `scheduled beat` logs. */
+/** What the Worker reported (to a report server): runs by queue, in the order they arrived, its log entries and its `scheduled beat` logs. */
 class Reports {
   readonly runs = new Map<string, Run[]>();
   readonly beats: ScheduledBeatLog[] = [];
   readonly logs: Array<Record<string, unknown>> = [];
-  private server: Server | undefined;
-  url = '';
 
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { queue: string; run?: Run; log?: Record<string, unknown> };
-        if (body.run) this.runs.set(body.queue, [...(this.runs.get(body.queue) ?? []), body.run]);
-        if (body.log) this.logs.push(body.log);
-        if (body.log?.msg === 'scheduled beat') this.beats.push(body.log as unknown as ScheduledBeatLog);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/report`;
-  }
-
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  /** One report of the Worker: a run, or a log entry. */
+  take(report: unknown): void {
+    const body = report as { queue: string; run?: Run; log?: Record<string, unknown> };
+    if (body.run) this.runs.set(body.queue, [...(this.runs.get(body.queue) ?? []), body.run]);
+    if (body.log) this.logs.push(body.log);
+    if (body.log?.msg === 'scheduled beat') this.beats.push(body.log as unknown as ScheduledBeatLog);
   }
 }
 
@@ -93,11 +78,12 @@ describe('the Worker on a partitioned queue', () => {
   let transport: IoredisTransport;
   let bundlePath: string;
   const reports = new Reports();
+  let reportServer: ReportServer;
   const made: string[] = [];
 
   beforeAll(async () => {
     bundlePath = buildEntryWorker(ENTRY, 'echomq-partition-test');
-    await reports.start();
+    reportServer = await startReportServer((body) => reports.take(body));
     bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
     raw = new Redis(inject('redisUrl'));
     transport = IoredisTransport.connect(inject('redisUrl'));
@@ -112,31 +98,18 @@ describe('the Worker on a partitioned queue', () => {
     await transport?.close();
     raw?.disconnect();
     await bridge?.close();
-    await reports.close();
+    await reportServer?.close();
   });
 
-  async function startWorker(queue: string, plain: string, bindings: Record<string, string> = {}): Promise<{ mf: Miniflare; url: string }> {
+  async function startWorker(queue: string, plain: string, bindings: Record<string, string> = {}): Promise<MiniflareWorker> {
     made.push(queue, plain);
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: bundlePath,
-      modulesRoot: dirname(bundlePath),
-      compatibilityDate: '2026-04-26',
-      host: '127.0.0.1',
-      port: 0,
-      bindings: {
-        UPSTASH_REDIS_REST_URL: bridge.url,
-        UPSTASH_REDIS_REST_TOKEN: BRIDGE_TOKEN,
-        EMQ_TOKEN,
-        PQ: queue,
-        PLAIN: plain,
-        PARTS: String(PARTITIONS),
-        REPORT_URL: reports.url,
-        ...bindings,
-      },
+    return startMiniflareWorker({
+      bundlePath,
+      bridgeUrl: bridge.url,
+      bridgeToken: BRIDGE_TOKEN,
+      emqToken: EMQ_TOKEN,
+      bindings: { PQ: queue, PLAIN: plain, PARTS: String(PARTITIONS), REPORT_URL: reportServer.url, ...bindings },
     });
-    const url = (await mf.ready).toString().replace(/\/$/, '');
-    return { mf, url };
   }
 
   async function scheduled(mf: Miniflare): Promise<void> {
