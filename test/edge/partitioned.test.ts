@@ -1,17 +1,17 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BeatSummary } from '../../src/edge/bounded-beat.js';
-import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { RunningBridge } from '../../src/node/bridge/index.js';
+import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { PartitionedQueue } from '../../src/partitioned-queue.js';
 import { partitionName } from '../../src/partitions.js';
 import { PARTITIONS_REGISTRY } from '../../src/partitions.js';
 import { queueName, sleep, until } from '../helpers.js';
 import { checkPartitionedQueue } from '../invariants.js';
-import { type MiniflareWorker, startMiniflareWorker } from './miniflare-worker.js';
-import { type ReportServer, startReportServer } from './report-server.js';
-import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
+import type { MiniflareWorker } from './miniflare-worker.js';
+import { type ReportingSuite, startReportingSuite } from './reporting-suite.js';
+import { reportingWorkerEntry } from './worker-bundle.js';
 
 const BRIDGE_TOKEN = 'bridge-token-for-partition-tests';
 const EMQ_TOKEN = 'worker-token-for-partition-tests';
@@ -73,20 +73,17 @@ class Reports {
  * beat visits every partition, their first claims in one request.
  */
 describe('the Worker on a partitioned queue', () => {
+  let suite: ReportingSuite;
   let bridge: RunningBridge;
   let raw: Redis;
   let transport: IoredisTransport;
-  let bundlePath: string;
   const reports = new Reports();
-  let reportServer: ReportServer;
   const made: string[] = [];
 
   beforeAll(async () => {
-    bundlePath = buildEntryWorker(ENTRY, 'echomq-partition-test');
-    reportServer = await startReportServer((body) => reports.take(body));
-    bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
-    raw = new Redis(inject('redisUrl'));
-    transport = IoredisTransport.connect(inject('redisUrl'));
+    const onReport = (body: unknown): void => reports.take(body);
+    suite = await startReportingSuite({ entry: ENTRY, name: 'echomq-partition-test', redisUrl: inject('redisUrl'), bridgeToken: BRIDGE_TOKEN, emqToken: EMQ_TOKEN, onReport });
+    ({ bridge, raw, transport } = suite);
   }, 60_000);
   afterAll(async () => {
     for (const name of made) {
@@ -95,21 +92,12 @@ describe('the Worker on a partitioned queue', () => {
       await raw.hdel(PARTITIONS_REGISTRY, name);
       await raw.srem('emq:queues', name);
     }
-    await transport?.close();
-    raw?.disconnect();
-    await bridge?.close();
-    await reportServer?.close();
+    await suite?.close();
   });
 
   async function startWorker(queue: string, plain: string, bindings: Record<string, string> = {}): Promise<MiniflareWorker> {
     made.push(queue, plain);
-    return startMiniflareWorker({
-      bundlePath,
-      bridgeUrl: bridge.url,
-      bridgeToken: BRIDGE_TOKEN,
-      emqToken: EMQ_TOKEN,
-      bindings: { PQ: queue, PLAIN: plain, PARTS: String(PARTITIONS), REPORT_URL: reportServer.url, ...bindings },
-    });
+    return suite.startWorker({ PQ: queue, PLAIN: plain, PARTS: String(PARTITIONS), ...bindings });
   }
 
   async function scheduled(mf: Miniflare): Promise<void> {

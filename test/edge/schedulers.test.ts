@@ -1,19 +1,18 @@
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BeatSummary } from '../../src/edge/bounded-beat.js';
 import { scripts } from '../../src/generated/scripts.js';
-import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
+import type { RunningBridge } from '../../src/node/bridge/index.js';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { firedBy } from '../../src/schedulers.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
-import { startMiniflareWorker } from './miniflare-worker.js';
-import { type ReportServer, startReportServer } from './report-server.js';
-import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
+import { type ReportingSuite, startReportingSuite } from './reporting-suite.js';
+import { reportingWorkerEntry } from './worker-bundle.js';
 
 const BRIDGE_TOKEN = 'bridge-token-for-scheduler-tests';
 const EMQ_TOKEN = 'worker-token-for-scheduler-tests';
@@ -92,35 +91,23 @@ function beatTotals(logs: readonly ScheduledBeatLog[]): { fired: number; request
  * each its own connection) beat one queue; a slot is fired once whoever gets there first.
  */
 describe('schedulers on the Worker and on Node', () => {
+  let suite: ReportingSuite;
   let bridge: RunningBridge;
   let raw: Redis;
   let transport: IoredisTransport;
-  let bundlePath: string;
   const reports = new Reports();
-  let reportServer: ReportServer;
 
   beforeAll(async () => {
-    bundlePath = buildEntryWorker(ENTRY, 'echomq-sched-test');
-    reportServer = await startReportServer((body) => reports.take(body));
-    bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
-    raw = new Redis(inject('redisUrl'));
-    transport = IoredisTransport.connect(inject('redisUrl'));
+    const onReport = (body: unknown): void => reports.take(body);
+    suite = await startReportingSuite({ entry: ENTRY, name: 'echomq-sched-test', redisUrl: inject('redisUrl'), bridgeToken: BRIDGE_TOKEN, emqToken: EMQ_TOKEN, onReport });
+    ({ bridge, raw, transport } = suite);
   }, 60_000);
   afterAll(async () => {
-    await transport?.close();
-    raw?.disconnect();
-    await bridge?.close();
-    await reportServer?.close();
+    await suite?.close();
   });
 
   async function startWorker(queue: string, bindings: Record<string, string>): Promise<Miniflare> {
-    const { mf } = await startMiniflareWorker({
-      bundlePath,
-      bridgeUrl: bridge.url,
-      bridgeToken: BRIDGE_TOKEN,
-      emqToken: EMQ_TOKEN,
-      bindings: { SCHED_QUEUE: queue, REPORT_URL: reportServer.url, ...bindings },
-    });
+    const { mf } = await suite.startWorker({ SCHED_QUEUE: queue, ...bindings });
     return mf;
   }
 
