@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
@@ -13,6 +11,7 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { checkFlowLinks } from '../../test/flow-links.js';
 import { checkInvariants } from '../../test/invariants.js';
+import { ChildConsumers } from '../lib/child-consumer.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, readAllEvents } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
@@ -167,19 +166,8 @@ export const flowFaults: Scenario = {
     let edge: Promise<void> = Promise.resolve();
 
     // Node: consumer processes, one killed and replaced every killEveryMs
-    const children = new Set<ChildProcess>();
+    const consumers = new ChildConsumers('flow-consumer.ts', [ctx.redisUrl, RUNS, SEEN, ...QUEUES]);
     let kills = 0;
-    const spawnConsumer = (): Promise<void> => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'children', 'flow-consumer.ts'), ctx.redisUrl, RUNS, SEEN, ...QUEUES], {
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
-      children.add(child);
-      child.on('exit', () => children.delete(child));
-      return new Promise<void>((resolve) => {
-        child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
-        child.on('exit', () => resolve());
-      });
-    };
     let killing = false;
     let killer: Promise<void> = Promise.resolve();
 
@@ -190,7 +178,7 @@ export const flowFaults: Scenario = {
         await queues.get(name)!.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       }
       await raw.del(RUNS, SEEN);
-      await Promise.all([0, 1, 2].map(() => spawnConsumer()));
+      await Promise.all([0, 1, 2].map(() => consumers.spawn()));
       edgeOn = true;
       edge = (async () => {
         while (edgeOn) {
@@ -202,11 +190,11 @@ export const flowFaults: Scenario = {
       killer = (async () => {
         while (killing) {
           await new Promise((resolve) => setTimeout(resolve, killEveryMs));
-          const victim = [...children][Math.floor(Math.random() * children.size)];
+          const victim = [...consumers.live][Math.floor(Math.random() * consumers.live.size)];
           if (!killing || victim?.pid === undefined) continue;
           process.kill(victim.pid, 'SIGKILL');
           kills++;
-          void spawnConsumer();
+          void consumers.spawn();
         }
       })();
 
@@ -282,7 +270,7 @@ export const flowFaults: Scenario = {
       while (!(await settled()) && performance.now() < cleanUntil) await new Promise((resolve) => setTimeout(resolve, 200));
       edgeOn = false;
       await edge;
-      for (const child of children) if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+      consumers.killAll();
 
       // every row, every run, every event
       const rows = new Map<string, Row>();
@@ -466,7 +454,7 @@ export const flowFaults: Scenario = {
       await killer;
       edgeOn = false;
       await edge;
-      for (const child of children) if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+      consumers.killAll();
       raw.disconnect();
       await direct.close();
       await writer.transport.close();

@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
+import { ChildConsumers } from '../lib/child-consumer.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
@@ -27,17 +26,8 @@ export const killedConsumers: Scenario = {
     const raw = new Redis(ctx.redisUrl);
     const transport = IoredisTransport.connect(ctx.redisUrl);
     const queue = new Queue<{ n: number; ms: number; fail?: string }>(transport, QUEUE, { keepCompletedMs: -1 });
-    const children = new Set<ChildProcess>();
+    const consumers = new ChildConsumers('consumer.ts', [ctx.redisUrl, QUEUE, RUNS]);
     let kills = 0;
-    const spawnConsumer = async (): Promise<ChildProcess> => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'children', 'consumer.ts'), ctx.redisUrl, QUEUE, RUNS], {
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
-      children.add(child);
-      child.on('exit', () => children.delete(child));
-      await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve()));
-      return child;
-    };
     try {
       const old = await raw.keys(`emq:{${QUEUE}}:*`);
       if (old.length > 0) await raw.del(...old);
@@ -45,7 +35,7 @@ export const killedConsumers: Scenario = {
       // a cap far above the run's entries: the stream keeps every event, checked after the run
       await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       for (const g of ['g0', 'g1', 'g2']) await queue.setGroupLimit(g, 2);
-      await Promise.all([0, 1, 2, 3].map(() => spawnConsumer()));
+      await Promise.all([0, 1, 2, 3].map(() => consumers.spawn()));
       const kinds = [undefined, undefined, undefined, 'retry', 'later', 'dead'] as const;
       for (let i = 0; i < jobs; i += 100) {
         await queue.addBulk(
@@ -66,12 +56,12 @@ export const killedConsumers: Scenario = {
       let counts = (await queue.stats()).counts;
       while (counts.pending + counts.scheduled + counts.active > 0 && performance.now() < until) {
         await new Promise((resolve) => setTimeout(resolve, 200));
-        const victim = [...children][Math.floor(Math.random() * children.size)];
+        const victim = [...consumers.live][Math.floor(Math.random() * consumers.live.size)];
         // kills stop a while before the time is up, so the last re-runs can finish
         if (victim?.pid !== undefined && performance.now() < until - 20_000) {
           process.kill(victim.pid, 'SIGKILL');
           kills++;
-          await spawnConsumer();
+          await consumers.spawn();
         }
         counts = (await queue.stats()).counts;
       }
@@ -114,7 +104,7 @@ export const killedConsumers: Scenario = {
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
-      for (const child of children) if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+      consumers.killAll();
       await transport.close();
       raw.disconnect();
     }

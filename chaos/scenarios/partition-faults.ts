@@ -1,10 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { PartitionedQueue } from '../../src/partitioned-queue.js';
 import { partitionName, partitionOf } from '../../src/partitions.js';
 import { checkInvariants } from '../../test/invariants.js';
+import { ChildConsumers } from '../lib/child-consumer.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
@@ -33,17 +32,8 @@ export const partitionFaults: Scenario = {
     const raw = new Redis(ctx.redisUrl);
     const transport = IoredisTransport.connect(ctx.redisUrl);
     const queue = new PartitionedQueue<{ n: number; ms: number }>(transport, QUEUE, { partitions: PARTITIONS, keepCompletedMs: -1 });
-    const children = new Set<ChildProcess>();
+    const consumers = new ChildConsumers('partition-consumer.ts', [ctx.redisUrl, QUEUE, String(PARTITIONS), RUNS]);
     const faults = { kills: 0, subscriber_cuts: 0, pauses: 0 };
-    const spawnConsumer = async (): Promise<ChildProcess> => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '..', 'children', 'partition-consumer.ts'), ctx.redisUrl, QUEUE, String(PARTITIONS), RUNS], {
-        stdio: ['ignore', 'pipe', 'ignore'],
-      });
-      children.add(child);
-      child.on('exit', () => children.delete(child));
-      await new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve()));
-      return child;
-    };
     try {
       for (let i = 0; i < PARTITIONS; i++) {
         const old = await raw.keys(`emq:{${partitionName(QUEUE, i)}}:*`);
@@ -54,7 +44,7 @@ export const partitionFaults: Scenario = {
       await raw.hdel('{emq:queues}:partitions', QUEUE);
       await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       for (let g = 0; g < GROUPS; g++) await queue.setGroupLimit(`g${g}`, 2);
-      await Promise.all([0, 1, 2].map(() => spawnConsumer()));
+      await Promise.all([0, 1, 2].map(() => consumers.spawn()));
       // faults every 250 ms while the producers run and a while after, stopping well before the end
       let faulting = true;
       const faultLoop = (async () => {
@@ -64,11 +54,11 @@ export const partitionFaults: Scenario = {
           if (!faulting) break;
           const kind = turn++ % 3;
           if (kind === 0) {
-            const victim = [...children][turn % Math.max(1, children.size)];
+            const victim = [...consumers.live][turn % Math.max(1, consumers.live.size)];
             if (victim?.pid !== undefined) {
               process.kill(victim.pid, 'SIGKILL');
               faults.kills++;
-              await spawnConsumer();
+              await consumers.spawn();
             }
           } else if (kind === 1) {
             await raw.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
@@ -152,7 +142,7 @@ export const partitionFaults: Scenario = {
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
-      for (const child of children) if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+      consumers.killAll();
       await queue.close();
       await transport.close();
       raw.disconnect();

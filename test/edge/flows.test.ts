@@ -1,22 +1,19 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
-import { Miniflare } from 'miniflare';
+import type { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ChildOutcome } from '../../src/flow.js';
 import { type FlowJob, Flows } from '../../src/flows.js';
 import { UnrecoverableError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
-import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { checkFlowLinks } from '../flow-links.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
-import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
+import { type ReportingSuite, startReportingSuite } from './reporting-suite.js';
+import { reportingWorkerEntry } from './worker-bundle.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const BRIDGE_TOKEN = 'bridge-token-for-flow-tests';
@@ -82,31 +79,17 @@ type EventTimes = Map<string, Map<string, number[]>>;
  * child's result.
  */
 describe('flows on the Worker and on Node', () => {
-  let bridge: RunningBridge;
+  let suite: ReportingSuite;
   let raw: Redis;
   let transport: IoredisTransport;
-  let bundlePath: string;
-  let reports: Server;
-  let reportUrl = '';
   const runs: Run[] = [];
   const made: string[] = [];
   const cleanups: Array<() => Promise<unknown>> = [];
 
   beforeAll(async () => {
-    bundlePath = buildEntryWorker(ENTRY, 'echomq-flow-test');
-    reports = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        runs.push(JSON.parse(Buffer.concat(chunks).toString()) as Run);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => reports.listen(0, '127.0.0.1', resolve));
-    reportUrl = `http://127.0.0.1:${(reports.address() as AddressInfo).port}/report`;
-    bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
-    raw = new Redis(inject('redisUrl'));
-    transport = IoredisTransport.connect(inject('redisUrl'));
+    const onReport = (body: unknown): void => void runs.push(body as Run);
+    suite = await startReportingSuite({ entry: ENTRY, name: 'echomq-flow-test', redisUrl: inject('redisUrl'), bridgeToken: BRIDGE_TOKEN, emqToken: EMQ_TOKEN, onReport });
+    ({ raw, transport } = suite);
   }, 60_000);
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -116,10 +99,7 @@ describe('flows on the Worker and on Node', () => {
     }
   });
   afterAll(async () => {
-    await transport?.close();
-    raw?.disconnect();
-    await bridge?.close();
-    await new Promise<void>((resolve) => (reports ? reports.close(() => resolve()) : resolve()));
+    await suite?.close();
   });
 
   const queue = (label: string): Queue<Payload> => {
@@ -130,26 +110,13 @@ describe('flows on the Worker and on Node', () => {
 
   /** The Worker serving `queues`, in a miniflare of its own; answers one scheduled event's trigger. */
   async function startWorker(queues: ReadonlyArray<Queue<Payload>>, env: Record<string, string> = {}): Promise<() => Promise<unknown>> {
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: bundlePath,
-      modulesRoot: dirname(bundlePath),
-      compatibilityDate: '2026-04-26',
-      host: '127.0.0.1',
-      port: 0,
-      bindings: {
-        UPSTASH_REDIS_REST_URL: bridge.url,
-        UPSTASH_REDIS_REST_TOKEN: BRIDGE_TOKEN,
-        EMQ_TOKEN,
-        FLOW_QUEUES: queues.map((q) => q.name).join(','),
-        REPORT_URL: reportUrl,
-        EMQ_BEAT_DEADLINE_MS: '2000',
-        EMQ_JOB_TIMEOUT_MS: '1000',
-        EMQ_DRAIN_ON_ENQUEUE_MS: '0',
-        ...env,
-      },
+    const { mf } = await suite.startWorker({
+      FLOW_QUEUES: queues.map((q) => q.name).join(','),
+      EMQ_BEAT_DEADLINE_MS: '2000',
+      EMQ_JOB_TIMEOUT_MS: '1000',
+      EMQ_DRAIN_ON_ENQUEUE_MS: '0',
+      ...env,
     });
-    await mf.ready;
     cleanups.push(() => mf.dispose());
     const worker = await mf.getWorker();
     return () => worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });

@@ -1,18 +1,17 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
-import { Redis } from 'ioredis';
-import { Miniflare } from 'miniflare';
+import type { Redis } from 'ioredis';
+import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BeatSummary } from '../../src/edge/bounded-beat.js';
-import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { RunningBridge } from '../../src/node/bridge/index.js';
+import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { PartitionedQueue } from '../../src/partitioned-queue.js';
 import { partitionName } from '../../src/partitions.js';
 import { PARTITIONS_REGISTRY } from '../../src/partitions.js';
 import { queueName, sleep, until } from '../helpers.js';
 import { checkPartitionedQueue } from '../invariants.js';
-import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
+import type { MiniflareWorker } from './miniflare-worker.js';
+import { type ReportingSuite, startReportingSuite } from './reporting-suite.js';
+import { reportingWorkerEntry } from './worker-bundle.js';
 
 const BRIDGE_TOKEN = 'bridge-token-for-partition-tests';
 const EMQ_TOKEN = 'worker-token-for-partition-tests';
@@ -53,32 +52,18 @@ interface ScheduledBeatLog {
   readonly summaries: ReadonlyArray<BeatSummary | { acknowledgedLater: unknown }>;
 }
 
-/** Where the Worker reports: runs by queue, in the order they arrived, and its `scheduled beat` logs. */
+/** What the Worker reported (to a report server): runs by queue, in the order they arrived, its log entries and its `scheduled beat` logs. */
 class Reports {
   readonly runs = new Map<string, Run[]>();
   readonly beats: ScheduledBeatLog[] = [];
   readonly logs: Array<Record<string, unknown>> = [];
-  private server: Server | undefined;
-  url = '';
 
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { queue: string; run?: Run; log?: Record<string, unknown> };
-        if (body.run) this.runs.set(body.queue, [...(this.runs.get(body.queue) ?? []), body.run]);
-        if (body.log) this.logs.push(body.log);
-        if (body.log?.msg === 'scheduled beat') this.beats.push(body.log as unknown as ScheduledBeatLog);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/report`;
-  }
-
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  /** One report of the Worker: a run, or a log entry. */
+  take(report: unknown): void {
+    const body = report as { queue: string; run?: Run; log?: Record<string, unknown> };
+    if (body.run) this.runs.set(body.queue, [...(this.runs.get(body.queue) ?? []), body.run]);
+    if (body.log) this.logs.push(body.log);
+    if (body.log?.msg === 'scheduled beat') this.beats.push(body.log as unknown as ScheduledBeatLog);
   }
 }
 
@@ -88,19 +73,17 @@ class Reports {
  * beat visits every partition, their first claims in one request.
  */
 describe('the Worker on a partitioned queue', () => {
+  let suite: ReportingSuite;
   let bridge: RunningBridge;
   let raw: Redis;
   let transport: IoredisTransport;
-  let bundlePath: string;
   const reports = new Reports();
   const made: string[] = [];
 
   beforeAll(async () => {
-    bundlePath = buildEntryWorker(ENTRY, 'echomq-partition-test');
-    await reports.start();
-    bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
-    raw = new Redis(inject('redisUrl'));
-    transport = IoredisTransport.connect(inject('redisUrl'));
+    const onReport = (body: unknown): void => reports.take(body);
+    suite = await startReportingSuite({ entry: ENTRY, name: 'echomq-partition-test', redisUrl: inject('redisUrl'), bridgeToken: BRIDGE_TOKEN, emqToken: EMQ_TOKEN, onReport });
+    ({ bridge, raw, transport } = suite);
   }, 60_000);
   afterAll(async () => {
     for (const name of made) {
@@ -109,34 +92,12 @@ describe('the Worker on a partitioned queue', () => {
       await raw.hdel(PARTITIONS_REGISTRY, name);
       await raw.srem('emq:queues', name);
     }
-    await transport?.close();
-    raw?.disconnect();
-    await bridge?.close();
-    await reports.close();
+    await suite?.close();
   });
 
-  async function startWorker(queue: string, plain: string, bindings: Record<string, string> = {}): Promise<{ mf: Miniflare; url: string }> {
+  async function startWorker(queue: string, plain: string, bindings: Record<string, string> = {}): Promise<MiniflareWorker> {
     made.push(queue, plain);
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: bundlePath,
-      modulesRoot: dirname(bundlePath),
-      compatibilityDate: '2026-04-26',
-      host: '127.0.0.1',
-      port: 0,
-      bindings: {
-        UPSTASH_REDIS_REST_URL: bridge.url,
-        UPSTASH_REDIS_REST_TOKEN: BRIDGE_TOKEN,
-        EMQ_TOKEN,
-        PQ: queue,
-        PLAIN: plain,
-        PARTS: String(PARTITIONS),
-        REPORT_URL: reports.url,
-        ...bindings,
-      },
-    });
-    const url = (await mf.ready).toString().replace(/\/$/, '');
-    return { mf, url };
+    return suite.startWorker({ PQ: queue, PLAIN: plain, PARTS: String(PARTITIONS), ...bindings });
   }
 
   async function scheduled(mf: Miniflare): Promise<void> {

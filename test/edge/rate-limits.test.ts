@@ -1,18 +1,14 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
-import { Miniflare } from 'miniflare';
+import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { busiestWindow, StartsLogCopy, windowsOverLimit } from '../rate-windows.js';
-import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
+import { type ReportingSuite, startReportingSuite } from './reporting-suite.js';
+import { reportingWorkerEntry } from './worker-bundle.js';
 
 const BRIDGE_TOKEN = 'bridge-token-for-rate-tests';
 const EMQ_TOKEN = 'worker-token-for-rate-tests';
@@ -54,36 +50,18 @@ interface Run {
  * own reading of their claims.
  */
 describe('a rate limit on the Worker and on Node at once', () => {
-  let bridge: RunningBridge;
+  let suite: ReportingSuite;
   let raw: Redis;
   let transport: IoredisTransport;
-  let bundlePath: string;
-  let reports: Server;
-  let reportUrl = '';
   const runs: Run[] = [];
 
   beforeAll(async () => {
-    bundlePath = buildEntryWorker(ENTRY, 'echomq-rate-test');
-    reports = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const run = JSON.parse(Buffer.concat(chunks).toString()) as Omit<Run, 'runtime'>;
-        runs.push({ runtime: 'edge', ...run });
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => reports.listen(0, '127.0.0.1', resolve));
-    reportUrl = `http://127.0.0.1:${(reports.address() as AddressInfo).port}/report`;
-    bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
-    raw = new Redis(inject('redisUrl'));
-    transport = IoredisTransport.connect(inject('redisUrl'));
+    const onReport = (body: unknown): void => void runs.push({ runtime: 'edge', ...(body as Omit<Run, 'runtime'>) });
+    suite = await startReportingSuite({ entry: ENTRY, name: 'echomq-rate-test', redisUrl: inject('redisUrl'), bridgeToken: BRIDGE_TOKEN, emqToken: EMQ_TOKEN, onReport });
+    ({ raw, transport } = suite);
   }, 60_000);
   afterAll(async () => {
-    await transport?.close();
-    raw?.disconnect();
-    await bridge?.close();
-    await new Promise<void>((resolve) => (reports ? reports.close(() => resolve()) : resolve()));
+    await suite?.close();
   });
 
   it('two Node consumers and the Worker keep one group to 10 starts per 500 ms over 3 s of backlog, each job run once', async () => {
@@ -91,25 +69,7 @@ describe('a rate limit on the Worker and on Node at once', () => {
     const JOBS = 70;
     const name = queueName('rate-x');
     const queue = new Queue<number>(transport, name);
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: bundlePath,
-      modulesRoot: dirname(bundlePath),
-      compatibilityDate: '2026-04-26',
-      host: '127.0.0.1',
-      port: 0,
-      bindings: {
-        UPSTASH_REDIS_REST_URL: bridge.url,
-        UPSTASH_REDIS_REST_TOKEN: BRIDGE_TOKEN,
-        EMQ_TOKEN,
-        RATE_QUEUE: name,
-        REPORT_URL: reportUrl,
-        EMQ_BEAT_DEADLINE_MS: '3000',
-        EMQ_JOB_TIMEOUT_MS: '1000',
-        EMQ_DRAIN_ON_ENQUEUE_MS: '0',
-      },
-    });
-    await mf.ready;
+    const { mf } = await suite.startWorker({ RATE_QUEUE: name, EMQ_BEAT_DEADLINE_MS: '3000', EMQ_JOB_TIMEOUT_MS: '1000', EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
     const worker = await mf.getWorker();
     const scheduled = (): Promise<unknown> => worker.scheduled({ cron: '* * * * *', scheduledTime: new Date() });
     // the Node consumers one job at a time, 150 ms each: about 3 of a window's 10 each, so the

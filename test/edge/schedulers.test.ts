@@ -1,20 +1,18 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Redis } from 'ioredis';
-import { Miniflare } from 'miniflare';
+import type { Redis } from 'ioredis';
+import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { BeatSummary } from '../../src/edge/bounded-beat.js';
 import { scripts } from '../../src/generated/scripts.js';
-import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
+import type { RunningBridge } from '../../src/node/bridge/index.js';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import { firedBy } from '../../src/schedulers.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
-import { buildEntryWorker, reportingWorkerEntry } from './worker-bundle.js';
+import { type ReportingSuite, startReportingSuite } from './reporting-suite.js';
+import { reportingWorkerEntry } from './worker-bundle.js';
 
 const BRIDGE_TOKEN = 'bridge-token-for-scheduler-tests';
 const EMQ_TOKEN = 'worker-token-for-scheduler-tests';
@@ -53,34 +51,20 @@ interface ScheduledBeatLog {
   readonly summaries: ReadonlyArray<BeatSummary | { acknowledgedLater: { completed: number; fenced: number; requests: number } }>;
 }
 
-/** Where the Worker's handler and log report to: runs and `scheduled beat` logs, by queue. */
+/** What the Worker's handler and log reported (to a report server), and the Node consumers' runs: runs and `scheduled beat` logs, by queue. */
 class Reports {
   readonly runs = new Map<string, Run[]>();
   readonly beats = new Map<string, ScheduledBeatLog[]>();
-  private server: Server | undefined;
-  url = '';
 
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString()) as { queue: string; run?: { id: string; attempt: number }; log?: { msg?: string } };
-        if (body.run) this.ran(body.queue, 'edge', body.run.id, body.run.attempt);
-        if (body.log?.msg === 'scheduled beat') this.beats.set(body.queue, [...(this.beats.get(body.queue) ?? []), body.log as ScheduledBeatLog]);
-        res.end('ok');
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/report`;
+  /** One report of the Worker: a run, or a log entry. */
+  take(report: unknown): void {
+    const body = report as { queue: string; run?: { id: string; attempt: number }; log?: { msg?: string } };
+    if (body.run) this.ran(body.queue, 'edge', body.run.id, body.run.attempt);
+    if (body.log?.msg === 'scheduled beat') this.beats.set(body.queue, [...(this.beats.get(body.queue) ?? []), body.log as ScheduledBeatLog]);
   }
 
   ran(queue: string, runtime: string, id: string, attempt: number): void {
     this.runs.set(queue, [...(this.runs.get(queue) ?? []), { runtime, id, attempt, at: Date.now() }]);
-  }
-
-  async close(): Promise<void> {
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 }
 
@@ -107,37 +91,23 @@ function beatTotals(logs: readonly ScheduledBeatLog[]): { fired: number; request
  * each its own connection) beat one queue; a slot is fired once whoever gets there first.
  */
 describe('schedulers on the Worker and on Node', () => {
+  let suite: ReportingSuite;
   let bridge: RunningBridge;
   let raw: Redis;
   let transport: IoredisTransport;
-  let bundlePath: string;
   const reports = new Reports();
 
   beforeAll(async () => {
-    bundlePath = buildEntryWorker(ENTRY, 'echomq-sched-test');
-    await reports.start();
-    bridge = await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN });
-    raw = new Redis(inject('redisUrl'));
-    transport = IoredisTransport.connect(inject('redisUrl'));
+    const onReport = (body: unknown): void => reports.take(body);
+    suite = await startReportingSuite({ entry: ENTRY, name: 'echomq-sched-test', redisUrl: inject('redisUrl'), bridgeToken: BRIDGE_TOKEN, emqToken: EMQ_TOKEN, onReport });
+    ({ bridge, raw, transport } = suite);
   }, 60_000);
   afterAll(async () => {
-    await transport?.close();
-    raw?.disconnect();
-    await bridge?.close();
-    await reports.close();
+    await suite?.close();
   });
 
   async function startWorker(queue: string, bindings: Record<string, string>): Promise<Miniflare> {
-    const mf = new Miniflare({
-      modules: true,
-      scriptPath: bundlePath,
-      modulesRoot: dirname(bundlePath),
-      compatibilityDate: '2026-04-26',
-      host: '127.0.0.1',
-      port: 0,
-      bindings: { UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: BRIDGE_TOKEN, EMQ_TOKEN, SCHED_QUEUE: queue, REPORT_URL: reports.url, ...bindings },
-    });
-    await mf.ready;
+    const { mf } = await suite.startWorker({ SCHED_QUEUE: queue, ...bindings });
     return mf;
   }
 

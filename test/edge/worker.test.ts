@@ -1,8 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Miniflare } from 'miniflare';
+import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { scripts } from '../../src/generated/scripts.js';
 import { Consumer } from '../../src/node/consumer/index.js';
@@ -16,6 +15,7 @@ import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 import { sleep, until } from '../helpers.js';
+import { type MiniflareWorker, startMiniflareWorker } from './miniflare-worker.js';
 import { buildWorker } from './worker-bundle.js';
 
 const BRIDGE_TOKEN = 'bridge-token-for-tests';
@@ -25,19 +25,8 @@ let bundle: ReturnType<typeof buildWorker> | undefined;
 const workerBundle = (): ReturnType<typeof buildWorker> => (bundle ??= buildWorker());
 
 /** The real Worker bundle under miniflare (workerd), talking to Redis through the bridge. */
-async function startWorker(bridgeUrl: string, bindings: Record<string, string>): Promise<{ mf: Miniflare; url: string }> {
-  const mf = new Miniflare({
-    modules: true,
-    scriptPath: workerBundle().path,
-    // the bundle lives in a temp dir: it is the modules' root (paths may not climb out of it)
-    modulesRoot: dirname(workerBundle().path),
-    compatibilityDate: '2026-04-26',
-    host: '127.0.0.1',
-    port: 0,
-    bindings: { UPSTASH_REDIS_REST_URL: bridgeUrl, UPSTASH_REDIS_REST_TOKEN: BRIDGE_TOKEN, ...bindings },
-  });
-  const url = (await mf.ready).toString().replace(/\/$/, '');
-  return { mf, url };
+function startWorker(bridgeUrl: string, bindings: Record<string, string>): Promise<MiniflareWorker> {
+  return startMiniflareWorker({ bundlePath: workerBundle().path, bridgeUrl, bridgeToken: BRIDGE_TOKEN, bindings });
 }
 
 let sharedBridge: RunningBridge | undefined;
