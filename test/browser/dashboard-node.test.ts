@@ -1,0 +1,3 @@
+import { describeDashboard } from './dashboard.suite.js';
+
+describeDashboard('node');
