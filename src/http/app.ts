@@ -20,6 +20,7 @@ import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
 import { registerRateRoutes } from './rate-api.js';
 import { registerSchedulerRoutes } from './scheduler-api.js';
+import { registerDashboardParts, registerDashboardShell } from './ui/dashboard.js';
 import type { JobView } from './responses.js';
 import {
   bulkRoute,
@@ -111,6 +112,11 @@ export interface AppOptions<Bindings extends object = {}> {
    * BOUNDED_STREAMING). `emq serve` passes NODE_STREAMING.
    */
   readonly streaming?: StreamingLimits;
+  /**
+   * Whether the app serves the dashboard at `/ui` (default true): its pages are read with the
+   * same bearer token as the API (README, "Dashboard").
+   */
+  readonly dashboard?: boolean;
 }
 
 /**
@@ -147,6 +153,9 @@ export const NODE_STREAMING: StreamingLimits = { maxWaitMs: MAX_WAIT_MS, pollMs:
  * subrequests, and far inside Cloudflare's 100 s for a response to begin).
  */
 export const BOUNDED_STREAMING: StreamingLimits = { streamMs: 25_000, maxWaitMs: 20_000, pollMs: 1000 };
+
+/** How often a dashboard page reloads its content where it cannot follow the events (the Worker), in ms. */
+const DASHBOARD_POLL_MS = 5_000;
 
 /**
  * The enqueue route's body limit for a payload cap. The cap is on the payload as stored (UTF-8
@@ -281,6 +290,13 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
       ...(c.error ? { error: c.error.message } : {}),
     });
   });
+  // The dashboard's frame holds no data: served without the token (its script asks for it), and
+  // before the refusal, so a Worker deployed without EMQ_TOKEN shows the page and then says why
+  // it answers nothing.
+  const dashboard = options.dashboard ?? true;
+  const live = { mode: streaming.streamMs === undefined ? 'sse' : 'poll', pollMs: DASHBOARD_POLL_MS } as const;
+  if (dashboard) registerDashboardShell(app, live);
+
   app.use('*', async (c, next) => {
     const refusal = options.refuse?.(c);
     if (refusal) return problem(c, 'EMQCONFIG', refusal);
@@ -502,6 +518,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     afterUpsert: (c, queue, nextRunAt) => options.afterEnqueue?.(c, queue, Math.max(nextRunAt, Date.now() + 1)),
   });
   registerRateRoutes(app, { queueOf });
+  if (dashboard) registerDashboardParts(app, { transport: options.transport, queueOf, live: { ...live, ...(streaming.streamMs === undefined ? {} : { streamMs: streaming.streamMs }) } });
   registerFlowRoutes(app, {
     flowsOf: (c, names) => flows.get(options.transport(c), names),
     bodyLimit: tooLarge(maxBulkBody),

@@ -9,7 +9,7 @@ function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.test.ts') ? [path] : [];
+    return /\.tsx?$/.test(name) && !/\.test\.tsx?$/.test(name) ? [path] : [];
   });
 }
 
@@ -24,7 +24,7 @@ function importGraph(): Map<string, string[]> {
   for (const file of sourceFiles(src)) {
     const specs = [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!);
     graph.set(
-      relative(src, file).replace(/\.ts$/, ''),
+      relative(src, file).replace(/\.tsx?$/, ''),
       specs.map((spec) => (spec.startsWith('.') ? `src/${relative(src, resolve(dirname(file), spec)).replace(/\.js$/, '')}` : spec)),
     );
   }
@@ -50,7 +50,7 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
     why: 'the core runs in a Worker and on Node: no runtime, no HTTP, no adapter',
   },
   {
-    room: (m) => roomOf(m) === 'http',
+    room: (m) => roomOf(m) === 'http' || roomOf(m).startsWith('http/'),
     forbids: (t) => isRuntime(t) || inRoom(t, 'node', 'edge'),
     why: 'the HTTP app is the same object on Node and in the Worker',
   },
@@ -116,6 +116,7 @@ describe('the dependency rules', () => {
       ['queue', 'src/node/consumer/loop'],
       ['lease', 'hono'],
       ['http/app', 'ioredis'],
+      ['http/ui/dashboard', 'node:fs'],
       ['edge/worker', 'node:fs'],
       ['node/consumer/loop', 'src/edge/drain'],
       ['node/consumer/loop', 'src/node/cli/cli'],

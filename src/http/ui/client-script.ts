@@ -1,0 +1,264 @@
+/**
+ * The dashboard's one script (`/ui/app.js`), plain JavaScript served as it is: no build step, so
+ * the Worker takes it as the text it is. What it does:
+ *
+ * - Loads the page's content: `/ui/part<path><query>` for the page's own path, with
+ *   `Authorization: Bearer <token>` when the tab has one (sessionStorage only: no cookie, so no
+ *   other site's request can act; never in a URL), and swaps it into `#view`.
+ * - Signs in: a 401 shows the sign-in form (and, when a token was sent, says it is wrong); the
+ *   token is kept for the tab until "Sign out".
+ * - Acts: a `button[data-url]` or `form[data-url]` sends its request (`data-method`, a form's
+ *   fields as JSON) after a confirmation in the `<dialog>` whose button is the action's verb, tells
+ *   the outcome in `#status` (or the API's error in `#alert`) and reloads the content, or goes to
+ *   `data-then`. `button[data-bulk]` runs the same action of every row shown, after one
+ *   confirmation. `form[data-goto]` goes to a page named by its input (the job search).
+ * - Stays live: where the page runs on Node (`body[data-live="sse"]`), it reads `/ui/live` (SSE,
+ *   through fetch so it carries the bearer header) for the queues the content names
+ *   (`[data-live-queues]`) and reloads on news; elsewhere it reloads every `data-poll-ms`. It
+ *   never reloads under a field being typed in, and keeps the focus where it was.
+ */
+export const DASHBOARD_SCRIPT = `'use strict';
+(() => {
+  const KEY = 'emq.token';
+  const body = document.body;
+  const view = document.getElementById('view');
+  const statusBox = document.getElementById('status');
+  const alertBox = document.getElementById('alert');
+  const signout = document.getElementById('signout');
+  const dialog = document.getElementById('confirm');
+  const dialogText = document.getElementById('confirm-text');
+  const dialogOk = document.getElementById('confirm-ok');
+  const pollMs = Number(body.dataset.pollMs || 5000);
+  let stream = null;
+  let streamFor = '';
+  let deferred = false;
+  let timer = 0;
+  let loading = null;
+
+  const token = () => sessionStorage.getItem(KEY) || '';
+  const auth = (extra) => {
+    const h = Object.assign({}, extra);
+    if (token()) h.Authorization = 'Bearer ' + token();
+    return h;
+  };
+  const say = (text) => { alertBox.textContent = ''; statusBox.textContent = text; };
+  const warn = (text) => { alertBox.textContent = text; };
+  async function messageOf(res) {
+    try {
+      const json = await res.json();
+      if (json && json.error && json.error.message) return json.error.message;
+    } catch (e) { /* not JSON */ }
+    return res.status + ' ' + res.statusText;
+  }
+
+  const partUrl = () => '/ui/part' + location.pathname.replace(/^\\/ui/, '') + location.search;
+  const typing = () => {
+    const el = document.activeElement;
+    return !!el && view.contains(el) && el.matches('input, textarea, select');
+  };
+
+  async function load() {
+    if (loading) return loading;
+    loading = (async () => {
+      let res;
+      try {
+        res = await fetch(partUrl(), { headers: auth(), cache: 'no-store' });
+      } catch (e) {
+        warn('The server does not answer: ' + e.message);
+        return;
+      }
+      if (res.status === 401) return signIn(await messageOf(res));
+      if (!res.ok) {
+        warn(await messageOf(res));
+        if (res.status === 404) view.innerHTML = '<p class="muted">Nothing here.</p>';
+        return;
+      }
+      const html = await res.text();
+      const focused = document.activeElement && view.contains(document.activeElement) ? focusKey(document.activeElement) : null;
+      view.innerHTML = html;
+      view.removeAttribute('aria-busy');
+      if (alertBox.dataset.sticky !== '1') alertBox.textContent = '';
+      signout.hidden = !token();
+      if (focused) {
+        const again = view.querySelector(focused);
+        if (again) again.focus();
+      }
+      follow();
+    })();
+    try { await loading; } finally { loading = null; }
+  }
+
+  function focusKey(el) {
+    if (el.id) return '#' + CSS.escape(el.id);
+    const row = el.closest('[data-job],[data-group],[data-queue],[data-scheduler]');
+    const label = (el.getAttribute('aria-label') || el.textContent || '').trim();
+    const tag = el.tagName.toLowerCase();
+    const scope = row ? row.tagName.toLowerCase() + Array.from(row.attributes).filter((a) => a.name.startsWith('data-')).map((a) => '[' + a.name + '="' + CSS.escape(a.value) + '"]').join('') + ' ' : '';
+    if (el.getAttribute('href')) return scope + tag + '[href="' + CSS.escape(el.getAttribute('href')) + '"]';
+    if (label && tag === 'button') return scope + 'button[data-verb="' + CSS.escape(el.dataset.verb || label) + '"]';
+    return null;
+  }
+
+  function signIn(message) {
+    stop();
+    const wrong = token() !== '';
+    sessionStorage.removeItem(KEY);
+    signout.hidden = true;
+    view.innerHTML = '';
+    view.append(document.getElementById('signin').content.cloneNode(true));
+    alertBox.dataset.sticky = '';
+    if (wrong) warn('That API token is wrong: ' + message);
+    else if (message) statusBox.textContent = 'Sign in with the API token (EMQ_TOKEN).';
+    const input = view.querySelector('input[name="token"]');
+    if (input) input.focus();
+  }
+
+  function ask(text, verb) {
+    return new Promise((resolve) => {
+      dialogText.textContent = text;
+      dialogOk.textContent = verb;
+      dialog.returnValue = '';
+      dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
+      dialog.showModal();
+      dialogOk.focus();
+    });
+  }
+
+  async function send(method, url, json) {
+    const init = { method, headers: auth(json === undefined ? {} : { 'Content-Type': 'application/json' }) };
+    if (json !== undefined) init.body = JSON.stringify(json);
+    const res = await fetch(url, init);
+    if (res.status === 401) { signIn(await messageOf(res)); return false; }
+    if (!res.ok) { warn(await messageOf(res)); return false; }
+    return true;
+  }
+
+  function formBody(form) {
+    const kind = form.dataset.body;
+    const fields = Object.fromEntries(new FormData(form).entries());
+    const num = (v) => (v === undefined || String(v).trim() === '' ? null : Number(v));
+    if (kind === 'limit') return { limit: num(fields.limit) };
+    if (kind === 'rate') {
+      const limit = num(fields.limit), periodMs = num(fields.periodMs);
+      return limit === null && periodMs === null ? null : { limit, periodMs };
+    }
+    return fields;
+  }
+
+  async function act(el, json) {
+    const verb = el.dataset.verb;
+    if (el.dataset.confirm && !(await ask(el.dataset.confirm, verb))) return;
+    if (await send(el.dataset.method || 'POST', el.dataset.url, json)) {
+      say(el.dataset.done || verb + ': done');
+      if (el.dataset.then) location.assign(el.dataset.then);
+      else await load();
+    }
+  }
+
+  async function bulk(el) {
+    const rows = Array.from(view.querySelectorAll('tr[data-job] button[data-verb="' + CSS.escape(el.dataset.bulk) + '"]'));
+    if (rows.length === 0) return say('Nothing shown to ' + el.dataset.bulk.toLowerCase() + '.');
+    if (!(await ask(el.dataset.bulk + ' the ' + rows.length + ' job(s) shown?', el.dataset.bulk))) return;
+    let done = 0;
+    for (const row of rows) {
+      if (!(await send(row.dataset.method || 'POST', row.dataset.url))) break;
+      done++;
+    }
+    say(el.dataset.bulk + ': ' + done + ' of ' + rows.length + ' done');
+    await load();
+  }
+
+  document.addEventListener('click', (event) => {
+    const el = event.target.closest('button');
+    if (!el) return;
+    if (el === signout) { sessionStorage.removeItem(KEY); statusBox.textContent = 'Signed out.'; signIn(''); return; }
+    if (el.dataset.bulk) { event.preventDefault(); bulk(el); return; }
+    if (el.dataset.url && el.type === 'button') { event.preventDefault(); act(el); }
+  });
+
+  document.addEventListener('submit', (event) => {
+    const form = event.target;
+    if (form.method === 'dialog') return;
+    event.preventDefault();
+    if (form.dataset.signin !== undefined) {
+      const value = new FormData(form).get('token');
+      if (value) sessionStorage.setItem(KEY, String(value).trim());
+      statusBox.textContent = '';
+      alertBox.textContent = '';
+      load();
+    } else if (form.dataset.goto !== undefined) {
+      const value = String(new FormData(form).get('id') || '').trim();
+      if (value) location.assign(form.dataset.goto + encodeURIComponent(value));
+    } else if (form.dataset.url) {
+      act(form, formBody(form));
+    }
+  });
+
+  document.addEventListener('focusout', () => {
+    if (deferred && !typing()) { deferred = false; load(); }
+  });
+
+  function changed() {
+    if (typing() || dialog.open) { deferred = true; return; }
+    clearTimeout(timer);
+    timer = setTimeout(load, 250);
+  }
+
+  function stop() {
+    if (stream) stream.abort();
+    stream = null;
+    streamFor = '';
+  }
+
+  // which queues the content shows: news of any of them reloads it
+  function follow() {
+    const marked = view.querySelector('[data-live-queues]');
+    const queues = marked ? marked.dataset.liveQueues.split(' ').filter(Boolean) : [];
+    const key = queues.join(' ');
+    if (body.dataset.live !== 'sse' || key === streamFor) return;
+    stop();
+    if (queues.length === 0) return;
+    streamFor = key;
+    stream = new AbortController();
+    listen(queues, stream.signal);
+  }
+
+  async function listen(queues, signal) {
+    const url = '/ui/live?' + queues.map((q) => 'queue=' + encodeURIComponent(q)).join('&');
+    while (!signal.aborted) {
+      try {
+        const res = await fetch(url, { headers: auth({ Accept: 'text/event-stream' }), signal, cache: 'no-store' });
+        if (res.status === 401) return signIn(await messageOf(res));
+        if (!res.ok || !res.body) throw new Error(await messageOf(res));
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end;
+          while ((end = buffer.indexOf('\\n\\n')) >= 0) {
+            const message = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (/^event: change$/m.test(message)) changed();
+          }
+        }
+      } catch (e) {
+        if (signal.aborted) return;
+      }
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  // the Worker (and a safety net on Node, for queues with events off): reload while the tab shows
+  setInterval(() => {
+    if (document.visibilityState !== 'visible' || view.querySelector('[data-signin]')) return;
+    if (body.dataset.live === 'sse' && stream) return;
+    changed();
+  }, pollMs);
+  if (body.dataset.live === 'sse') setInterval(() => { if (document.visibilityState === 'visible' && stream) changed(); }, 30000);
+
+  signout.hidden = !token();
+  load();
+})();
+`;

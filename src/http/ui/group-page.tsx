@@ -1,0 +1,129 @@
+/** @jsxImportSource hono/jsx */
+import type { FC } from 'hono/jsx';
+import type { RateLimit } from '../../rate-limits.js';
+import { Action, Part, paths, rateText, StateBadge, Time } from './widgets.js';
+
+/** A group as the dashboard shows it (`Queue.groups()`'s row). */
+export interface GroupView {
+  readonly group: string;
+  readonly active: number;
+  readonly limit: number | null;
+  readonly rate: RateLimit | null;
+  readonly paused: boolean;
+  readonly heldUntil: number | null;
+  readonly throttledUntil: number | null;
+  readonly waiting: number;
+}
+
+/** The groups of a queue page: each with its numbers, linking to its page. */
+export const GroupsTable: FC<{ queue: string; groups: readonly GroupView[]; more: string | null }> = ({ queue: q, groups, more }) =>
+  groups.length === 0 ? (
+    <p class="muted">No group: jobs enqueued with a group appear here by it.</p>
+  ) : (
+    <>
+      <div class="scroll">
+        <table aria-label="Groups">
+          <thead>
+            <tr>
+              <th scope="col">Group</th>
+              <th scope="col">State</th>
+              <th scope="col" class="num">Active</th>
+              <th scope="col" class="num">Limit</th>
+              <th scope="col">Rate</th>
+              <th scope="col" class="num">Waiting</th>
+            </tr>
+          </thead>
+          <tbody>
+            {groups.map((g) => (
+              <tr data-group={g.group}>
+                <th scope="row">
+                  <a href={paths.group(q, g.group)}>{g.group}</a>
+                </th>
+                <td>{g.paused ? <StateBadge state="paused" /> : g.heldUntil !== null ? <StateBadge state="scheduled" /> : <StateBadge state="running" />}</td>
+                <td class="num">{g.active}</td>
+                <td class="num">{g.limit ?? '-'}</td>
+                <td>{rateText(g.rate)}</td>
+                <td class="num">{g.waiting}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {more === null ? null : (
+        <p>
+          <a href={paths.queue(q, `?groups=${encodeURIComponent(more)}`)}>More groups</a>
+        </p>
+      )}
+    </>
+  );
+
+/** A group's page: its numbers, Pause or Resume, and its limit and rate to set (empty lifts them). */
+export const GroupPage: FC<{ queue: string; group: GroupView }> = ({ queue: q, group: g }) => (
+  <Part live={[q]}>
+    <p class="crumbs">
+      <a href={paths.queues()}>Queues</a> / <a href={paths.queue(q)}>{q}</a> / group {g.group}
+    </p>
+    <h1>
+      Group {g.group} {g.paused ? <StateBadge state="paused" /> : null}
+    </h1>
+    <dl class="facts">
+      <dt>Active</dt>
+      <dd data-field="active">{g.active}</dd>
+      <dt>Waiting</dt>
+      <dd data-field="waiting">{g.waiting}</dd>
+      <dt>Limit</dt>
+      <dd data-field="limit">{g.limit ?? 'none'}</dd>
+      <dt>Rate</dt>
+      <dd data-field="rate">{rateText(g.rate)}</dd>
+      <dt>Held until</dt>
+      <dd>
+        <Time ms={g.heldUntil} />
+      </dd>
+      <dt>Throttled until</dt>
+      <dd>
+        <Time ms={g.throttledUntil} />
+      </dd>
+    </dl>
+    <div class="actions">
+      {g.paused ? (
+        <Action verb="Resume" url={paths.api(q, 'groups', g.group, 'resume')} confirm={`Resume group ${g.group}? Its jobs start again.`} done={`Resumed group ${g.group}`} />
+      ) : (
+        <Action verb="Pause" url={paths.api(q, 'groups', g.group, 'pause')} confirm={`Pause group ${g.group}? None of its jobs starts until it is resumed; what runs finishes.`} done={`Paused group ${g.group}`} />
+      )}
+    </div>
+    <form class="inline" data-url={paths.api(q, 'groups', g.group, 'limit')} data-method="PUT" data-body="limit" data-verb="Save" data-done={`Saved the limit of ${g.group}`} aria-label="Limit">
+      <fieldset>
+        <legend>Limit</legend>
+        <p class="muted">The most jobs of this group active at once; empty: no limit.</p>
+        <div class="actions">
+          <label>
+            Limit
+            <input name="limit" type="number" min="0" step="1" inputmode="numeric" value={g.limit === null ? '' : String(g.limit)} />
+          </label>
+          <button type="submit" data-verb="Save">
+            Save
+          </button>
+        </div>
+      </fieldset>
+    </form>
+    <form class="inline" data-url={paths.api(q, 'groups', g.group, 'rate')} data-method="PUT" data-body="rate" data-verb="Save" data-done={`Saved the rate of ${g.group}`} aria-label="Rate">
+      <fieldset>
+        <legend>Rate</legend>
+        <p class="muted">At most this many starts in any window of this many ms; both empty: no rate limit.</p>
+        <div class="actions">
+          <label>
+            Starts
+            <input name="limit" type="number" min="1" step="1" inputmode="numeric" value={g.rate === null ? '' : String(g.rate.limit)} />
+          </label>
+          <label>
+            Per ms
+            <input name="periodMs" type="number" min="1" step="1" inputmode="numeric" value={g.rate === null ? '' : String(g.rate.periodMs)} />
+          </label>
+          <button type="submit" data-verb="Save">
+            Save
+          </button>
+        </div>
+      </fieldset>
+    </form>
+  </Part>
+);

@@ -1,0 +1,193 @@
+/** @jsxImportSource hono/jsx */
+import type { FC } from 'hono/jsx';
+import type { QueueEvent } from '../../events.js';
+import type { JobRecord } from '../../job.js';
+import { Action, Json, Part, paths, StateBadge, Time } from './widgets.js';
+
+/** What a job's timeline shows of one event beyond its name and time. */
+function detail(e: QueueEvent): string {
+  const parts: string[] = [];
+  const add = (name: string, value: unknown) => {
+    if (value !== undefined && value !== null) parts.push(`${name} ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  };
+  if ('attempt' in e) add('attempt', e.attempt);
+  if ('dueAt' in e && typeof e.dueAt === 'number') add('due', new Date(e.dueAt).toISOString());
+  if ('error' in e && typeof e.error === 'string') add('error', e.error.split('\n', 1)[0]);
+  if ('progress' in e) add('progress', e.progress);
+  if ('result' in e) add('result', e.result);
+  return parts.join(', ');
+}
+
+/** Where the timeline comes from, and what it could not show. */
+export interface Timeline {
+  /** The job's events, oldest first. */
+  readonly events: readonly QueueEvent[];
+  /** Why there is no timeline, or why it may be partial; undefined when whole. */
+  readonly note?: string;
+}
+
+/**
+ * A job's page: its state, payload, result or error (with its stack), progress, attempts, group,
+ * scheduler, flow parent and children, its timeline from the events stream, and Reprocess (when
+ * dead) and Remove.
+ */
+export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> = ({ queue: q, job, timeline }) => (
+  <Part live={[q]}>
+    <p class="crumbs">
+      <a href={paths.queues()}>Queues</a> / <a href={paths.queue(q, `?state=${job.state}`)}>{q}</a> / {job.id}
+    </p>
+    <h1>
+      {job.id} <StateBadge state={job.state} />
+    </h1>
+    <div class="actions">
+      {job.state === 'dead' ? (
+        <Action verb="Reprocess" url={paths.api(q, 'jobs', job.id, 'reprocess')} confirm={`Reprocess ${job.id}? It goes back to pending and runs again.`} done={`Reprocessed ${job.id}`} />
+      ) : null}
+      <Action verb="Remove" method="DELETE" danger url={paths.api(q, 'jobs', job.id)} confirm={`Remove ${job.id}? Its row is deleted for good${job.state === 'active' ? '; the run going on is fenced off' : ''}.`} done={`Removed ${job.id}`} then={paths.queue(q)} />
+    </div>
+    <dl class="facts">
+      <dt>Attempt</dt>
+      <dd>
+        {job.attempt} of {job.maxAttempts} ({job.attemptsStarted} started in all)
+      </dd>
+      <dt>Group</dt>
+      <dd>{job.group === undefined ? <span class="muted">none</span> : <a href={paths.group(q, job.group)}>{job.group}</a>}</dd>
+      <dt>Priority</dt>
+      <dd>{job.priority}</dd>
+      <dt>Created</dt>
+      <dd>
+        <Time ms={job.createdAt} />
+      </dd>
+      {job.runAt === undefined ? null : (
+        <>
+          <dt>Due</dt>
+          <dd>
+            <Time ms={job.runAt} />
+          </dd>
+        </>
+      )}
+      {job.leaseUntil === undefined ? null : (
+        <>
+          <dt>Lease ends</dt>
+          <dd>
+            <Time ms={job.leaseUntil} />
+          </dd>
+        </>
+      )}
+      {job.finishedAt === undefined ? null : (
+        <>
+          <dt>Finished</dt>
+          <dd>
+            <Time ms={job.finishedAt} />
+          </dd>
+        </>
+      )}
+      <dt>Backoff</dt>
+      <dd>
+        {job.backoff.type}, {job.backoff.delayMs} ms
+      </dd>
+      {job.scheduler === undefined ? null : (
+        <>
+          <dt>Scheduler</dt>
+          <dd>
+            {job.scheduler.id}, slot <Time ms={job.scheduler.slot} />
+          </dd>
+        </>
+      )}
+      {job.parent === undefined ? null : (
+        <>
+          <dt>Parent</dt>
+          <dd>
+            <a href={paths.job(job.parent.queue, job.parent.id)}>
+              {job.parent.queue} / {job.parent.id}
+            </a>{' '}
+            <span class="muted">(if this job dies: {job.parent.onFailure})</span>
+          </dd>
+        </>
+      )}
+      {job.flow === undefined ? null : (
+        <>
+          <dt>Children</dt>
+          <dd>
+            {job.flow.done} of {job.flow.total} finished
+          </dd>
+        </>
+      )}
+    </dl>
+    {job.children === undefined || job.children.length === 0 ? null : (
+      <>
+        <h2>Children</h2>
+        <div class="scroll">
+          <table aria-label="Children">
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Queue</th>
+                <th scope="col">Outcome</th>
+              </tr>
+            </thead>
+            <tbody>
+              {job.children.map((child) => (
+                <tr data-child={child.id}>
+                  <th scope="row">
+                    <a href={paths.job(child.queue, child.id)}>{child.id}</a>
+                  </th>
+                  <td>{child.queue}</td>
+                  <td>
+                    <StateBadge state={child.state === 'failed' ? 'dead' : child.state === 'unfinished' ? 'pending' : 'completed'} /> {child.state}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </>
+    )}
+    <h2>Payload</h2>
+    <Json value={job.payload} label="Payload" />
+    {job.state === 'completed' ? (
+      <>
+        <h2>Result</h2>
+        {job.result === undefined ? <p class="muted">The handler returned nothing.</p> : <Json value={job.result} label="Result" />}
+      </>
+    ) : null}
+    {job.error === undefined ? null : (
+      <>
+        <h2>{job.state === 'dead' ? 'Error' : 'Last error'}</h2>
+        <pre aria-label="Error">{job.error}</pre>
+      </>
+    )}
+    {job.progress === undefined ? null : (
+      <>
+        <h2>Progress</h2>
+        <Json value={job.progress} label="Progress" />
+      </>
+    )}
+    <h2>Timeline</h2>
+    {timeline.note ? <p class="muted">{timeline.note}</p> : null}
+    {timeline.events.length === 0 ? null : (
+      <div class="scroll">
+        <table aria-label="Timeline">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Event</th>
+              <th scope="col">Detail</th>
+            </tr>
+          </thead>
+          <tbody>
+            {timeline.events.map((e) => (
+              <tr>
+                <td>
+                  <Time ms={e.time} precise />
+                </td>
+                <td>{e.event}</td>
+                <td class="wrap">{detail(e)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    )}
+  </Part>
+);

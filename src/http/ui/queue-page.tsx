@@ -1,0 +1,142 @@
+/** @jsxImportSource hono/jsx */
+import type { Child, FC } from 'hono/jsx';
+import type { JobRecord, JobState } from '../../job.js';
+import type { QueueStats } from '../../queue.js';
+import type { SchedulerRecord } from '../../schedulers.js';
+import { JobHead, JobRow } from './job-row.js';
+import { COUNTED_STATES } from './queues-page.js';
+import { Action, Pager, Part, paths, rateText, StateBadge, Time, utc } from './widgets.js';
+
+/** How many jobs a page of the queue page shows. */
+export const JOBS_PAGE = 25;
+
+/** The order each state's jobs come in (`Queue.getJobs`), said above its table. */
+const ORDER: Record<JobState, string> = {
+  pending: 'in the order claims take them: the ungrouped jobs, then each group by name',
+  scheduled: 'soonest due first',
+  active: 'soonest lease end first',
+  waiting: 'flow parents waiting for their children, oldest first',
+  completed: 'newest first (completed rows are kept for the queue’s keepCompletedMs)',
+  dead: 'newest first',
+};
+
+/** The time column's heading for a state. */
+const WHEN: Record<JobState, string> = { pending: 'Created', scheduled: 'Due', active: 'Lease ends', waiting: 'Created', completed: 'Finished', dead: 'Died' };
+
+/** A scheduler's spec in words: its cron and zone, or its period. */
+const specText = (s: SchedulerRecord): string =>
+  s.cron !== undefined ? `cron ${s.cron}${s.tz ? ` (${s.tz})` : ''}` : s.every !== undefined ? `every ${s.every} ms` : '-';
+
+export interface QueuePageProps {
+  readonly stats: QueueStats;
+  readonly state: JobState;
+  readonly offset: number;
+  readonly jobs: readonly JobRecord[];
+  readonly schedulers: readonly SchedulerRecord[];
+  /** The groups table (GroupsTable), read on its own. */
+  readonly groups: Child;
+}
+
+/**
+ * A queue's page: its counts as tabs by state, a page of the chosen state's jobs, a search by id,
+ * its groups, its schedulers, its rate limit, and Pause or Resume.
+ */
+export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, schedulers, groups }) => {
+  const q = stats.queue;
+  const tab = (s: JobState) => paths.queue(q, `?state=${s}`);
+  return (
+    <Part live={[q]}>
+      <p class="crumbs">
+        <a href={paths.queues()}>Queues</a> / {q}
+      </p>
+      <h1>
+        {q} {stats.paused ? <StateBadge state="paused" /> : null}
+      </h1>
+      <div class="actions">
+        {stats.paused ? (
+          <Action verb="Resume" url={paths.api(q, 'resume')} confirm={`Resume queue ${q}? Its jobs start again.`} done={`Resumed ${q}`} />
+        ) : (
+          <Action verb="Pause" url={paths.api(q, 'pause')} confirm={`Pause queue ${q}? Nothing new starts until it is resumed; what runs finishes.`} done={`Paused ${q}`} />
+        )}
+        <a href={paths.dead(q)}>Dead letters ({stats.counts.dead})</a>
+        <span class="muted">Rate limit: {rateText(stats.rateLimits.queue)}</span>
+      </div>
+      <form class="inline" data-goto={paths.job(q, '')} role="search" aria-label="Find a job">
+        <label>
+          Job id
+          <input name="id" class="wide" autocomplete="off" placeholder="JOB:42" required />
+        </label>
+        <button type="submit">Find</button>
+      </form>
+      <h2>Jobs</h2>
+      <ul class="tabs" aria-label="Jobs by state">
+        {COUNTED_STATES.map((s) => (
+          <li>
+            <a href={tab(s)} aria-current={s === state ? 'page' : undefined}>
+              {s} {s === 'completed' ? null : `(${stats.counts[s]})`}
+            </a>
+          </li>
+        ))}
+      </ul>
+      <p class="muted">
+        {state}: {ORDER[state]}
+      </p>
+      {jobs.length === 0 ? (
+        <p class="muted">No {state} jobs{offset > 0 ? ' on this page' : ''}.</p>
+      ) : (
+        <div class="scroll">
+          <table aria-label={`${state} jobs`}>
+            <JobHead when={WHEN[state]} />
+            <tbody>
+              {jobs.map((job) => (
+                <JobRow queue={q} job={job} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Pager href={(o) => paths.queue(q, `?state=${state}&offset=${o}`)} offset={offset} size={JOBS_PAGE} shown={jobs.length} />
+      <h2>Groups</h2>
+      {groups}
+      <h2>Schedulers</h2>
+      {schedulers.length === 0 ? (
+        <p class="muted">No scheduler.</p>
+      ) : (
+        <div class="scroll">
+          <table aria-label="Schedulers">
+            <thead>
+              <tr>
+                <th scope="col">Scheduler</th>
+                <th scope="col">Spec</th>
+                <th scope="col">Next run</th>
+                <th scope="col">Last run</th>
+                <th scope="col" class="num">Fired</th>
+                <th scope="col">Group</th>
+              </tr>
+            </thead>
+            <tbody>
+              {schedulers.map((s) => (
+                <tr data-scheduler={s.id}>
+                  <th scope="row">{s.id}</th>
+                  <td>{specText(s)}</td>
+                  <td>{s.nextRunAt === null ? <span class="muted">fires no more</span> : <Time ms={s.nextRunAt} />}</td>
+                  <td>
+                    {s.lastRunAt === null ? (
+                      <span class="muted">never</span>
+                    ) : (
+                      <a href={paths.job(q, `JOB:${s.id}@${s.lastRunAt}`)} title={`the job fired at ${utc(s.lastRunAt)}`}>
+                        <Time ms={s.lastRunAt} />
+                      </a>
+                    )}
+                  </td>
+                  <td class="num">{s.fired}</td>
+                  <td>{s.job.group ?? <span class="muted">-</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </Part>
+  );
+};

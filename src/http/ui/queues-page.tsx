@@ -1,0 +1,55 @@
+/** @jsxImportSource hono/jsx */
+import type { FC } from 'hono/jsx';
+import type { QueueOverview } from '../../registry.js';
+import { Part, paths, StateBadge } from './widgets.js';
+
+/** The states a row counts, in the order a job goes through them. */
+export const COUNTED_STATES = ['pending', 'scheduled', 'active', 'waiting', 'completed', 'dead'] as const;
+
+/**
+ * The queues page: every queue of the registry with its counts per state (as `GET /v1/queues`
+ * answers them), whether it is paused, and its last hour of completed and dead jobs.
+ */
+export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues }) => (
+  <Part live={queues.map((q) => q.queue)}>
+    <h1>Queues</h1>
+    {queues.length === 0 ? (
+      <p class="muted">No queue yet: a queue is listed once a job was enqueued to it.</p>
+    ) : (
+      <div class="scroll">
+        <table>
+          <caption class="note">
+            completed counts every job ever completed; the others count the jobs in that state now
+          </caption>
+          <thead>
+            <tr>
+              <th scope="col">Queue</th>
+              <th scope="col">State</th>
+              {COUNTED_STATES.map((s) => (
+                <th scope="col" class="num">
+                  {s}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {queues.map((q) => (
+              <tr data-queue={q.queue}>
+                <th scope="row">
+                  <a href={paths.queue(q.queue)}>{q.queue}</a>
+                  {q.partitions === undefined ? null : <span class="muted"> ({q.partitions} partitions)</span>}
+                </th>
+                <td>{q.paused ? <StateBadge state="paused" /> : <StateBadge state="running" />}</td>
+                {COUNTED_STATES.map((s) => (
+                  <td class="num" data-count={s}>
+                    {q.counts[s]}
+                  </td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    )}
+  </Part>
+);

@@ -1,0 +1,88 @@
+/** @jsxImportSource hono/jsx */
+import type { Child, FC } from 'hono/jsx';
+import type { RateLimit } from '../../rate-limits.js';
+
+/**
+ * The dashboard's small pieces, shared by its pages: a state's badge (colour and word), a time,
+ * an action button, paths of the pages and of the API.
+ */
+
+/** A state's badge: its colour and its word, so the colour is never the only signal. */
+export const StateBadge: FC<{ state: string }> = ({ state }) => <span class={`state state-${state}`}>{state}</span>;
+
+/** A server time (epoch ms) as UTC text, in a `<time>`; a dash for none. */
+export const Time: FC<{ ms: number | null | undefined; precise?: boolean }> = ({ ms, precise }) =>
+  ms === null || ms === undefined || !Number.isFinite(ms) ? <span class="muted">-</span> : <time datetime={new Date(ms).toISOString()}>{utc(ms, precise)}</time>;
+
+/** `2026-12-01 20:43:03Z` (with `precise`, `20:43:03.417Z`): short, sortable, one zone for every reader. */
+export const utc = (ms: number, precise = false): string => `${new Date(ms).toISOString().slice(0, precise ? 23 : 19).replace('T', ' ')}Z`;
+
+/** A rate limit as `5 / 1000 ms`, or a dash for none. */
+export const rateText = (rate: RateLimit | null | undefined): string => (rate ? `${rate.limit} / ${rate.periodMs} ms` : '-');
+
+/** What an action button does: sent after a confirmation whose button is `verb`. */
+export interface ActionProps {
+  /** The button's word, and its confirmation's. */
+  readonly verb: string;
+  /** The API path it calls. */
+  readonly url: string;
+  /** The question the confirmation asks. */
+  readonly confirm: string;
+  /** What the status line says once it is done. */
+  readonly done: string;
+  /** The method (default POST). */
+  readonly method?: 'POST' | 'PUT' | 'DELETE';
+  /** A page to go to once it is done, instead of reloading this one. */
+  readonly then?: string;
+  /** Styled as a destructive action. */
+  readonly danger?: boolean;
+  /** Words for screen readers when the verb alone is ambiguous (a row's button). */
+  readonly label?: string;
+}
+
+/** A button that calls the API after a confirmation (the script's `button[data-url]`). */
+export const Action: FC<ActionProps> = (p) => (
+  <button
+    type="button"
+    class={p.danger ? 'danger' : undefined}
+    data-verb={p.verb}
+    data-method={p.method ?? 'POST'}
+    data-url={p.url}
+    data-confirm={p.confirm}
+    data-done={p.done}
+    data-then={p.then}
+    aria-label={p.label}
+  >
+    {p.verb}
+  </button>
+);
+
+/** A path segment, encoded. */
+const seg = encodeURIComponent;
+
+/** The dashboard's pages and the API's paths, built in one place. */
+export const paths = {
+  queues: (): string => '/ui',
+  queue: (q: string, query = ''): string => `/ui/queues/${seg(q)}${query}`,
+  dead: (q: string, query = ''): string => `/ui/queues/${seg(q)}/dead${query}`,
+  job: (q: string, id: string): string => `/ui/queues/${seg(q)}/jobs/${seg(id)}`,
+  group: (q: string, g: string): string => `/ui/queues/${seg(q)}/groups/${seg(g)}`,
+  api: (q: string, ...rest: string[]): string => ['/v1/queues', q, ...rest].map((s, i) => (i === 0 ? s : seg(s))).join('/'),
+};
+
+/** A page's content: what the script swaps into `#view`; `live` names the queues whose news reloads it. */
+export const Part: FC<{ live: readonly string[]; children?: Child }> = ({ live, children }) => (
+  <div data-live-queues={live.join(' ')}>{children}</div>
+);
+
+/** A JSON value as indented text, or a dash for none. */
+export const Json: FC<{ value: unknown; label: string }> = ({ value, label }) =>
+  value === undefined ? <p class="muted">-</p> : <pre aria-label={label}>{JSON.stringify(value, null, 2)}</pre>;
+
+/** Newer and older links of a page of `shown` rows at `offset`, `size` a page. */
+export const Pager: FC<{ href: (offset: number) => string; offset: number; size: number; shown: number }> = ({ href, offset, size, shown }) => (
+  <nav class="pager" aria-label="Pages">
+    {offset > 0 ? <a href={href(Math.max(0, offset - size))}>Newer</a> : null}
+    {shown === size ? <a href={href(offset + size)}>Older</a> : null}
+  </nav>
+);

@@ -1,0 +1,183 @@
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createApp } from '../../src/http/app.js';
+import { Leases } from '../../src/lease.js';
+import { serveApi } from '../../src/node/cli/serve.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { until, useRedis } from '../helpers.js';
+
+const quiet = (): void => {};
+const TOKEN = 'dashboard-token';
+const auth = { Authorization: `Bearer ${TOKEN}` };
+
+/**
+ * The dashboard's routes over HTTP, without a browser (test/browser/ drives the pages): the frame
+ * is served without the token and holds no data, the content needs the token like every API
+ * route, what it shows is what the API answers, and its SSE route tells of changes.
+ */
+describe('the dashboard routes on Node', () => {
+  const redis = useRedis();
+  const url = inject('redisUrl');
+  const closing: Array<() => Promise<void>> = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0).reverse()) await close();
+  });
+
+  async function serve(options: { token?: string; dashboard?: boolean } = { token: TOKEN }) {
+    const transport = IoredisTransport.connect(url);
+    const api = await serveApi({ transport, port: 0, log: quiet, ...options });
+    closing.push(async () => {
+      await api.close();
+      await transport.close();
+    });
+    return api;
+  }
+
+  it('serves the frame and its assets without the token, with no data in them and a strict content policy', async () => {
+    const api = await serve();
+    const q = redis.queue();
+    await q.add({ secret: 'payload-123' });
+    for (const path of ['/ui', '/ui/', `/ui/queues/${q.name}`, `/ui/queues/${q.name}/jobs/JOB:1`, `/ui/queues/${q.name}/dead`]) {
+      const res = await fetch(`${api.url}${path}`);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+      expect(res.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      const html = await res.text();
+      expect(html.startsWith('<!doctype html>')).toBe(true);
+      expect(html).not.toContain('payload-123');
+      expect(html).not.toContain('data-queue=');
+      expect(html).toContain('aria-label="Sign in"');
+    }
+    const script = await fetch(`${api.url}/ui/app.js`);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(await script.text()).toContain("sessionStorage.getItem(KEY)");
+    const css = await fetch(`${api.url}/ui/app.css`);
+    expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+  });
+
+  it('answers content only with the token: 401 without it or with a wrong one, never a row', async () => {
+    const api = await serve();
+    const q = redis.queue();
+    await q.add(1);
+    const none = await fetch(`${api.url}/ui/part`);
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ error: { code: 'EMQAUTH' } });
+    const wrong = await fetch(`${api.url}/ui/part/queues/${q.name}`, { headers: { Authorization: 'Bearer nope' } });
+    expect(wrong.status).toBe(401);
+    expect(((await wrong.json()) as { error: { message: string } }).error.message).toContain('wrong');
+    for (const path of ['/ui/part', `/ui/part/queues/${q.name}/dead`, `/ui/part/queues/${q.name}/jobs/JOB:1`, `/ui/live?queue=${q.name}`]) {
+      expect((await fetch(`${api.url}${path}`)).status, path).toBe(401);
+    }
+  });
+
+  it('shows each queue with the counts GET /v1/queues answers', async () => {
+    const api = await serve();
+    const q = redis.queue();
+    for (let i = 0; i < 5; i++) await q.add(i);
+    await q.add('later', { delayMs: 60_000 });
+    const leases = new Leases(q);
+    const [held] = (await leases.claim(2, 60_000)).jobs;
+    await leases.fail([{ id: held!.id, token: held!.token, error: 'boom' }]);
+    await q.pause();
+    const html = await (await fetch(`${api.url}/ui/part`, { headers: auth })).text();
+    const { queues } = (await (await fetch(`${api.url}/v1/queues`, { headers: auth })).json()) as { queues: Array<{ queue: string; paused: boolean; counts: Record<string, number> }> };
+    const row = queues.find((r) => r.queue === q.name)!;
+    expect(row.counts).toMatchObject({ pending: 3, scheduled: 1, active: 1, dead: 1 });
+    const shown = new RegExp(`<tr data-queue="${q.name}">(.*?)</tr>`, 's').exec(html)?.[1];
+    expect(shown).toBeDefined();
+    for (const [state, count] of Object.entries(row.counts)) {
+      expect(shown, state).toContain(`data-count="${state}">${count}<`);
+    }
+    expect(shown).toContain('>paused<');
+  });
+
+  it('lists a state of a queue, its dead letters with their actions, and a job with its timeline', async () => {
+    const api = await serve();
+    const q = redis.queue();
+    const { id } = await q.add({ to: '<script>alert(1)</script>' }, { maxAttempts: 1 });
+    await q.add(2, { group: 'tenant-1' });
+    const leases = new Leases(q);
+    const claimed = await leases.claim(1, 60_000);
+    expect(claimed.jobs[0]!.id).toBe(id);
+    await leases.fail([{ id, token: claimed.jobs[0]!.token, error: 'Error: boom\n    at handler (mail.ts:3:9)' }]);
+
+    const pending = await (await fetch(`${api.url}/ui/part/queues/${q.name}?state=pending`, { headers: auth })).text();
+    expect(pending).toContain('data-job="JOB:2"');
+    expect(pending).not.toContain(`data-job="${id}"`);
+
+    const dead = await (await fetch(`${api.url}/ui/part/queues/${q.name}/dead`, { headers: auth })).text();
+    expect(dead).toContain(`data-job="${id}"`);
+    expect(dead).toContain(`data-url="/v1/queues/${q.name}/jobs/${encodeURIComponent(id)}/reprocess"`);
+    expect(dead).toContain('data-verb="Remove"');
+
+    const job = await (await fetch(`${api.url}/ui/part/queues/${q.name}/jobs/${encodeURIComponent(id)}`, { headers: auth })).text();
+    // the payload is text, never markup
+    expect(job).not.toContain('<script>alert(1)</script>');
+    expect(job).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(job).toContain('at handler (mail.ts:3:9)');
+    const timeline = [...job.matchAll(/<td>(added|active|dead|retried|completed)<\/td>/g)].map((m) => m[1]);
+    expect(timeline).toEqual(['added', 'active', 'dead']);
+  });
+
+  it('refuses bad input with a typed error, and a missing job with 404', async () => {
+    const api = await serve();
+    const q = redis.queue();
+    await q.add(1);
+    const cases: Array<[string, number, string]> = [
+      [`/ui/part/queues/${q.name}?state=lost`, 400, 'EMQARG'],
+      [`/ui/part/queues/${q.name}?offset=-1`, 400, 'EMQARG'],
+      [`/ui/part/queues/${q.name}/dead?offset=x`, 400, 'EMQARG'],
+      [`/ui/part/queues/${q.name}/jobs/JOB:404`, 404, 'EMQNOTFOUND'],
+      ['/ui/part/queues/bad%20name', 400, 'EMQNAME'],
+      ['/ui/live', 400, 'EMQARG'],
+      [`/ui/live?${Array.from({ length: 51 }, (_, i) => `queue=q${i}`).join('&')}`, 400, 'EMQARG'],
+    ];
+    for (const [path, status, code] of cases) {
+      const res = await fetch(`${api.url}${path}`, { headers: auth });
+      expect(res.status, path).toBe(status);
+      expect(((await res.json()) as { error: { code: string } }).error.code, path).toBe(code);
+    }
+  });
+
+  it('tells of a change of a followed queue over SSE', async () => {
+    const api = await serve();
+    const q = redis.queue();
+    await q.add(1);
+    const stop = new AbortController();
+    closing.push(async () => stop.abort());
+    const res = await fetch(`${api.url}/ui/live?queue=${q.name}`, { headers: auth, signal: stop.signal });
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    let text = '';
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    void (async () => {
+      try {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          text += value;
+        }
+      } catch {
+        // closed by the test
+      }
+    })();
+    await until(() => text.includes('event: ready'));
+    expect(text).not.toContain('event: change');
+    await q.add(2);
+    await until(() => text.includes('event: change'));
+    expect(text).toContain(`data: ${q.name}`);
+  });
+
+  it('is not served with dashboard: false, and a refused app still shows the frame', async () => {
+    const api = await serve({ token: TOKEN, dashboard: false });
+    // an unknown route, behind the token like every other
+    expect((await fetch(`${api.url}/ui`)).status).toBe(401);
+    expect((await fetch(`${api.url}/ui`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${api.url}/ui/part`, { headers: auth })).status).toBe(404);
+
+    const app = createApp({ transport: () => redis.transport, refuse: () => 'EMQ_TOKEN is not set', log: quiet });
+    expect((await app.request('/ui')).status).toBe(200);
+    const refused = await app.request('/ui/part');
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ error: { code: 'EMQCONFIG', message: 'EMQ_TOKEN is not set' } });
+  });
+});
