@@ -244,7 +244,7 @@ export function describeDashboard(kind: TargetKind): void {
       expect(await page.content()).not.toContain(queue.name);
 
       await signIn(page, 'not-the-token');
-      await expect(page.getByRole('alert').innerText()).resolves.toMatch(/wrong/i);
+      await page.getByRole('alert').filter({ hasText: /wrong/i }).waitFor();
       await screenshot(page, kind, 'signin-wrong');
       expect(await page.locator('tr[data-queue]').count()).toBe(0);
       expect(await page.content()).not.toContain(queue.name);
@@ -306,6 +306,8 @@ export function describeDashboard(kind: TargetKind): void {
         { name: 'dead', path: `${queuePath(queue.name)}/dead`, ready: (p) => p.locator(`tr[data-job="${dead!}"]`).waitFor() },
       ];
       const widths: Record<string, number> = {};
+      // a page that does not show what it should is told at the end: the others are still shot
+      const missing: string[] = [];
       for (const width of [1280, NARROW]) {
         const page = await tab(width);
         await page.goto(`${target.url}/ui`);
@@ -317,12 +319,13 @@ export function describeDashboard(kind: TargetKind): void {
         await signIn(page);
         for (const { name, path, ready } of pages) {
           await page.goto(target.url + path);
-          await ready(page);
+          await ready(page).catch((error: unknown) => missing.push(`${name} at ${width} px: ${String(error).split('\n', 1)[0]}`));
           await screenshot(page, kind, width === NARROW ? `${name}-${NARROW}` : name);
           if (width === NARROW) widths[name] = await scrollWidth(page);
         }
         await page.close();
       }
+      expect(missing).toEqual([]);
       for (const [name, wide] of Object.entries(widths)) expect(wide, `${name} at ${NARROW} px`).toBeLessThanOrEqual(NARROW);
     }, 90_000);
   });
