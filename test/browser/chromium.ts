@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
@@ -41,9 +41,13 @@ export interface Chromium {
  * await browser.close();
  */
 export async function launchChromium(): Promise<Chromium> {
+  const executablePath = chromiumPath();
+  if (!existsSync(executablePath)) {
+    throw new Error(`no chromium at ${executablePath}: install Debian's (apt-get install chromium, as .ci/run does) or set CHROMIUM_PATH`);
+  }
   const profile = mkdtempSync(join(tmpdir(), 'emq-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath(),
+    executablePath,
     headless: true,
     args: [...CHROMIUM_FLAGS],
     viewport: { width: 1280, height: 800 },
