@@ -74,9 +74,9 @@ export const GroupPage: FC<{ queue: string; group: GroupInfo }> = ({ queue: q, g
     </dl>
     <div class="actions">
       {g.paused ? (
-        <Action verb="Resume" url={paths.api(q, 'groups', g.group, 'resume')} confirm={`Resume group ${g.group}? Its jobs start again.`} done={`Resumed group ${g.group}`} />
+        <Action id="group-toggle" verb="Resume" url={paths.api(q, 'groups', g.group, 'resume')} confirm={`Resume group ${g.group}? Its jobs start again.`} done={`Resumed group ${g.group}`} />
       ) : (
-        <Action verb="Pause" url={paths.api(q, 'groups', g.group, 'pause')} confirm={`Pause group ${g.group}? None of its jobs starts until it is resumed; what runs finishes.`} done={`Paused group ${g.group}`} />
+        <Action id="group-toggle" verb="Pause" url={paths.api(q, 'groups', g.group, 'pause')} confirm={`Pause group ${g.group}? None of its jobs starts until it is resumed; what runs finishes.`} done={`Paused group ${g.group}`} />
       )}
     </div>
     <form class="inline" data-url={paths.api(q, 'groups', g.group, 'limit')} data-method="PUT" data-body="limit" data-verb="Save" data-done={`Saved the limit of ${g.group}`} aria-label="Limit">
