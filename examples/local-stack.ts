@@ -29,7 +29,9 @@ import { Flows, InvalidArgumentError, PartitionedQueue, Queue, queueOverviews, t
 import { keyspace } from '../src/keyspace.js';
 import { slotOf } from '../src/cluster-slot.js';
 import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
+import { type ApiServer, serveApi } from '../src/node/cli/serve.js';
 import { Consumer, freePort, startLocalRedis } from '../src/node/index.js';
+import type { Transport } from '../src/transport.js';
 import { startLocalCluster } from '../src/node/local-cluster.js';
 import { connectTarget, type RedisTarget, redisTargetFromEnv, targetName } from '../src/node/redis-target.js';
 import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
@@ -46,6 +48,8 @@ const QUEUE = 'demo';
 const PARTS = 'demo-parts';
 const PARTITIONS = 8;
 const BEAT_EVERY_MS = 10_000;
+/** Where `npm start` serves the dashboard on Node, when the port is free. */
+const DASHBOARD_PORT = 8790;
 
 /** The Worker under `wrangler dev`, kept offline, with its scheduled handler reachable locally. */
 async function startWorker(bridge: RunningBridge, token: string): Promise<{ url: string; child: ChildProcess }> {
@@ -110,6 +114,31 @@ async function startRedis(): Promise<StackRedis> {
   return { target: { kind: 'url', url: redis.url }, ours: redis.pid !== undefined, stop: () => redis.stop() };
 }
 
+/** The dashboard on Node: port 8790 when free (a stable address to keep open), else any. */
+async function serveDashboard(transport: Transport): Promise<ApiServer> {
+  try {
+    return await serveApi({ transport, port: DASHBOARD_PORT, log: () => {} });
+  } catch {
+    return serveApi({ transport, port: 0, log: () => {} });
+  }
+}
+
+/** What the dashboard's queues page shows of the demo queue, beside what the API answers. */
+async function dashboardCheck(nodeUrl: string, edgeUrl: string | undefined): Promise<string> {
+  const rowOf = async (base: string): Promise<string> => {
+    const html = await (await fetch(`${base}/ui/part`)).text();
+    const row = new RegExp(`<tr data-queue="${QUEUE}">(.*?)</tr>`, 's').exec(html)?.[1] ?? '';
+    return [...row.matchAll(/data-count="(\w+)">(\d+)</g)].map(([, state, n]) => `${state} ${n}`).join(', ');
+  };
+  const { queues } = (await (await fetch(`${nodeUrl}/v1/queues`)).json()) as { queues: Array<{ queue: string; counts: Record<string, number> }> };
+  const counts = queues.find((q) => q.queue === QUEUE)?.counts ?? {};
+  const node = await rowOf(nodeUrl);
+  // the API's counts in the page's order of states
+  const api = node.split(', ').map((cell) => `${cell.split(' ')[0]} ${counts[cell.split(' ')[0]!] ?? '?'}`).join(', ');
+  const edge = edgeUrl ? await rowOf(edgeUrl) : undefined;
+  return `dashboard: /ui shows "${QUEUE}" with ${node}; the same as GET /v1/queues (${node === api})${edge === undefined ? '' : ` and as the Worker's /ui (${edge === node})`}`;
+}
+
 async function main(): Promise<void> {
   let redis: StackRedis;
   try {
@@ -161,6 +190,12 @@ async function main(): Promise<void> {
       return stop(1);
     }
   }
+
+  // the dashboard on Node (`emq serve`'s app, open on loopback as it is without EMQ_TOKEN); the
+  // Worker serves the same pages at its own /ui
+  const dashboard = await serveDashboard(transport);
+  cleanups.push(() => dashboard.close());
+  say(`dashboard: ${dashboard.url}/ui (Node, live over SSE)${edgeUrl ? `; the Worker's: ${edgeUrl}/ui (reloads every 5 s)` : ''}`);
 
   const startConsumer = (): Consumer<DemoPayload> =>
     new Consumer<DemoPayload>(connectTarget(redis.target), QUEUE, (job: Job<DemoPayload>, { progress }) => demoHandler(job, 'node', say, progress), {
@@ -337,6 +372,7 @@ async function main(): Promise<void> {
     after = page.next;
   }
   say(`events  ${JSON.stringify(Object.fromEntries(seen))}`);
+  say(await dashboardCheck(dashboard.url, edgeUrl));
   if (once) return stop(0);
   const env = redis.target.kind === 'url' ? `REDIS_URL=${redis.target.url}` : `REDIS_CLUSTER_NODES=${redis.target.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
   say(`still serving "${QUEUE}"; try: ${env} npx emq enqueue ${QUEUE} '{"message":"hi"}'${edgeUrl ? `  or  curl -X POST ${edgeUrl}/v1/queues/${QUEUE}/jobs -H 'content-type: application/json' -d '{"payload":{"message":"hi"}}'` : ''}`);

@@ -22,6 +22,7 @@ export { Leases } from './lease.js';
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
 export type { CompleteItem, FailItem, FireResult, Held, ReleaseItem, RetryItem, RetryOutcome } from './scripts.js';
 export type { RateLimit, RateLimits, Throttled } from './rate-limits.js';
+export type { GroupInfo, GroupsOptions, GroupsPage } from './groups.js';
 export type { DueScheduler } from './schedulers.js';
 export { listQueues, queueOverviews } from './registry.js';
 export type { QueueOverview } from './registry.js';

@@ -18,6 +18,7 @@ type QueueSurface<Payload> = Pick<
   | 'listDead'
   | 'stats'
   | 'rateLimits'
+  | 'groups'
   | 'remove'
   | 'reprocess'
   | 'changePriority'

@@ -1,6 +1,7 @@
 import { InvalidArgumentError, JobNotFoundError, JobStateError, PartitionError, shown } from './errors.js';
 import type { EventsSettings, QueueEvent } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
+import { checkGroupsOptions, type GroupInfo, type GroupsOptions, type GroupsPage, isScanCursor } from './groups.js';
 import { assertName } from './keyspace.js';
 import { assertPartitions, partitionName, partitionOf } from './partitions.js';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from './encode.js';
@@ -55,6 +56,9 @@ function pageOf(options: PageOptions): { offset: number; limit: number } {
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit must be an integer from 1 to 1000');
   return { offset, limit };
 }
+
+/** Groups sorted by name (a page gathered from several partitions). */
+const sortedByName = (groups: GroupInfo[]): GroupInfo[] => groups.sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
 
 /**
  * Whether job `a` comes before `b` in `state`'s order across partitions (Queue.getJobs): pending
@@ -412,6 +416,43 @@ export class PartitionedQueue<Payload = unknown> {
   /** The rate limits of every partition merged: every group's, every throttle soonest first (at most 1000). */
   async rateLimits(): Promise<RateLimits> {
     return mergeRateLimits(await Promise.all(this.parts.map((part) => part.rateLimits())));
+  }
+
+  /**
+   * One page of the groups of every partition (see Queue.groups), partition after partition: the
+   * cursor is `<partition>:<cursor of its walk>`, null once the last partition's walk is done. A
+   * page short of `limit` goes on into the next partitions (a round trip each) until it is full
+   * or the last is done, so it may hold groups of several partitions, sorted by name. A group
+   * lives in one partition, so it comes from one walk only. A cursor that is not one a page
+   * answered is an InvalidArgumentError, before any Redis call.
+   *
+   * @example
+   * const first = await queue.groups({ limit: 50 });
+   * const next = first.cursor === null ? null : await queue.groups({ limit: 50, cursor: first.cursor }); // e.g. cursor "1:0"
+   */
+  async groups(options: GroupsOptions = {}): Promise<GroupsPage> {
+    const { cursor, limit, prefix } = checkGroupsOptions(options, false);
+    let [part, at] = this.groupsCursor(options.cursor === undefined ? undefined : cursor);
+    const groups: GroupInfo[] = [];
+    for (;;) {
+      const page = await this.parts[part]!.groups({ cursor: at, limit: limit - groups.length, prefix });
+      groups.push(...page.groups);
+      if (page.cursor !== null) at = page.cursor;
+      else if (part + 1 < this.parts.length) [part, at] = [part + 1, '0'];
+      else return { groups: sortedByName(groups), cursor: null };
+      if (groups.length >= limit) return { groups: sortedByName(groups), cursor: `${part}:${at}` };
+    }
+  }
+
+  /** A composite cursor of `groups` as its partition and that partition's SSCAN cursor; absent: the start. */
+  private groupsCursor(cursor: string | undefined): [number, string] {
+    if (cursor === undefined) return [0, '0'];
+    const match = /^(\d{1,4}):(\d{1,20})$/.exec(cursor);
+    const part = match ? Number(match[1]) : -1;
+    if (!match || part >= this.parts.length || !isScanCursor(match[2]!)) {
+      throw new InvalidArgumentError(`cursor must be the cursor a page of groups answered (<partition>:<cursor>, partition below ${this.parts.length}), got ${shown(cursor)}`);
+    }
+    return [part, match[2]!];
   }
 
   /** Removes a job, in the partition that holds it (see Queue.remove). */

@@ -22,6 +22,7 @@ import {
   type ReadEventsOptions,
 } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
+import { checkGroupsOptions, type GroupsOptions, type GroupsPage } from './groups.js';
 import { assertName } from './keyspace.js';
 import { assertPartitions, parsePartitionName } from './partitions.js';
 import { checkHoldMs, checkRateLimit, type RateLimit, type RateLimits, rateLimitsOf } from './rate-limits.js';
@@ -479,6 +480,29 @@ export class Queue<Payload = unknown> {
   /** The queue's rate limits and its groups', and what is throttled now (soonest first, at most 1000). */
   async rateLimits(): Promise<RateLimits> {
     return rateLimitsOf(await this.scripts.run(this.scripts.rateLimitsOp(THROTTLED_SHOWN)));
+  }
+
+  /**
+   * One page of the queue's groups (every group that ever had a job) with their numbers: active
+   * jobs, limit, rate limit, paused, hold, throttle and jobs waiting in its lane, sorted by name
+   * within the page. Pass a page's `cursor` to the next call; it is null once the walk is done. A
+   * walk by SSCAN (docs/design.md, "Admin in bulk"): a group may come again on a later page, and
+   * one added during the walk may come or not; a page holds about `limit` groups (1 to 1000,
+   * default 100; a set of up to 128 groups comes whole), and may be short while more follow.
+   * `prefix` keeps the groups whose name starts with it. Throws InvalidArgumentError before any
+   * Redis call for a bad limit, prefix or cursor.
+   *
+   * @example
+   * let cursor: string | null | undefined;
+   * do {
+   *   const page = await queue.groups({ prefix: 'tenant-', ...(cursor ? { cursor } : {}) });
+   *   for (const g of page.groups) console.log(g.group, g.active, g.waiting);
+   *   cursor = page.cursor;
+   * } while (cursor !== null);
+   */
+  async groups(options: GroupsOptions = {}): Promise<GroupsPage> {
+    const { cursor, limit, prefix } = checkGroupsOptions(options, true);
+    return this.scripts.run(this.scripts.listGroupsOp(cursor, limit, prefix));
   }
 
   /** Dead jobs, most recent first. */

@@ -83,8 +83,8 @@ export function checkHoldMs(ms: unknown): number {
   return ms;
 }
 
-/** A stored "limit:periodMs" as a RateLimit. */
-function parseRate(text: string): RateLimit | null {
+/** A stored "limit:periodMs" as a RateLimit, null for "" (none). */
+export function parseRate(text: string): RateLimit | null {
   const match = /^(\d+):(\d+)$/.exec(text);
   return match ? { limit: Number(match[1]), periodMs: Number(match[2]) } : null;
 }

@@ -2,7 +2,8 @@ import { type EncodedJob } from './encode.js';
 import type { EventsSettings } from './events.js';
 import type { DueScheduler, EncodedSchedulerJob } from './schedulers.js';
 import type { DeadRetention, EnqueueResult, JobState } from './job.js';
-import type { RateLimit, RateLimitsRead } from './rate-limits.js';
+import type { GroupInfo, GroupsPage } from './groups.js';
+import { parseRate, type RateLimit, type RateLimitsRead } from './rate-limits.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
 import { PARTITIONS_REGISTRY } from './partitions.js';
@@ -409,6 +410,35 @@ export class Scripts {
       const groupRates: Array<[string, string]> = [];
       for (let i = 0; i + 1 < pairs.length; i += 2) groupRates.push([pairs[i]!, pairs[i + 1]!]);
       return { now: asNumber(now, 'now'), queue: asString(queue, 'queue rate'), groups: groupRates, throttled: entries };
+    });
+  }
+
+  /**
+   * One page of the queue's groups with their numbers, by SSCAN from `cursor` ("0" to start),
+   * about `count` a page, only names starting with `prefix` ("" for all): lua/list-groups.lua.
+   */
+  listGroupsOp(cursor: string, count: number, prefix: string): ScriptOp<GroupsPage> {
+    return this.op('listGroups', [cursor, count, prefix], (reply) => {
+      const [next, rows] = asArray(reply, 'listGroups');
+      const cursorNext = asString(next, 'listGroups cursor');
+      const optional = (value: Reply | undefined, what: string): number | null => {
+        const text = asString(value, what);
+        return text === '' ? null : Number(text);
+      };
+      const groups = asArray(rows, 'listGroups rows').map((entry): GroupInfo => {
+        const row = asArray(entry, 'listGroups row');
+        return {
+          group: asString(row[0], 'group'),
+          active: asNumber(row[1], 'group active'),
+          limit: optional(row[2], 'group limit'),
+          rate: parseRate(asString(row[3], 'group rate')),
+          paused: asNumber(row[4], 'group paused') === 1,
+          heldUntil: optional(row[5], 'group heldUntil'),
+          throttledUntil: optional(row[6], 'group throttledUntil'),
+          waiting: asNumber(row[7], 'group lane') + asNumber(row[8], 'group arrivals'),
+        };
+      });
+      return { groups, cursor: cursorNext === '0' ? null : cursorNext };
     });
   }
 

@@ -57,6 +57,8 @@ export interface WorkerOptions<Payloads = Record<string, unknown>> {
   readonly beat?: DrainBeatOptions;
   /** Where logs go (default: one JSON line per event on console.log). */
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** Whether the Worker serves the dashboard at `/ui` (default true; README, "Dashboard"). */
+  readonly dashboard?: boolean;
 }
 
 /** The Worker's exported handlers. */
@@ -244,6 +246,7 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     },
     warning: (c) => (c.env.EMQ_TOKEN ? undefined : 'no EMQ_TOKEN: this API is open (local dev only)'),
     ...(options.queueOptions ? { queueOptions: options.queueOptions } : {}),
+    ...(options.dashboard === undefined ? {} : { dashboard: options.dashboard }),
     log: (entry: RequestLog) => log({ ...entry }),
     // an isolate cannot park: SSE reads every second and closes after 25 s, ?wait is cut to 20 s
     streaming: BOUNDED_STREAMING,

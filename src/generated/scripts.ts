@@ -7303,6 +7303,136 @@ end
 return reply
 `,
   },
+  listGroups: {
+    name: "listGroups",
+    sha1: "bdf220c0c1d0e3418b89509834fbd237c545c6da",
+    lua: `--[[
+  list-groups: one page of the queue's groups (emq:{q}:groups: every group that ever had a lane),
+  each with its numbers, for a reader (the HTTP API, the dashboard, \`emq groups\`). A walk by SSCAN:
+  a group may come again on a later page (the set was rehashed meanwhile), and one added during the
+  walk may come or not. SSCAN is asked again (COUNT \`count\`) while the page holds fewer than \`count\`
+  groups, at most 10 times: a prefix few groups match still fills its pages, and a page never
+  scans more than about 10 * \`count\` members. A small set (listpack or intset) comes whole at once.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  the SSCAN cursor: "0" to start, else the one the page before answered
+  ARGV[3]  count (1 to 1000): SSCAN's COUNT, about the most groups a page holds
+  ARGV[4]  a group name prefix, "" for every group: letters, digits and \`._-\` (no glob character,
+           so MATCH \`<prefix>*\` needs no escaping)
+  Derives  emq:{q}:grate, emq:{q}:holds, emq:{q}:lane:<group>, emq:{q}:fifo:<group>
+  Reply    {next cursor ("0": the walk is done), {group, active, limit, rate, paused, held until,
+           throttled until, lane zset size, arrivals list size}, ...}, the rows sorted by name;
+           active "0" when none is counted; limit, rate ("limit:periodMs"), held until and throttled
+           until "" for none; paused 1 or 0
+  Errors   EMQARG
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- How many claimable jobs ring entry g holds: its zset's and its arrivals list's, in that order.
+local function lane_size(g)
+  return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
+end
+
+local cursor = ARGV[2]
+-- a cursor Redis would refuse with its own error (an unsigned 64-bit integer)
+if not string.match(cursor, '^%d+$') or #cursor > 20 or (#cursor == 20 and cursor > '18446744073709551615') then
+  error(redis.error_reply('EMQARG cursor must be a cursor a page answered, got ' .. cursor))
+end
+local count = arg_int(ARGV[3], 'count', 1)
+if count > 1000 then error(redis.error_reply('EMQARG count must be an integer from 1 to 1000, got ' .. ARGV[3])) end
+local name_prefix = ARGV[4]
+if not string.match(name_prefix, '^[%w._-]*$') or #name_prefix > 128 then
+  error(redis.error_reply('EMQARG prefix must be up to 128 letters, digits, ., _ or -, got ' .. name_prefix))
+end
+
+local names, seen = {}, {}
+for _ = 1, 10 do
+  local scan
+  if name_prefix == '' then
+    scan = redis.call('SSCAN', K_GROUPS, cursor, 'COUNT', count)
+  else
+    scan = redis.call('SSCAN', K_GROUPS, cursor, 'MATCH', name_prefix .. '*', 'COUNT', count)
+  end
+  cursor = scan[1]
+  for _, g in ipairs(scan[2]) do
+    if not seen[g] then
+      seen[g] = true
+      names[#names + 1] = g
+    end
+  end
+  if cursor == '0' or #names >= count then break end
+end
+table.sort(names)
+
+local rows = {}
+for i, g in ipairs(names) do
+  local zset, list = lane_size(g)
+  local throttled = redis.call('ZSCORE', K_THROTTLED, g)
+  rows[i] = {
+    g,
+    redis.call('HGET', K_GACTIVE, g) or '0',
+    redis.call('HGET', K_GLIMIT, g) or '',
+    redis.call('HGET', K_GRATE, g) or '',
+    redis.call('SISMEMBER', K_GPAUSED, g),
+    redis.call('HGET', K_HOLDS, g) or '',
+    throttled and string.format('%d', tonumber(throttled)) or '',
+    zset,
+    list,
+  }
+end
+return { cursor, rows }
+`,
+  },
   listJobs: {
     name: "listJobs",
     sha1: "a299e8c14500b61dcd748fc1fb014ac1af7bd744",

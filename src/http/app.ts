@@ -19,6 +19,7 @@ import { FlowsCache } from './flows-cache.js';
 import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
 import { registerRateRoutes } from './rate-api.js';
+import { registerGroupRoutes } from './group-api.js';
 import { registerSchedulerRoutes } from './scheduler-api.js';
 import { registerDashboardParts, registerDashboardShell } from './ui/dashboard.js';
 import type { JobView } from './responses.js';
@@ -518,6 +519,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
     afterUpsert: (c, queue, nextRunAt) => options.afterEnqueue?.(c, queue, Math.max(nextRunAt, Date.now() + 1)),
   });
   registerRateRoutes(app, { queueOf });
+  registerGroupRoutes(app, { queueOf });
   if (dashboard) registerDashboardParts(app, { transport: options.transport, queueOf, live: { ...live, ...(streaming.streamMs === undefined ? {} : { streamMs: streaming.streamMs }) } });
   registerFlowRoutes(app, {
     flowsOf: (c, names) => flows.get(options.transport(c), names),

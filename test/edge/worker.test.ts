@@ -12,6 +12,7 @@ import { Queue } from '../../src/queue.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { describeHttpFlows } from '../http-flows.suite.js';
+import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 import { sleep, until } from '../helpers.js';
@@ -51,6 +52,12 @@ describeHttpSchedulers('the scheduler routes on the Worker under miniflare', () 
 });
 
 describeHttpRate('the rate-limit routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
+  const bridge = await bridgeFor();
+  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
+});
+
+describeHttpGroups('the groups route on the Worker under miniflare', () => inject('redisUrl'), async () => {
   const bridge = await bridgeFor();
   const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
   return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };

@@ -119,6 +119,26 @@ describe('the dashboard routes on Node', () => {
     expect(timeline).toEqual(['added', 'active', 'dead']);
   });
 
+  it('lists the groups of a queue with their numbers, and the page of a group with its actions', async () => {
+    const api = await serve();
+    const q = redis.queue();
+    await q.add(1, { group: 'tenant-a' });
+    await q.add(2, { group: 'tenant-a' });
+    await q.add(3, { group: 'tenant-b' });
+    await q.setGroupLimit('tenant-a', 1);
+    await q.pauseGroup('tenant-b');
+    await new Leases(q).claim(1, 60_000);
+    const page = await (await fetch(`${api.url}/ui/part/queues/${q.name}`, { headers: auth })).text();
+    const rowOf = (g: string) => new RegExp(`<tr data-group="${g}">(.*?)</tr>`, 's').exec(page)?.[1] ?? '';
+    expect(rowOf('tenant-a')).toMatch(/>running<.*>1<.*>1<.*>-<.*>1</s);
+    expect(rowOf('tenant-b')).toMatch(/>paused<.*>0<.*>-<.*>-<.*>1</s);
+    const group = await (await fetch(`${api.url}/ui/part/queues/${q.name}/groups/tenant-b`, { headers: auth })).text();
+    expect(group).toContain(`data-url="/v1/queues/${q.name}/groups/tenant-b/resume"`);
+    expect(group).toContain('data-field="waiting">1<');
+    const missing = await fetch(`${api.url}/ui/part/queues/${q.name}/groups/tenant-z`, { headers: auth });
+    expect(missing.status).toBe(404);
+  });
+
   it('refuses bad input with a typed error, and a missing job with 404', async () => {
     const api = await serve();
     const q = redis.queue();

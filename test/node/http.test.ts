@@ -4,6 +4,7 @@ import { serveApi } from '../../src/node/cli/serve.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { describeHttpFlows } from '../http-flows.suite.js';
+import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 
@@ -57,6 +58,19 @@ describeHttpRate('the rate-limit routes on Node', () => inject('redisUrl'), asyn
   return {
     baseUrl: api.url,
     token: 'test-token-rate',
+    close: async () => {
+      await api.close();
+      await transport.close();
+    },
+  };
+});
+
+describeHttpGroups('the groups route on Node', () => inject('redisUrl'), async () => {
+  const transport = IoredisTransport.connect(inject('redisUrl'));
+  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-groups' });
+  return {
+    baseUrl: api.url,
+    token: 'test-token-groups',
     close: async () => {
       await api.close();
       await transport.close();

@@ -34,6 +34,9 @@ function expectTheDemo(out: string): void {
   expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
   expect(out).toMatch(/flow: pdf-1 merged \{"merged":4\} from pages \[1,2,3,4\], run 1 time\(s\), after the last page \(true\)/);
   expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
+  // the dashboard's queues page on Node shows what the API answers, and the Worker's the same
+  expect(out).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\/ui \(Node, live over SSE\)/);
+  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, active 0, waiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as the Worker's \/ui \(true\))?/);
 }
 
 describe('npm start', () => {

@@ -158,6 +158,9 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('sweep g-1', () => queue.sweepGroup('g-1'));
   await step('lift the limit', () => queue.setGroupLimit('g-1', null));
   await step('the rate limits', () => queue.rateLimits());
+  await step('the groups', () => queue.groups());
+  await step('the groups of a prefix, a page of one', () => queue.groups({ prefix: 'g-', limit: 1 }));
+  await step('list groups past a bad cursor', () => scriptsOf(queue).run(scriptsOf(queue).listGroupsOp('x', 1, '')));
   await step('lift the rate limits', () => Promise.all([queue.setGroupRateLimit('g-1', null), queue.setRateLimit(null)]));
   // admin in bulk
   for (const state of ['pending', 'scheduled', 'active', 'completed', 'dead'] as const) {
@@ -275,6 +278,8 @@ describe('UpstashTransport and IoredisTransport answer alike', () => {
     expect(typed.get('set events')).toEqual({ maxLen: 10_000, resultBytes: 512 });
     expect((typed.get('read events') as { events: Array<{ event: string }> }).events.map((e) => e.event)).toContain('stalled');
     expect(typed.get('read events after a bad id')).toMatchObject({ code: 'EMQARG' });
+    expect(typed.get('the groups')).toMatchObject({ groups: [{ group: 'OK' }, { group: 'g-1', limit: null, rate: { limit: 5, periodMs: 60_000 } }], cursor: null });
+    expect(typed.get('list groups past a bad cursor')).toMatchObject({ code: 'EMQARG' });
     expect((typed.get('claim') as { jobs: Array<Job<unknown>> }).jobs.map((j) => j.group)).toContain('g-1');
   });
 });

@@ -81,7 +81,9 @@ export const DASHBOARD_SCRIPT = `'use strict';
       signout.hidden = !token();
       if (focused) {
         const again = view.querySelector(focused);
+        // what had the focus is gone (a row reprocessed): the content keeps it, not the page
         if (again) again.focus();
+        else view.focus();
       }
       follow();
     })();

@@ -4,6 +4,7 @@ import type { JSX } from 'hono/jsx/jsx-runtime';
 import { streamSSE } from 'hono/streaming';
 import type { QueueEvent } from '../../events.js';
 import type { JobRecord, JobState } from '../../job.js';
+import type { GroupInfo, GroupsPage } from '../../groups.js';
 import type { AnyQueue } from '../../open-queue.js';
 import { PartitionedQueue } from '../../partitioned-queue.js';
 import { queueOverviews } from '../../registry.js';
@@ -11,7 +12,7 @@ import type { Transport } from '../../transport.js';
 import { problem } from '../problem.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
 import { DEAD_PAGE, DeadPage } from './dead-page.js';
-import { GroupPage, GroupsTable, type GroupView } from './group-page.js';
+import { GroupPage, GroupsTable } from './group-page.js';
 import { JobPage, type Timeline } from './job-page.js';
 import { JOBS_PAGE, QueuePage } from './queue-page.js';
 import { COUNTED_STATES, QueuesPage } from './queues-page.js';
@@ -206,16 +207,18 @@ async function timelineOf(q: AnyQueue, job: JobRecord): Promise<Timeline> {
 const GROUPS_PAGE = 50;
 
 /** A page of the queue's groups, from `cursor` (undefined: the first page). */
-async function groupsOf(q: AnyQueue, cursor: string | undefined): Promise<{ groups: GroupView[]; cursor: string | null }> {
-  void q;
-  void cursor;
-  void GROUPS_PAGE;
-  return { groups: [], cursor: null };
+async function groupsOf(q: AnyQueue, cursor: string | undefined): Promise<GroupsPage> {
+  return q.groups({ limit: GROUPS_PAGE, ...(cursor === undefined || cursor === '' ? {} : { cursor }) });
 }
 
-/** One group of the queue, or null when the queue has none by that name. */
-async function groupOf(q: AnyQueue, group: string): Promise<GroupView | null> {
-  void q;
-  void group;
+/** One group of the queue, or null when the queue has none by that name (its prefix walk, kept to that name). */
+async function groupOf(q: AnyQueue, group: string): Promise<GroupInfo | null> {
+  let cursor: string | undefined;
+  do {
+    const page = await q.groups({ prefix: group, limit: 1000, ...(cursor === undefined ? {} : { cursor }) });
+    const found = page.groups.find((g) => g.group === group);
+    if (found) return found;
+    cursor = page.cursor ?? undefined;
+  } while (cursor !== undefined);
   return null;
 }

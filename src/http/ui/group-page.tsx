@@ -1,22 +1,10 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
-import type { RateLimit } from '../../rate-limits.js';
+import type { GroupInfo } from '../../groups.js';
 import { Action, Part, paths, rateText, StateBadge, Time } from './widgets.js';
 
-/** A group as the dashboard shows it (`Queue.groups()`'s row). */
-export interface GroupView {
-  readonly group: string;
-  readonly active: number;
-  readonly limit: number | null;
-  readonly rate: RateLimit | null;
-  readonly paused: boolean;
-  readonly heldUntil: number | null;
-  readonly throttledUntil: number | null;
-  readonly waiting: number;
-}
-
 /** The groups of a queue page: each with its numbers, linking to its page. */
-export const GroupsTable: FC<{ queue: string; groups: readonly GroupView[]; more: string | null }> = ({ queue: q, groups, more }) =>
+export const GroupsTable: FC<{ queue: string; groups: readonly GroupInfo[]; more: string | null }> = ({ queue: q, groups, more }) =>
   groups.length === 0 ? (
     <p class="muted">No group: jobs enqueued with a group appear here by it.</p>
   ) : (
@@ -58,7 +46,7 @@ export const GroupsTable: FC<{ queue: string; groups: readonly GroupView[]; more
   );
 
 /** A group's page: its numbers, Pause or Resume, and its limit and rate to set (empty lifts them). */
-export const GroupPage: FC<{ queue: string; group: GroupView }> = ({ queue: q, group: g }) => (
+export const GroupPage: FC<{ queue: string; group: GroupInfo }> = ({ queue: q, group: g }) => (
   <Part live={[q]}>
     <p class="crumbs">
       <a href={paths.queues()}>Queues</a> / <a href={paths.queue(q)}>{q}</a> / group {g.group}
@@ -86,9 +74,9 @@ export const GroupPage: FC<{ queue: string; group: GroupView }> = ({ queue: q, g
     </dl>
     <div class="actions">
       {g.paused ? (
-        <Action verb="Resume" url={paths.api(q, 'groups', g.group, 'resume')} confirm={`Resume group ${g.group}? Its jobs start again.`} done={`Resumed group ${g.group}`} />
+        <Action id="group-toggle" verb="Resume" url={paths.api(q, 'groups', g.group, 'resume')} confirm={`Resume group ${g.group}? Its jobs start again.`} done={`Resumed group ${g.group}`} />
       ) : (
-        <Action verb="Pause" url={paths.api(q, 'groups', g.group, 'pause')} confirm={`Pause group ${g.group}? None of its jobs starts until it is resumed; what runs finishes.`} done={`Paused group ${g.group}`} />
+        <Action id="group-toggle" verb="Pause" url={paths.api(q, 'groups', g.group, 'pause')} confirm={`Pause group ${g.group}? None of its jobs starts until it is resumed; what runs finishes.`} done={`Paused group ${g.group}`} />
       )}
     </div>
     <form class="inline" data-url={paths.api(q, 'groups', g.group, 'limit')} data-method="PUT" data-body="limit" data-verb="Save" data-done={`Saved the limit of ${g.group}`} aria-label="Limit">

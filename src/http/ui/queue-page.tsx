@@ -54,9 +54,9 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
       </h1>
       <div class="actions">
         {stats.paused ? (
-          <Action verb="Resume" url={paths.api(q, 'resume')} confirm={`Resume queue ${q}? Its jobs start again.`} done={`Resumed ${q}`} />
+          <Action id="queue-toggle" verb="Resume" url={paths.api(q, 'resume')} confirm={`Resume queue ${q}? Its jobs start again.`} done={`Resumed ${q}`} />
         ) : (
-          <Action verb="Pause" url={paths.api(q, 'pause')} confirm={`Pause queue ${q}? Nothing new starts until it is resumed; what runs finishes.`} done={`Paused ${q}`} />
+          <Action id="queue-toggle" verb="Pause" url={paths.api(q, 'pause')} confirm={`Pause queue ${q}? Nothing new starts until it is resumed; what runs finishes.`} done={`Paused ${q}`} />
         )}
         <a href={paths.dead(q)}>Dead letters ({stats.counts.dead})</a>
         <span class="muted">Rate limit: {rateText(stats.rateLimits.queue)}</span>

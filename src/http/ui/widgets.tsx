@@ -38,12 +38,15 @@ export interface ActionProps {
   readonly danger?: boolean;
   /** Words for screen readers when the verb alone is ambiguous (a row's button). */
   readonly label?: string;
+  /** The button's id: a pair that replace each other (Pause, Resume) share one, so the focus stays on it after a reload. */
+  readonly id?: string;
 }
 
 /** A button that calls the API after a confirmation (the script's `button[data-url]`). */
 export const Action: FC<ActionProps> = (p) => (
   <button
     type="button"
+    id={p.id}
     class={p.danger ? 'danger' : undefined}
     data-verb={p.verb}
     data-method={p.method ?? 'POST'}

@@ -14,6 +14,7 @@ import { ADMIN_USAGE, adminCommands } from './admin.js';
 import { Consumer } from '../consumer/index.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import { FLOW_USAGE, flowCommands } from './flow.js';
+import { GROUPS_USAGE, groupsCommands } from './groups.js';
 import type { IoredisTransport } from '../ioredis-transport.js';
 import { connectTarget, type RedisTarget, redisTargetFromEnv, targetName } from '../redis-target.js';
 import { initWorker } from './init-worker.js';
@@ -65,6 +66,7 @@ ${FLOW_USAGE}
   Every command that takes a <queue> addresses a partitioned queue by its name (the registry
   says how many partitions it has): counts summed, listings merged, admin on every partition.
 ${ADMIN_USAGE}
+${GROUPS_USAGE}
 ${SCHEDULE_USAGE}
 ${RATE_USAGE}
   emq serve [--port N] [--host H]
@@ -553,6 +555,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   ...adminCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...scheduleCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...rateCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
+  ...groupsCommands({ withQueue, intOption, usage: (message) => new UsageError(message) }),
   ...flowCommands({ withTransport, durability, usage: (message) => new UsageError(message) }),
 };
 
