@@ -128,7 +128,7 @@ async function dashboardCheck(nodeUrl: string, edgeUrl: string | undefined): Pro
   const rowOf = async (base: string): Promise<string> => {
     const html = await (await fetch(`${base}/ui/part`)).text();
     const row = new RegExp(`<tr data-queue="${QUEUE}">(.*?)</tr>`, 's').exec(html)?.[1] ?? '';
-    return [...row.matchAll(/data-count="(\w+)">(\d+)</g)].map(([, state, n]) => `${state} ${n}`).join(', ');
+    return [...row.matchAll(/data-count="(\w+)"[^>]*>(\d+)</g)].map(([, state, n]) => `${state} ${n}`).join(', ');
   };
   const { queues } = (await (await fetch(`${nodeUrl}/v1/queues`)).json()) as { queues: Array<{ queue: string; counts: Record<string, number> }> };
   const counts = queues.find((q) => q.queue === QUEUE)?.counts ?? {};

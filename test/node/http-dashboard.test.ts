@@ -86,7 +86,7 @@ describe('the dashboard routes on Node', () => {
     const shown = new RegExp(`<tr data-queue="${q.name}">(.*?)</tr>`, 's').exec(html)?.[1];
     expect(shown).toBeDefined();
     for (const [state, count] of Object.entries(row.counts)) {
-      expect(shown, state).toContain(`data-count="${state}">${count}<`);
+      expect(shown, state).toContain(`data-count="${state}" data-label="${state}">${count}<`);
     }
     expect(shown).toContain('>paused<');
   });
@@ -115,7 +115,7 @@ describe('the dashboard routes on Node', () => {
     expect(job).not.toContain('<script>alert(1)</script>');
     expect(job).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
     expect(job).toContain('at handler (mail.ts:3:9)');
-    const timeline = [...job.matchAll(/<td>(added|active|dead|retried|completed)<\/td>/g)].map((m) => m[1]);
+    const timeline = [...job.matchAll(/<td data-label="Event">(added|active|dead|retried|completed)<\/td>/g)].map((m) => m[1]);
     expect(timeline).toEqual(['added', 'active', 'dead']);
   });
 

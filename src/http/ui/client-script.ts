@@ -29,6 +29,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
   const dialogText = document.getElementById('confirm-text');
   const dialogOk = document.getElementById('confirm-ok');
   const pollMs = Number(body.dataset.pollMs || 5000);
+  const MAX_LIVE = Number(body.dataset.liveMax || 50);
   let stream = null;
   let streamFor = '';
   let deferred = false;
@@ -109,7 +110,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
     view.innerHTML = '';
     view.append(document.getElementById('signin').content.cloneNode(true));
     alertBox.dataset.sticky = '';
-    if (wrong) warn('That API token is wrong: ' + message);
+    if (wrong) warn('That API token is wrong.');
     else if (message) statusBox.textContent = 'Sign in with the API token (EMQ_TOKEN).';
     const input = view.querySelector('input[name="token"]');
     if (input) input.focus();
@@ -219,11 +220,16 @@ export const DASHBOARD_SCRIPT = `'use strict';
     const key = queues.join(' ');
     if (body.dataset.live !== 'sse' || key === streamFor) return;
     stop();
-    if (queues.length === 0) return;
+    // more queues than one response follows (or a hidden tab: no connection held for it): poll
+    if (queues.length === 0 || queues.length > MAX_LIVE || document.visibilityState !== 'visible') return;
     streamFor = key;
     stream = new AbortController();
     listen(queues, stream.signal);
   }
+
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible') { follow(); changed(); } else stop();
+  });
 
   async function listen(queues, signal) {
     const url = '/ui/live?' + queues.map((q) => 'queue=' + encodeURIComponent(q)).join('&');
@@ -231,7 +237,8 @@ export const DASHBOARD_SCRIPT = `'use strict';
       try {
         const res = await fetch(url, { headers: auth({ Accept: 'text/event-stream' }), signal, cache: 'no-store' });
         if (res.status === 401) return signIn(await messageOf(res));
-        if (!res.ok || !res.body) throw new Error(await messageOf(res));
+        // refused (too many queues for a URL, a server without it): poll instead
+        if (!res.ok || !res.body) { if (stream && stream.signal === signal) stream = null; return; }
         const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
         let buffer = '';
         for (;;) {

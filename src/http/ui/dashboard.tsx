@@ -16,7 +16,7 @@ import { GroupPage, GroupsTable } from './group-page.js';
 import { JobPage, type Timeline } from './job-page.js';
 import { JOBS_PAGE, QueuePage } from './queue-page.js';
 import { COUNTED_STATES, QueuesPage } from './queues-page.js';
-import { type Liveness, Shell } from './shell.js';
+import { type Liveness, MAX_LIVE_QUEUES, Shell } from './shell.js';
 import { DASHBOARD_CSS } from './styles.js';
 
 /** What the dashboard's routes need of the app. */
@@ -49,8 +49,6 @@ async function fragment(c: Context, node: JSX.Element): Promise<Response> {
   return c.html(await node.toString(), 200, { 'Cache-Control': 'no-store', ...SECURITY_HEADERS });
 }
 
-/** The most queues one `/ui/live` response follows. */
-const MAX_LIVE_QUEUES = 50;
 
 /** `?offset=` as a non-negative integer, 0 when absent; undefined when malformed. */
 function offsetOf(c: Context): number | undefined {

@@ -33,13 +33,14 @@ export const DeadPage: FC<{ queue: string; jobs: readonly JobRecord[]; offset: n
           </button>
         </div>
         <div class="scroll">
-          <table aria-label="Dead jobs">
+          <table class="cards" aria-label="Dead jobs">
             <JobHead when="Died" actions />
             <tbody>
               {jobs.map((job) => (
                 <JobRow
                   queue={q}
                   job={job}
+                  when="Died"
                   actions={
                     <div class="actions">
                       <Action verb="Reprocess" label={`Reprocess ${job.id}`} url={paths.api(q, 'jobs', job.id, 'reprocess')} confirm={`Reprocess ${job.id}? It goes back to pending and runs again.`} done={`Reprocessed ${job.id}`} />

@@ -10,7 +10,7 @@ export const GroupsTable: FC<{ queue: string; groups: readonly GroupInfo[]; more
   ) : (
     <>
       <div class="scroll">
-        <table aria-label="Groups">
+        <table class="cards" aria-label="Groups">
           <thead>
             <tr>
               <th scope="col">Group</th>
@@ -27,11 +27,11 @@ export const GroupsTable: FC<{ queue: string; groups: readonly GroupInfo[]; more
                 <th scope="row">
                   <a href={paths.group(q, g.group)}>{g.group}</a>
                 </th>
-                <td>{g.paused ? <StateBadge state="paused" /> : g.heldUntil !== null ? <StateBadge state="scheduled" /> : <StateBadge state="running" />}</td>
-                <td class="num">{g.active}</td>
-                <td class="num">{g.limit ?? '-'}</td>
-                <td>{rateText(g.rate)}</td>
-                <td class="num">{g.waiting}</td>
+                <td data-label="State">{g.paused ? <StateBadge state="paused" /> : g.heldUntil !== null ? <StateBadge state="scheduled" /> : <StateBadge state="running" />}</td>
+                <td class="num" data-label="Active">{g.active}</td>
+                <td class="num" data-label="Limit">{g.limit ?? '-'}</td>
+                <td data-label="Rate">{rateText(g.rate)}</td>
+                <td class="num" data-label="Waiting">{g.waiting}</td>
               </tr>
             ))}
           </tbody>

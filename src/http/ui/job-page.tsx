@@ -167,7 +167,7 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> 
     {timeline.note ? <p class="muted">{timeline.note}</p> : null}
     {timeline.events.length === 0 ? null : (
       <div class="scroll">
-        <table aria-label="Timeline">
+        <table class="cards" aria-label="Timeline">
           <thead>
             <tr>
               <th scope="col">When</th>
@@ -178,11 +178,11 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> 
           <tbody>
             {timeline.events.map((e) => (
               <tr>
-                <td>
+                <td data-label="When">
                   <Time ms={e.time} precise />
                 </td>
-                <td>{e.event}</td>
-                <td class="wrap">{detail(e)}</td>
+                <td data-label="Event">{e.event}</td>
+                <td class="wrap" data-label="Detail">{detail(e)}</td>
               </tr>
             ))}
           </tbody>

@@ -14,22 +14,22 @@ const whenOf = (job: JobRecord): number | undefined =>
   job.state === 'scheduled' ? job.runAt : job.state === 'active' ? job.leaseUntil : job.finishedAt ?? job.createdAt;
 
 /** One job in a table: `<tr data-job>`, its id linking to its page; `actions` in a last cell. */
-export const JobRow: FC<{ queue: string; job: JobRecord; actions?: unknown }> = ({ queue, job, actions }) => (
+export const JobRow: FC<{ queue: string; job: JobRecord; when: string; actions?: unknown }> = ({ queue, job, when, actions }) => (
   <tr data-job={job.id}>
     <th scope="row">
       <a href={paths.job(queue, job.id)}>{job.id}</a>
     </th>
-    <td>
+    <td data-label="State">
       <StateBadge state={job.state} />
     </td>
-    <td>{job.group ?? <span class="muted">-</span>}</td>
-    <td class="num">
+    <td data-label="Group">{job.group ?? <span class="muted">-</span>}</td>
+    <td class="num" data-label="Attempt">
       {job.attempt}/{job.maxAttempts}
     </td>
-    <td>
+    <td data-label={when}>
       <Time ms={whenOf(job)} />
     </td>
-    <td class="wrap">{job.error ? firstLine(job.error) : null}</td>
+    <td class="wrap" data-label="Last error">{job.error ? firstLine(job.error) : null}</td>
     {actions === undefined ? null : <td>{actions}</td>}
   </tr>
 );

@@ -85,11 +85,11 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
         <p class="muted">No {state} jobs{offset > 0 ? ' on this page' : ''}.</p>
       ) : (
         <div class="scroll">
-          <table aria-label={`${state} jobs`}>
+          <table class="cards" aria-label={`${state} jobs`}>
             <JobHead when={WHEN[state]} />
             <tbody>
               {jobs.map((job) => (
-                <JobRow queue={q} job={job} />
+                <JobRow queue={q} job={job} when={WHEN[state]} />
               ))}
             </tbody>
           </table>
@@ -103,7 +103,7 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
         <p class="muted">No scheduler.</p>
       ) : (
         <div class="scroll">
-          <table aria-label="Schedulers">
+          <table class="cards" aria-label="Schedulers">
             <thead>
               <tr>
                 <th scope="col">Scheduler</th>
@@ -118,9 +118,9 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
               {schedulers.map((s) => (
                 <tr data-scheduler={s.id}>
                   <th scope="row">{s.id}</th>
-                  <td>{specText(s)}</td>
-                  <td>{s.nextRunAt === null ? <span class="muted">fires no more</span> : <Time ms={s.nextRunAt} />}</td>
-                  <td>
+                  <td data-label="Spec">{specText(s)}</td>
+                  <td data-label="Next run">{s.nextRunAt === null ? <span class="muted">fires no more</span> : <Time ms={s.nextRunAt} />}</td>
+                  <td data-label="Last run">
                     {s.lastRunAt === null ? (
                       <span class="muted">never</span>
                     ) : (
@@ -129,8 +129,8 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
                       </a>
                     )}
                   </td>
-                  <td class="num">{s.fired}</td>
-                  <td>{s.job.group ?? <span class="muted">-</span>}</td>
+                  <td class="num" data-label="Fired">{s.fired}</td>
+                  <td data-label="Group">{s.job.group ?? <span class="muted">-</span>}</td>
                 </tr>
               ))}
             </tbody>

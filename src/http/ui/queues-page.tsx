@@ -17,7 +17,7 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues })
       <p class="muted">No queue yet: a queue is listed once a job was enqueued to it.</p>
     ) : (
       <div class="scroll">
-        <table>
+        <table class="cards">
           <caption class="note">
             completed counts every job ever completed; the others count the jobs in that state now
           </caption>
@@ -39,9 +39,9 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues })
                   <a href={paths.queue(q.queue)}>{q.queue}</a>
                   {q.partitions === undefined ? null : <span class="muted"> ({q.partitions} partitions)</span>}
                 </th>
-                <td>{q.paused ? <StateBadge state="paused" /> : <StateBadge state="running" />}</td>
+                <td data-label="State">{q.paused ? <StateBadge state="paused" /> : <StateBadge state="running" />}</td>
                 {COUNTED_STATES.map((s) => (
-                  <td class="num" data-count={s}>
+                  <td class="num" data-count={s} data-label={s}>
                     {q.counts[s]}
                   </td>
                 ))}

@@ -1,6 +1,9 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
 
+/** The most queues one `/ui/live` response follows; a page showing more reloads on a timer. */
+export const MAX_LIVE_QUEUES = 50;
+
 /** How the page stays live: `sse` reads `/ui/live` (Node), `poll` reloads every `pollMs` (the Worker). */
 export interface Liveness {
   readonly mode: 'sse' | 'poll';
@@ -23,7 +26,7 @@ export const Shell: FC<{ live: Liveness }> = ({ live }) => (
       <link rel="stylesheet" href="/ui/app.css" />
       <script src="/ui/app.js" defer></script>
     </head>
-    <body data-live={live.mode} data-poll-ms={String(live.pollMs)}>
+    <body data-live={live.mode} data-poll-ms={String(live.pollMs)} data-live-max={String(MAX_LIVE_QUEUES)}>
       <a class="skip" href="#view">
         Skip to content
       </a>

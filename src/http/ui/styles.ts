@@ -31,7 +31,7 @@ th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--lin
 td.wrap { white-space: normal; overflow-wrap: anywhere; min-width: 12ch; }
 th { font-weight: 600; }
 thead th { background: var(--panel); }
-tr:last-child td { border-bottom: 0; }
+tr:last-child > * { border-bottom: 0; }
 td.num, th.num { text-align: right; }
 .state { display: inline-block; padding: 0 7px; border-radius: 10px; border: 1px solid currentColor; font-size: .85em; font-weight: 600; }
 .state-pending { color: var(--pending); } .state-scheduled { color: var(--scheduled); } .state-active { color: var(--active); }
@@ -41,6 +41,7 @@ td.num, th.num { text-align: right; }
 .tabs a { display: inline-block; padding: 3px 10px; border: 1px solid var(--line); border-radius: 14px; text-decoration: none; }
 .tabs a[aria-current="page"] { background: var(--accent); border-color: var(--accent); color: var(--bg); }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0; }
+td .actions { margin: 0; }
 button { font: inherit; padding: 4px 12px; border-radius: 6px; border: 1px solid var(--line); background: var(--panel); color: var(--fg); cursor: pointer; }
 button:hover { border-color: var(--accent); }
 button.danger { color: var(--dead); }
@@ -66,4 +67,14 @@ dialog .actions { justify-content: flex-end; margin-bottom: 0; }
 .signin { max-width: 420px; }
 .signin input { width: 100%; }
 .pager { display: flex; gap: 16px; margin: 8px 0; }
+/* narrow screens: a table of class cards shows each row as a card, each cell named by its data-label */
+@media (max-width: 640px) {
+  table.cards thead { position: absolute; left: -9999px; }
+  table.cards, table.cards tbody, table.cards tr { display: block; width: 100%; }
+  table.cards tr { padding: 6px 0; border-bottom: 1px solid var(--line); }
+  table.cards tr:last-child { border-bottom: 0; }
+  table.cards th, table.cards td { display: block; border: 0; padding: 2px 10px; white-space: normal; text-align: left; overflow-wrap: anywhere; }
+  table.cards td.num { display: inline-block; padding-right: 4px; }
+  table.cards td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+}
 `;
