@@ -113,6 +113,7 @@ describe('the public API', () => {
           "JobState",
           "JobStateError",
           "KindError",
+          "LastHour",
           "Leases",
           "MAX_FLOW_CHILDREN",
           "MAX_FLOW_DEPTH",
