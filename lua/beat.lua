@@ -11,7 +11,8 @@
   ARGV[5]  leaseMs (>= 1)
   ARGV[6]  request key of the claim ("" = none; see claim.lua): a repeat reaps and promotes what
            is due again (harmless) and answers the first claim's jobs
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>,
+           emq:{q}:minutes (a lease reaped out of attempts: includes/bury.lua)
   Reply    as claim's, with promoted, requeued and buried counts and the due schedulers in the
            head: { {now, paused, next due, next lease deadline, promoted, requeued, buried,
            {due schedulers}, {flow news}}, job, ... }; unlike claim's, the next due time and lease deadline

@@ -11,7 +11,10 @@
   ARGV[6..] triples: id, token, result: the handler's result as JSON text, written to the row's
            `r` ('' for none: the handler returned nothing; the core checks it is JSON within
            maxResultBytes)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>,
+           emq:{q}:minutes
+  Counts   meta `completed` and the minute's bucket (emq:{q}:minutes, includes/count_minute.lua)
+           += the jobs completed, one HINCRBY each a call
   Index    each completed row is indexed in emq:{q}:completed (score = finished ms) unless keepMs
            is 0, and entries older than keepMs leave it (includes/index_completed.lua)
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
@@ -48,6 +51,7 @@
 -- @include flush_events
 -- @include release_settled
 -- @include report_up
+-- @include count_minute
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -86,6 +90,7 @@ end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
+  count_minute('c', #done, now)
   index_completed(done, now, now_text, keep_ms)
 end
 if free_and_admit(freed) then ring_doorbell() end

@@ -4,15 +4,21 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
-           and emq:{q}:fifo
+           emq:{q}:fifo, and emq:{q}:minutes
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
            slots fired), rated (a counter: times a group or the queue reached its rate limit and was
-           throttled), waiting (flow parents waiting for their children)}
+           throttled), waiting (flow parents waiting for their children), minute (the server's
+           current minute, floor(ms / 60000)), {the per-minute buckets, flat: field, count, ...}}:
+           fields c<minute> (jobs completed in it) and d<minute> (jobs sent to dead), as
+           includes/count_minute.lua writes them; the reader keeps the 60 minutes ending with the
+           current one (the key of a queue idle for a while may still hold older ones, until its
+           next count trims them or the key expires)
 ]]
 -- @include keyspace
 -- @include lane_size
+-- @include now_ms
 
 local pending = 0
 local entries = redis.call('SMEMBERS', K_GROUPS)
@@ -34,4 +40,6 @@ return {
   tonumber(redis.call('HGET', K_META, 'fired') or '0'),
   tonumber(redis.call('HGET', K_META, 'rated') or '0'),
   redis.call('ZCARD', K_WAITING),
+  math.floor(now_ms() / 60000),
+  redis.call('HGETALL', K_MINUTES),
 }

@@ -22,7 +22,8 @@
            joined by ",", "" none)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key),
-           emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode)
+           emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode),
+           emq:{q}:minutes (a flow parent whose child already failed dies: includes/bury.lua)
   Row      `m` and `b` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order `o` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into

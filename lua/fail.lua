@@ -5,7 +5,8 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:minutes
+           (each death counted in its minute: includes/bury.lua)
   Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
            again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
            became of the job since short of a new claim or a remove

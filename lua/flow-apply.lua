@@ -10,7 +10,8 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua): the parents' queue
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] outbox entries `u|<child queue>|<child id>|<q>|<parent id>|<policy f|i|r>|<token>|<kind c|d|p|x>|<body>`
-  Derives  emq:{q}:job:<parent id>, emq:{q}:kids:<parent id>, emq:{q}:waiting, lanes on release
+  Derives  emq:{q}:job:<parent id>, emq:{q}:kids:<parent id>, emq:{q}:waiting, lanes on release,
+           emq:{q}:minutes (a parent failed: includes/bury.lua)
   Applies  completed (c): the record takes its result; dead (d): with `fail-parent` the record
            fails the parent (a waiting parent goes to dead with the child's error), with
            `ignore` it counts as finished with its error, with `remove` (and a child removed,

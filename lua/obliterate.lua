@@ -7,8 +7,8 @@
   deleted; then the active rows (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
-  and last, once no row is left, every fixed key (the events stream among them), the rate limits,
-  their starts logs and the holds. It appends no
+  and last, once no row is left, every fixed key (the events stream among them), the per-minute
+  buckets, the rate limits, their starts logs and the holds. It appends no
   event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
   the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
@@ -19,7 +19,8 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  "1": go even while jobs are active; "0": refuse then
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>,
+           emq:{q}:minutes
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
            number of active jobs), {flow news: outbox entries for the caller to relay}}: the
            rows of flow jobs deleted tell their parents and children (includes/delete_rows.lua),
@@ -108,5 +109,5 @@ local left = redis.call('ZRANGE', K_OUTBOX, 0, -1)
 for _, e in ipairs(left) do outbox_written[#outbox_written + 1] = e end
 redis.call('DEL', K_OUTBOX, K_WAITING)
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
-  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
+  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }

@@ -5,7 +5,8 @@
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  limit (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:minutes
+           (each burial counted in its minute: includes/bury.lua)
   Reply    {requeued, buried}
   Events   `stalled` (j, g, a) per job, each followed by `dead` (j, g, a, x) when it is buried, in
            one entry

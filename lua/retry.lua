@@ -6,7 +6,8 @@
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
            for the backoff's jitter
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:minutes
+           (each burial counted in its minute: includes/bury.lua)
   Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
            0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
            and the request sent again) answers the code the first gave (1, 2 or 3) and writes

@@ -26,6 +26,7 @@ export type { GroupInfo, GroupsOptions, GroupsPage } from './groups.js';
 export type { DueScheduler } from './schedulers.js';
 export { listQueues, queueOverviews } from './registry.js';
 export type { QueueOverview } from './registry.js';
+export type { LastHour } from './last-hour.js';
 export type {
   BackoffOptions,
   DeadRetention,

@@ -3,6 +3,7 @@ import type { EventsSettings, QueueEvent } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { checkGroupsOptions, type GroupInfo, type GroupsOptions, type GroupsPage, isScanCursor } from './groups.js';
 import { assertName } from './keyspace.js';
+import { addLastHours } from './last-hour.js';
 import { assertPartitions, partitionName, partitionOf } from './partitions.js';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from './encode.js';
 import {
@@ -401,7 +402,8 @@ export class PartitionedQueue<Payload = unknown> {
 
   /**
    * Every partition's counts added up, its rate limits merged (the queue's limit is per
-   * partition, see setRateLimit), and paused only when every partition is.
+   * partition, see setRateLimit), paused only when every partition is, and the partitions' last
+   * hours added up minute by minute.
    */
   async stats(): Promise<QueueStats> {
     const all = await Promise.all(this.parts.map((part) => part.stats()));
@@ -410,6 +412,7 @@ export class PartitionedQueue<Payload = unknown> {
       paused: all.every((s) => s.paused),
       counts: addCounts(all.map((s) => s.counts)),
       rateLimits: mergeRateLimits(all.map((s) => s.rateLimits)),
+      lastHour: addLastHours(all.map((s) => s.lastHour))!,
     };
   }
 

@@ -24,6 +24,7 @@ import {
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
 import { checkGroupsOptions, type GroupsOptions, type GroupsPage } from './groups.js';
 import { assertName } from './keyspace.js';
+import type { LastHour } from './last-hour.js';
 import { assertPartitions, parsePartitionName } from './partitions.js';
 import { checkHoldMs, checkRateLimit, type RateLimit, type RateLimits, rateLimitsOf } from './rate-limits.js';
 import { type AdminRequest, type EnqueueRequest, type Registration, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
@@ -189,6 +190,8 @@ export interface QueueStats {
   readonly counts: QueueCounts;
   /** Its rate limits, the queue's and its groups', and what is throttled now. */
   readonly rateLimits: RateLimits;
+  /** Its jobs completed and sent to dead in each minute of the last hour, by the server's clock. */
+  readonly lastHour: LastHour;
 }
 
 /** The most throttled entries a read of the rate limits lists. */
@@ -470,11 +473,11 @@ export class Queue<Payload = unknown> {
     return row && this.decodeRow(jobId, row);
   }
 
-  /** Counts per state, the paused flag and the rate limits, in one round trip. */
+  /** Counts per state, the paused flag, the rate limits and the last hour's minutes, in one round trip. */
   async stats(): Promise<QueueStats> {
     const [counts, rates] = await this.scripts.runOps([this.scripts.countsOp(), this.scripts.rateLimitsOp(THROTTLED_SHOWN)] as const);
-    const { paused, pending, scheduled, active, dead, completed, waiting } = counts;
-    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting }, rateLimits: rateLimitsOf(rates) };
+    const { paused, pending, scheduled, active, dead, completed, waiting, lastHour } = counts;
+    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting }, rateLimits: rateLimitsOf(rates), lastHour };
   }
 
   /** The queue's rate limits and its groups', and what is throttled now (soonest first, at most 1000). */

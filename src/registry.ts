@@ -1,6 +1,7 @@
 import { slotOf } from './cluster-slot.js';
 import type { QueueCounts } from './job.js';
 import { keyspace } from './keyspace.js';
+import { addLastHours, type LastHour } from './last-hour.js';
 import { partitionName } from './partitions.js';
 import { listQueuesOp, runOps, Scripts } from './scripts.js';
 import type { Transport } from './transport.js';
@@ -28,6 +29,8 @@ export interface QueueOverview {
   readonly firedTotal: number;
   /** Times a group, the ungrouped lane or the queue reached its rate limit and left the ring until one more start fitted: a counter. */
   readonly rateLimitedTotal: number;
+  /** Its jobs completed and sent to dead in each minute of the last hour (a partitioned queue: its partitions' added up minute by minute). */
+  readonly lastHour: LastHour;
 }
 
 /**
@@ -95,11 +98,11 @@ export async function queueOverviews(transport: Transport): Promise<QueueOvervie
     const chunk = bySlot.slice(i, i + CHUNK);
     const counts = await runOps(transport, chunk.map(({ name }) => new Scripts(transport, name).countsOp()));
     chunk.forEach(({ queue }, j) => {
-      const { paused, buried, retried, stalled, fired, rated, ...c } = counts[j]!;
+      const { paused, buried, retried, stalled, fired, rated, lastHour, ...c } = counts[j]!;
       const row = rows.get(queue);
       if (!row) {
         const count = partitions.get(queue);
-        rows.set(queue, { queue, ...(count === undefined ? {} : { partitions: count }), paused, counts: { ...c }, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled, firedTotal: fired, rateLimitedTotal: rated });
+        rows.set(queue, { queue, ...(count === undefined ? {} : { partitions: count }), paused, counts: { ...c }, deadTotal: buried, retriedTotal: retried, stalledTotal: stalled, firedTotal: fired, rateLimitedTotal: rated, lastHour });
         return;
       }
       row.paused &&= paused;
@@ -109,6 +112,7 @@ export async function queueOverviews(transport: Transport): Promise<QueueOvervie
       row.stalledTotal += stalled;
       row.firedTotal += fired;
       row.rateLimitedTotal += rated;
+      row.lastHour = addLastHours([row.lastHour, lastHour])!;
     });
   }
   return [...rows.values()].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0));

@@ -6,6 +6,7 @@ import type { GroupInfo, GroupsPage } from './groups.js';
 import { parseRate, type RateLimit, type RateLimitsRead } from './rate-limits.js';
 import { scripts, type ScriptName } from './generated/scripts.js';
 import { keyspace, type Keyspace, QUEUE_REGISTRY } from './keyspace.js';
+import { type LastHour, lastHourOf } from './last-hour.js';
 import { PARTITIONS_REGISTRY } from './partitions.js';
 import { asArray, asNumber, asRecord, asString } from './reply.js';
 import { runScripts } from './run-scripts.js';
@@ -491,6 +492,10 @@ export class Scripts {
     });
   }
 
+  /**
+   * The queue's counts per state, its counters, the paused flag, and its jobs completed and sent
+   * to dead per minute of the last hour (lua/counts.lua).
+   */
   countsOp(): ScriptOp<{
     pending: number;
     scheduled: number;
@@ -504,10 +509,13 @@ export class Scripts {
     fired: number;
     rated: number;
     waiting: number;
+    lastHour: LastHour;
   }> {
     return this.op('counts', [], (reply) => {
-      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0, rated = 0, waiting = 0] = codes(reply, 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired, rated, waiting };
+      const list = asArray(reply, 'counts');
+      const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0, rated = 0, waiting = 0, minute = 0] = codes(list.slice(0, 13), 'counts');
+      const lastHour = lastHourOf(minute, asRecord(list[13] ?? [], 'counts minutes'));
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired, rated, waiting, lastHour };
     });
   }
 

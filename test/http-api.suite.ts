@@ -608,7 +608,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       const rowOf = (name: string) => rows.find((row) => row.queue === name);
       for (const name of [a, b]) {
         const { queue, paused, counts } = (await call('GET', `/v1/queues/${name}`)).body;
-        expect(Object.keys(rowOf(name)!).sort()).toEqual(['counts', 'deadTotal', 'firedTotal', 'paused', 'queue', 'rateLimitedTotal', 'retriedTotal', 'stalledTotal']);
+        expect(Object.keys(rowOf(name)!).sort()).toEqual(['counts', 'deadTotal', 'firedTotal', 'lastHour', 'paused', 'queue', 'rateLimitedTotal', 'retriedTotal', 'stalledTotal']);
         expect(rowOf(name)).toMatchObject({ queue, paused, counts });
       }
       expect(rowOf(a)).toEqual({
@@ -620,6 +620,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
         stalledTotal: 0,
         firedTotal: 0,
         rateLimitedTotal: 0,
+        lastHour: { minute: expect.any(Number), completed: new Array(60).fill(0), dead: new Array(60).fill(0) },
       });
       expect(rowOf(b)).toEqual({
         queue: b,
@@ -630,7 +631,12 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
         stalledTotal: 0,
         firedTotal: 0,
         rateLimitedTotal: 0,
+        lastHour: { minute: expect.any(Number), completed: expect.any(Array), dead: expect.any(Array) },
       });
+      // b's completed job and its dead one, each in the minute it settled: the last or, across a minute's turn, the one before
+      const hour = rowOf(b)!.lastHour as { completed: number[]; dead: number[] };
+      expect([hour.completed.length, hour.dead.length]).toEqual([60, 60]);
+      expect([hour.completed.slice(58), hour.dead.slice(58)].map((last) => last[0]! + last[1]!)).toEqual([1, 1]);
 
       await call('POST', `/v1/queues/${b}/pause`);
       const after = await listed();
@@ -643,6 +649,12 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(Object.keys(paths['/v1/queues']!)).toEqual(['get']);
       expect(Object.keys(paths['/v1/queues']!.get!.responses)).toEqual(['200', '401', '503']);
       expect(JSON.stringify(paths['/v1/queues']!.get!.responses['200'])).toContain('"queues":{"type":"array","items":{"$ref":"#/components/schemas/QueueOverview"}}');
+      // the last hour per minute, in the listing and the stats route alike
+      const schemas = (doc.body.components as { schemas: Record<string, { properties: Record<string, unknown> }> }).schemas;
+      expect(Object.keys(schemas.LastHour!.properties)).toEqual(['minute', 'completed', 'dead']);
+      expect(schemas.LastHour!.properties.completed).toMatchObject({ type: 'array', minItems: 60, maxItems: 60 });
+      expect(JSON.stringify(schemas.QueueOverview!.properties.lastHour)).toContain('#/components/schemas/LastHour');
+      expect(JSON.stringify(paths['/v1/queues/{queue}']!.get!.responses['200'])).toContain('#/components/schemas/LastHour');
     });
 
     it('serves Prometheus metrics and the OpenAPI document', async () => {

@@ -149,6 +149,11 @@ export interface QueueSnapshot {
   /** The events stream's entries, oldest first, or undefined when the stream does not exist. */
   readonly events: readonly StreamEntry[] | undefined;
   /**
+   * The per-minute buckets (`emq:{q}:minutes`): field (`c<minute>`, `d<minute>`) -> count, and the
+   * key's PTTL (-1: none); undefined when the key does not exist.
+   */
+  readonly minutes: { readonly fields: Readonly<Record<string, string>>; readonly pttl: number } | undefined;
+  /**
    * How many entries more than its cap the events stream may hold: the server's
    * `stream-node-max-entries` (see findViolations, (h)).
    */
@@ -178,7 +183,8 @@ repeat
       if kind == 'hash' then
         v = redis.call('HGETALL', k)
         -- a flow parent's children hash: its TTL first (one not yet written has one)
-        if string.find(k, ':kids:', 1, true) then table.insert(v, 1, tostring(redis.call('PTTL', k))) end
+        -- a flow parent's children hash and the per-minute buckets: their TTL first
+        if string.find(k, ':kids:', 1, true) or k == ARGV[1] .. 'minutes' then table.insert(v, 1, tostring(redis.call('PTTL', k))) end
       elseif kind == 'zset' then v = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
       elseif kind == 'list' then v = redis.call('LRANGE', k, 0, -1)
       elseif kind == 'set' then v = redis.call('SMEMBERS', k)
@@ -232,6 +238,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   let waiting = new Map<string, number>();
   let outbox = new Map<string, number>();
   let events: StreamEntry[] | undefined;
+  let minutes: { fields: Record<string, string>; pttl: number } | undefined;
 
   for (const entry of entries) {
     const [key, type, rawValues] = entry as [string, string, unknown];
@@ -278,6 +285,9 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     } else if (rest.startsWith('kids:')) {
       if (type !== 'hash') wrongTypes.set(key, type);
       else kids.set(rest.slice(5), { fields: Object.fromEntries(pairs(values.slice(1))), expires: Number(values[0]) !== -1 });
+    } else if (rest === 'minutes') {
+      if (type !== 'hash') wrongTypes.set(key, type);
+      else minutes = { fields: Object.fromEntries(pairs(values.slice(1))), pttl: Number(values[0]) };
     } else if (rest.startsWith('dd:')) {
       // a dedupe key: the id of the job holding it, with a TTL in ttl mode
       if (type !== 'string') wrongTypes.set(key, type);
@@ -323,6 +333,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     kids,
     events,
     eventsSlack,
+    minutes,
   };
 }
 
@@ -471,6 +482,13 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  * - (n) partitions: a generated id of a partition's (`JOB:<seq>~<i>`) is in partition `i` (the
  *   queue `<q>~<i>`) and in no other queue, partitioned or not. What holds across a partitioned
  *   queue's partitions is {@link checkPartitionedQueue}'s.
+ * - (o) the per-minute buckets (`emq:{q}:minutes`, lua/includes/count_minute.lua): only fields
+ *   `c<minute>` and `d<minute>` (minute = floor(ms / 60000), an integer), each a count >= 1; none
+ *   in a minute after the server's current one; none more than 60 minutes before the newest (the
+ *   first count of each minute trims them); and the key expires no later than 61 minutes after its
+ *   newest minute began. So no field is ever more than 121 minutes old: a queue counted within the
+ *   last minute holds none over 61 minutes old, but one idle since keeps its last hour's fields
+ *   (nothing runs to trim them) until the key expires.
  */
 export function findViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -658,6 +676,38 @@ export function findViolations(snap: QueueSnapshot): string[] {
   // (n) partitions
   out.push(...partitionIdViolations(snap));
 
+  // (o) the per-minute buckets
+  out.push(...minuteViolations(snap));
+
+  return out;
+}
+
+/** How far a TTL read in the snapshot may run past the expiry it was set to (ms): the script's own clock. */
+const TTL_SLACK_MS = 1000;
+
+/** The violations of (o), the per-minute buckets (see findViolations). */
+function minuteViolations(snap: QueueSnapshot): string[] {
+  const out: string[] = [];
+  if (snap.minutes === undefined) return out;
+  const now = Math.floor(snap.now / 60_000);
+  const at = new Map<string, number>();
+  for (const [field, value] of Object.entries(snap.minutes.fields)) {
+    if (!/^[cd](0|[1-9]\d*)$/.test(field)) {
+      out.push(`minutes: field ${JSON.stringify(field)} is not c<minute> or d<minute>`);
+      continue;
+    }
+    at.set(field, Number(field.slice(1)));
+    if (!/^[1-9]\d*$/.test(value)) out.push(`minutes: ${field} holds ${JSON.stringify(value)}, not a count >= 1`);
+    if (Number(field.slice(1)) > now) out.push(`minutes: ${field} is after the server's minute ${now}`);
+  }
+  if (at.size === 0) return out;
+  const newest = Math.max(...at.values());
+  for (const [field, minute] of at) {
+    if (minute < newest - 60) out.push(`minutes: ${field} is ${newest - minute} minutes before the newest (${newest}), over 60: not trimmed`);
+  }
+  const expiresAt = snap.now + snap.minutes.pttl;
+  if (snap.minutes.pttl === -1) out.push('minutes: the key has no TTL');
+  else if (expiresAt > (newest + 61) * 60_000 + TTL_SLACK_MS) out.push(`minutes: the key expires at ${expiresAt}, after ${(newest + 61) * 60_000} (61 minutes after its newest minute ${newest} began)`);
   return out;
 }
 

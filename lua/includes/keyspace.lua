@@ -21,6 +21,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.

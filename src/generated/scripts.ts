@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "78a6d02c0852feb034347c5e45fefde6ce1ee79a",
+    sha1: "9ffe05308ac50fb72487ecdf0f85bf605c5ba7fd",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -29,7 +29,8 @@ export const scripts = {
   ARGV[5]  leaseMs (>= 1)
   ARGV[6]  request key of the claim ("" = none; see claim.lua): a repeat reaps and promotes what
            is due again (harmless) and answers the first claim's jobs
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>,
+           emq:{q}:minutes (a lease reaped out of attempts: includes/bury.lua)
   Reply    as claim's, with promoted, requeued and buried counts and the due schedulers in the
            head: { {now, paused, next due, next lease deadline, promoted, requeued, buried,
            {due schedulers}, {flow news}}, job, ... }; unlike claim's, the next due time and lease deadline
@@ -67,6 +68,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -250,8 +254,28 @@ local function release_settled(id, k, ttl, forget)
   release_dedupe(id, k)
   if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
 -- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
@@ -265,6 +289,7 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
   if mark then
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
   else
@@ -1130,7 +1155,7 @@ return reply
   },
   changePriority: {
     name: "changePriority",
-    sha1: "924d9686df5d3f18601e779cec1f7e61389f65e3",
+    sha1: "b58a3bc7e7c771129c023c8179b83973459a5bb1",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -1171,6 +1196,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -1246,7 +1274,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "025324cb9285476f6f9a8361ac1a8ff1f33b2f8d",
+    sha1: "238d2fe441411109f22103ab236341ecc29fb93e",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1291,6 +1319,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -1894,7 +1925,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "a3c31ee81277c32ba98256eef0e28500618338a0",
+    sha1: "d5ede1fd6f1341a11be3c73767193ef276745d43",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -1944,6 +1975,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -2230,7 +2264,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "eec26ed901ea357c927b526b31f8d763ec5b7456",
+    sha1: "328bf8ef642445e6e959da39f952629c3b897ba1",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2244,7 +2278,10 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   ARGV[6..] triples: id, token, result: the handler's result as JSON text, written to the row's
            \`r\` ('' for none: the handler returned nothing; the core checks it is JSON within
            maxResultBytes)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>,
+           emq:{q}:minutes
+  Counts   meta \`completed\` and the minute's bucket (emq:{q}:minutes, includes/count_minute.lua)
+           += the jobs completed, one HINCRBY each a call
   Index    each completed row is indexed in emq:{q}:completed (score = finished ms) unless keepMs
            is 0, and entries older than keepMs leave it (includes/index_completed.lua)
   Reply    { {code, ...}, claim reply or {} } with code 1 completed, 0 fenced off (the row is not
@@ -2287,6 +2324,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -3129,6 +3169,25 @@ local function report_up(id, fp, token, kind, body, now)
   local t = string.match(token or '', '^%d+') or '0'
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
 local claim_n = arg_int(ARGV[3], 'claimN', 0)
@@ -3167,6 +3226,7 @@ end)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
+  count_minute('c', #done, now)
   index_completed(done, now, now_text, keep_ms)
 end
 if free_and_admit(freed) then ring_doorbell() end
@@ -3178,19 +3238,24 @@ return { codes, claimed, outbox_written }
   },
   counts: {
     name: "counts",
-    sha1: "148d49b25f062a09e8510b8337b6bf54d3764a80",
+    sha1: "59cfa464b85205c067a3079ee2956d54a2c9f6ae",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
-           and emq:{q}:fifo
+           emq:{q}:fifo, and emq:{q}:minutes
   Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
            slots fired), rated (a counter: times a group or the queue reached its rate limit and was
-           throttled), waiting (flow parents waiting for their children)}
+           throttled), waiting (flow parents waiting for their children), minute (the server's
+           current minute, floor(ms / 60000)), {the per-minute buckets, flat: field, count, ...}}:
+           fields c<minute> (jobs completed in it) and d<minute> (jobs sent to dead), as
+           includes/count_minute.lua writes them; the reader keeps the 60 minutes ending with the
+           current one (the key of a queue idle for a while may still hold older ones, until its
+           next count trims them or the key expires)
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -3215,6 +3280,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -3239,6 +3307,11 @@ end
 local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 
 local pending = 0
 local entries = redis.call('SMEMBERS', K_GROUPS)
@@ -3260,12 +3333,14 @@ return {
   tonumber(redis.call('HGET', K_META, 'fired') or '0'),
   tonumber(redis.call('HGET', K_META, 'rated') or '0'),
   redis.call('ZCARD', K_WAITING),
+  math.floor(now_ms() / 60000),
+  redis.call('HGETALL', K_MINUTES),
 }
 `,
   },
   deadRetention: {
     name: "deadRetention",
-    sha1: "709f5b8cc3f431bf214d0818ffb1edeac7323250",
+    sha1: "daf2e4a33a97d25af1c92222a1b9d18386e5f875",
     lua: `--[[
   dead-retention: the queue's retention of dead jobs (see set-dead-retention).
 
@@ -3296,6 +3371,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -3309,7 +3387,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "3a648fe037c8e437bb3c9f8524d59703a7c96e67",
+    sha1: "f1f66ce17af97710899b23ca1444fdce52b3250a",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3359,6 +3437,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -3722,7 +3803,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "db480ad7f0920275430af285d9429b8f7c03b224",
+    sha1: "79310f4b69d9ab8b4045c8e284225c45d11a2634",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3747,7 +3828,8 @@ return reply('done')
            joined by ",", "" none)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key),
-           emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode)
+           emq:{q}:dd:<dedupe key> (the id of the job holding it; PX its ttlMs in ttl mode),
+           emq:{q}:minutes (a flow parent whose child already failed dies: includes/bury.lua)
   Row      \`m\` and \`b\` only when they differ from the scripts' defaults (includes/job_defaults.lua);
            the order \`o\` on a scheduled row and on a job in an arrivals list; a job with a
            priority waits in its lane's zset with its order as its score (claim writes it into
@@ -3799,6 +3881,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -4419,8 +4504,28 @@ local function release_settled(id, k, ttl, forget)
   release_dedupe(id, k)
   if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
 -- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
@@ -4434,6 +4539,7 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
   if mark then
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
   else
@@ -4702,7 +4808,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "dd788a82d695521a257c7ec0574172aa9ff5d046",
+    sha1: "4b3de2d11f0970bfdad4575469a6cf337268ff55",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -4733,6 +4839,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -4761,7 +4870,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "73003b7e38a897c8663e6d2da3257e0997bc07a6",
+    sha1: "dc362b08263482fab93f6fb0286beff5b363dcce",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -4798,6 +4907,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -4873,7 +4985,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "1cb59233134ca4c441e17c04ab861673e824d435",
+    sha1: "8966a42f0b52b4b031c27a3b8ff1de0fc302e440",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -4881,7 +4993,8 @@ end)
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] triples: id, token, error text
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:minutes
+           (each death counted in its minute: includes/bury.lua)
   Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 dead, 0 fenced off (nothing changed). A repeat (the same id and token
            again: a reply lost and the request sent again) answers 1 and writes nothing, whatever
            became of the job since short of a new claim or a remove
@@ -4920,6 +5033,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -5293,8 +5409,28 @@ local function release_settled(id, k, ttl, forget)
   release_dedupe(id, k)
   if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
 -- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
@@ -5308,6 +5444,7 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
   if mark then
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
   else
@@ -5442,7 +5579,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "67521b97836d7ccd32e8dbf6850c65f454ad5785",
+    sha1: "4215002b351998f18fd872a12d9fccca4564cf35",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -5490,6 +5627,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -5911,7 +6051,7 @@ return reply
   },
   flowAck: {
     name: "flowAck",
-    sha1: "26ba9644365c601604552b4b17e78fe4fbb91e79",
+    sha1: "9bb2e54232d132a3c95d635e9c05eac7c6f3d923",
     lua: `--[[
   flow-ack: forget outbox entries that were relayed (docs/design.md, "Flows"): each entry is
   removed only as it was written (a newer entry about the same job is another member), so an
@@ -5948,6 +6088,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -5965,7 +6108,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "eebe1fe49ef78a8ce19bc9f620f309d855133b37",
+    sha1: "693cb77c423adb234d3605fada18dcf71bde08f3",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -5978,7 +6121,8 @@ return removed
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua): the parents' queue
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] outbox entries \`u|<child queue>|<child id>|<q>|<parent id>|<policy f|i|r>|<token>|<kind c|d|p|x>|<body>\`
-  Derives  emq:{q}:job:<parent id>, emq:{q}:kids:<parent id>, emq:{q}:waiting, lanes on release
+  Derives  emq:{q}:job:<parent id>, emq:{q}:kids:<parent id>, emq:{q}:waiting, lanes on release,
+           emq:{q}:minutes (a parent failed: includes/bury.lua)
   Applies  completed (c): the record takes its result; dead (d): with \`fail-parent\` the record
            fails the parent (a waiting parent goes to dead with the child's error), with
            \`ignore\` it counts as finished with its error, with \`remove\` (and a child removed,
@@ -6018,6 +6162,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -6322,8 +6469,28 @@ local function release_settled(id, k, ttl, forget)
   release_dedupe(id, k)
   if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
 -- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
@@ -6337,6 +6504,7 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
   if mark then
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
   else
@@ -6582,7 +6750,7 @@ return { #entries, released }
   },
   getJob: {
     name: "getJob",
-    sha1: "8ba4fc9897547f3530631bd751d75be575afeff1",
+    sha1: "ec8d6e4b55aff69e34453020201f1e8907eb3533",
     lua: `--[[
   get-job: one job's row.
 
@@ -6620,6 +6788,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -6692,7 +6863,7 @@ return row
   },
   getScheduler: {
     name: "getScheduler",
-    sha1: "f6bb861aaeeb0ff93d02b82b865baaddb035a288",
+    sha1: "5c127b76bb30e6e667458bdd25508e03a1347e79",
     lua: `--[[
   get-scheduler: one scheduler's row and the server's time, read together (an upsert works out
   its next slot from both).
@@ -6726,6 +6897,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -6747,7 +6921,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "e2a0837436c7f5e4517da4cdc7296bd52edff7bc",
+    sha1: "83dfeefd74d667f0841777a905fe41ef8e237fc2",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -6786,6 +6960,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -6986,7 +7163,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "5782d9f8ec2e2c05b53dcc1d774b250044166941",
+    sha1: "ff278465404fb25575f244362ff6a662a3dfe9ce",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -7026,6 +7203,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -7214,7 +7394,7 @@ return held
   },
   listDead: {
     name: "listDead",
-    sha1: "d1ec23a3fc5fafa218f7acaa4922dd0ff336311b",
+    sha1: "a880890c41200093f2f19f31a142ee9fa2c83673",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -7249,6 +7429,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -7435,7 +7618,7 @@ return { cursor, rows }
   },
   listJobs: {
     name: "listJobs",
-    sha1: "a299e8c14500b61dcd748fc1fb014ac1af7bd744",
+    sha1: "c473c7cd956a190d3823cc6b492ea71b89d72fdc",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -7485,6 +7668,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -7689,7 +7875,7 @@ return {names, redis.call('HGETALL', KEYS[2])}
   },
   listSchedulers: {
     name: "listSchedulers",
-    sha1: "878de1a005797764f46d24ce9e023d8c93e0b53f",
+    sha1: "419f259300f4e5e5f0e8e03688e810ce3ccb31a9",
     lua: `--[[
   list-schedulers: a page of the queue's schedulers, soonest next slot first (those that fire no
   more last, by id).
@@ -7725,6 +7911,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -7756,7 +7945,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "cb4cefc44e97cfdb16bdd6c9bb7dacb8badbb2ff",
+    sha1: "c76d71ab91bade38056efd1aaa95cc4e533d4768",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -7793,6 +7982,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -7978,7 +8170,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "71f8288a705141cea0ed8afb4f2ff71dca2700d4",
+    sha1: "ed822fdadad62728cc577e99fcb1fd5e7336daa6",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -7988,8 +8180,8 @@ return 1
   deleted; then the active rows (their slots freed, so the group counts stay true), and their
   holders are fenced off (a settle finds no row). Then scheduled, dead and completed rows, then
   every lane (ungrouped, then each group, which leaves emq:{q}:groups when its lane is empty),
-  and last, once no row is left, every fixed key (the events stream among them), the rate limits,
-  their starts logs and the holds. It appends no
+  and last, once no row is left, every fixed key (the events stream among them), the per-minute
+  buckets, the rate limits, their starts logs and the holds. It appends no
   event (the stream goes with the rest). The state between two calls is a smaller, paused queue:
   the keyspace checker holds at every step.
   Enqueue request records (emq:{q}:req:*) are not indexed anywhere: they are left to expire
@@ -8000,7 +8192,8 @@ return 1
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  "1": go even while jobs are active; "0": refuse then
   ARGV[3]  n (>= 1): the most rows this call deletes (a group visited counts as one)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:scheduler:<id>,
+           emq:{q}:minutes
   Reply    {1 done | 0 more to do | -1 refused: jobs are active, rows deleted (or, refused, the
            number of active jobs), {flow news: outbox entries for the caller to relay}}: the
            rows of flow jobs deleted tell their parents and children (includes/delete_rows.lua),
@@ -8030,6 +8223,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -8393,13 +8589,13 @@ local left = redis.call('ZRANGE', K_OUTBOX, 0, -1)
 for _, e in ipairs(left) do outbox_written[#outbox_written + 1] = e end
 redis.call('DEL', K_OUTBOX, K_WAITING)
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
-  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo')
+  K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }
 `,
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "a739748c2b44f2a84fbcf594103df516e39bd109",
+    sha1: "c5f99b799121b432f4e7590388a46c889c4e2e96",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -8433,6 +8629,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -8544,7 +8743,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "c74b28491c2902236fbb47ea47469e84d12af588",
+    sha1: "db0b6d4716839c27ba45874d5ba4143ad1f63fb6",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -8576,6 +8775,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -8683,7 +8885,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "2ad99c428c32e2117a376207a31eafba5f0ad74d",
+    sha1: "d10f7ed5ada37659ab2227f1cadd9780b2975c93",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -8727,6 +8929,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -8885,7 +9090,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "04992796fa6784d9719e0ab0b976fd21c70af05e",
+    sha1: "d90e0bbed5f7d6703a6eeaddce90f322bfc9d28e",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -8923,6 +9128,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -9279,7 +9487,7 @@ return { moved, next_due }
   },
   rateLimits: {
     name: "rateLimits",
-    sha1: "8f92aff082261e5ba13d3394bc5bd002dd2b8627",
+    sha1: "75a4085dc380d2dd3b8c32504e1bcf18c3ac8f40",
     lua: `--[[
   rate-limits: the queue's rate limits, holds and throttled entries, for a reader (stats, the HTTP
   API, the dashboard).
@@ -9316,6 +9524,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -9351,7 +9562,7 @@ return { now_ms(), redis.call('HGET', K_META, 'rate') or '', redis.call('HGETALL
   },
   readEvents: {
     name: "readEvents",
-    sha1: "143cb40a51c46a6afaf83c354d4ef251271334c6",
+    sha1: "2447468ea18e7fcf415a808f016b5e2cf87924f2",
     lua: `--[[
   read-events: a page of the queue's events stream, oldest first, after an entry id. An entry is
   the events of one script call, each starting with its field \`e\` (docs/design.md, "Events"), and
@@ -9388,6 +9599,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -9438,7 +9652,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "284982fbe6f1eb4590c7d32c44a8c94057129d47",
+    sha1: "98eaeebfd5c81759b1fcff642c7f56737fd45c66",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -9446,7 +9660,8 @@ return page
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  limit (>= 1)
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:minutes
+           (each burial counted in its minute: includes/bury.lua)
   Reply    {requeued, buried}
   Events   \`stalled\` (j, g, a) per job, each followed by \`dead\` (j, g, a, x) when it is buried, in
            one entry
@@ -9478,6 +9693,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -9661,8 +9879,28 @@ local function release_settled(id, k, ttl, forget)
   release_dedupe(id, k)
   if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
 -- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
@@ -9676,6 +9914,7 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
   if mark then
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
   else
@@ -10031,7 +10270,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "e375a8c3a87fffcb3ae5dd91436dfde523eee2f9",
+    sha1: "0392d98b9eb53ed2688d923c59bea5f21b7b713c",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -10080,6 +10319,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -10548,7 +10790,7 @@ return codes
   },
   removeScheduler: {
     name: "removeScheduler",
-    sha1: "499493ab6ad9fb1ac106f56f8edf968caa75120a",
+    sha1: "469032d60f0d5df127f2bfd31ed2d9ec3fe082fe",
     lua: `--[[
   remove-scheduler: scheduler \`id\` fires no more, and its row is deleted. Jobs it fired stay as
   they are (they are jobs like any other).
@@ -10582,6 +10824,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -10600,7 +10845,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "1151a1374b1b17d05c171b1d6a555fd2ffcda275",
+    sha1: "1161eb3c5d12220763199bd62c96139e09a23e35",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -10644,6 +10889,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -11032,7 +11280,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "337395041225809aed722668509f7e29a727d21e",
+    sha1: "7f7a56afa8e025c11b4c383a6e786e943a0ba70d",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -11078,6 +11326,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -11370,7 +11621,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "b1457b98dba9f119fe586dbe0666f44221943ff2",
+    sha1: "0daf3fb6f58625192f4541791b5d11c7ee75efa4",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -11414,6 +11665,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -11693,7 +11947,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "a669c70a19674233cfc167aa761c829b243a18b8",
+    sha1: "35c2a4c0c36b581701e2b1875ba4a9648929a593",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -11728,6 +11982,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -11914,7 +12171,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "f9b693325af615d6fec67e0631ff7c97b9097ce8",
+    sha1: "84444a46adb2cb96674019fe26733b504b1cb898",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -11947,6 +12204,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -12078,7 +12338,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "eab9ad9cb419508417dbbe88a3d2b677eb8aecca",
+    sha1: "eefbd82c7c163f9c3a5e81f95f9bd434db1070c9",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -12087,7 +12347,8 @@ return resumed
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2..] tuples of 5: id, token, error text, delayMs (-1 = the job's backoff), rand in [0, 1)
            for the backoff's jitter
-  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:minutes
+           (each burial counted in its minute: includes/bury.lua)
   Reply    { {code, ...}, {outbox entries written: a flow child's death, for its parent} }: 1 scheduled for later, 2 claimable again now, 3 dead (attempts used up),
            0 fenced off (nothing changed). A repeat (the same id and token again: a reply lost
            and the request sent again) answers the code the first gave (1, 2 or 3) and writes
@@ -12132,6 +12393,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -12362,8 +12626,28 @@ local function release_settled(id, k, ttl, forget)
   release_dedupe(id, k)
   if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
 -- Move job \`id\`, already out of every other set, to dead with its last error; count it in
--- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove), then
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
 -- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
 -- retention keeps none.
 -- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
@@ -12377,6 +12661,7 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   if fp then report_up(id, fp, token, 'd', err, now) end
   redis.call('ZADD', K_DEAD, now, id)
   redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
   if mark then
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
   else
@@ -12740,7 +13025,7 @@ return { codes, outbox_written }
   },
   setDeadRetention: {
     name: "setDeadRetention",
-    sha1: "4f451ffac5c4ce60ba0dd980735d9b6ad58b6535",
+    sha1: "f26c237926da61ecc5071b27e5bd828c4a14c895",
     lua: `--[[
   set-dead-retention: how long dead jobs are kept and how many, a setting of the queue stored in
   its meta (\`dage\`, \`dmax\`), so every runtime that buries a job applies the same one
@@ -12777,6 +13062,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -12801,7 +13089,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "c3c11ce6d405c32141a272930fb02bf2e9c6c45e",
+    sha1: "3b7a6b54b5cc3c2ab40ad0fa59f123b91156646d",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -12840,6 +13128,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -12890,7 +13181,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "e6e9162a2f2cd2fba496f1d69b767fb97882e059",
+    sha1: "5704c4c5ea61dbbb6af4132a2cd83268da9ff7d0",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -12935,6 +13226,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -13246,7 +13540,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "09a5b7bb7d135273e454138763090d539a1d870d",
+    sha1: "1843187813b70bd208dbd3ca2d757223e3c460b1",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -13281,6 +13575,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -13401,7 +13698,7 @@ return redis.call('SREM', KEYS[1], ARGV[1])
   },
   updateData: {
     name: "updateData",
-    sha1: "52553c8f6b65bb11d6f1208bc44169a20b87e69f",
+    sha1: "ff7dd372360baaf326505ad3e1ba9e765efc2681",
     lua: `--[[
   update-data: replace the payload of a job not running or finished (pending or scheduled): the
   run that claims it next gets the new payload. Nothing else of the row changes. The same payload
@@ -13438,6 +13735,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -13468,7 +13768,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "33ab0cffe675cd524488c2189d95609ed8164ce4",
+    sha1: "b3d808b2fb817231a71a0655e174ff4f4b809dd8",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -13516,6 +13816,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
@@ -13623,7 +13926,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "00971eeb24811913c8e09b19f66158747d5f9ce7",
+    sha1: "ccd5df0eb5f23717868905992d625b3baef4a925",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -13662,6 +13965,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.

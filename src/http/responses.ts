@@ -104,11 +104,23 @@ const queueCounts = z.object({
   completed: z.number().int().openapi({ description: 'completed since the queue began (a counter)' }),
   waiting: z.number().int().openapi({ description: 'flow parents waiting for their children' }),
 });
+/** Jobs completed and sent to dead per minute of the last hour (`LastHour`): the stats route's and the listing's. */
+// min and max, not length: the OpenAPI generator writes minItems and maxItems for these only
+const minuteBuckets = (what: string) =>
+  z.array(z.number().int()).min(60).max(60).openapi({ description: `jobs ${what} in each minute, oldest first, the current minute (still counting) last` });
+const lastHour = z
+  .object({
+    minute: z.number().int().openapi({ description: "when the last bucket's minute began (epoch ms, the Redis server's clock); a partitioned queue's buckets are its partitions' added up minute by minute" }),
+    completed: minuteBuckets('completed'),
+    dead: minuteBuckets('sent to dead (attempts used up, failed for good, a lease reaped on its last attempt)'),
+  })
+  .openapi('LastHour');
 export const queueStats = z.object({
   queue: z.string(),
   paused: z.boolean(),
   counts: queueCounts,
   rateLimits: rateLimits.openapi({ description: "the queue's rate limit and its groups', and what is throttled now (at its limit or held)" }),
+  lastHour,
 });
 /** One queue of the registry at a glance (`QueueOverview`): what `/metrics` shows of it, as JSON. */
 const queueOverview = z
@@ -122,6 +134,7 @@ const queueOverview = z
     stalledTotal: z.number().int().openapi({ description: 'leases that lapsed and were reaped (the `stalled` events)' }),
     firedTotal: z.number().int().openapi({ description: 'scheduler slots fired, each enqueuing one job' }),
     rateLimitedTotal: z.number().int().openapi({ description: 'times a group, the ungrouped jobs or the queue reached its rate limit' }),
+    lastHour,
   })
   .openapi('QueueOverview');
 /** Every queue of the registry, sorted by name. */

@@ -46,6 +46,7 @@ describe('emq queues', () => {
         stalledTotal: 0,
         firedTotal: 0,
         rateLimitedTotal: 0,
+        lastHour: { minute: expect.any(Number), completed: new Array(60).fill(0), dead: new Array(60).fill(0) },
       },
       {
         queue: b.name,
@@ -56,8 +57,12 @@ describe('emq queues', () => {
         stalledTotal: 0,
         firedTotal: 0,
         rateLimitedTotal: 0,
+        lastHour: { minute: expect.any(Number), completed: new Array(60).fill(0), dead: expect.any(Array) },
       },
     ]);
+    // b's dead job in the minute it died: the last or, across a minute's turn, the one before
+    const dead = printed.queues.find((row) => row.queue === b.name)!.lastHour.dead;
+    expect(dead.slice(58).reduce((x, y) => x + y, 0)).toBe(1);
   });
 
   it('refuses arguments (exit 2), says in one line when Redis cannot be reached (exit 1), and is in emq --help', { timeout: 60_000 }, async () => {

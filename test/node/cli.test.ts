@@ -61,6 +61,7 @@ describe('the emq CLI', () => {
       paused: false,
       counts: { pending: 0, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0 },
       rateLimits: { queue: null, groups: {}, throttled: [] },
+      lastHour: { minute: expect.any(Number), completed: new Array(60).fill(0), dead: new Array(60).fill(0) },
     });
     // one shape: what `add` returns and the HTTP API answers, `duplicate` included
     const again = await emq(['enqueue', queue.name, '{"to":"b"}', '--id', 'one'], env);

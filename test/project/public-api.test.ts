@@ -116,6 +116,7 @@ describe('the public API', () => {
           "JobState",
           "JobStateError",
           "KindError",
+          "LastHour",
           "Leases",
           "MAX_FLOW_CHILDREN",
           "MAX_FLOW_DEPTH",
