@@ -7488,7 +7488,7 @@ return reply
   },
   listGroups: {
     name: "listGroups",
-    sha1: "bdf220c0c1d0e3418b89509834fbd237c545c6da",
+    sha1: "68bc9c0bcaa326aa20bd5ed9a056b3d1ec1a4a89",
     lua: `--[[
   list-groups: one page of the queue's groups (emq:{q}:groups: every group that ever had a lane),
   each with its numbers, for a reader (the HTTP API, the dashboard, \`emq groups\`). A walk by SSCAN:
@@ -7533,6 +7533,9 @@ local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
 -- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
 -- the outbox of entries for other jobs' slots (score: when appended)
 local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
 -- the queue's name, read off the prefix "emq:{<name>}:"
 local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 -- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
