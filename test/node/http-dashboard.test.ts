@@ -89,6 +89,8 @@ describe('the dashboard routes on Node', () => {
       expect(shown, state).toContain(`data-count="${state}" data-label="${state}">${count}<`);
     }
     expect(shown).toContain('>paused<');
+    // the last hour's chart: the job sent to dead this minute, as the API's lastHour has it
+    expect(shown).toContain('aria-label="Last hour: 0 completed, 1 dead; busiest minute 1 jobs"');
   });
 
   it('lists a state of a queue, its dead letters with their actions, and a job with its timeline', async () => {

@@ -3,6 +3,7 @@ import type { Child, FC } from 'hono/jsx';
 import type { JobRecord, JobState } from '../../job.js';
 import type { QueueStats } from '../../queue.js';
 import type { SchedulerRecord } from '../../schedulers.js';
+import { HourChart } from './chart.js';
 import { JobHead, JobRow } from './job-row.js';
 import { COUNTED_STATES } from './queues-page.js';
 import { Action, Pager, Part, paths, rateText, StateBadge, Time, utc } from './widgets.js';
@@ -61,6 +62,9 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
         <a href={paths.dead(q)}>Dead letters ({stats.counts.dead})</a>
         <span class="muted">Rate limit: {rateText(stats.rateLimits.queue)}</span>
       </div>
+      <p class="legend">
+        Last hour, completed (green) and dead (red) per minute: <HourChart completed={stats.lastHour.completed} dead={stats.lastHour.dead} />
+      </p>
       <form class="inline" data-goto={paths.job(q, '')} role="search" aria-label="Find a job">
         <label>
           Job id

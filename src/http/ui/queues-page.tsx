@@ -1,6 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
 import type { QueueOverview } from '../../registry.js';
+import { HourChart } from './chart.js';
 import { Part, paths, StateBadge } from './widgets.js';
 
 /** The states a row counts, in the order a job goes through them. */
@@ -19,7 +20,7 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues })
       <div class="scroll">
         <table class="cards">
           <caption class="note">
-            completed counts every job ever completed; the others count the jobs in that state now
+            completed counts every job ever completed; the others count the jobs in that state now. Last hour: jobs completed (green) and sent to dead (red) each minute, the current minute at the right
           </caption>
           <thead>
             <tr>
@@ -30,6 +31,7 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues })
                   {s}
                 </th>
               ))}
+              <th scope="col">Last hour</th>
             </tr>
           </thead>
           <tbody>
@@ -45,6 +47,9 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues })
                     {q.counts[s]}
                   </td>
                 ))}
+                <td data-label="Last hour">
+                  <HourChart completed={q.lastHour.completed} dead={q.lastHour.dead} />
+                </td>
               </tr>
             ))}
           </tbody>

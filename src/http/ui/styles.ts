@@ -56,6 +56,7 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px;
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 pre { background: var(--panel); border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px; overflow-x: auto; max-height: 24em; margin: 6px 0; font-size: .88em; }
 .chart { display: block; }
+.legend .chart { display: inline-block; vertical-align: middle; }
 .chart .c { fill: var(--completed); } .chart .d { fill: var(--dead); } .chart .base { stroke: var(--line); }
 .legend { font-size: .85em; color: var(--muted); }
 #status, #alert { margin: 0 16px; }
