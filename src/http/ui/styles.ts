@@ -77,5 +77,6 @@ dialog .actions { justify-content: flex-end; margin-bottom: 0; }
   table.cards th, table.cards td { display: block; border: 0; padding: 2px 10px; white-space: normal; text-align: left; overflow-wrap: anywhere; }
   table.cards td.num { display: inline-block; padding-right: 4px; }
   table.cards td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
+  table.cards td:empty { display: none; }
 }
 `;
