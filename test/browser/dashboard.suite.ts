@@ -235,6 +235,9 @@ export function describeDashboard(kind: TargetKind): void {
       const queue = redis.queue<{ n: number }>();
       await queue.add({ n: 1 });
       const page = await tab();
+      // every request the page makes, to check where the token goes
+      const requests: Array<{ url: string; authorization: string | undefined }> = [];
+      page.on('request', (request) => requests.push({ url: request.url(), authorization: request.headers()['authorization'] }));
       await page.goto(`${target.url}/ui`);
       const form = page.getByRole('form', { name: 'Sign in' });
       await form.waitFor();
@@ -252,6 +255,16 @@ export function describeDashboard(kind: TargetKind): void {
       await signIn(page);
       await page.locator(`tr[data-queue="${queue.name}"]`).waitFor();
       expect(await page.getByRole('form', { name: 'Sign in' }).count()).toBe(0);
+      // the token travels only in the Authorization header of the content's requests: never in
+      // a URL, never in a cookie, and it stays in this tab's sessionStorage
+      expect(requests.some((r) => r.url.includes('/ui/part') && r.authorization === `Bearer ${token}`)).toBe(true);
+      expect(requests.filter((r) => r.url.includes(token))).toEqual([]);
+      expect(await page.context().cookies()).toEqual([]);
+      expect(await page.evaluate('sessionStorage.length')).toBe(1);
+      expect(await page.evaluate('localStorage.length')).toBe(0);
+      const other = await tab();
+      await other.goto(`${target.url}/ui`);
+      await other.getByRole('form', { name: 'Sign in' }).waitFor();
     }, 60_000);
 
     it(`shows the queues without signing in when the API is open (${kind === 'node' ? 'no EMQ_TOKEN, loopback' : 'EMQ_LOCAL_DEV=1'})`, async () => {
