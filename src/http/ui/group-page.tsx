@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
 import type { GroupInfo } from '../../groups.js';
-import { Action, Part, paths, rateText, StateBadge, Time } from './widgets.js';
+import { Action, Columns, NumberField, Part, paths, rateText, StateBadge, Time } from './widgets.js';
 
 /** The groups of a queue page: each with its numbers, linking to its page. */
 export const GroupsTable: FC<{ queue: string; groups: readonly GroupInfo[]; more: string | null }> = ({ queue: q, groups, more }) =>
@@ -11,16 +11,7 @@ export const GroupsTable: FC<{ queue: string; groups: readonly GroupInfo[]; more
     <>
       <div class="scroll">
         <table class="cards" aria-label="Groups">
-          <thead>
-            <tr>
-              <th scope="col">Group</th>
-              <th scope="col">State</th>
-              <th scope="col" class="num">Active</th>
-              <th scope="col" class="num">Limit</th>
-              <th scope="col">Rate</th>
-              <th scope="col" class="num">Waiting</th>
-            </tr>
-          </thead>
+          <Columns names={['Group', 'State', 'Active', 'Limit', 'Rate', 'Waiting']} numeric={['Active', 'Limit', 'Waiting']} />
           <tbody>
             {groups.map((g) => (
               <tr data-group={g.group}>
@@ -84,10 +75,7 @@ export const GroupPage: FC<{ queue: string; group: GroupInfo }> = ({ queue: q, g
         <legend>Limit</legend>
         <p class="muted">The most jobs of this group active at once; empty: no limit.</p>
         <div class="actions">
-          <label>
-            Limit
-            <input name="limit" type="number" min="0" step="1" inputmode="numeric" value={g.limit === null ? '' : String(g.limit)} />
-          </label>
+          <NumberField label="Limit" name="limit" min={0} value={g.limit} />
           <button type="submit" data-verb="Save">
             Save
           </button>
@@ -99,14 +87,8 @@ export const GroupPage: FC<{ queue: string; group: GroupInfo }> = ({ queue: q, g
         <legend>Rate</legend>
         <p class="muted">At most this many starts in any window of this many ms; both empty: no rate limit.</p>
         <div class="actions">
-          <label>
-            Starts
-            <input name="limit" type="number" min="1" step="1" inputmode="numeric" value={g.rate === null ? '' : String(g.rate.limit)} />
-          </label>
-          <label>
-            Per ms
-            <input name="periodMs" type="number" min="1" step="1" inputmode="numeric" value={g.rate === null ? '' : String(g.rate.periodMs)} />
-          </label>
+          <NumberField label="Starts" name="limit" min={1} value={g.rate?.limit ?? null} />
+          <NumberField label="Per ms" name="periodMs" min={1} value={g.rate?.periodMs ?? null} />
           <button type="submit" data-verb="Save">
             Save
           </button>

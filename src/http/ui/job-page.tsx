@@ -2,7 +2,7 @@
 import type { FC } from 'hono/jsx';
 import type { QueueEvent } from '../../events.js';
 import type { JobRecord } from '../../job.js';
-import { Action, Json, Part, paths, StateBadge, Time } from './widgets.js';
+import { Action, Columns, Json, Part, paths, StateBadge, Time } from './widgets.js';
 
 /** What a job's timeline shows of one event beyond its name and time. */
 function detail(e: QueueEvent): string {
@@ -119,13 +119,7 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> 
         <h2>Children</h2>
         <div class="scroll">
           <table aria-label="Children">
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Queue</th>
-                <th scope="col">Outcome</th>
-              </tr>
-            </thead>
+            <Columns names={['Job', 'Queue', 'Outcome']} />
             <tbody>
               {job.children.map((child) => (
                 <tr data-child={child.id}>
@@ -168,13 +162,7 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> 
     {timeline.events.length === 0 ? null : (
       <div class="scroll">
         <table class="cards" aria-label="Timeline">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Event</th>
-              <th scope="col">Detail</th>
-            </tr>
-          </thead>
+          <Columns names={['When', 'Event', 'Detail']} />
           <tbody>
             {timeline.events.map((e) => (
               <tr>

@@ -1,7 +1,7 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
 import type { JobRecord } from '../../job.js';
-import { paths, StateBadge, Time } from './widgets.js';
+import { Columns, paths, StateBadge, Time } from './widgets.js';
 
 /** The first line of an error, cut to `max` characters. */
 export const firstLine = (text: string | undefined, max = 120): string => {
@@ -36,15 +36,5 @@ export const JobRow: FC<{ queue: string; job: JobRecord; when: string; actions?:
 
 /** The header of a table of JobRows. */
 export const JobHead: FC<{ when: string; actions?: boolean }> = ({ when, actions }) => (
-  <thead>
-    <tr>
-      <th scope="col">Job</th>
-      <th scope="col">State</th>
-      <th scope="col">Group</th>
-      <th scope="col" class="num">Attempt</th>
-      <th scope="col">{when}</th>
-      <th scope="col">Last error</th>
-      {actions ? <th scope="col">Actions</th> : null}
-    </tr>
-  </thead>
+  <Columns names={['Job', 'State', 'Group', 'Attempt', when, 'Last error', ...(actions ? ['Actions'] : [])]} numeric={['Attempt']} />
 );

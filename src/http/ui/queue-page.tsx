@@ -6,7 +6,7 @@ import type { SchedulerRecord } from '../../schedulers.js';
 import { HourChart } from './chart.js';
 import { JobHead, JobRow } from './job-row.js';
 import { COUNTED_STATES } from './queues-page.js';
-import { Action, Pager, Part, paths, rateText, StateBadge, Time, utc } from './widgets.js';
+import { Action, Columns, Pager, Part, paths, rateText, StateBadge, Time, utc } from './widgets.js';
 
 /** How many jobs a page of the queue page shows. */
 export const JOBS_PAGE = 25;
@@ -108,16 +108,7 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
       ) : (
         <div class="scroll">
           <table class="cards" aria-label="Schedulers">
-            <thead>
-              <tr>
-                <th scope="col">Scheduler</th>
-                <th scope="col">Spec</th>
-                <th scope="col">Next run</th>
-                <th scope="col">Last run</th>
-                <th scope="col" class="num">Fired</th>
-                <th scope="col">Group</th>
-              </tr>
-            </thead>
+            <Columns names={['Scheduler', 'Spec', 'Next run', 'Last run', 'Fired', 'Group']} numeric={['Fired']} />
             <tbody>
               {schedulers.map((s) => (
                 <tr data-scheduler={s.id}>

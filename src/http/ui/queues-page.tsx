@@ -2,7 +2,7 @@
 import type { FC } from 'hono/jsx';
 import type { QueueOverview } from '../../registry.js';
 import { HourChart } from './chart.js';
-import { Part, paths, StateBadge } from './widgets.js';
+import { Columns, Part, paths, StateBadge } from './widgets.js';
 
 /** The states a row counts, in the order a job goes through them. */
 export const COUNTED_STATES = ['pending', 'scheduled', 'active', 'waiting', 'completed', 'dead'] as const;
@@ -22,18 +22,7 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues })
           <caption class="note">
             completed counts every job ever completed; the others count the jobs in that state now. Last hour: jobs completed (green) and sent to dead (red) each minute, the current minute at the right
           </caption>
-          <thead>
-            <tr>
-              <th scope="col">Queue</th>
-              <th scope="col">State</th>
-              {COUNTED_STATES.map((s) => (
-                <th scope="col" class="num">
-                  {s}
-                </th>
-              ))}
-              <th scope="col">Last hour</th>
-            </tr>
-          </thead>
+          <Columns names={['Queue', 'State', ...COUNTED_STATES, 'Last hour']} numeric={COUNTED_STATES} />
           <tbody>
             {queues.map((q) => (
               <tr data-queue={q.queue}>

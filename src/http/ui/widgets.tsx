@@ -78,6 +78,27 @@ export const Part: FC<{ live: readonly string[]; children?: Child }> = ({ live, 
   <div data-live-queues={live.join(' ')}>{children}</div>
 );
 
+/** A table's column headings; those named in `numeric` align right, as their numbers do. */
+export const Columns: FC<{ names: readonly string[]; numeric?: readonly string[] }> = ({ names, numeric = [] }) => (
+  <thead>
+    <tr>
+      {names.map((name) => (
+        <th scope="col" class={numeric.includes(name) ? 'num' : undefined}>
+          {name}
+        </th>
+      ))}
+    </tr>
+  </thead>
+);
+
+/** A whole-number field of a settings form, labelled; empty when `value` is null. */
+export const NumberField: FC<{ label: string; name: string; min: number; value: number | null }> = ({ label, name, min, value }) => (
+  <label>
+    {label}
+    <input name={name} type="number" min={String(min)} step="1" inputmode="numeric" value={value === null ? '' : String(value)} />
+  </label>
+);
+
 /** A JSON value as indented text, or a dash for none. */
 export const Json: FC<{ value: unknown; label: string }> = ({ value, label }) =>
   value === undefined ? <p class="muted">-</p> : <pre aria-label={label}>{JSON.stringify(value, null, 2)}</pre>;
