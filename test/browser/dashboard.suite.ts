@@ -202,6 +202,22 @@ export function describeDashboard(kind: TargetKind): void {
       await expect(queue.stats()).resolves.toMatchObject({ counts: { pending: 1, dead: 0 } });
     }, 60_000);
 
+    it('removes every dead job shown after one confirmation, and nothing when it is cancelled', async () => {
+      const queue = redis.queue<{ n: number }>();
+      const ids = await buryJobs(queue, [{ n: 1 }, { n: 2 }, { n: 3 }]);
+      const page = await tab();
+      await open(page, `${queuePath(queue.name)}/dead`);
+      for (const id of ids) await page.locator(`tr[data-job="${id}"]`).waitFor();
+      await page.getByRole('button', { name: 'Remove all shown' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+      await expect(queue.stats()).resolves.toMatchObject({ counts: { dead: 3 } });
+      await page.getByRole('button', { name: 'Remove all shown' }).click();
+      await confirm(page, 'Remove');
+      await expect.poll(async () => (await queue.stats()).counts.dead).toBe(0);
+      for (const id of ids) await expect(queue.getJob(id)).resolves.toBeNull();
+      await page.getByText('No dead job').waitFor();
+    }, 60_000);
+
     it("stops a group's jobs being claimed once it is paused from its page", async () => {
       const queue = redis.queue<{ n: number }>();
       const held = await enqueue(queue.name, { payload: { n: 1 }, group: 'held' });

@@ -130,9 +130,14 @@ export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: Dashbo
       const timer = deps.live.streamMs === undefined ? undefined : setTimeout(() => stop.abort(), deps.live.streamMs);
       const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n'), 15_000);
       const news = new Mailbox(stop.signal);
+      // From a few seconds back, not from "now": "now" is the stream's end when an iterator first
+      // reads, after `ready` went out, so a change between the page's fetch of its content and
+      // that read would be missed. An entry's id is its server time: a change replayed costs one
+      // reload, one missed a stale page.
+      const after = `${Math.max(0, Date.now() - LIVE_REPLAY_MS)}-0`;
       const followers = queues.map(async (q, i) => {
         try {
-          for await (const _ of q.events({ signal: stop.signal, pollMs: deps.live.pollMs })) news.post(names[i]!);
+          for await (const _ of q.events({ after, signal: stop.signal, pollMs: deps.live.pollMs })) news.post(names[i]!);
         } catch {
           // Redis failed: the response ends, and the page reconnects
           stop.abort();
@@ -155,6 +160,9 @@ export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: Dashbo
     });
   });
 }
+
+/** How far back `/ui/live` starts reading each queue's events, in ms. */
+const LIVE_REPLAY_MS = 5_000;
 
 /** Names posted since the last take, each once; `take` waits for one (or the signal). */
 class Mailbox {
