@@ -232,6 +232,38 @@ export function describeDashboard(kind: TargetKind): void {
       await expect(queue.stats()).resolves.toMatchObject({ counts: { pending: 1, active: 1 } });
     }, 60_000);
 
+    it("sets a group's limit and rate from its page, and lifts them with empty fields", async () => {
+      const queue = redis.queue<{ n: number }>();
+      await enqueue(queue.name, { payload: { n: 1 }, group: 'tuned' });
+      const page = await tab();
+      await open(page, groupPath(queue.name, 'tuned'));
+      const limit = page.getByRole('form', { name: 'Limit' });
+      await limit.getByLabel('Limit').fill('3');
+      let before = (await statusText(page)).trim();
+      await limit.getByRole('button', { name: 'Save' }).click();
+      await told(page, before);
+      const rate = page.getByRole('form', { name: 'Rate' });
+      await rate.getByLabel('Starts').fill('7');
+      await rate.getByLabel('Per ms').fill('2000');
+      before = (await statusText(page)).trim();
+      await rate.getByRole('button', { name: 'Save' }).click();
+      await told(page, before);
+      const groups = async () => (await queue.groups()).groups.find((g) => g.group === 'tuned');
+      await expect(groups()).resolves.toMatchObject({ limit: 3, rate: { limit: 7, periodMs: 2000 } });
+      await page.locator('[data-field="limit"]', { hasText: '3' }).waitFor();
+
+      await page.getByRole('form', { name: 'Limit' }).getByLabel('Limit').fill('');
+      before = (await statusText(page)).trim();
+      await page.getByRole('form', { name: 'Limit' }).getByRole('button', { name: 'Save' }).click();
+      await told(page, before);
+      await page.getByRole('form', { name: 'Rate' }).getByLabel('Starts').fill('');
+      await page.getByRole('form', { name: 'Rate' }).getByLabel('Per ms').fill('');
+      before = (await statusText(page)).trim();
+      await page.getByRole('form', { name: 'Rate' }).getByRole('button', { name: 'Save' }).click();
+      await told(page, before);
+      await expect(groups()).resolves.toMatchObject({ limit: null, rate: null });
+    }, 60_000);
+
     it("shows a job enqueued while the queue's page is open, without a reload", async () => {
       const queue = redis.queue<{ n: number }>();
       const first = await enqueue(queue.name, { payload: { n: 1 } });

@@ -15,7 +15,8 @@
  * - Stays live: where the page runs on Node (`body[data-live="sse"]`), it reads `/ui/live` (SSE,
  *   through fetch so it carries the bearer header) for the queues the content names
  *   (`[data-live-queues]`) and reloads on news; elsewhere it reloads every `data-poll-ms`. It
- *   never reloads under a field being typed in, and keeps the focus where it was.
+ *   never reloads under a field being typed in or changed and not saved, and keeps the focus where
+ *   it was.
  */
 export const DASHBOARD_SCRIPT = `'use strict';
 (() => {
@@ -35,6 +36,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
   let deferred = false;
   let timer = 0;
   let loading = null;
+  let again = null;
 
   const token = () => sessionStorage.getItem(KEY) || '';
   const auth = (extra) => {
@@ -53,13 +55,19 @@ export const DASHBOARD_SCRIPT = `'use strict';
   }
 
   const partUrl = () => '/ui/part' + location.pathname.replace(/^\\/ui/, '') + location.search;
+  // a field with the focus, or changed and not yet saved: a reload would take what was typed
   const typing = () => {
     const el = document.activeElement;
-    return !!el && view.contains(el) && el.matches('input, textarea, select');
+    if (el && view.contains(el) && el.matches('input, textarea, select')) return true;
+    return Array.from(view.querySelectorAll('input')).some((i) => i.value !== i.defaultValue);
   };
 
-  async function load() {
-    if (loading) return loading;
+  // quiet: a reload for news (live or timed), which gives way to a field being edited; otherwise a
+  // load the person asked for (an action done, a sign-in), which always shows
+  async function load(quiet) {
+    // a load asked for while one is on its way runs after it: the one on its way may have read
+    // the page before what is asked now (an action's write) happened
+    if (loading) return (again ||= loading.then(() => { again = null; return load(quiet); }));
     loading = (async () => {
       let res;
       try {
@@ -75,6 +83,8 @@ export const DASHBOARD_SCRIPT = `'use strict';
         return;
       }
       const html = await res.text();
+      // typed into while this was on its way: keep what was typed, reload once it is saved or left
+      if (quiet && typing()) { deferred = true; return; }
       const focused = document.activeElement && view.contains(document.activeElement) ? focusKey(document.activeElement) : null;
       view.innerHTML = html;
       view.removeAttribute('aria-busy');
@@ -152,9 +162,10 @@ export const DASHBOARD_SCRIPT = `'use strict';
     const verb = el.dataset.verb;
     if (el.dataset.confirm && !(await ask(el.dataset.confirm, verb))) return;
     if (await send(el.dataset.method || 'POST', el.dataset.url, json)) {
+      // told once the page shows it: what the status says is what the content shows
+      if (el.dataset.then) { say(el.dataset.done || verb + ': done'); location.assign(el.dataset.then); return; }
+      await load();
       say(el.dataset.done || verb + ': done');
-      if (el.dataset.then) location.assign(el.dataset.then);
-      else await load();
     }
   }
 
@@ -167,8 +178,8 @@ export const DASHBOARD_SCRIPT = `'use strict';
       if (!(await send(row.dataset.method || 'POST', row.dataset.url))) break;
       done++;
     }
-    say(el.dataset.bulk + ': ' + done + ' of ' + rows.length + ' done');
     await load();
+    say(el.dataset.bulk + ': ' + done + ' of ' + rows.length + ' done');
   }
 
   document.addEventListener('click', (event) => {
@@ -198,13 +209,13 @@ export const DASHBOARD_SCRIPT = `'use strict';
   });
 
   document.addEventListener('focusout', () => {
-    if (deferred && !typing()) { deferred = false; load(); }
+    if (deferred && !typing()) { deferred = false; load(true); }
   });
 
   function changed() {
     if (typing() || dialog.open) { deferred = true; return; }
     clearTimeout(timer);
-    timer = setTimeout(load, 250);
+    timer = setTimeout(() => load(true), 250);
   }
 
   function stop() {
