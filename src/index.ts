@@ -25,7 +25,7 @@ export type { RateLimit, RateLimits, Throttled } from './rate-limits.js';
 export type { GroupInfo, GroupsOptions, GroupsPage } from './groups.js';
 export type { DueScheduler } from './schedulers.js';
 export { listQueues, queueOverviews } from './registry.js';
-export type { QueueOverview } from './registry.js';
+export type { OverviewsOptions, QueueOverview } from './registry.js';
 export type { LastHour } from './last-hour.js';
 export type {
   BackoffOptions,

@@ -1,4 +1,5 @@
 import { slotOf } from './cluster-slot.js';
+import { InvalidArgumentError, shown } from './errors.js';
 import type { QueueCounts } from './job.js';
 import { keyspace } from './keyspace.js';
 import { addLastHours, type LastHour } from './last-hour.js';
@@ -74,16 +75,35 @@ export async function unregisterQueue(transport: Transport, name: string): Promi
   return removed;
 }
 
+/** Which queues `queueOverviews` reads: a page of the registry's names, in name order. */
+export interface OverviewsOptions {
+  /** Only the names that start with this (default: every name). */
+  readonly prefix?: string;
+  /** Skip this many of the (matching) names first (default 0). */
+  readonly offset?: number;
+  /** Read at most this many queues (default: all). */
+  readonly limit?: number;
+}
+
 /**
  * Every registered queue with its counts and paused flag, sorted by name, in one round trip per
  * 100 queues (on a Redis Cluster, one pipeline per master serving them): what
- * `/metrics` and a dashboard read without scanning the keyspace.
+ * `/metrics` and a dashboard read without scanning the keyspace. With `options`, a page of them:
+ * the registry is read whole (one request), the counts of the page's queues alone.
  *
  * @example
  * for (const { queue, counts } of await queueOverviews(transport)) console.log(queue, counts.pending);
+ * const firstPage = await queueOverviews(transport, { prefix: 'mail-', limit: 50 });
  */
-export async function queueOverviews(transport: Transport): Promise<QueueOverview[]> {
-  const [{ names, partitions }] = await runOps(transport, [listQueuesOp()] as const);
+export async function queueOverviews(transport: Transport, options: OverviewsOptions = {}): Promise<QueueOverview[]> {
+  const { prefix = '', offset = 0, limit } = options;
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, got ${shown(offset)}`);
+  if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new InvalidArgumentError(`limit must be a positive integer, got ${shown(limit)}`);
+  if (typeof prefix !== 'string') throw new InvalidArgumentError(`prefix must be a string, got ${shown(prefix)}`);
+  const [registry] = await runOps(transport, [listQueuesOp()] as const);
+  const { partitions } = registry;
+  const matching = prefix === '' ? registry.names : registry.names.filter((name) => name.startsWith(prefix));
+  const names = limit === undefined ? matching.slice(offset) : matching.slice(offset, offset + limit);
   // a partitioned queue is read partition by partition (each a queue of its own) and summed into one row
   const reads = names.flatMap((queue) => {
     const count = partitions.get(queue) ?? 0;

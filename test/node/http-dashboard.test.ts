@@ -94,6 +94,25 @@ describe('the dashboard routes on Node', () => {
     expect(shown).toContain('aria-label="Last hour: 0 completed, 1 dead; busiest minute 1 jobs"');
   });
 
+  it('pages the queues by name, 50 a page, those starting with a prefix', async () => {
+    const api = await serve();
+    const prefix = `${queueName('ui-pages')}-`;
+    const names = Array.from({ length: 51 }, (_, i) => `${prefix}${String(i).padStart(2, '0')}`);
+    closing.push(async () => void (await redis.raw.srem('emq:queues', ...names)));
+    for (const name of names) await redis.queue({ name }).add(1);
+    const rows = (html: string) => [...html.matchAll(/<tr data-queue="([^"]+)">/g)].map((m) => m[1]);
+    const first = await (await fetch(`${api.url}/ui/part?prefix=${prefix}`, { headers: auth })).text();
+    expect(rows(first)).toEqual(names.slice(0, 50));
+    expect(first).toContain(`href="/ui?prefix=${prefix}&amp;offset=50">Next<`);
+    expect(first).not.toContain('>Previous<');
+    const second = await (await fetch(`${api.url}/ui/part?prefix=${prefix}&offset=50`, { headers: auth })).text();
+    expect(rows(second)).toEqual(names.slice(50));
+    expect(second).toContain(`href="/ui?prefix=${prefix}&amp;offset=0">Previous<`);
+    expect(second).not.toContain('>Next<');
+    // what a page follows live is what it shows: at most the 50 one /ui/live response takes
+    expect(first).toContain(`data-live-queues="${names.slice(0, 50).join(' ')}"`);
+  });
+
   it('lists a state of a queue, its dead letters with their actions, and a job with its timeline', async () => {
     const api = await serve();
     const q = redis.queue();

@@ -127,6 +127,7 @@ describe('the public API', () => {
           "MIN_EVERY_MS",
           "OnFailure",
           "Outcome",
+          "OverviewsOptions",
           "PageOptions",
           "ParentRef",
           "ParkedReply",

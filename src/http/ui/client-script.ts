@@ -200,6 +200,10 @@ export const DASHBOARD_SCRIPT = `'use strict';
       statusBox.textContent = '';
       alertBox.textContent = '';
       load();
+    } else if (form.dataset.get !== undefined) {
+      const query = new URLSearchParams();
+      for (const [name, value] of new FormData(form)) if (String(value).trim()) query.set(name, String(value).trim());
+      location.assign(form.dataset.get + (query.size ? '?' + query : ''));
     } else if (form.dataset.goto !== undefined) {
       const value = String(new FormData(form).get('id') || '').trim();
       if (value) location.assign(form.dataset.goto + encodeURIComponent(value));

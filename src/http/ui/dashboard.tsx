@@ -15,7 +15,7 @@ import { DEAD_PAGE, DeadPage } from './dead-page.js';
 import { GroupPage, GroupsTable } from './group-page.js';
 import { JobPage, type Timeline } from './job-page.js';
 import { JOBS_PAGE, QueuePage } from './queue-page.js';
-import { COUNTED_STATES, QueuesPage } from './queues-page.js';
+import { COUNTED_STATES, QUEUES_PAGE, QueuesPage } from './queues-page.js';
 import { type Liveness, MAX_LIVE_QUEUES, Shell } from './shell.js';
 import { DASHBOARD_CSS } from './styles.js';
 
@@ -77,7 +77,13 @@ export function registerDashboardShell<E extends Env>(app: Hono<E>, live: Livene
  * of the queues a page shows (SSE). Register after the app's auth middleware.
  */
 export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: DashboardDeps<E>): void {
-  app.get('/ui/part', async (c) => fragment(c, <QueuesPage queues={await queueOverviews(deps.transport(c))} />));
+  app.get('/ui/part', async (c) => {
+    const offset = offsetOf(c);
+    if (offset === undefined) return problem(c, 'EMQARG', 'offset must be a non-negative integer');
+    const prefix = c.req.query('prefix') ?? '';
+    const queues = await queueOverviews(deps.transport(c), { prefix, offset, limit: QUEUES_PAGE });
+    return fragment(c, <QueuesPage queues={queues} prefix={prefix} offset={offset} />);
+  });
 
   app.get('/ui/part/queues/:queue', async (c) => {
     const name = c.req.param('queue');

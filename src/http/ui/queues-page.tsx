@@ -2,20 +2,32 @@
 import type { FC } from 'hono/jsx';
 import type { QueueOverview } from '../../registry.js';
 import { HourChart } from './chart.js';
-import { Columns, Part, paths, StateBadge } from './widgets.js';
+import { MAX_LIVE_QUEUES } from './shell.js';
+import { Columns, Pager, Part, paths, StateBadge } from './widgets.js';
 
 /** The states a row counts, in the order a job goes through them. */
 export const COUNTED_STATES = ['pending', 'scheduled', 'active', 'waiting', 'completed', 'dead'] as const;
 
+/** How many queues a page of the queues page shows: as many as one live response follows. */
+export const QUEUES_PAGE = MAX_LIVE_QUEUES;
+
 /**
- * The queues page: every queue of the registry with its counts per state (as `GET /v1/queues`
- * answers them), whether it is paused, and its last hour of completed and dead jobs.
+ * The queues page: the registry's queues by name, a page at a time (those starting with `prefix`),
+ * each with its counts per state (as `GET /v1/queues` answers them), whether it is paused, and its
+ * last hour of completed and dead jobs.
  */
-export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues }) => (
+export const QueuesPage: FC<{ queues: readonly QueueOverview[]; prefix: string; offset: number }> = ({ queues, prefix, offset }) => (
   <Part live={queues.map((q) => q.queue)}>
     <h1>Queues</h1>
+    <form class="inline" data-get="/ui" role="search" aria-label="Filter queues">
+      <label>
+        Name starts with
+        <input name="prefix" class="wide" autocomplete="off" value={prefix} />
+      </label>
+      <button type="submit">Filter</button>
+    </form>
     {queues.length === 0 ? (
-      <p class="muted">No queue yet: a queue is listed once a job was enqueued to it.</p>
+      <p class="muted">{prefix === '' && offset === 0 ? 'No queue yet: a queue is listed once a job was enqueued to it.' : 'No queue here.'}</p>
     ) : (
       <div class="scroll">
         <table class="cards">
@@ -45,5 +57,6 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[] }> = ({ queues })
         </table>
       </div>
     )}
+    <Pager href={(o) => `/ui?${new URLSearchParams({ ...(prefix === '' ? {} : { prefix }), offset: String(o) }).toString()}`} offset={offset} size={QUEUES_PAGE} shown={queues.length} labels={['Previous', 'Next']} />
   </Part>
 );

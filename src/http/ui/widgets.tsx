@@ -103,10 +103,10 @@ export const NumberField: FC<{ label: string; name: string; min: number; value: 
 export const Json: FC<{ value: unknown; label: string }> = ({ value, label }) =>
   value === undefined ? <p class="muted">-</p> : <pre aria-label={label}>{JSON.stringify(value, null, 2)}</pre>;
 
-/** Newer and older links of a page of `shown` rows at `offset`, `size` a page. */
-export const Pager: FC<{ href: (offset: number) => string; offset: number; size: number; shown: number }> = ({ href, offset, size, shown }) => (
+/** Links to the page before and after a page of `shown` rows at `offset`, `size` a page (named `labels`, default Newer and Older). */
+export const Pager: FC<{ href: (offset: number) => string; offset: number; size: number; shown: number; labels?: readonly [string, string] }> = ({ href, offset, size, shown, labels = ['Newer', 'Older'] }) => (
   <nav class="pager" aria-label="Pages">
-    {offset > 0 ? <a href={href(Math.max(0, offset - size))}>Newer</a> : null}
-    {shown === size ? <a href={href(offset + size)}>Older</a> : null}
+    {offset > 0 ? <a href={href(Math.max(0, offset - size))}>{labels[0]}</a> : null}
+    {shown === size ? <a href={href(offset + size)}>{labels[1]}</a> : null}
   </nav>
 );
