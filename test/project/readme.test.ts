@@ -70,7 +70,8 @@ describe('README.md', () => {
     expect(() => snippets('```ts\nopen')).toThrow(/line 1 is never closed/);
   });
 
-  it('type-checks every TypeScript block as a strict module importing echomq', () => {
+  // a whole tsc program: seconds alone, far longer beside the other suites on a loaded machine
+  it('type-checks every TypeScript block as a strict module importing echomq', { timeout: 120_000 }, () => {
     const globals = join(root, '.readme', 'reader-names.ts');
     const files = new Map([[globals, READER_NAMES], ...blocks.map((b) => [fileOf(b), b.code] as const)]);
     // each block a module of its own, as a file of a user's project is; strict, without the
