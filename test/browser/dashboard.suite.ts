@@ -294,7 +294,8 @@ export function describeDashboard(kind: TargetKind): void {
       // every request the page makes, to check where the token goes
       const requests: Array<{ url: string; authorization: string | undefined }> = [];
       page.on('request', (request) => requests.push({ url: request.url(), authorization: request.headers()['authorization'] }));
-      await page.goto(`${target.url}/ui`);
+      // the queues page filtered to this test's queue: a page shows 50, and the test Redis holds many
+      await page.goto(`${target.url}/ui?prefix=${queue.name}`);
       const form = page.getByRole('form', { name: 'Sign in' });
       await form.waitFor();
       await screenshot(page, kind, 'signin');
@@ -329,7 +330,7 @@ export function describeDashboard(kind: TargetKind): void {
       const openTarget = await startTarget(kind, { redisUrl: inject('redisUrl'), token: undefined });
       try {
         const page = await tab();
-        await page.goto(`${openTarget.url}/ui`);
+        await page.goto(`${openTarget.url}/ui?prefix=${queue.name}`);
         await page.locator(`tr[data-queue="${queue.name}"]`).waitFor();
         expect(await page.getByRole('form', { name: 'Sign in' }).count()).toBe(0);
         // its live connection would hold the server's close
@@ -368,7 +369,8 @@ export function describeDashboard(kind: TargetKind): void {
       const pending = await enqueue(queue.name, { payload: { n: 1, text: 'a payload long enough to need wrapping on a narrow screen '.repeat(4) }, group: 'narrow' });
       await queue.upsertScheduler('new-year', { cron: '0 0 1 1 *' }, { payload: { n: 2 } });
       const pages: Array<{ name: string; path: string; ready: (page: Page) => Promise<void> }> = [
-        { name: 'queues', path: '/ui', ready: (p) => p.locator(`tr[data-queue="${queue.name}"]`).waitFor() },
+        // the page of the queues named like this test's (a page shows 50, and the test Redis holds many)
+        { name: 'queues', path: '/ui?prefix=ui-pages-', ready: (p) => p.locator(`tr[data-queue="${queue.name}"]`).waitFor() },
         { name: 'queue', path: queuePath(queue.name), ready: (p) => p.locator(`tr[data-job="${pending.id}"]`).waitFor() },
         { name: 'group', path: groupPath(queue.name, 'narrow'), ready: (p) => p.getByRole('button', { name: 'Pause', exact: true }).waitFor() },
         { name: 'job', path: jobPath(queue.name, dead!), ready: (p) => p.getByRole('button', { name: 'Reprocess', exact: true }).waitFor() },

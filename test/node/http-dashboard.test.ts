@@ -80,7 +80,7 @@ describe('the dashboard routes on Node', () => {
     const [held] = (await leases.claim(2, 60_000)).jobs;
     await leases.fail([{ id: held!.id, token: held!.token, error: 'boom' }]);
     await q.pause();
-    const html = await (await fetch(`${api.url}/ui/part`, { headers: auth })).text();
+    const html = await (await fetch(`${api.url}/ui/part?prefix=${q.name}`, { headers: auth })).text();
     const { queues } = (await (await fetch(`${api.url}/v1/queues`, { headers: auth })).json()) as { queues: Array<{ queue: string; paused: boolean; counts: Record<string, number> }> };
     const row = queues.find((r) => r.queue === q.name)!;
     expect(row.counts).toMatchObject({ pending: 3, scheduled: 1, active: 1, dead: 1 });
@@ -179,7 +179,7 @@ describe('the dashboard routes on Node', () => {
     for (let i = 0; i < 8; i++) expect(page).toContain(`data-group="g${i}"`);
     const job = await (await fetch(`${api.url}/ui/part/queues/${name}/jobs/${encodeURIComponent(added[5]!.id)}`, { headers: auth })).text();
     expect([...job.matchAll(/<td data-label="Event">(\w+)<\/td>/g)].map((m) => m[1])).toEqual(['added']);
-    const queues = await (await fetch(`${api.url}/ui/part`, { headers: auth })).text();
+    const queues = await (await fetch(`${api.url}/ui/part?prefix=${name}`, { headers: auth })).text();
     expect(queues).toMatch(new RegExp(`<tr data-queue="${name}">.*\\(4 partitions\\).*data-count="pending" data-label="pending">8<`, 's'));
 
     const stop = new AbortController();

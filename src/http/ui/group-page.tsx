@@ -1,5 +1,5 @@
 /** @jsxImportSource hono/jsx */
-import type { FC } from 'hono/jsx';
+import type { Child, FC } from 'hono/jsx';
 import type { GroupInfo } from '../../groups.js';
 import { Action, Columns, NumberField, Part, paths, rateText, StateBadge, Time } from './widgets.js';
 
@@ -36,6 +36,25 @@ export const GroupsTable: FC<{ queue: string; groups: readonly GroupInfo[]; more
     </>
   );
 
+/**
+ * A form that PUTs one setting of a group (the script's `form[data-url]`: its fields as the JSON
+ * `body` kind says), named `name`, saved by its Save button.
+ */
+const SettingForm: FC<{ name: string; url: string; body: 'limit' | 'rate'; done: string; help: string; children?: Child }> = ({ name, url, body, done, help, children }) => (
+  <form class="inline" data-url={url} data-method="PUT" data-body={body} data-verb="Save" data-done={done} aria-label={name}>
+    <fieldset>
+      <legend>{name}</legend>
+      <p class="muted">{help}</p>
+      <div class="actions">
+        {children}
+        <button type="submit" data-verb="Save">
+          Save
+        </button>
+      </div>
+    </fieldset>
+  </form>
+);
+
 /** A group's page: its numbers, Pause or Resume, and its limit and rate to set (empty lifts them). */
 export const GroupPage: FC<{ queue: string; group: GroupInfo }> = ({ queue: q, group: g }) => (
   <Part live={[q]}>
@@ -70,30 +89,12 @@ export const GroupPage: FC<{ queue: string; group: GroupInfo }> = ({ queue: q, g
         <Action id="group-toggle" verb="Pause" url={paths.api(q, 'groups', g.group, 'pause')} confirm={`Pause group ${g.group}? None of its jobs starts until it is resumed; what runs finishes.`} done={`Paused group ${g.group}`} />
       )}
     </div>
-    <form class="inline" data-url={paths.api(q, 'groups', g.group, 'limit')} data-method="PUT" data-body="limit" data-verb="Save" data-done={`Saved the limit of ${g.group}`} aria-label="Limit">
-      <fieldset>
-        <legend>Limit</legend>
-        <p class="muted">The most jobs of this group active at once; empty: no limit.</p>
-        <div class="actions">
-          <NumberField label="Limit" name="limit" min={0} value={g.limit} />
-          <button type="submit" data-verb="Save">
-            Save
-          </button>
-        </div>
-      </fieldset>
-    </form>
-    <form class="inline" data-url={paths.api(q, 'groups', g.group, 'rate')} data-method="PUT" data-body="rate" data-verb="Save" data-done={`Saved the rate of ${g.group}`} aria-label="Rate">
-      <fieldset>
-        <legend>Rate</legend>
-        <p class="muted">At most this many starts in any window of this many ms; both empty: no rate limit.</p>
-        <div class="actions">
-          <NumberField label="Starts" name="limit" min={1} value={g.rate?.limit ?? null} />
-          <NumberField label="Per ms" name="periodMs" min={1} value={g.rate?.periodMs ?? null} />
-          <button type="submit" data-verb="Save">
-            Save
-          </button>
-        </div>
-      </fieldset>
-    </form>
+    <SettingForm name="Limit" url={paths.api(q, 'groups', g.group, 'limit')} body="limit" done={`Saved the limit of ${g.group}`} help="The most jobs of this group active at once; empty: no limit.">
+      <NumberField label="Limit" name="limit" min={0} value={g.limit} />
+    </SettingForm>
+    <SettingForm name="Rate" url={paths.api(q, 'groups', g.group, 'rate')} body="rate" done={`Saved the rate of ${g.group}`} help="At most this many starts in any window of this many ms; both empty: no rate limit.">
+      <NumberField label="Starts" name="limit" min={1} value={g.rate?.limit ?? null} />
+      <NumberField label="Per ms" name="periodMs" min={1} value={g.rate?.periodMs ?? null} />
+    </SettingForm>
   </Part>
 );
