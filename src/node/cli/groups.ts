@@ -5,8 +5,8 @@ import { parseArgs } from './strict-args.js';
 /** The usage lines of the groups command, for `emq --help`. */
 export const GROUPS_USAGE = `  emq groups <queue> [--prefix P] [--limit N] [--json]
       Lists the queue's groups (every group that ever had a job), sorted by name: active jobs,
-      limit, rate limit, paused, hold and throttle ends, jobs waiting. Walks every page, or stops
-      at N groups with --limit. --prefix: only names starting with P. A table, or with --json one
+      limit, rate limit, paused, hold and throttle ends, jobs waiting. Walks every page; --limit N
+      stops after N groups. --prefix: only names starting with P. A table, or with --json one
       JSON line per group, {"group", "active", "limit", "rate", "paused", "heldUntil",
       "throttledUntil", "waiting"} as GET /v1/queues/:queue/groups answers them.`;
 
