@@ -21,6 +21,8 @@ export default defineConfig({
     // connected to ..."): one line per consumer, kept out of the test output
     onConsoleLog: (log) => !log.startsWith('[emq] '),
     hookTimeout: 30_000,
+    // a TimeoutOverflowWarning fails the file it was printed in
+    setupFiles: ['test/timer-overflow-guard.ts'],
     // Suites share one Redis but each test works on its own random queue name.
     fileParallelism: true,
     projects: [

@@ -2,6 +2,7 @@ import { DEFAULT_MAX_RESULT_BYTES, encodeProgress, encodeResult } from './encode
 import type { EmqError } from './errors.js';
 import type { Job } from './job.js';
 import { startProcess } from './telemetry.js';
+import { startTimer, type Timer } from './timers.js';
 
 /**
  * A job handler: resolves to complete the job, and what it resolves with is the job's result
@@ -243,7 +244,7 @@ export async function runHandler<Payload>(
   },
 ): Promise<Outcome> {
   const timeoutMs = options.timeoutMs ?? 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: Timer | undefined;
   const span = options.queue === undefined ? undefined : startProcess(options.queue, job);
   try {
     // called now, not a microtask later: a caller that goes on to send its next claim would
@@ -258,7 +259,7 @@ export async function runHandler<Payload>(
     let value: unknown;
     if (timeoutMs > 0) {
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+        timer = startTimer(() => {
           options.onTimeout?.();
           reject(new HandlerTimeoutError(timeoutMs));
         }, timeoutMs);
@@ -275,6 +276,6 @@ export async function runHandler<Payload>(
     span?.end(outcome, error);
     return outcome;
   } finally {
-    if (timer !== undefined) clearTimeout(timer);
+    timer?.cancel();
   }
 }

@@ -40,7 +40,8 @@ import {
   type SchedulerSpec,
   type UpsertSchedulerResult,
 } from './schedulers.js';
-import { type EventBatch, eventBatches, EVENTS_POLL_MS, type EventSource, pause } from './subscribe.js';
+import { type EventBatch, eventBatches, EVENTS_POLL_MS, type EventSource } from './subscribe.js';
+import { sleep, startTimer } from './timers.js';
 import type { Replication, Transport } from './transport.js';
 import { type DurabilityOptions, replicationOf } from './durability.js';
 import { randomHex } from './random-hex.js';
@@ -1069,12 +1070,12 @@ export class Queue<Payload = unknown> {
       if (done) return done.result;
     }
     const timer = new AbortController();
-    const timeout = setTimeout(() => timer.abort(), wait.timeoutMs);
+    const timeout = startTimer(() => timer.abort(), wait.timeoutMs);
     const signal = wait.signal ? AbortSignal.any([wait.signal, timer.signal]) : timer.signal;
     try {
       if (!start.eventsOn) {
         while (!signal.aborted) {
-          await pause(wait.pollMs, signal);
+          await sleep(wait.pollMs, { signal });
           if (signal.aborted) break;
           const row = await this.scripts.run(this.scripts.getJobOp(jobId));
           if (!row) throw new JobNotFoundError(`no job ${jobId}: removed, or its row expired`, { jobId });
@@ -1097,7 +1098,7 @@ export class Queue<Payload = unknown> {
         }
       }
     } finally {
-      clearTimeout(timeout);
+      timeout.cancel();
     }
     if (wait.signal?.aborted) throw wait.signal.reason;
     throw new WaitTimeoutError(`job ${jobId} did not finish within ${wait.timeoutMs} ms`, { jobId });

@@ -13,6 +13,7 @@
  * shared by nothing: an edge isolate must not carry one request's reads into another.
  */
 import { decodeEntry, type QueueEvent } from './events.js';
+import { sleep, startTimer, type Timer } from './timers.js';
 import type { StreamEntry, Transport } from './transport.js';
 
 /** How often a subscriber on a transport that cannot park reads the stream when it had nothing new, in ms. */
@@ -51,20 +52,6 @@ export function compareEventIds(a: string, b: string): number {
 }
 
 const decode = (entry: StreamEntry): EventBatch => ({ id: entry.id, events: decodeEntry(entry.id, entry.fields).events });
-
-/** Resolves after `ms`, or at once when `signal` aborts (its listener removed either way). */
-export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
-}
 
 /** One subscriber of a shared reader: what it was handed and not yet taken. */
 class Subscriber {
@@ -125,7 +112,7 @@ class SharedReader {
   start: string | undefined;
   private readonly subscribers = new Set<Subscriber>();
   private readonly stop = new AbortController();
-  private linger: ReturnType<typeof setTimeout> | undefined;
+  private linger: Timer | undefined;
 
   constructor(
     private readonly source: EventSource,
@@ -133,7 +120,7 @@ class SharedReader {
   ) {}
 
   join(subscriber: Subscriber): void {
-    clearTimeout(this.linger);
+    this.linger?.cancel();
     this.linger = undefined;
     this.subscribers.add(subscriber);
   }
@@ -146,16 +133,19 @@ class SharedReader {
     this.subscribers.delete(subscriber);
     if (this.subscribers.size > 0) return;
     if (this.start === undefined) return this.end();
-    clearTimeout(this.linger);
-    this.linger = setTimeout(() => {
-      if (this.subscribers.size === 0) this.end();
-    }, LINGER_MS);
+    this.linger?.cancel();
     // the parked read does not keep a process alive that has nothing else to do for it
-    this.linger.unref?.();
+    this.linger = startTimer(
+      () => {
+        if (this.subscribers.size === 0) this.end();
+      },
+      LINGER_MS,
+      { unref: true },
+    );
   }
 
   private end(): void {
-    clearTimeout(this.linger);
+    this.linger?.cancel();
     this.forget();
     this.stop.abort();
   }
@@ -234,7 +224,7 @@ export async function* eventBatches(source: EventSource, options: BatchOptions):
         cursor = batch.id;
         yield batch;
       }
-      if (batches.length === 0) await pause(pollMs, signal);
+      if (batches.length === 0) await sleep(pollMs, { signal });
     }
   }
 

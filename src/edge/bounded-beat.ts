@@ -3,6 +3,7 @@ import { type Handler, type Outcome, runHandler } from '../handler.js';
 import type { Job } from '../job.js';
 import { type Claimed, Leases } from '../lease.js';
 import type { Queue } from '../queue.js';
+import { sleep } from '../timers.js';
 
 /** A job whose handler finished in a beat, waiting to be acknowledged. */
 export interface FinishedJob<P> {
@@ -187,7 +188,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     if (!(error instanceof RedisError) || failures >= 3 || !canRequest()) return false;
     const pause = 25 * 4 ** failures;
     if (timeLeft() < pause + 100) return false;
-    await new Promise((resolve) => setTimeout(resolve, pause));
+    await sleep(pause);
     return true;
   };
 

@@ -1,6 +1,7 @@
 import type { Handler } from '../handler.js';
 import type { Claimed, Leases } from '../lease.js';
 import type { Queue } from '../queue.js';
+import { sleep } from '../timers.js';
 import { type BeatSummary, boundedBeat, type BoundedBeatOptions, type FinishedJob } from './bounded-beat.js';
 
 /** The beat settings a drain runs with (the Worker's, after its env overrides). */
@@ -267,13 +268,13 @@ export class QueueDrain<P = unknown> {
       if (dueAt === null && ackBy === null) return false;
       const until = Math.min(dueAt ?? Infinity, ackBy ?? Infinity);
       this.phase = 'sleeping';
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())));
+      await sleep(until - Date.now());
       if (dueAt !== null && Date.now() >= dueAt) {
         // another drain's beat claimed what was due: nothing to wake for but held completions
         const served = this.shared.served(dueAt, this.bornAt, dueServer);
         if (served === 'no') return true;
         if (served === 'wait') {
-          await new Promise((resolve) => setTimeout(resolve, BEAT_POLL_MS));
+          await sleep(BEAT_POLL_MS);
           continue;
         }
         dueAt = null;

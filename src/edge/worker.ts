@@ -4,6 +4,7 @@ import { type AppEnv, BOUNDED_STREAMING, createApp, type RequestLog } from '../h
 import type { Job } from '../job.js';
 import { Leases, sendRounds } from '../lease.js';
 import { Queue, type QueueOptions } from '../queue.js';
+import { sleep } from '../timers.js';
 import type { BeatSummary } from './bounded-beat.js';
 import { type DrainBeatOptions, IsolateQueue, QueueDrain } from './drain.js';
 import { type WorkerEnv, type WorkerSettings, workerSettings } from './env.js';
@@ -211,7 +212,7 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     if (dueAt <= Date.now() && uncovered().length === 0) return undefined;
     const budget = Math.max(2, Math.floor(ENQUEUE_DRAIN_BUDGET / partitions.length));
     const run = async (): Promise<void> => {
-      if (dueAt > Date.now()) await new Promise((resolve) => setTimeout(resolve, dueAt - Date.now()));
+      if (dueAt > Date.now()) await sleep(dueAt - Date.now());
       const left = uncovered();
       if (left.length === 0) return;
       const { summaries } = await drainTogether(env, left, settings, startUntil + settings.beat.jobTimeoutMs, budget);

@@ -10,6 +10,7 @@ import type { BackoffOptions, EnqueueOptions, JobRecord } from '../job.js';
 import type { QueueOptions } from '../queue.js';
 import { queueOverviews } from '../registry.js';
 import type { Transport } from '../transport.js';
+import { startInterval, startTimer } from '../timers.js';
 import { registerAdminRoutes } from './admin-api.js';
 import { bearerAuth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
@@ -488,17 +489,17 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
       async (stream) => {
         const stop = new AbortController();
         stream.onAbort(() => stop.abort());
-        const timer = streaming.streamMs === undefined ? undefined : setTimeout(() => stop.abort(), streaming.streamMs);
+        const timer = streaming.streamMs === undefined ? undefined : startTimer(() => stop.abort(), streaming.streamMs);
         // one write a comment, as writeSSE is one write a message: the two never interleave mid-message
-        const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n'), streaming.heartbeatMs ?? 15_000);
+        const heartbeat = startInterval(() => void stream.write(': keep-alive\n\n'), streaming.heartbeatMs ?? 15_000);
         try {
           for await (const entry of q.eventEntries({ ...(after === undefined ? {} : { after }), signal: stop.signal, pollMs: streaming.pollMs })) {
             if (entry.events.length === 0) continue;
             await stream.writeSSE({ id: entry.id, event: 'events', data: JSON.stringify(entry.events) });
           }
         } finally {
-          clearTimeout(timer);
-          clearInterval(heartbeat);
+          timer?.cancel();
+          heartbeat.cancel();
         }
       },
       async (error, stream) => {

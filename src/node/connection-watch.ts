@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { connectionError, describeCause, failureOf } from '../connection-failure.js';
 import { type ConnectionError, type ConnectionFailure, InvalidArgumentError } from '../errors.js';
+import { startTimer, type Timer } from '../timers.js';
 
 /** How long a request waits for a connection by default (connectTimeoutMs), in ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -16,7 +17,7 @@ const PERMANENT: ReadonlySet<ConnectionFailure> = new Set(['auth', 'tls']);
 interface Waiter {
   readonly resolve: () => void;
   readonly reject: (error: ConnectionError) => void;
-  readonly timer: ReturnType<typeof setTimeout>;
+  readonly timer: Timer;
 }
 
 /**
@@ -38,7 +39,7 @@ export class ConnectionWatch {
   private lastError: unknown;
   private everReady: boolean;
   private readonly waiters = new Set<Waiter>();
-  private handshake: ReturnType<typeof setTimeout> | undefined;
+  private handshake: Timer | undefined;
   private closed = false;
 
   constructor(
@@ -62,7 +63,7 @@ export class ConnectionWatch {
     });
     redis.on('connect', () => {
       this.clearHandshake();
-      this.handshake = setTimeout(() => {
+      this.handshake = startTimer(() => {
         this.handshake = undefined;
         if (this.redis.status === 'ready') return;
         this.lastError = Object.assign(new Error(`the connection opened but Redis did not answer within ${this.timeoutMs} ms`), { name: 'TimeoutError' });
@@ -93,7 +94,7 @@ export class ConnectionWatch {
       const waiter: Waiter = {
         resolve,
         reject,
-        timer: setTimeout(() => {
+        timer: startTimer(() => {
           this.waiters.delete(waiter);
           reject(this.error(failureOf(this.lastError) ?? 'timeout', this.timeoutMs));
         }, this.timeoutMs),
@@ -151,12 +152,12 @@ export class ConnectionWatch {
   private takeWaiters(): Waiter[] {
     const waiters = [...this.waiters];
     this.waiters.clear();
-    for (const waiter of waiters) clearTimeout(waiter.timer);
+    for (const waiter of waiters) waiter.timer.cancel();
     return waiters;
   }
 
   private clearHandshake(): void {
-    clearTimeout(this.handshake);
+    this.handshake?.cancel();
     this.handshake = undefined;
   }
 }

@@ -8,6 +8,7 @@ import type { GroupInfo, GroupsPage } from '../../groups.js';
 import type { AnyQueue } from '../../open-queue.js';
 import { PartitionedQueue } from '../../partitioned-queue.js';
 import { queueOverviews } from '../../registry.js';
+import { sleep, startInterval, startTimer } from '../../timers.js';
 import type { Transport } from '../../transport.js';
 import { problem } from '../problem.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
@@ -133,8 +134,8 @@ export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: Dashbo
     return streamSSE(c, async (stream) => {
       const stop = new AbortController();
       stream.onAbort(() => stop.abort());
-      const timer = deps.live.streamMs === undefined ? undefined : setTimeout(() => stop.abort(), deps.live.streamMs);
-      const heartbeat = setInterval(() => void stream.write(': keep-alive\n\n'), 15_000);
+      const timer = deps.live.streamMs === undefined ? undefined : startTimer(() => stop.abort(), deps.live.streamMs);
+      const heartbeat = startInterval(() => void stream.write(': keep-alive\n\n'), 15_000);
       const news = new Mailbox(stop.signal);
       // From a few seconds back, not from "now": "now" is the stream's end when an iterator first
       // reads, after `ready` went out, so a change between the page's fetch of its content and
@@ -155,12 +156,12 @@ export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: Dashbo
           const changed = await news.take();
           if (changed.length > 0) await stream.writeSSE({ event: 'change', data: changed.join(' ') });
           // a burst of events (a batch settling) is one message: the page reloads once
-          await new Promise((resolve) => setTimeout(resolve, 250));
+          await sleep(250);
         }
       } finally {
         stop.abort();
-        clearTimeout(timer);
-        clearInterval(heartbeat);
+        timer?.cancel();
+        heartbeat.cancel();
         await Promise.allSettled(followers);
       }
     });

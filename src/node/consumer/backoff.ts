@@ -13,10 +13,3 @@ export function backoffMs(failures: number): number {
   return base / 2 + Math.random() * (base / 2);
 }
 
-/**
- * Resolves after `ms`.
- *
- * @example
- * await sleep(backoffMs(failures));
- */
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -4,6 +4,7 @@ import { InvalidArgumentError, shown } from '../../errors.js';
 import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
 import type { Job } from '../../job.js';
 import { startBatchProcess } from '../../telemetry.js';
+import { startTimer, type Timer } from '../../timers.js';
 import { type BatchOutcome, batchOutcomes } from './batch-outcome.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
@@ -115,7 +116,7 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
   }
 
   private async outcomes(held: Array<HeldJob<Payload>>, controller: AbortController, host: SlotHost<Payload>): Promise<Outcome[]> {
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let timer: Timer | undefined;
     try {
       const context = contextOf(controller, (value) => host.progress(held, value));
       // called now (a throw lands in the catch below), not a microtask later: see runHandler
@@ -124,7 +125,7 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
         ? Promise.race([
             run,
             new Promise<never>((_, reject) => {
-              timer = setTimeout(() => {
+              timer = startTimer(() => {
                 controller.abort(new HandlerTimeoutError(this.timeoutMs));
                 reject(new HandlerTimeoutError(this.timeoutMs));
               }, this.timeoutMs);
@@ -136,7 +137,7 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
       const outcome = outcomeOf(error);
       return held.map(() => outcome);
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
     }
   }
 }

@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from 'ioredis';
 import { InvalidArgumentError } from '../../errors.js';
+import { sleep } from '../../timers.js';
 import type { BlockingTransport } from '../../transport.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 import type { BellKind, PartitionBell } from './partition-bell.js';
@@ -97,9 +98,9 @@ export class DoorbellHub {
     if (!subscriber || subscriber.status === 'end') return;
     const ended = new Promise<void>((resolve) => subscriber.once('end', () => resolve()));
     subscriber.disconnect();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([ended, new Promise<void>((resolve) => (timer = setTimeout(resolve, 1_000)))]);
-    clearTimeout(timer);
+    const closing = new AbortController();
+    await Promise.race([ended, sleep(1_000, { signal: closing.signal })]);
+    closing.abort();
   }
 
   private ringAll(): void {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Leases } from '../../lease.js';
+import { startInterval, startTimer, type Timer } from '../../timers.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';
 import { type JobsInHand, leaseOf } from './jobs-in-hand.js';
 import type { Runs } from './runs.js';
@@ -8,7 +9,7 @@ import type { SettlesLoop } from './settles.js';
 /** A local timer and the server time (ms) it fires for. */
 interface ArmedTimer {
   readonly at: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  timer: Timer | undefined;
   /** Disarmed: a wait finishing in setImmediate turns stops at its next turn. */
   cancelled: boolean;
 }
@@ -46,7 +47,7 @@ export class LeaseTimers<Payload> {
   private serverOffset = 0;
   private dueTimer: ArmedTimer | undefined;
   private leaseTimer: ArmedTimer | undefined;
-  private renewTimer: ReturnType<typeof setInterval> | undefined;
+  private renewTimer: Timer | undefined;
 
   constructor(
     private readonly leases: Leases<Payload>,
@@ -68,11 +69,11 @@ export class LeaseTimers<Payload> {
 
   /** Renews every held lease each renewMs until stopRenewing(). */
   startRenewing(): void {
-    this.renewTimer = setInterval(() => void this.renew(), this.renewMs);
+    this.renewTimer = startInterval(() => void this.renew(), this.renewMs);
   }
 
   stopRenewing(): void {
-    clearInterval(this.renewTimer);
+    this.renewTimer?.cancel();
     this.renewTimer = undefined;
   }
 
@@ -97,7 +98,7 @@ export class LeaseTimers<Payload> {
       const left = due - this.serverNow();
       if (left > 0) {
         // the clock estimate moved meanwhile: a long way left goes back to a timer, not a spin
-        if (left > WAKE_EARLY_MS) armed.timer = setTimeout(fire, left - WAKE_EARLY_MS);
+        if (left > WAKE_EARLY_MS) armed.timer = startTimer(fire, left - WAKE_EARLY_MS);
         else setImmediate(fire);
         return;
       }
@@ -105,7 +106,7 @@ export class LeaseTimers<Payload> {
       if (this.leaseTimer === armed) this.leaseTimer = undefined;
       void this.tick();
     };
-    armed.timer = setTimeout(fire, Math.max(0, due - this.serverNow() - WAKE_EARLY_MS));
+    armed.timer = startTimer(fire, due - this.serverNow() - WAKE_EARLY_MS);
     return armed;
   }
 
@@ -154,5 +155,5 @@ export class LeaseTimers<Payload> {
 
 function disarm(armed: ArmedTimer): void {
   armed.cancelled = true;
-  clearTimeout(armed.timer);
+  armed.timer?.cancel();
 }

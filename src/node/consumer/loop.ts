@@ -3,7 +3,8 @@ import { durabilityOf } from '../../durability.js';
 import { Leases } from '../../lease.js';
 import type { Queue } from '../../queue.js';
 import type { BlockingTransport } from '../../transport.js';
-import { backoffMs, sleep } from './backoff.js';
+import { sleep } from '../../timers.js';
+import { backoffMs } from './backoff.js';
 import { ConnectionHealth } from './connection-health.js';
 import { fireHook } from './hooks.js';
 import { JobsInHand } from './jobs-in-hand.js';
@@ -148,15 +149,14 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
     await this.settles.giveBack(this.jobs.drainWaiting());
     // The loop may be waiting on a call to a Redis that is away: it ends when that call fails,
     // and stop() does not wait past its timeout for it, nor for the jobs in hand.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.allSettled([this.loopDone, this.runs.allEnded()]), timeout]);
+    const waited = new AbortController();
+    await Promise.race([Promise.allSettled([this.loopDone, this.runs.allEnded()]), sleep(timeoutMs, { signal: waited.signal })]);
     this.runs.stopWaiting();
-    clearTimeout(timer);
+    waited.abort();
     this.timers.stopRenewing();
     await this.settles.giveBack(this.jobs.abandonAll());
     // flow news still being relayed reaches its parents before the transport may close
-    await Promise.race([this.leases.relayed(), new Promise<void>((resolve) => setTimeout(resolve, timeoutMs).unref())]);
+    await Promise.race([this.leases.relayed(), sleep(timeoutMs, { unref: true })]);
     this.transport.interrupt();
     this.loopDone = undefined;
   }

@@ -1,4 +1,5 @@
 import { keyspace } from '../../keyspace.js';
+import { startTimer, type Timer } from '../../timers.js';
 import type { BlockingTransport, Replication, Reply, ScriptCall } from '../../transport.js';
 
 /** What a partition's doorbell channel says: work to claim, or re-read the next due time. */
@@ -30,7 +31,7 @@ export class PartitionBell implements BlockingTransport {
   private waiter: ((key: string | null) => void) | undefined;
   /** The keys it waits on. */
   private keys: readonly string[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: Timer | undefined;
 
   constructor(
     private readonly transport: BlockingTransport,
@@ -78,7 +79,7 @@ export class PartitionBell implements BlockingTransport {
     if (now !== null) return Promise.resolve(now);
     return new Promise<string | null>((resolve) => {
       this.waiter = resolve;
-      this.timer = setTimeout(() => this.settle(null), Math.max(timeoutMs, 1));
+      this.timer = startTimer(() => this.settle(null), Math.max(timeoutMs, 1));
     });
   }
 
@@ -108,7 +109,7 @@ export class PartitionBell implements BlockingTransport {
   private settle(key: string | null): void {
     const waiter = this.waiter;
     this.waiter = undefined;
-    clearTimeout(this.timer);
+    this.timer?.cancel();
     this.timer = undefined;
     waiter?.(key);
   }

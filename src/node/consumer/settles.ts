@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Outcome } from '../../handler.js';
 import type { Claimed, Finished, Leases, RoundResult, Settled } from '../../lease.js';
-import { backoffMs, sleep } from './backoff.js';
+import { sleep } from '../../timers.js';
+import { backoffMs } from './backoff.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';
 import { type HeldJob, type JobsInHand, leaseOf } from './jobs-in-hand.js';
 
