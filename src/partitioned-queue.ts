@@ -5,6 +5,9 @@ import { checkGroupsOptions, type GroupInfo, type GroupsOptions, type GroupsPage
 import { assertName } from './keyspace.js';
 import { addLastHours } from './last-hour.js';
 import { assertPartitions, partitionName, partitionOf } from './partitions.js';
+import { addCounts, anyTrue, mergeRateLimits, sortedByName, sum } from './partitions/combine.js';
+import { interleave } from './partitions/interleave.js';
+import { mergedPage, orderOf } from './partitions/merged-page.js';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from './encode.js';
 import {
   type AddAndWaitOptions,
@@ -36,17 +39,7 @@ export interface PartitionedQueueOptions extends Omit<QueueOptions, 'partitions'
 /** A job's routing keys: its group, its id of the caller's. */
 type Routed = Pick<EnqueueOptions, 'group' | 'id'>;
 
-/** The per-state counts of several partitions, added up. */
-function addCounts(counts: readonly QueueCounts[]): QueueCounts {
-  const sum: Record<string, number> = {};
-  for (const c of counts) for (const [state, n] of Object.entries(c)) sum[state] = (sum[state] ?? 0) + n;
-  return sum as unknown as QueueCounts;
-}
-
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
-
-/** The most rows one partition's page read asks for (getJobs' own cap). */
-const PAGE_CHUNK = 1000;
 
 /** A page's offset and limit, checked as Queue.getJobs checks them: limit 1 to 1000 (default 50), offset from 0. */
 function pageOf(options: PageOptions): { offset: number; limit: number } {
@@ -56,105 +49,6 @@ function pageOf(options: PageOptions): { offset: number; limit: number } {
   if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be an integer >= 0');
   if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit must be an integer from 1 to 1000');
   return { offset, limit };
-}
-
-/** Groups sorted by name (a page gathered from several partitions). */
-const sortedByName = (groups: GroupInfo[]): GroupInfo[] => groups.sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0));
-
-/**
- * Whether job `a` comes before `b` in `state`'s order across partitions (Queue.getJobs): pending
- * ungrouped work first (by priority, then creation), then the groups by name (a group is in one
- * partition, so its lane keeps its own order); scheduled by due time, active by lease deadline,
- * waiting longest first, completed and dead most recent first.
- */
-function orderOf(state: JobState): (a: JobRecord<unknown>, b: JobRecord<unknown>) => number {
-  switch (state) {
-    case 'pending':
-      return (a, b) => {
-        if (a.group !== b.group) {
-          if (a.group === undefined) return -1;
-          if (b.group === undefined) return 1;
-          return a.group < b.group ? -1 : 1;
-        }
-        return a.group === undefined ? a.priority - b.priority || a.createdAt - b.createdAt : 0;
-      };
-    case 'scheduled':
-      return (a, b) => (a.runAt ?? 0) - (b.runAt ?? 0);
-    case 'active':
-      return (a, b) => (a.leaseUntil ?? 0) - (b.leaseUntil ?? 0);
-    case 'waiting':
-      return (a, b) => a.createdAt - b.createdAt;
-    default:
-      return (a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0);
-  }
-}
-
-/**
- * One page of several ordered lists merged: each list's first `offset + limit` rows read (in
- * reads of at most 1000), merged head by head (each list keeps its own order, `order` decides
- * between heads), then the page cut. A list's read that comes back short is its end.
- */
-async function mergedPage<T>(
-  lists: number,
-  read: (list: number, offset: number, limit: number) => Promise<T[]>,
-  order: (a: T, b: T) => number,
-  page: { offset: number; limit: number },
-): Promise<T[]> {
-  const want = page.offset + page.limit;
-  const heads = await Promise.all(
-    Array.from({ length: lists }, async (_, i) => {
-      const rows: T[] = [];
-      while (rows.length < want) {
-        const asked = Math.min(PAGE_CHUNK, want - rows.length);
-        const got = await read(i, rows.length, asked);
-        rows.push(...got);
-        if (got.length < asked) break;
-      }
-      return rows;
-    }),
-  );
-  const at = heads.map(() => 0);
-  const out: T[] = [];
-  while (out.length < want) {
-    let best = -1;
-    for (let i = 0; i < heads.length; i++) {
-      if (at[i]! >= heads[i]!.length) continue;
-      if (best < 0 || order(heads[i]![at[i]!]!, heads[best]![at[best]!]!) < 0) best = i;
-    }
-    if (best < 0) break;
-    out.push(heads[best]![at[best]!++]!);
-  }
-  return out.slice(page.offset);
-}
-
-/** Several async iterables' items as each comes, every source's order kept; ends when all have. */
-async function* interleave<T>(sources: ReadonlyArray<AsyncIterable<T>>, stop: AbortController): AsyncGenerator<T> {
-  const iterators = sources.map((source) => source[Symbol.asyncIterator]());
-  const next = (i: number) => iterators[i]!.next().then((result) => ({ i, result }));
-  const waiting = new Map(iterators.map((_, i) => [i, next(i)] as const));
-  try {
-    while (waiting.size > 0) {
-      const { i, result } = await Promise.race(waiting.values());
-      if (result.done) {
-        waiting.delete(i);
-        continue;
-      }
-      waiting.set(i, next(i));
-      yield result.value;
-    }
-  } finally {
-    // the sources park on their reads: the abort ends them, so their return() settles
-    stop.abort();
-    await Promise.allSettled(iterators.map((it) => it.return?.()));
-  }
-}
-
-/** Several partitions' rate limits as one: the queue's (set alike on every partition), every group's, every throttle soonest first. */
-function mergeRateLimits(all: readonly RateLimits[]): RateLimits {
-  const groups: Record<string, RateLimit> = {};
-  for (const r of all) Object.assign(groups, r.groups);
-  const throttled = all.flatMap((r) => r.throttled).sort((a, b) => a.until - b.until).slice(0, 1000);
-  return { queue: all.find((r) => r.queue !== null)?.queue ?? null, groups, throttled };
 }
 
 /**
@@ -322,12 +216,12 @@ export class PartitionedQueue<Payload = unknown> {
 
   /** Pauses every partition: nothing is claimed until resume(). True when any was running. */
   async pause(): Promise<boolean> {
-    return (await Promise.all(this.parts.map((part) => part.pause()))).some(Boolean);
+    return anyTrue(await Promise.all(this.parts.map((part) => part.pause())));
   }
 
   /** Resumes every partition. True when any was paused. */
   async resume(): Promise<boolean> {
-    return (await Promise.all(this.parts.map((part) => part.resume()))).some(Boolean);
+    return anyTrue(await Promise.all(this.parts.map((part) => part.resume())));
   }
 
   /** Pauses group `group` (in its partition). */
@@ -562,14 +456,12 @@ export class PartitionedQueue<Payload = unknown> {
 
   /** Deletes the jobs waiting to run in every partition (see Queue.drain), at most `limit` in all; resolves with how many. */
   async drain(options: { limit?: number } = {}): Promise<number> {
-    const results = await this.everyPartition(options.limit, (part, left) => part.drain(left === undefined ? {} : { limit: left }), (n) => n);
-    return results.reduce((a, b) => a + b, 0);
+    return sum(await this.everyPartition(options.limit, (part, left) => part.drain(left === undefined ? {} : { limit: left }), (n) => n));
   }
 
   /** Puts the dead jobs of every partition back (see Queue.reprocessDead), at most `limit` in all; resolves with how many. */
   async reprocessDead(options: { limit?: number } = {}): Promise<number> {
-    const results = await this.everyPartition(options.limit, (part, left) => part.reprocessDead(left === undefined ? {} : { limit: left }), (n) => n);
-    return results.reduce((a, b) => a + b, 0);
+    return sum(await this.everyPartition(options.limit, (part, left) => part.reprocessDead(left === undefined ? {} : { limit: left }), (n) => n));
   }
 
   /**
@@ -634,7 +526,7 @@ export class PartitionedQueue<Payload = unknown> {
   /** Deletes scheduler `id` from whichever partition holds it. Resolves false when none did. */
   async removeScheduler(id: string): Promise<boolean> {
     assertSchedulerId(id);
-    return (await Promise.all(this.parts.map((part) => part.removeScheduler(id)))).some(Boolean);
+    return anyTrue(await Promise.all(this.parts.map((part) => part.removeScheduler(id))));
   }
 
   /** Sets the dead retention of every partition (see Queue.setDeadRetention); each applies it to its own dead jobs. */
