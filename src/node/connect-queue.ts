@@ -13,7 +13,8 @@ export interface ConnectQueueOptions extends Omit<QueueOptions, 'ownsTransport'>
  * then fails with ConnectionError naming the URL (never its password) and the cause.
  *
  * A function of echomq/node rather than a static `Queue.connect`: the core Queue runs in a Worker
- * too and never imports ioredis (docs/design.md, "Connecting and closing").
+ * too and never imports ioredis (docs/design.md, "Connecting, closing, and a Redis that cannot
+ * be reached").
  *
  * @example
  * import { connectQueue } from 'echomq/node';

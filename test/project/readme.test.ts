@@ -14,13 +14,20 @@ import { checkInvariants } from '../invariants.js';
 import { type Snippet, snippets } from './readme-snippets.js';
 import { ECHOMQ_PATHS, root, typecheck } from './typecheck.js';
 
-const readmePath = join(root, 'README.md');
-const readme = readFileSync(readmePath, 'utf8');
+/**
+ * The Markdown files whose snippets run: the README, then every guide (docs/guides/), each a
+ * path from the root. A guide is found by its folder, so a new one is run without a line here.
+ */
+const DOCS = ['README.md', ...readdirSync(join(root, 'docs', 'guides')).filter((name) => name.endsWith('.md')).sort().map((name) => `docs/guides/${name}`)];
+/** The guide that holds the table of error codes (its "Configuration and errors"). */
+const ERROR_TABLE = 'docs/guides/configuration.md';
+const read = (doc: string): string => readFileSync(join(root, doc), 'utf8');
 
 /**
- * The names the README's snippets leave to the reader (their own code) or take from an earlier
- * block (`transport`, the Quick start's), declared for the type-check; the runs get the functions
- * from PRELUDE. A name here is a promise the README makes in its prose: keep the list short.
+ * The names the snippets (the README's and the guides') leave to the reader (their own code) or
+ * take from an earlier block (`transport`, the Quick start's), declared for the type-check; the
+ * runs get the functions from PRELUDE. A name here is a promise the docs make in their prose: keep
+ * the list short.
  */
 const READER_NAMES = `import type { Transport } from 'echomq';
 declare global {
@@ -54,13 +61,24 @@ const RUN_BEFORE_SIGTERM_MS = 1_000;
 /** The database of the test Redis the snippets write to: their queue names are fixed (`mail`), so they keep away from the suites'. */
 const SNIPPET_DB = 9;
 
-const blocks = snippets(readme);
-/** Where each block is type-checked: a file never written, beside the README, so it resolves as the project's own modules do. */
-const fileOf = (snippet: Snippet): string => join(root, '.readme', `line-${snippet.line}.ts`);
+/** A snippet and the Markdown file it is in. */
+interface DocSnippet extends Snippet {
+  readonly doc: string;
+}
+const blocks: DocSnippet[] = DOCS.flatMap((doc) => snippets(read(doc)).map((snippet) => ({ ...snippet, doc })));
+/** Where each block is type-checked: a file never written, under the root, so it resolves as the project's own modules do. */
+const fileOf = (b: DocSnippet): string => join(root, '.readme', `${b.doc.replace(/[/.]/g, '-')}-line-${b.line}.ts`);
+/** A block's place, as an editor opens it. */
+const placeOf = (b: DocSnippet, line = 1): string => `${b.doc}:${b.line + line - 1}`;
 
-describe('README.md', () => {
-  it('has TypeScript blocks, and the extraction finds markers and refuses an open block', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(4);
+describe('README.md and the guides', () => {
+  it('have TypeScript blocks, and the extraction finds markers and refuses an open block', () => {
+    expect(blocks.filter((b) => b.doc === 'README.md').length, "the README's quick starts").toBeGreaterThanOrEqual(3);
+    // the 16 blocks of the README before its guides moved out (issue 31), none lost in the move
+    expect(blocks.length).toBeGreaterThanOrEqual(16);
+    // every guide the README's feature list links is one whose snippets run here
+    const linked = [...read('README.md').matchAll(/\]\((docs\/guides\/[a-z-]+\.md)[#)]/g)].map((m) => m[1]!);
+    expect(linked.filter((doc) => !DOCS.includes(doc))).toEqual([]);
     const sample = ['```sh', '```ts', 'in sh', '```', '<!-- not run: a Worker -->', '', '```ts', 'a', '```', '<!-- runs until SIGTERM -->', '```typescript', 'b', 'c', '```', 'text', '```ts', 'd', '```'].join('\n');
     expect(snippets(sample)).toEqual([
       { line: 8, code: 'a', run: { kind: 'not-run', reason: 'a Worker' } },
@@ -77,8 +95,8 @@ describe('README.md', () => {
     // each block a module of its own, as a file of a user's project is; strict, without the
     // unused-name checks (a snippet may name a value only to show it is there)
     const errors = typecheck(files, { moduleDetection: ts.ModuleDetectionKind.Force, noUnusedLocals: false, noUnusedParameters: false });
-    const where = new Map(blocks.map((b) => [fileOf(b), b.line]));
-    const readable = errors.map((e) => (where.has(e.file) ? `README.md:${where.get(e.file)! + e.line - 1}: ${e.message}` : `${e.file}:${e.line}: ${e.message}`));
+    const where = new Map(blocks.map((b) => [fileOf(b), b]));
+    const readable = errors.map((e) => (where.has(e.file) ? `${placeOf(where.get(e.file)!, e.line)}: ${e.message}` : `${e.file}:${e.line}: ${e.message}`));
     expect(readable).toEqual([]);
   });
 
@@ -100,18 +118,18 @@ describe('README.md', () => {
     const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
 
     it(`starts on an empty database ${SNIPPET_DB}`, async () => {
-      expect(await redis.dbsize(), `database ${SNIPPET_DB} of the test Redis holds keys: the README's snippets run there`).toBe(0);
+      expect(await redis.dbsize(), `database ${SNIPPET_DB} of the test Redis holds keys: the docs' snippets run there`).toBe(0);
     });
 
     for (const snippet of blocks) {
-      const title = `README.md:${snippet.line}`;
+      const title = placeOf(snippet);
       if (snippet.run.kind === 'not-run') {
         it.skip(`${title} (not run: ${snippet.run.reason})`, () => {});
         continue;
       }
       const untilSigterm = snippet.run.kind === 'until-sigterm';
       it(`${title} ${untilSigterm ? 'runs until SIGTERM, then exits 0' : 'exits 0'}`, { timeout: RUN_TIMEOUT_MS + 5_000 }, async () => {
-        const file = join(dir, `line-${snippet.line}.ts`);
+        const file = join(dir, `${snippet.doc.replace(/[/.]/g, '-')}-line-${snippet.line}.ts`);
         writeFileSync(file, snippet.code);
         const child = spawn(process.execPath, ['--import', tsx, '--import', './prelude.mjs', file], {
           cwd: dir,
@@ -129,12 +147,12 @@ describe('README.md', () => {
     }
   });
 
-  it('lists every error code, with its class and HTTP status', () => {
+  it(`lists every error code, with its class and HTTP status (${ERROR_TABLE})`, () => {
     const rows = new Map(
-      [...readme.matchAll(/^\| `(EMQ[A-Z]+)` \| ([^|]+?) \| (\d{3}) \|/gm)].map((m) => [m[1]!, { cls: m[2]!.replace(/`/g, ''), status: Number(m[3]) }]),
+      [...read(ERROR_TABLE).matchAll(/^\| `(EMQ[A-Z]+)` \| ([^|]+?) \| (\d{3}) \|/gm)].map((m) => [m[1]!, { cls: m[2]!.replace(/`/g, ''), status: Number(m[3]) }]),
     );
     for (const [code, status] of Object.entries(errorCodes)) {
-      expect(rows.get(code)?.status, `README's row of ${code}`).toBe(status);
+      expect(rows.get(code)?.status, `${ERROR_TABLE}'s row of ${code}`).toBe(status);
     }
     for (const [code, { cls }] of rows) {
       if (cls === 'HTTP only') continue;
