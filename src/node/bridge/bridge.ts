@@ -4,16 +4,19 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono, type Context } from 'hono';
 import { Cluster, Redis, ReplyError } from 'ioredis';
+import type { Reply } from '../../transport.js';
 import type { ClusterNodeAddress, IoredisClient } from '../ioredis-transport.js';
 import { clusterNode } from '../cluster-node.js';
-import { crossSlot, runsByMaster } from './cluster-runs.js';
+import { runsByMaster } from '../cluster-runs.js';
+import { settle } from '../ioredis-reply.js';
+import { crossSlot, firstKeyOf } from './command-keys.js';
 import {
   parseCommand,
   parseCommands,
   refusal,
+  replyReader,
   RestRequestError,
   toRestReply,
-  toRestValue,
   type RestCommand,
   type RestReply,
 } from './rest-protocol.js';
@@ -61,8 +64,8 @@ const digest = (text: string): Buffer => createHash('sha256').update(text).diges
  * ioredis's reply transformers (HGETALL to an object, ...) reshape what Redis said.
  *
  * Over a Redis Cluster a pipeline is cut into runs of consecutive commands one master serves,
- * sent one after another in order (cluster-runs.ts); a transaction must keep to one slot, or it
- * is answered CROSSSLOT as Redis would.
+ * sent one after another in order (`runsByMaster`, which cuts the transport's calls too); a
+ * transaction must keep to one slot, or it is answered CROSSSLOT as Redis would.
  *
  * @example
  * const bridge = createBridge({ redis: new Redis(url, { protocol: 2 }), token: 'secret' });
@@ -96,29 +99,28 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
   const refused = (command: RestCommand): string | undefined =>
     refusal(command) ?? (redis instanceof Cluster && crossSlot([command]) ? CROSSSLOT : undefined);
 
-  /** One pipeline's [error, value] per command: on a cluster, one pipeline per run of a master, in order. */
-  const exec = async (commands: readonly RestCommand[]): Promise<Array<[Error | null, unknown]>> => {
-    const runs = redis instanceof Cluster ? runsByMaster(redis, commands) : [commands];
-    const results: Array<[Error | null, unknown]> = [];
+  /** One pipeline's reply per command: on a cluster, one pipeline per run of a master, in order. */
+  const exec = async (commands: readonly RestCommand[], read: (value: unknown) => Reply): Promise<Array<Reply | Error>> => {
+    const runs = redis instanceof Cluster ? runsByMaster(redis, commands, firstKeyOf).map((run) => run.indices.map((i) => commands[i]!)) : [commands];
+    const replies: Array<Reply | Error> = [];
     for (const run of runs) {
       const pipeline = redis.pipeline();
       for (const command of run) pipeline.callBuffer(command.name, ...command.args);
-      results.push(...((await pipeline.exec()) ?? []));
+      replies.push(...settle(await pipeline.exec(), read));
     }
-    return results;
+    return replies;
   };
 
   /** Runs commands as a pipeline; refused ones answer their error without reaching Redis. */
   const runPipeline = async (commands: readonly RestCommand[], encode: boolean): Promise<RestReply[]> => {
     const sent = commands.filter((command) => refused(command) === undefined);
     counters.commands += sent.length;
-    const results = sent.length > 0 ? await exec(sent) : [];
+    const replies = sent.length > 0 ? await exec(sent, replyReader(encode)) : [];
     let next = 0;
     return commands.map((command) => {
       const refusedWhy = refused(command);
       if (refusedWhy !== undefined) return { error: refusedWhy };
-      const [error, value] = results[next++] ?? [new Error('ERR no reply')];
-      return toRestReply(error ? { error } : { value }, encode);
+      return toRestReply(replies[next++] ?? new Error('ERR no reply'));
     });
   };
 
@@ -140,7 +142,7 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
     counters.commands += 1;
     try {
       const value: unknown = await redis.callBuffer(command.name, ...command.args);
-      return c.json({ result: toRestValue(value, base64(c)) });
+      return c.json({ result: replyReader(base64(c))(value) });
     } catch (error) {
       // Redis refused the command: 400 as Upstash answers; anything else is the bridge's trouble
       return c.json({ error: (error as Error).message }, error instanceof ReplyError ? 400 : 500);
@@ -160,8 +162,7 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
     for (const command of commands) multi.callBuffer(command.name, ...command.args);
     counters.commands += commands.length;
     try {
-      const results = (await multi.exec()) ?? [];
-      return c.json(results.map(([error, value]) => toRestReply(error ? { error } : { value }, base64(c))));
+      return c.json(settle(await multi.exec(), replyReader(base64(c))).map(toRestReply));
     } catch (error) {
       // EXECABORT: a command was malformed, so Redis ran none of them
       return c.json({ error: (error as Error).message }, error instanceof ReplyError ? 400 : 500);

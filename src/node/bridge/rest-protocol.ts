@@ -4,6 +4,8 @@
  * string in a result is base64 except a bare "OK". See
  * https://upstash.com/docs/redis/features/restapi.
  */
+import type { Reply } from '../../transport.js';
+import { toReply, type Spelling } from '../ioredis-reply.js';
 
 /** One command as it goes to Redis: the name upper-cased, every argument a string. */
 export interface RestCommand {
@@ -11,11 +13,8 @@ export interface RestCommand {
   readonly args: readonly string[];
 }
 
-/** One entry of a reply body. */
-export type RestReply = { result: RestValue } | { error: string };
-
-/** A result as JSON carries it. */
-export type RestValue = string | number | null | RestValue[];
+/** One entry of a reply body: a result is the core's Reply, as JSON carries it. */
+export type RestReply = { result: Reply } | { error: string };
 
 /** A request the REST API refuses before Redis sees it. */
 export class RestRequestError extends Error {}
@@ -79,29 +78,26 @@ export function parseCommands(body: unknown): RestCommand[] {
 const OK = Buffer.from('OK');
 
 /**
- * A Redis reply (from ioredis with Buffer replies) as JSON. In base64 mode a top-level "OK"
- * stays as it is and every other string is encoded, inside arrays too, "OK" included: the
- * client base64-decodes every string of a top-level array unconditionally, so an unencoded
- * "OK" there would come back garbled, while deeper down it decodes "T0s=" and "OK" alike.
+ * How bulk strings are written in a reply body: as text, or with base64 every string but a
+ * top-level "OK", "OK" included inside arrays: the client base64-decodes every string of a
+ * top-level array unconditionally, so an unencoded "OK" there would come back garbled, while
+ * deeper down it decodes "T0s=" and "OK" alike.
  */
-export function toRestValue(reply: unknown, base64: boolean, top = true): RestValue {
-  if (reply === null || reply === undefined) return null;
-  if (typeof reply === 'number') return reply;
-  if (typeof reply === 'bigint') return Number(reply);
-  if (Buffer.isBuffer(reply)) {
-    if (!base64) return reply.toString('utf8');
-    return top && reply.equals(OK) ? 'OK' : reply.toString('base64');
-  }
-  if (typeof reply === 'string') return toRestValue(Buffer.from(reply, 'utf8'), base64, top);
-  // a RESP3 map or set, should the connection speak RESP3: flattened as RESP2 sends them
-  if (reply instanceof Map) return [...reply].flat().map((v: unknown) => toRestValue(v, base64, false));
-  if (reply instanceof Set) return [...reply].map((v: unknown) => toRestValue(v, base64, false));
-  if (Array.isArray(reply)) return reply.map((v: unknown) => toRestValue(v, base64, false));
-  if (reply instanceof Error) return toRestValue(reply.message, base64, top);
-  return toRestValue(String(reply), base64, top);
+const spelling = (base64: boolean): Spelling =>
+  base64 ? (bulk, top) => (top && bulk.equals(OK) ? 'OK' : bulk.toString('base64')) : (bulk) => bulk.toString('utf8');
+
+/**
+ * Reads a Redis reply (from ioredis with Buffer replies) as a reply body carries it, base64 or not.
+ *
+ * @example
+ * replyReader(true)([Buffer.from('OK'), 1]); // ['T0s=', 1]
+ */
+export function replyReader(base64: boolean): (reply: unknown) => Reply {
+  const spell = spelling(base64);
+  return (reply) => toReply(reply, spell);
 }
 
-/** One settled command as a reply entry. */
-export function toRestReply(settled: { error: Error } | { value: unknown }, base64: boolean): RestReply {
-  return 'error' in settled ? { error: settled.error.message } : { result: toRestValue(settled.value, base64) };
+/** One command's reply, or the Error Redis answered, as a reply entry. */
+export function toRestReply(reply: Reply | Error): RestReply {
+  return reply instanceof Error ? { error: reply.message } : { result: reply };
 }
