@@ -1,3 +1,6 @@
+// [Symbol.asyncDispose] below is typed by a lib newer than ES2022, which a Worker's project
+// may lack (workers-types does not declare it): the .d.ts names that lib itself.
+/// <reference lib="esnext.disposable" preserve="true" />
 import { InvalidArgumentError, JobNotFoundError, JobStateError, PartitionError, shown } from './errors.js';
 import type { EventsSettings, QueueEvent } from './events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';

@@ -3,7 +3,7 @@ import { Leases } from '../../src/lease.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue.js';
 import type { Reply, ScriptCall, Transport } from '../../src/transport.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { round } from '../lib/stats.js';
 
 /**
@@ -21,7 +21,7 @@ export const adminChunks: BenchCase = {
   name: 'admin-chunks',
   impls: ['echomq'],
   async run(ctx: BenchContext, _impl: Impl): Promise<Figures> {
-    const n = ctx.quick ? 20_000 : 200_000;
+    const n = sized(ctx, { full: 200_000, quick: 20_000, smoke: 2_000 });
     const transport = new TimingTransport(IoredisTransport.connect(ctx.url));
     const queue = new Queue<number>(transport, benchQueueName('admin'), { keepCompletedMs: -1 });
     const leases = new Leases(queue);

@@ -7,7 +7,7 @@ import { Queue } from '../../src/queue.js';
 import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalCluster, startLocalCluster } from '../../src/node/local-cluster.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { ECHO_QUEUE_OPTIONS } from '../lib/impls.js';
 import { latch, round } from '../lib/stats.js';
 
@@ -27,6 +27,8 @@ export interface ClusterSpec {
 export const CLUSTER_FULL: ClusterSpec = { queues: 8, jobsPerQueue: 5_000, concurrency: 10, bulk: 1_000, timeoutMs: 120_000 };
 /** --quick: 8 queues x 250 jobs. */
 export const CLUSTER_QUICK: ClusterSpec = { ...CLUSTER_FULL, jobsPerQueue: 250, timeoutMs: 60_000 };
+/** --smoke: 8 queues x 20 jobs. */
+export const CLUSTER_SMOKE: ClusterSpec = { ...CLUSTER_FULL, jobsPerQueue: 20, bulk: 10, timeoutMs: 30_000 };
 
 /** A master to meter: where it is. */
 interface Master {
@@ -454,5 +456,5 @@ export async function measureCluster(ctx: BenchContext, impl: Impl, spec: Cluste
 export const clusterCase: BenchCase = {
   name: 'cluster',
   impls: ['echomq', 'bullmq'],
-  run: (ctx, impl) => measureCluster(ctx, impl, ctx.quick ? CLUSTER_QUICK : CLUSTER_FULL),
+  run: (ctx, impl) => measureCluster(ctx, impl, sized(ctx, { full: CLUSTER_FULL, quick: CLUSTER_QUICK, smoke: CLUSTER_SMOKE })),
 };

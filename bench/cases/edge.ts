@@ -5,7 +5,7 @@ import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { Leases } from '../../src/lease.js';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { Queue } from '../../src/queue.js';
-import { type BenchCase, type BenchContext, benchQueueName } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, sized } from '../lib/context.js';
 
 /**
  * The edge cases (echomq only), over @upstash/redis through the Upstash-REST bridge, which counts
@@ -86,7 +86,7 @@ export const edgeBusy: BenchCase = {
   name: 'edge-busy',
   impls: ['echomq'],
   async run(ctx) {
-    const n = ctx.quick ? 400 : 4000;
+    const n = sized(ctx, { full: 4000, quick: 400, smoke: 40 });
     return onBridge(ctx, async (transport, _env, requests) => {
       const queue = new Queue<number>(transport, benchQueueName('edge'));
       for (let i = 0; i < n; i += 1000) {
@@ -110,7 +110,7 @@ export const edgeIdle: BenchCase = {
   name: 'edge-idle',
   impls: ['echomq'],
   async run(ctx) {
-    const events = ctx.quick ? 10 : 50;
+    const events = sized(ctx, { full: 50, quick: 10, smoke: 3 });
     return onBridge(ctx, async (transport, env, requests) => {
       const names = [1, 2, 3].map(() => benchQueueName('edge-idle'));
       // something scheduled an hour out, nothing claimable
@@ -129,7 +129,7 @@ export const edgeEnqueue: BenchCase = {
   name: 'edge-enqueue',
   impls: ['echomq'],
   async run(ctx) {
-    const n = ctx.quick ? 20 : 50;
+    const n = sized(ctx, { full: 50, quick: 20, smoke: 3 });
     const single = await enqueueThrough(ctx, n, 20);
     const burst = await enqueueThrough(ctx, n * 4, null);
     return {
@@ -146,7 +146,7 @@ export const edgeDelayed: BenchCase = {
   name: 'edge-delayed',
   impls: ['echomq'],
   async run(ctx) {
-    const n = ctx.quick ? 20 : 50;
+    const n = sized(ctx, { full: 50, quick: 20, smoke: 3 });
     const single = await enqueueThrough(ctx, n, 20, 500);
     const burst = await enqueueThrough(ctx, n * 4, null, 500);
     return {

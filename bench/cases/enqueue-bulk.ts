@@ -1,4 +1,4 @@
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, startMeter } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, startMeter } from '../lib/context.js';
 import { bullQueue, echoQueue } from '../lib/impls.js';
 import { round } from '../lib/stats.js';
 
@@ -12,7 +12,7 @@ export const enqueueBulk: BenchCase = {
   name: 'enqueue-bulk',
   impls: ['echomq', 'bullmq'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const calls = ctx.quick ? 5 : 50;
+    const calls = sized(ctx, { full: 50, quick: 5, smoke: 1 });
     const n = calls * PER_CALL;
     const name = benchQueueName('bulk');
     let addBulk: (from: number) => Promise<unknown>;

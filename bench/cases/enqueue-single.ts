@@ -1,4 +1,4 @@
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, startMeter } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, startMeter } from '../lib/context.js';
 import { enqueueCalls } from '../lib/enqueue-calls.js';
 import { bullQueue, echoQueue, floorConnection } from '../lib/impls.js';
 import { latencies, round } from '../lib/stats.js';
@@ -18,7 +18,7 @@ export const enqueueSingle: BenchCase = {
   name: 'enqueue-single',
   impls: ['echomq', 'bullmq', 'floor'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const n = ctx.quick ? 2_000 : 10_000;
+    const n = sized(ctx, { full: 10_000, quick: 2_000, smoke: 100 });
     const name = benchQueueName('enq1');
     const payload = (i: number): { i: number } => ({ i });
     const times: number[] = [];

@@ -1,5 +1,5 @@
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { echoQueue, groupQueue, groupWorker } from '../lib/impls.js';
 import { quantile, round, until } from '../lib/stats.js';
 
@@ -16,7 +16,7 @@ export const fairnessC1: BenchCase = {
   name: 'fairness-c1',
   impls: ['echomq', 'groupmq'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const big = ctx.quick ? 500 : 2_000;
+    const big = sized(ctx, { full: 2_000, quick: 500, smoke: 50 });
     const small = SMALL_GROUPS * SMALL_JOBS;
     const name = benchQueueName('fair');
     const order: Array<{ group: string; at: number }> = [];

@@ -3,7 +3,7 @@ import { type FlowJob, Flows } from '../../src/flows.js';
 import type { Job } from '../../src/job.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, startMeter } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, startMeter } from '../lib/context.js';
 import { bullConnection, bullWorker, echoQueue } from '../lib/impls.js';
 import { CountingTransport } from '../lib/round-trips.js';
 import { latch, quantile, round } from '../lib/stats.js';
@@ -25,6 +25,8 @@ export interface FlowFanoutSpec {
 export const FLOW_FANOUT_FULL: FlowFanoutSpec = { flows: 200, childrenPerQueue: 10, concurrency: 50, inFlight: 50, timeoutMs: 120_000 };
 /** --quick: the same trees and slots, 50 flows. */
 export const FLOW_FANOUT_QUICK: FlowFanoutSpec = { ...FLOW_FANOUT_FULL, flows: 50, timeoutMs: 60_000 };
+/** --smoke: the same trees, 4 flows. */
+export const FLOW_FANOUT_SMOKE: FlowFanoutSpec = { ...FLOW_FANOUT_FULL, flows: 4, inFlight: 4, timeoutMs: 30_000 };
 
 /** A child's payload and result: its flow and its page (0 .. 2 * childrenPerQueue - 1). */
 interface ChildPayload {
@@ -309,5 +311,5 @@ export async function measureFlowFanout(ctx: BenchContext, impl: Impl, spec: Flo
 export const flowFanout: BenchCase = {
   name: 'flow-fanout',
   impls: ['echomq', 'bullmq'],
-  run: (ctx, impl) => measureFlowFanout(ctx, impl, ctx.quick ? FLOW_FANOUT_QUICK : FLOW_FANOUT_FULL),
+  run: (ctx, impl) => measureFlowFanout(ctx, impl, sized(ctx, { full: FLOW_FANOUT_FULL, quick: FLOW_FANOUT_QUICK, smoke: FLOW_FANOUT_SMOKE })),
 };

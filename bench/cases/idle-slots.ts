@@ -1,5 +1,5 @@
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, startMeter } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, startMeter } from '../lib/context.js';
 import { echoQueue, groupQueue, groupWorker } from '../lib/impls.js';
 import { latch, round, sleep, until } from '../lib/stats.js';
 
@@ -14,7 +14,7 @@ export const idleSlots: BenchCase = {
   name: 'idle-slots',
   impls: ['echomq', 'groupmq'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const windowMs = ctx.quick ? 3_000 : 10_000;
+    const windowMs = sized(ctx, { full: 10_000, quick: 3_000, smoke: 500 });
     const name = benchQueueName('idle');
     const release = latch();
     let running = false;

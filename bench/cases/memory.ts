@@ -1,4 +1,4 @@
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { bullQueue, echoQueue } from '../lib/impls.js';
 import { usedMemory } from '../lib/redis-stats.js';
 import { round } from '../lib/stats.js';
@@ -11,7 +11,7 @@ export const memory: BenchCase = {
   name: 'memory',
   impls: ['echomq', 'bullmq'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const n = ctx.quick ? 5_000 : 20_000;
+    const n = sized(ctx, { full: 20_000, quick: 5_000, smoke: 500 });
     const name = benchQueueName('mem');
     const payload = (i: number): { user: number; kind: string } => ({ user: i, kind: 'welcome-mail' });
     let addBulk: (from: number, count: number) => Promise<unknown>;

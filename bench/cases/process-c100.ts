@@ -1,4 +1,4 @@
-import type { BenchCase } from '../lib/context.js';
+import { type BenchCase, sized } from '../lib/context.js';
 import { drain } from '../lib/drain.js';
 
 /**
@@ -9,5 +9,5 @@ import { drain } from '../lib/drain.js';
 export const processC100: BenchCase = {
   name: 'process-c100',
   impls: ['echomq', 'bullmq'],
-  run: (ctx, impl) => drain(ctx, impl, { n: ctx.quick ? 2_000 : 20_000, groups: 0, concurrency: 100, events: false }),
+  run: (ctx, impl) => drain(ctx, impl, { n: sized(ctx, { full: 20_000, quick: 2_000, smoke: 200 }), groups: 0, concurrency: 100, events: false }),
 };

@@ -1,7 +1,7 @@
 import type { Job as BullJob } from 'bullmq';
 import { Consumer } from '../../src/node/consumer/index.js';
 import type { Job } from '../../src/job.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, type Sizes } from '../lib/context.js';
 import { bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { commandTotal } from '../lib/redis-stats.js';
 import { socketWrites } from '../lib/round-trips.js';
@@ -29,6 +29,8 @@ export interface RateLimitSpec {
 export const RATE_LIMIT_FULL: RateLimitSpec = { groups: 10, limit: 50, periodMs: 1_000, windows: 10, perGroup: 600, concurrency: 50, idleMs: 5_000 };
 /** --quick: the same limits and idle window (one beat), 3 windows judged. */
 export const RATE_LIMIT_QUICK: RateLimitSpec = { groups: 10, limit: 50, periodMs: 1_000, windows: 3, perGroup: 250, concurrency: 50, idleMs: 5_000 };
+/** --smoke: 2 groups at 5 per 400 ms, 2 windows judged, a 100 ms idle window (no beat in it). */
+export const RATE_LIMIT_SMOKE: RateLimitSpec = { groups: 2, limit: 5, periodMs: 400, windows: 2, perGroup: 15, concurrency: 5, idleMs: 100 };
 
 /** The consumer's lease: a claim's server time is its jobs' `leaseUntil` less this. */
 const LEASE_MS = 30_000;
@@ -139,16 +141,16 @@ interface Side {
  * take the one periodic beat (IDLE_PERIOD_MS) that lands in them whole or not at all
  * (`throttled_excess_commands`, beyond (a)'s rate, against `idle_period_commands`).
  */
-export function rateLimitCase(full: RateLimitSpec, quick: RateLimitSpec): BenchCase {
+export function rateLimitCase(specs: Sizes<RateLimitSpec>): BenchCase {
   return {
     name: 'rate-limit',
     impls: ['echomq', 'bullmq'],
-    run: (ctx, impl) => measureRateLimit(ctx, impl, ctx.quick ? quick : full),
+    run: (ctx, impl) => measureRateLimit(ctx, impl, sized(ctx, specs)),
   };
 }
 
-/** The registered case: 10 windows judged, 3 with --quick. */
-export const rateLimit: BenchCase = rateLimitCase(RATE_LIMIT_FULL, RATE_LIMIT_QUICK);
+/** The registered case: 10 windows judged, 3 with --quick, 2 with --smoke. */
+export const rateLimit: BenchCase = rateLimitCase({ full: RATE_LIMIT_FULL, quick: RATE_LIMIT_QUICK, smoke: RATE_LIMIT_SMOKE });
 
 /** Runs one implementation: see rateLimitCase. */
 export async function measureRateLimit(ctx: BenchContext, impl: Impl, spec: RateLimitSpec): Promise<Figures> {

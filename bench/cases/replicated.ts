@@ -4,7 +4,7 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';
 import { Queue } from '../../src/queue.js';
 import type { DurabilityOptions } from '../../src/durability.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { ECHO_QUEUE_OPTIONS } from '../lib/impls.js';
 import { CountingTransport } from '../lib/round-trips.js';
 import { latch, quantile, round, sleep } from '../lib/stats.js';
@@ -32,8 +32,8 @@ export const replicated: BenchCase = {
   name: 'replicated',
   impls: ['echomq'],
   async run(ctx: BenchContext, _impl: Impl): Promise<Figures> {
-    const adds = ctx.quick ? 1_000 : 5_000;
-    const drained = ctx.quick ? 2_000 : 20_000;
+    const adds = sized(ctx, { full: 5_000, quick: 1_000, smoke: 50 });
+    const drained = sized(ctx, { full: 20_000, quick: 2_000, smoke: 100 });
     const { master, replica } = await masterAndReplica();
     try {
       const best: Record<string, number> = {};

@@ -1,7 +1,7 @@
 import type { Job as BullJob } from 'bullmq';
 import { Consumer } from '../../src/node/consumer/index.js';
 import type { Job } from '../../src/job.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, type Sizes } from '../lib/context.js';
 import { bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { clockOffset } from '../lib/server-clock.js';
 import { epochMs, latencies, round, sleep, until } from '../lib/stats.js';
@@ -19,6 +19,8 @@ export interface SchedulerLatenessSpec {
 /** What the issue asks for (60 slots of `every: 1000`), and the quick run's 10. */
 export const SCHEDULER_LATENESS_FULL: SchedulerLatenessSpec = { slots: 60, everyMs: 1_000, leadMs: 1_000 };
 export const SCHEDULER_LATENESS_QUICK: SchedulerLatenessSpec = { slots: 10, everyMs: 1_000, leadMs: 1_000 };
+/** --smoke: 2 slots. */
+export const SCHEDULER_LATENESS_SMOKE: SchedulerLatenessSpec = { slots: 2, everyMs: 1_000, leadMs: 1_000 };
 
 /** One handler run: the slot its job was fired for (epoch ms) and when the handler started (`epochMs()`, not yet corrected to Redis TIME). */
 interface Run {
@@ -59,16 +61,16 @@ interface Run {
  * run within 5 s of the last slot), `twice` (runs beyond the first of a slot). A run for a slot
  * off the grid would count in `off_grid`. Both schedulers are removed after the last slot.
  */
-export function schedulerLatenessCase(full: SchedulerLatenessSpec, quick: SchedulerLatenessSpec): BenchCase {
+export function schedulerLatenessCase(specs: Sizes<SchedulerLatenessSpec>): BenchCase {
   return {
     name: 'scheduler-lateness',
     impls: ['echomq', 'bullmq'],
-    run: (ctx, impl) => measureSchedulerLateness(ctx, impl, ctx.quick ? quick : full),
+    run: (ctx, impl) => measureSchedulerLateness(ctx, impl, sized(ctx, specs)),
   };
 }
 
-/** The registered case: 60 slots, 10 with --quick. */
-export const schedulerLateness: BenchCase = schedulerLatenessCase(SCHEDULER_LATENESS_FULL, SCHEDULER_LATENESS_QUICK);
+/** The registered case: 60 slots, 10 with --quick, 2 with --smoke. */
+export const schedulerLateness: BenchCase = schedulerLatenessCase({ full: SCHEDULER_LATENESS_FULL, quick: SCHEDULER_LATENESS_QUICK, smoke: SCHEDULER_LATENESS_SMOKE });
 
 /** How long after the last slot a slot not yet run counts as missed. */
 const GRACE_MS = 5_000;

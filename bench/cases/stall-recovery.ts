@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { round, sleep, until } from '../lib/stats.js';
 
@@ -82,7 +82,7 @@ export const stallRecovery: BenchCase = {
   name: 'stall-recovery',
   impls: ['echomq', 'bullmq'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const holds = ctx.quick ? [300] : [150, 420, 690, 960, 1230];
+    const holds = sized(ctx, { full: [150, 420, 690, 960, 1230], quick: [300], smoke: [300] });
     const samples: number[] = [];
     for (const hold of holds) samples.push(await sample(ctx, impl, hold));
     return {

@@ -1,6 +1,6 @@
 import { QueueEvents } from 'bullmq';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { bullConnection, bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
 import { latencies, sleep } from '../lib/stats.js';
 
@@ -18,7 +18,7 @@ export const waitLatency: BenchCase = {
   name: 'wait-latency',
   impls: ['echomq', 'bullmq'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const n = ctx.quick ? 100 : 500;
+    const n = sized(ctx, { full: 500, quick: 100, smoke: 10 });
     const name = benchQueueName('wait');
     const handler = async (job: { data?: { i: number }; payload?: { i: number } }): Promise<{ i: number }> => ({
       i: (job.payload ?? job.data)!.i,

@@ -1,5 +1,5 @@
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { bullQueue, bullWorker, echoQueue, floorConnection } from '../lib/impls.js';
 import { latencies, sleep, until } from '../lib/stats.js';
 
@@ -17,7 +17,7 @@ export const wakeLatency: BenchCase = {
   name: 'wake-latency',
   impls: ['echomq', 'bullmq', 'floor'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
-    const n = ctx.quick ? 100 : 500;
+    const n = sized(ctx, { full: 500, quick: 100, smoke: 10 });
     const name = benchQueueName('wake');
     const starts: number[] = [];
     const handler = async (): Promise<void> => {

@@ -23,11 +23,31 @@ export interface BenchContext {
   readonly port: number;
   /** The bench's own client (INFO, cleanup): its traffic is never counted. */
   readonly admin: Redis;
-  /** Small sizes, so the whole run fits in two minutes. */
+  /** Small sizes, so the whole run fits in a few minutes (true in a smoke run too). */
   readonly quick: boolean;
+  /**
+   * Token sizes (`--smoke`, what CI runs): every case once, to show that it still runs; its
+   * figures are not results. Absent: false. A case that sizes nothing for it runs at `quick`'s.
+   */
+  readonly smoke?: boolean;
   /** Where case modules look for child-process scripts and what to run them with. */
   readonly benchDir: string;
 }
+
+/** One value per size of run (see BenchContext): `full`, `quick` and `smoke`. */
+export interface Sizes<T> {
+  readonly full: T;
+  readonly quick: T;
+  readonly smoke: T;
+}
+
+/**
+ * The value for this run's size.
+ *
+ * @example
+ * const n = sized(ctx, { full: 10_000, quick: 2_000, smoke: 100 });
+ */
+export const sized = <T>(ctx: BenchContext, sizes: Sizes<T>): T => (ctx.smoke ? sizes.smoke : ctx.quick ? sizes.quick : sizes.full);
 
 /** One benchmark case: its name as the JSON carries it and how to run it for one implementation. */
 export interface BenchCase {

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_RESULT_BYTES } from '../../encode.js';
-import { type DurabilityOptions, replicationOf } from '../../durability.js';
+import { type Durability, type DurabilityOptions, replicationOf } from '../../durability.js';
 import { InvalidArgumentError, shown } from '../../errors.js';
 import type { Replication } from '../../transport.js';
 import type { ConsumerHooks } from './hooks.js';
@@ -67,7 +67,7 @@ export interface ParkedLoopOptions<Payload> extends DurabilityOptions {
    * @example
    * new Consumer(transport, 'payments', handler, { durability: 'replicated' });
    */
-  readonly durability?: DurabilityOptions['durability'];
+  readonly durability?: Durability;
 }
 
 /** The options as the loop uses them: defaults filled in, each checked. */
