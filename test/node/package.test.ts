@@ -188,7 +188,7 @@ describe('the packed package, installed into a fresh project', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   // 150 s before skipLibCheck: false, which costs each project's tsc ~15 s of CPU more (it checks every .d.ts it loads)
-  it('type-checks a producer, a consumer and a Worker, and runs the producer and the consumer to completion', { timeout: 210_000 }, async () => {
+  it('type-checks a producer, a consumer and a Worker, and runs the producer and the consumer to completion', { timeout: 330_000 }, async () => {
     const t0 = Date.now();
     const lap: Record<string, number> = {};
     let last = t0;
@@ -198,7 +198,7 @@ describe('the packed package, installed into a fresh project', () => {
     };
 
     // npm pack runs `prepare` (the build), as `npm publish` would
-    const packOut = (await run('npm', ['pack', '--json', '--pack-destination', dir], root, 90_000)).stdout;
+    const packOut = (await run('npm', ['pack', '--json', '--pack-destination', dir], root, 150_000)).stdout;
     const packed = (JSON.parse(packOut.slice(packOut.indexOf('['))) as Packed[])[0]!;
     mark('pack');
     const shipped = packed.files.map((f) => f.path);
@@ -236,7 +236,7 @@ describe('the packed package, installed into a fresh project', () => {
     writeFileSync(join(app, 'tsconfig.worker.json'), JSON.stringify(workerProject, null, 2));
     const tsc = join(app, 'node_modules', 'typescript', 'bin', 'tsc');
     // both, so a failure shows every error of each
-    const checks = await Promise.allSettled(['tsconfig.json', 'tsconfig.worker.json'].map((project) => run(process.execPath, [tsc, '-p', project], app, 90_000)));
+    const checks = await Promise.allSettled(['tsconfig.json', 'tsconfig.worker.json'].map((project) => run(process.execPath, [tsc, '-p', project], app, 120_000)));
     expect(checks.flatMap((check) => (check.status === 'rejected' ? [(check.reason as Error).message] : []))).toEqual([]);
     mark('typecheck');
 
