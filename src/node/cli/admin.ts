@@ -1,6 +1,7 @@
-import { parseArgs } from './strict-args.js';
 import type { DeadRetention, JobState } from '../../job.js';
-import type { AnyQueue } from '../../open-queue.js';
+import { type Commands, printJson } from './command.js';
+import type { CommandContext } from './command-context.js';
+import { intOption, parseArgs, payloadArgument, UsageError } from './strict-args.js';
 
 /** The usage lines of the admin commands, for `emq --help`. */
 export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|completed|dead> [--offset N] [--limit N]
@@ -22,24 +23,7 @@ export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|complet
       Prints {"maxAgeMs", "maxCount"}, the retention of dead jobs; with an option, sets it first
       (the one not given: none). Every burial then deletes at most two dead jobs past it.`;
 
-/** What the admin commands need of the CLI around them. */
-export interface AdminCli {
-  /**
-   * Runs `work` on queue `name` (a PartitionedQueue when the registry says it is partitioned) over
-   * a connection of its own, closed after; Redis unreachable is one line naming the URL.
-   */
-  withQueue<T>(name: string, work: (queue: AnyQueue) => Promise<T>): Promise<T>;
-  /** The integer of option `name`, if given (a usage error otherwise). */
-  intOption(values: Record<string, unknown>, name: string): number | undefined;
-  /** A usage error (exit 2) saying `message`. */
-  usage(message: string): Error;
-}
-
 const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
-
-const print = (value: unknown): void => {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
-};
 
 /**
  * The admin commands (`jobs`, `clean`, `drain`, `obliterate`, `reprocess-dead`, `change-priority`,
@@ -47,50 +31,50 @@ const print = (value: unknown): void => {
  * Queue methods, whose bad input throws a typed error the CLI prints as a usage failure.
  *
  * @example
- * const commands = { consume, ...adminCommands({ withQueue, intOption, usage: (m) => new UsageError(m) }) };
+ * const commands = { consume, ...adminCommands(commandContext()) };
  * await commands.drain(['mail']); // prints {"removed": n}
  */
-export function adminCommands(cli: AdminCli): Record<string, (args: string[]) => Promise<number>> {
+export function adminCommands(cli: CommandContext): Commands {
   /** Parses `args`, which must hold exactly `names` positionals. */
   const parse = <O extends Record<string, { type: 'string' | 'boolean' }>>(command: string, args: string[], names: readonly string[], options: O) => {
     const { values, positionals } = parseArgs({ args, allowPositionals: true, options });
-    if (positionals.length !== names.length) throw cli.usage(`${command} takes ${names.map((n) => `<${n}>`).join(' ')}`);
+    if (positionals.length !== names.length) throw new UsageError(`${command} takes ${names.map((n) => `<${n}>`).join(' ')}`);
     return { values, positionals: positionals as string[] };
   };
   /** An option of the retention: an integer, or `none` for no limit; undefined when not given. */
   const limitOrNone = (values: Record<string, unknown>, name: string): number | null | undefined =>
-    values[name] === 'none' ? null : cli.intOption(values, name);
+    values[name] === 'none' ? null : intOption(values, name);
 
   return {
     async jobs(args) {
       const { values, positionals } = parse('jobs', args, ['queue', 'state'], { offset: { type: 'string' }, limit: { type: 'string' } });
       const [name, state] = positionals as [string, string];
-      if (!STATES.includes(state as JobState)) throw cli.usage(`jobs takes a state: ${STATES.join(', ')}; got ${JSON.stringify(state)}`);
-      const offset = cli.intOption(values, 'offset');
-      const limit = cli.intOption(values, 'limit');
+      if (!STATES.includes(state as JobState)) throw new UsageError(`jobs takes a state: ${STATES.join(', ')}; got ${JSON.stringify(state)}`);
+      const offset = intOption(values, 'offset');
+      const limit = intOption(values, 'limit');
       const jobs = await cli.withQueue(name, (queue) =>
         queue.getJobs(state as JobState, { ...(offset === undefined ? {} : { offset }), ...(limit === undefined ? {} : { limit }) }),
       );
-      for (const job of jobs) print(job);
+      for (const job of jobs) printJson(job);
       return 0;
     },
 
     async clean(args) {
       const { values, positionals } = parse('clean', args, ['queue', 'completed|dead'], { 'older-than-ms': { type: 'string' }, limit: { type: 'string' } });
       const [name, state] = positionals as [string, string];
-      if (state !== 'completed' && state !== 'dead') throw cli.usage(`clean takes completed or dead, got ${JSON.stringify(state)}`);
-      const olderThanMs = cli.intOption(values, 'older-than-ms');
-      const limit = cli.intOption(values, 'limit');
+      if (state !== 'completed' && state !== 'dead') throw new UsageError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
+      const olderThanMs = intOption(values, 'older-than-ms');
+      const limit = intOption(values, 'limit');
       const ids = await cli.withQueue(name, (queue) =>
         queue.clean(state, { ...(olderThanMs === undefined ? {} : { olderThanMs }), ...(limit === undefined ? {} : { limit }) }),
       );
-      print({ removed: ids.length });
+      printJson({ removed: ids.length });
       return 0;
     },
 
     async drain(args) {
       const { positionals } = parse('drain', args, ['queue'], {});
-      print({ removed: await cli.withQueue(positionals[0]!, (queue) => queue.drain()) });
+      printJson({ removed: await cli.withQueue(positionals[0]!, (queue) => queue.drain()) });
       return 0;
     },
 
@@ -98,37 +82,32 @@ export function adminCommands(cli: AdminCli): Record<string, (args: string[]) =>
       const { values, positionals } = parse('obliterate', args, ['queue'], { force: { type: 'boolean' } });
       const name = positionals[0]!;
       const obliterated = await cli.withQueue(name, (queue) => queue.obliterate({ force: values.force === true }));
-      print({ queue: name, obliterated });
+      printJson({ queue: name, obliterated });
       return 0;
     },
 
     async 'reprocess-dead'(args) {
       const { values, positionals } = parse('reprocess-dead', args, ['queue'], { limit: { type: 'string' } });
-      const limit = cli.intOption(values, 'limit');
-      print({ reprocessed: await cli.withQueue(positionals[0]!, (queue) => queue.reprocessDead(limit === undefined ? {} : { limit })) });
+      const limit = intOption(values, 'limit');
+      printJson({ reprocessed: await cli.withQueue(positionals[0]!, (queue) => queue.reprocessDead(limit === undefined ? {} : { limit })) });
       return 0;
     },
 
     async 'change-priority'(args) {
       const { positionals } = parse('change-priority', args, ['queue', 'id', 'priority'], {});
       const [name, id, raw] = positionals as [string, string, string];
-      const priority = cli.intOption({ priority: raw }, 'priority')!;
+      const priority = intOption({ priority: raw }, 'priority')!;
       await cli.withQueue(name, (queue) => queue.changePriority(id, priority));
-      print({ id: id.startsWith('JOB:') ? id : `JOB:${id}`, priority });
+      printJson({ id: id.startsWith('JOB:') ? id : `JOB:${id}`, priority });
       return 0;
     },
 
     async 'update-data'(args) {
       const { positionals } = parse('update-data', args, ['queue', 'id', 'json'], {});
       const [name, id, json] = positionals as [string, string, string];
-      let payload: unknown;
-      try {
-        payload = JSON.parse(json);
-      } catch {
-        throw cli.usage(`the payload is not JSON: ${json}`);
-      }
+      const payload = payloadArgument(json);
       await cli.withQueue(name, (queue) => queue.updateData(id, payload));
-      print({ id: id.startsWith('JOB:') ? id : `JOB:${id}`, updated: true });
+      printJson({ id: id.startsWith('JOB:') ? id : `JOB:${id}`, updated: true });
       return 0;
     },
 
@@ -139,7 +118,7 @@ export function adminCommands(cli: AdminCli): Record<string, (args: string[]) =>
       const retention: DeadRetention = await cli.withQueue(positionals[0]!, (queue) =>
         maxAgeMs === undefined && maxCount === undefined ? queue.deadRetention() : queue.setDeadRetention({ maxAgeMs: maxAgeMs ?? null, maxCount: maxCount ?? null }),
       );
-      print(retention);
+      printJson(retention);
       return 0;
     },
   };

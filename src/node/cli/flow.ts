@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
-import type { DurabilityOptions } from '../../durability.js';
 import { InvalidArgumentError } from '../../errors.js';
 import { type FlowJob, Flows } from '../../flows.js';
-import type { Transport } from '../../transport.js';
-import { parseArgs } from './strict-args.js';
+import { type Commands, printJson } from './command.js';
+import type { CommandContext } from './command-context.js';
+import { parseArgs, UsageError } from './strict-args.js';
 
 /** The usage lines of the flow command, for `emq --help`. */
 export const FLOW_USAGE = `  emq flow <json-file>
@@ -13,16 +13,6 @@ export const FLOW_USAGE = `  emq flow <json-file>
       parent waits until its children have finished. A job without an id gets <parent id>.<index>,
       so the same file again is duplicates. Prints the tree as written, one JSON line of {queue,
       id, state, children}; a file or tree it cannot take: exit 2, one line, nothing written.`;
-
-/** What the flow command needs of the CLI around it. */
-export interface FlowCli {
-  /** Runs `work` over a connection of its own, closed after; Redis unreachable is one line naming the URL. */
-  withTransport<T>(work: (transport: Transport) => Promise<T>): Promise<T>;
-  /** The durability of the flow's writes (EMQ_DURABILITY; a bad value throws a usage error). */
-  durability(): DurabilityOptions;
-  /** A usage error (exit 2) saying `message`. */
-  usage(message: string): Error;
-}
 
 /** All of stdin, as text. */
 async function readStdin(): Promise<string> {
@@ -38,14 +28,14 @@ async function readStdin(): Promise<string> {
  * (`children[2].queue: ...`); either way before any write.
  *
  * @example
- * const commands = { ...flowCommands({ withTransport, usage: (m) => new UsageError(m) }) };
+ * const commands = { ...flowCommands(commandContext()) };
  * await commands.flow(['report.json']); // prints {"queue", "id", "state", "children"}
  */
-export function flowCommands(cli: FlowCli): Record<string, (args: string[]) => Promise<number>> {
+export function flowCommands(cli: CommandContext): Commands {
   return {
     async flow(args) {
       const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-      if (positionals.length !== 1) throw cli.usage('flow takes one JSON file (- for stdin)');
+      if (positionals.length !== 1) throw new UsageError('flow takes one JSON file (- for stdin)');
       const file = positionals[0]!;
       const from = file === '-' ? 'stdin' : file;
       let text: string;
@@ -63,7 +53,7 @@ export function flowCommands(cli: FlowCli): Record<string, (args: string[]) => P
       // Flows.add checks every node before it writes anything
       const options = cli.durability();
       const written = await cli.withTransport((transport) => new Flows(transport, options).add(tree as FlowJob));
-      process.stdout.write(`${JSON.stringify(written)}\n`);
+      printJson(written);
       return 0;
     },
   };

@@ -1,6 +1,7 @@
 import { checkGroupsOptions, type GroupInfo, GROUPS_PAGE } from '../../groups.js';
-import type { AdminCli } from './admin.js';
-import { parseArgs } from './strict-args.js';
+import { type Commands, printJson } from './command.js';
+import type { CommandContext } from './command-context.js';
+import { intOption, parseArgs, UsageError } from './strict-args.js';
 
 /** The usage lines of the groups command, for `emq --help`. */
 export const GROUPS_USAGE = `  emq groups <queue> [--prefix P] [--limit N] [--json]
@@ -35,10 +36,10 @@ function table(groups: readonly GroupInfo[]): string {
  * A bad limit or prefix is a usage error (exit 2, the Queue's own words) before any connection.
  *
  * @example
- * const commands = { ...groupsCommands({ withQueue, intOption, usage: (m) => new UsageError(m) }) };
+ * const commands = { ...groupsCommands(commandContext()) };
  * await commands.groups(['mail', '--prefix', 'tenant-', '--json']); // one JSON line per group
  */
-export function groupsCommands(cli: AdminCli): Record<string, (args: string[]) => Promise<number>> {
+export function groupsCommands(cli: CommandContext): Commands {
   return {
     async groups(args) {
       const { values, positionals } = parseArgs({
@@ -46,9 +47,9 @@ export function groupsCommands(cli: AdminCli): Record<string, (args: string[]) =
         allowPositionals: true,
         options: { prefix: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
       });
-      if (positionals.length !== 1) throw cli.usage('groups takes <queue>');
+      if (positionals.length !== 1) throw new UsageError('groups takes <queue>');
       const name = positionals[0]!;
-      const most = cli.intOption(values, 'limit');
+      const most = intOption(values, 'limit');
       // the Queue checks them again; here so bad input never connects
       const { prefix, limit } = checkGroupsOptions({ prefix: values.prefix, ...(most === undefined ? {} : { limit: most }) }, true);
       const wanted = most ?? Number.POSITIVE_INFINITY;
@@ -63,7 +64,7 @@ export function groupsCommands(cli: AdminCli): Record<string, (args: string[]) =
         return [...seen.values()];
       });
       const groups = found.sort((a, b) => (a.group < b.group ? -1 : a.group > b.group ? 1 : 0)).slice(0, wanted);
-      if (values.json === true) for (const group of groups) process.stdout.write(`${JSON.stringify(group)}\n`);
+      if (values.json === true) for (const group of groups) printJson(group);
       else process.stdout.write(`${table(groups)}\n`);
       return 0;
     },

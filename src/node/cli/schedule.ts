@@ -1,6 +1,7 @@
 import type { SchedulerSpec } from '../../schedulers.js';
-import type { AdminCli } from './admin.js';
-import { parseArgs } from './strict-args.js';
+import { type Commands, printJson } from './command.js';
+import type { CommandContext } from './command-context.js';
+import { intOption, parseArgs, payloadArgument, UsageError } from './strict-args.js';
 
 /** The usage lines of the scheduler commands, for `emq --help`. */
 export const SCHEDULE_USAGE = `  emq schedule <queue> <id> (--cron EXPR [--tz TZ] | --every MS) <json> [--group G] [--priority N]
@@ -15,10 +16,6 @@ export const SCHEDULE_USAGE = `  emq schedule <queue> <id> (--cron EXPR [--tz TZ
       Removes the scheduler (the jobs it fired stay); prints {"id", "removed": true}. Exit 2 when
       there is none.`;
 
-const print = (value: unknown): void => {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
-};
-
 /**
  * The scheduler commands (`schedule`, `schedules`, `unschedule`) by name, each resolving to its
  * exit code: thin calls of `upsertScheduler`, `listSchedulers` and `removeScheduler`. Bad input
@@ -26,16 +23,16 @@ const print = (value: unknown): void => {
  * checks first (a cron pattern croner refuses, an unknown time zone...).
  *
  * @example
- * const commands = { ...scheduleCommands({ withQueue, intOption, usage: (m) => new UsageError(m) }) };
+ * const commands = { ...scheduleCommands(commandContext()) };
  * await commands.schedule(['mail', 'digest', '--cron', '0 8 * * 1-5', '{"kind":"digest"}']); // prints {"id", "nextRunAt"}
  */
-export function scheduleCommands(cli: AdminCli): Record<string, (args: string[]) => Promise<number>> {
+export function scheduleCommands(cli: CommandContext): Commands {
   /** An instant option: epoch ms, or text Date.parse reads (ISO 8601); undefined when not given. */
   const instantOption = (values: Record<string, unknown>, name: string): number | undefined => {
     const raw = values[name];
     if (raw === undefined) return undefined;
     const ms = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : Date.parse(String(raw));
-    if (!Number.isSafeInteger(ms) || ms < 0) throw cli.usage(`--${name} takes epoch ms or ISO 8601 text, got ${JSON.stringify(raw)}`);
+    if (!Number.isSafeInteger(ms) || ms < 0) throw new UsageError(`--${name} takes epoch ms or ISO 8601 text, got ${JSON.stringify(raw)}`);
     return ms;
   };
 
@@ -56,21 +53,16 @@ export function scheduleCommands(cli: AdminCli): Record<string, (args: string[])
           limit: { type: 'string' },
         },
       });
-      if (positionals.length !== 3) throw cli.usage('schedule takes <queue> <id> <json>, with --cron EXPR or --every MS');
+      if (positionals.length !== 3) throw new UsageError('schedule takes <queue> <id> <json>, with --cron EXPR or --every MS');
       const [name, id, json] = positionals as [string, string, string];
-      if ((values.cron === undefined) === (values.every === undefined)) throw cli.usage('schedule takes --cron EXPR or --every MS: one of them');
-      let payload: unknown;
-      try {
-        payload = JSON.parse(json);
-      } catch {
-        throw cli.usage(`the payload is not JSON: ${json}`);
-      }
-      const every = cli.intOption(values, 'every');
+      if ((values.cron === undefined) === (values.every === undefined)) throw new UsageError('schedule takes --cron EXPR or --every MS: one of them');
+      const payload = payloadArgument(json);
+      const every = intOption(values, 'every');
       const startAt = instantOption(values, 'start-at');
       const endAt = instantOption(values, 'end-at');
-      const limit = cli.intOption(values, 'limit');
-      const priority = cli.intOption(values, 'priority');
-      const maxAttempts = cli.intOption(values, 'max-attempts');
+      const limit = intOption(values, 'limit');
+      const priority = intOption(values, 'priority');
+      const maxAttempts = intOption(values, 'max-attempts');
       const spec: SchedulerSpec = {
         ...(values.cron === undefined ? {} : { cron: values.cron }),
         ...(values.tz === undefined ? {} : { tz: values.tz }),
@@ -85,27 +77,27 @@ export function scheduleCommands(cli: AdminCli): Record<string, (args: string[])
         ...(priority === undefined ? {} : { priority }),
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
       };
-      print(await cli.withQueue(name, (queue) => queue.upsertScheduler(id, spec, job)));
+      printJson(await cli.withQueue(name, (queue) => queue.upsertScheduler(id, spec, job)));
       return 0;
     },
 
     async schedules(args) {
       const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-      if (positionals.length !== 1) throw cli.usage('schedules takes <queue>');
-      for (const scheduler of await cli.withQueue(positionals[0]!, (queue) => queue.listSchedulers())) print(scheduler);
+      if (positionals.length !== 1) throw new UsageError('schedules takes <queue>');
+      for (const scheduler of await cli.withQueue(positionals[0]!, (queue) => queue.listSchedulers())) printJson(scheduler);
       return 0;
     },
 
     async unschedule(args) {
       const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
-      if (positionals.length !== 2) throw cli.usage('unschedule takes <queue> <id>');
+      if (positionals.length !== 2) throw new UsageError('unschedule takes <queue> <id>');
       const [name, id] = positionals as [string, string];
       if (!(await cli.withQueue(name, (queue) => queue.removeScheduler(id)))) {
         // a refusal, like a job not in the state asked: one line, exit 2
         process.stderr.write(`emq unschedule: no scheduler ${id} in queue ${name}\n`);
         return 2;
       }
-      print({ id, removed: true });
+      printJson({ id, removed: true });
       return 0;
     },
   };
