@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { type EmqErrorCode, errorCodes } from '../errors.js';
+import type { JobRecord } from '../job.js';
 import { rateLimits } from './rate-schemas.js';
 import { backoffOptions } from './schemas.js';
 
@@ -79,6 +80,29 @@ export const jobView = z
   .openapi('Job');
 
 export type JobView = z.infer<typeof jobView>;
+
+/** A job as the API shows it. */
+export function jobViewOf(job: JobRecord): JobView {
+  return {
+    id: job.id,
+    state: job.state,
+    attempt: job.attempt,
+    maxAttempts: job.maxAttempts,
+    attemptsStarted: job.attemptsStarted,
+    payload: job.payload,
+    ...(job.group === undefined ? {} : { group: job.group }),
+    priority: job.priority,
+    backoff: job.backoff,
+    ...(job.error === undefined ? {} : { error: job.error }),
+    createdAt: job.createdAt,
+    ...(job.runAt === undefined ? {} : { runAt: job.runAt }),
+    ...(job.leaseUntil === undefined ? {} : { leaseUntil: job.leaseUntil }),
+    ...(job.finishedAt === undefined ? {} : { finishedAt: job.finishedAt }),
+    ...(job.result === undefined ? {} : { result: job.result }),
+    ...(job.progress === undefined ? {} : { progress: job.progress }),
+    ...(job.scheduler === undefined ? {} : { scheduler: job.scheduler }),
+  };
+}
 
 const enqueuedId = z.string().openapi({ description: 'the id every other route takes: `JOB:` and the id given or made' });
 /** What became of one job of an enqueue: `add`'s EnqueueResult, the same shape for one job and in bulk. */
