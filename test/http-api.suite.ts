@@ -4,7 +4,7 @@ import { Leases } from '../src/lease.js';
 import { type BulkJob, Queue } from '../src/queue.js';
 import { decodeEntry } from '../src/events.js';
 import type { ApiTarget } from './http-call.js';
-import { useHttpFixture } from './http-fixture.js';
+import { asJson, useHttpFixture } from './http-fixture.js';
 
 /** The payload cap by default: 1 MiB of UTF-8 JSON as stored. */
 const PAYLOAD_CAP = 1024 * 1024;
@@ -319,6 +319,71 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(page.body.jobs).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'JOB:with-result', result: { sent: [1, 'two', null] } })]));
       const schemas = (await call('GET', '/v1/openapi.json')).body as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
       expect(Object.keys(schemas.components.schemas.Job!.properties)).toEqual(expect.arrayContaining(['result', 'progress']));
+    });
+
+    it('GET job is the JobRecord as JSON, every field getJob has, for a plain job, a fired job, a flow parent and its children; so are the listings', async () => {
+      const [queue, other] = [q(), q()];
+      const mine = fx.queueOf(queue);
+      const theirs = fx.queueOf(other);
+      expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'a' }, id: 'plain', group: 'g', priority: 2, maxAttempts: 3, backoff: 100 })).status).toBe(201);
+      const { body: tick } = await call('PUT', `/v1/queues/${queue}/schedulers/tick`, { every: 60_000, limit: 1, job: { payload: { n: 1 } } });
+      // a consumer's beat fires the first slot, due at once
+      expect((await new Leases(mine).beat({ n: 0, leaseMs: 30_000 })).fired).toBe(1);
+      const fired = `JOB:tick@${tick.nextRunAt as number}`;
+      const flow = await call('POST', '/v1/flows', {
+        queue,
+        id: 'report',
+        payload: { report: 1 },
+        children: [
+          { queue: other, payload: 'page' },
+          { queue: other, payload: 'bad', maxAttempts: 1, onFailure: 'ignore' },
+          { queue, payload: 'left' },
+        ],
+      });
+      expect(flow.status, JSON.stringify(flow.body)).toBe(201);
+      // one child completed with a result, one dead, one unfinished: the parent waits, and shows each
+      const leases = new Leases(theirs);
+      const [page, bad] = (await leases.claim(2, 30_000)).jobs;
+      await leases.complete([{ id: page!.id, token: page!.token, result: JSON.stringify({ pages: 3 }) }]);
+      await leases.fail([{ id: bad!.id, token: bad!.token, error: 'boom' }]);
+
+      const jobs: Array<[string, string]> = [
+        [queue, 'JOB:plain'],
+        [queue, fired],
+        [queue, 'JOB:report'],
+        [other, 'JOB:report.0'],
+        [other, 'JOB:report.1'],
+        [queue, 'JOB:report.2'],
+      ];
+      const records = new Map<string, unknown>();
+      for (const [name, id] of jobs) {
+        const record = await fx.queueOf(name).getJob(id);
+        records.set(id, asJson(record));
+        const answer = await call('GET', `/v1/queues/${name}/jobs/${id}`);
+        expect(answer.status, id).toBe(200);
+        expect(answer.body, id).toEqual(asJson(record));
+      }
+      // what the comparison covers: the scheduler, the parent's children and count, each child's parent
+      expect(records.get(fired)).toMatchObject({ scheduler: { id: 'tick' } });
+      expect(records.get('JOB:report')).toMatchObject({
+        state: 'waiting',
+        children: [
+          { queue: other, id: 'JOB:report.0', state: 'completed', result: { pages: 3 } },
+          { queue: other, id: 'JOB:report.1', state: 'failed', error: 'boom' },
+          { queue, id: 'JOB:report.2', state: 'unfinished' },
+        ],
+        flow: { total: 3, done: 2 },
+      });
+      for (const id of ['JOB:report.0', 'JOB:report.1', 'JOB:report.2']) {
+        expect(records.get(id), id).toMatchObject({ parent: { queue, id: 'JOB:report', onFailure: expect.any(String) } });
+      }
+      // a state's page and the dead page are getJobs and listDead as JSON
+      const waiting = await mine.getJobs('waiting');
+      expect(waiting.map((j) => j.id)).toEqual(['JOB:report']);
+      expect((await call('GET', `/v1/queues/${queue}/jobs?state=waiting`)).body.jobs).toEqual(asJson(waiting));
+      expect((await call('GET', `/v1/queues/${other}/jobs?state=completed`)).body.jobs).toEqual([records.get('JOB:report.0')]);
+      expect((await call('GET', `/v1/queues/${other}/dead`)).body.jobs).toEqual([records.get('JOB:report.1')]);
+      expect((await call('GET', `/v1/queues/${other}/dead`)).body.jobs).toEqual(asJson(await theirs.listDead()));
     });
 
     /** Every event the queue's stream holds (XRANGE), as JSON would show them. */

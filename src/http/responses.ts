@@ -81,28 +81,16 @@ export const jobView = z
 
 export type JobView = z.infer<typeof jobView>;
 
-/** A job as the API shows it. */
-export function jobViewOf(job: JobRecord): JobView {
-  return {
-    id: job.id,
-    state: job.state,
-    attempt: job.attempt,
-    maxAttempts: job.maxAttempts,
-    attemptsStarted: job.attemptsStarted,
-    payload: job.payload,
-    ...(job.group === undefined ? {} : { group: job.group }),
-    priority: job.priority,
-    backoff: job.backoff,
-    ...(job.error === undefined ? {} : { error: job.error }),
-    createdAt: job.createdAt,
-    ...(job.runAt === undefined ? {} : { runAt: job.runAt }),
-    ...(job.leaseUntil === undefined ? {} : { leaseUntil: job.leaseUntil }),
-    ...(job.finishedAt === undefined ? {} : { finishedAt: job.finishedAt }),
-    ...(job.result === undefined ? {} : { result: job.result }),
-    ...(job.progress === undefined ? {} : { progress: job.progress }),
-    ...(job.scheduler === undefined ? {} : { scheduler: job.scheduler }),
-  };
-}
+/** `View` when it has exactly the fields of `Record`, else never. */
+type SameFields<View, Record> = [Exclude<keyof View, keyof Record> | Exclude<keyof Record, keyof View>] extends [never] ? View : never;
+
+/**
+ * A job as the API shows it: its JobRecord as it is, which JSON carries without the fields it
+ * leaves undefined. Nothing is picked field by field, so a body cannot drop a field the record
+ * has; and the return type is `never` unless the `Job` schema (the OpenAPI document) declares
+ * exactly the record's fields, so a field added to JobRecord does not compile until it is documented.
+ */
+export const jobViewOf = (job: JobRecord): SameFields<JobView, JobRecord> => job;
 
 const enqueuedId = z.string().openapi({ description: 'the id every other route takes: `JOB:` and the id given or made' });
 /** What became of one job of an enqueue: `add`'s EnqueueResult, the same shape for one job and in bulk. */
