@@ -1,11 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Leases } from '../src/lease.js';
-import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { Queue } from '../src/queue.js';
-import type { ApiTarget } from './http-api.suite.js';
-import { type Answer, callApi } from './http-call.js';
+import type { ApiTarget } from './http-call.js';
+import { useHttpFixture } from './http-fixture.js';
 import { checkInvariants } from './invariants.js';
 
 /**
@@ -16,29 +13,14 @@ import { checkInvariants } from './invariants.js';
  */
 export function describeHttpAdmin(label: string, redisUrl: () => string, start: () => Promise<ApiTarget>): void {
   describe(label, () => {
-    let target: ApiTarget;
-    let raw: Redis;
-    let transport: IoredisTransport;
-    beforeAll(async () => {
-      target = await start();
-      raw = new Redis(redisUrl());
-      transport = IoredisTransport.connect(redisUrl());
-    }, 60_000);
-    afterAll(async () => {
-      await transport.close();
-      raw.disconnect();
-      await target.close();
-    });
-
-    const q = (): string => `http-admin-${randomBytes(5).toString('hex')}`;
-
-    const call = (method: string, path: string, body?: unknown, rawBody?: string): Promise<Answer> => callApi(target, method, path, body, rawBody);
+    const fx = useHttpFixture({ prefix: 'http-admin', redisUrl, start });
+    const { call, queueName: q } = fx;
 
     /** Every key of the queue with its value, and its registry entry. */
     async function stateOf(queue: string): Promise<unknown> {
       const out: Record<string, unknown> = {};
-      for (const key of (await raw.keys(`emq:{${queue}}:*`)).sort()) out[key] = [await raw.type(key), await raw.dump(key)];
-      return { keys: out, registered: await raw.sismember('emq:queues', queue) };
+      for (const key of (await fx.raw.keys(`emq:{${queue}}:*`)).sort()) out[key] = [await fx.raw.type(key), await fx.raw.dump(key)];
+      return { keys: out, registered: await fx.raw.sismember('emq:queues', queue) };
     }
 
     /** The request fails with `status` and `code`, and the queue's keyspace and registry entry are untouched. */
@@ -52,7 +34,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
 
     /** A consumer's side of `queue`: what a Node process would claim and settle with. */
     const consumer = (queue: string) => {
-      const side = new Queue(transport, queue, { keepCompletedMs: -1 });
+      const side = new Queue(fx.transport, queue, { keepCompletedMs: -1 });
       return { queue: side, leases: new Leases(side) };
     };
 
@@ -90,7 +72,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       const rest = await call('POST', `/v1/queues/${queue}/clean`, { state: 'dead' });
       expect(rest.body).toMatchObject({ more: false });
       expect([...(first.body.ids as string[]), ...(rest.body.ids as string[])].sort()).toEqual([...ids].sort());
-      expect(await raw.exists(`emq:{${queue}}:dead`)).toBe(0);
+      expect(await fx.raw.exists(`emq:{${queue}}:dead`)).toBe(0);
       expect(await call('POST', `/v1/queues/${queue}/clean`, { state: 'dead' })).toMatchObject({ status: 200, body: { ids: [], more: false } });
       await bury(queue, 1);
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/clean`, { state: 'pending' });
@@ -106,7 +88,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       expect(await call('POST', `/v1/queues/${queue}/drain?limit=2`)).toMatchObject({ status: 200, body: { removed: 2, more: true } });
       expect(await call('POST', `/v1/queues/${queue}/drain`)).toMatchObject({ status: 200, body: { removed: 1, more: false } });
       expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 0, scheduled: 0 } });
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/drain?limit=0`);
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/drain?limit=lots`);
     });
@@ -121,11 +103,11 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       await refused(queue, 400, 'EMQARG', 'DELETE', `/v1/queues/${queue}?force=yes`);
       expect(await call('DELETE', `/v1/queues/${queue}?force=true`)).toMatchObject({ status: 200, body: { queue, obliterated: true } });
       // only request records are left, each to expire
-      for (const key of await raw.keys(`emq:{${queue}}:*`)) {
+      for (const key of await fx.raw.keys(`emq:{${queue}}:*`)) {
         expect(key).toContain(':req:');
-        expect(await raw.pttl(key)).toBeGreaterThan(0);
+        expect(await fx.raw.pttl(key)).toBeGreaterThan(0);
       }
-      expect(await raw.sismember('emq:queues', queue)).toBe(0);
+      expect(await fx.raw.sismember('emq:queues', queue)).toBe(0);
       // twice: still gone
       expect(await call('DELETE', `/v1/queues/${queue}`)).toMatchObject({ status: 200, body: { obliterated: true } });
     });
@@ -136,7 +118,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       expect(await call('POST', `/v1/queues/${queue}/dead/reprocess?limit=2`)).toMatchObject({ status: 200, body: { reprocessed: 2, more: true } });
       expect(await call('POST', `/v1/queues/${queue}/dead/reprocess`)).toMatchObject({ status: 200, body: { reprocessed: 1, more: false } });
       expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 3, dead: 0 } });
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
       await refused(queue, 400, 'EMQARG', 'POST', `/v1/queues/${queue}/dead/reprocess?limit=-1`);
     });
 
@@ -147,7 +129,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       expect((await call('GET', `/v1/queues/${queue}/jobs?state=pending`)).body.jobs).toMatchObject([{ id: 'JOB:b' }, { id: 'JOB:a', priority: 3 }]);
       expect(await call('PUT', `/v1/queues/${queue}/jobs/JOB:b/payload`, { payload: { to: 'new' } })).toMatchObject({ status: 200, body: { id: 'JOB:b', updated: true } });
       expect((await call('GET', `/v1/queues/${queue}/jobs/b`)).body).toMatchObject({ payload: { to: 'new' } });
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
 
       await refused(queue, 404, 'EMQNOTFOUND', 'PUT', `/v1/queues/${queue}/jobs/nope/priority`, { priority: 1 });
       await refused(queue, 404, 'EMQNOTFOUND', 'PUT', `/v1/queues/${queue}/jobs/nope/payload`, { payload: 1 });
@@ -166,7 +148,7 @@ export function describeHttpAdmin(label: string, redisUrl: () => string, start: 
       expect(await call('GET', `/v1/queues/${queue}/dead/retention`)).toMatchObject({ status: 200, body: { maxAgeMs: null, maxCount: null } });
       expect(await call('PUT', `/v1/queues/${queue}/dead/retention`, { maxCount: 2 })).toMatchObject({ status: 200, body: { maxAgeMs: null, maxCount: 2 } });
       await bury(queue, 4);
-      expect(await raw.zcard(`emq:{${queue}}:dead`)).toBe(2);
+      expect(await fx.raw.zcard(`emq:{${queue}}:dead`)).toBe(2);
       expect(await call('GET', `/v1/queues/${queue}/dead/retention`)).toMatchObject({ body: { maxAgeMs: null, maxCount: 2 } });
       await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/dead/retention`, { maxCount: -1 });
       await refused(queue, 400, 'EMQARG', 'PUT', `/v1/queues/${queue}/dead/retention`, { keep: 5 });

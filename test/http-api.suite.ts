@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IoredisTransport } from '../src/node/ioredis-transport.js';
+import { describe, expect, it } from 'vitest';
 import { Leases } from '../src/lease.js';
 import { type BulkJob, Queue } from '../src/queue.js';
 import { decodeEntry } from '../src/events.js';
+import type { ApiTarget } from './http-call.js';
+import { asJson, useHttpFixture } from './http-fixture.js';
 
 /** The payload cap by default: 1 MiB of UTF-8 JSON as stored. */
 const PAYLOAD_CAP = 1024 * 1024;
@@ -16,14 +15,6 @@ const PAYLOAD_CAP = 1024 * 1024;
 const ENQUEUE_BODY_LIMIT = 6 * PAYLOAD_CAP + 64 * 1024;
 /** The bulk route's body limit (the contract's 10 MiB). */
 const BULK_BODY_LIMIT = 10 * 1024 * 1024;
-
-/** A running API to test: the Node server or the Worker under miniflare. */
-export interface ApiTarget {
-  readonly baseUrl: string;
-  /** The bearer token it requires, if any. */
-  readonly token?: string;
-  close(): Promise<void>;
-}
 
 interface Answer {
   status: number;
@@ -38,18 +29,8 @@ interface Answer {
  */
 export function describeHttpApi(label: string, redisUrl: () => string, start: () => Promise<ApiTarget>): void {
   describe(label, () => {
-    let target: ApiTarget;
-    let raw: Redis;
-    beforeAll(async () => {
-      target = await start();
-      raw = new Redis(redisUrl());
-    }, 60_000);
-    afterAll(async () => {
-      raw.disconnect();
-      await target.close();
-    });
-
-    const q = (): string => `http-${randomBytes(5).toString('hex')}`;
+    const fx = useHttpFixture({ prefix: 'http', redisUrl, start });
+    const q = fx.queueName;
 
     async function call(
       method: string,
@@ -58,10 +39,10 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       init: { auth?: string | null; raw?: string; headers?: Record<string, string> } = {},
     ): Promise<Answer> {
       const headers: Record<string, string> = { ...init.headers };
-      const auth = init.auth === undefined ? target.token : init.auth;
+      const auth = init.auth === undefined ? fx.target.token : init.auth;
       if (auth) headers.Authorization = `Bearer ${auth}`;
       if (body !== undefined || init.raw !== undefined) headers['Content-Type'] = 'application/json';
-      const res = await fetch(target.baseUrl + path, {
+      const res = await fetch(fx.target.baseUrl + path, {
         method,
         headers,
         ...(init.raw !== undefined ? { body: init.raw } : body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -76,12 +57,12 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       return { status: res.status, body: parsed, headers: res.headers };
     }
 
-    const keysOf = async (queue: string): Promise<string[]> => raw.keys(`emq:{${queue}}:*`);
+    const keysOf = async (queue: string): Promise<string[]> => fx.raw.keys(`emq:{${queue}}:*`);
 
     /** The queue's keys, and whether the registry of queues holds its name. */
     const stateOf = async (queue: string): Promise<{ keys: string[]; registered: number }> => ({
       keys: (await keysOf(queue)).sort(),
-      registered: await raw.sismember('emq:queues', queue),
+      registered: await fx.raw.sismember('emq:queues', queue),
     });
 
     /** The request fails with `status` and `code`, and the queue's keyspace and registry entry are untouched. */
@@ -102,12 +83,12 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
      */
     function declaredOnly(path: string, bytes: number): Promise<{ status: number; body: Answer['body'] }> {
       return new Promise((resolve, reject) => {
-        const req = request(target.baseUrl + path, {
+        const req = request(fx.target.baseUrl + path, {
           method: 'POST',
           headers: {
             'Content-Type': 'application/json',
             'Content-Length': String(bytes),
-            ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}),
+            ...(fx.target.token ? { Authorization: `Bearer ${fx.target.token}` } : {}),
           },
         });
         req.on('error', reject);
@@ -137,8 +118,8 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
         },
       });
       const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-      if (target.token) headers.Authorization = `Bearer ${target.token}`;
-      const res = await fetch(target.baseUrl + path, { method: 'POST', headers, body, duplex: 'half' });
+      if (fx.target.token) headers.Authorization = `Bearer ${fx.target.token}`;
+      const res = await fetch(fx.target.baseUrl + path, { method: 'POST', headers, body, duplex: 'half' });
       const text = await res.text();
       return { status: res.status, body: (text ? JSON.parse(text) : {}) as Answer['body'], headers: res.headers };
     }
@@ -152,10 +133,10 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
     function chunkedOnly(path: string, bytes: number): Promise<{ status: number; body: Answer['body'] }> {
       return new Promise((resolve, reject) => {
         let answered = false;
-        const req = request(target.baseUrl + path, {
+        const req = request(fx.target.baseUrl + path, {
           method: 'POST',
           agent: false,
-          headers: { 'Content-Type': 'application/json', ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}) },
+          headers: { 'Content-Type': 'application/json', ...(fx.target.token ? { Authorization: `Bearer ${fx.target.token}` } : {}) },
         });
         req.on('error', (error) => (answered ? undefined : reject(error)));
         req.on('response', (res) => {
@@ -195,7 +176,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       const job = await call('GET', `/v1/queues/${queue}/jobs/JOB:order-1`);
       expect(job.status).toBe(200);
       expect(job.body).toMatchObject({ id: 'JOB:order-1', state: 'pending', payload: { to: 'a@example.com' }, group: 'tenant-1', priority: 3, maxAttempts: 5, attempt: 0, attemptsStarted: 0, backoff: { type: 'fixed', delayMs: 250 } });
-      expect(await raw.zcard(`emq:{${queue}}:lane:tenant-1`)).toBe(1);
+      expect(await fx.raw.zcard(`emq:{${queue}}:lane:tenant-1`)).toBe(1);
     });
 
     it('takes an Idempotency-Key: the same key again answers the first response and writes nothing', async () => {
@@ -251,7 +232,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       const replaced = await call('POST', path, { payload: { v: 3 }, delayMs: 120_000, dedupe: { key: 'doc:7', replace: true } });
       expect(replaced).toMatchObject({ status: 200, body: { id: 'JOB:1', state: 'replaced' } });
       expect((await call('GET', `${path}/JOB:1`)).body).toMatchObject({ state: 'scheduled', payload: { v: 3 } });
-      expect(await raw.get(`emq:{${queue}}:dd:doc:7`)).toBe('JOB:1');
+      expect(await fx.raw.get(`emq:{${queue}}:dd:doc:7`)).toBe('JOB:1');
 
       const bulk = await call('POST', `${path}/bulk`, {
         jobs: [
@@ -289,24 +270,20 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs });
       expect(bulk.status).toBe(201);
       // the same jobs through addBulk, on a queue of their own: the same results
-      const transport = IoredisTransport.connect(redisUrl());
-      try {
-        const twin = new Queue<{ to: string }>(transport, q());
-        const results = await twin.addBulk(jobs);
-        expect(bulk.body).toEqual({ jobs: results });
-        expect(results.map((r) => r.state)).toEqual(['pending', 'scheduled', 'duplicate']);
-        // a job read back: the HTTP body is the JobRecord as JSON
-        const mine = new Queue<{ to: string }>(transport, queue);
-        for (const { id } of results.slice(0, 2)) {
-          const viaHttp = await call('GET', `/v1/queues/${queue}/jobs/${id}`);
-          expect(viaHttp.body).toEqual(JSON.parse(JSON.stringify(await mine.getJob(id))));
-        }
-        expect((await call('GET', `/v1/queues/${queue}/jobs/a`)).body).toMatchObject({ backoff: { type: 'fixed', delayMs: 250 }, attempt: 0, attemptsStarted: 0 });
-        // one job: the same EnqueueResult as `add`
-        expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'c' }, id: 'a' })).body).toEqual(await mine.add({ to: 'c' }, { id: 'a' }));
-      } finally {
-        await transport.close();
+      const { transport } = fx;
+      const twin = new Queue<{ to: string }>(transport, q());
+      const results = await twin.addBulk(jobs);
+      expect(bulk.body).toEqual({ jobs: results });
+      expect(results.map((r) => r.state)).toEqual(['pending', 'scheduled', 'duplicate']);
+      // a job read back: the HTTP body is the JobRecord as JSON
+      const mine = new Queue<{ to: string }>(transport, queue);
+      for (const { id } of results.slice(0, 2)) {
+        const viaHttp = await call('GET', `/v1/queues/${queue}/jobs/${id}`);
+        expect(viaHttp.body).toEqual(JSON.parse(JSON.stringify(await mine.getJob(id))));
       }
+      expect((await call('GET', `/v1/queues/${queue}/jobs/a`)).body).toMatchObject({ backoff: { type: 'fixed', delayMs: 250 }, attempt: 0, attemptsStarted: 0 });
+      // one job: the same EnqueueResult as `add`
+      expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'c' }, id: 'a' })).body).toEqual(await mine.add({ to: 'c' }, { id: 'a' }));
     });
 
     it("shows a job's result and progress: GET job is the JobRecord as JSON, each left out when there is none", async () => {
@@ -314,43 +291,104 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'r', id: 'with-result' });
       await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'p', id: 'running' });
       await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'n', id: 'nothing' });
-      const transport = IoredisTransport.connect(redisUrl());
-      try {
-        const consumerSide = new Queue(transport, queue);
-        const lease = new Leases(consumerSide);
-        const held = (await lease.claim(3, 30_000)).jobs;
-        expect(held.map((j) => j.id)).toEqual(['JOB:with-result', 'JOB:running', 'JOB:nothing']);
-        const [withResult, running, nothing] = held as [(typeof held)[0], (typeof held)[0], (typeof held)[0]];
-        expect(await lease.progress([withResult, running], { step: 'héllo ✓', pct: 50 })).toEqual([true, true]);
-        expect(await lease.progress([running], 75)).toEqual([true]);
-        await lease.complete([{ id: withResult.id, token: withResult.token, result: JSON.stringify({ sent: [1, 'two', null] }) }, nothing]);
+      const { transport } = fx;
+      const consumerSide = new Queue(transport, queue);
+      const lease = new Leases(consumerSide);
+      const held = (await lease.claim(3, 30_000)).jobs;
+      expect(held.map((j) => j.id)).toEqual(['JOB:with-result', 'JOB:running', 'JOB:nothing']);
+      const [withResult, running, nothing] = held as [(typeof held)[0], (typeof held)[0], (typeof held)[0]];
+      expect(await lease.progress([withResult, running], { step: 'héllo ✓', pct: 50 })).toEqual([true, true]);
+      expect(await lease.progress([running], 75)).toEqual([true]);
+      await lease.complete([{ id: withResult.id, token: withResult.token, result: JSON.stringify({ sent: [1, 'two', null] }) }, nothing]);
 
-        const done = await call('GET', `/v1/queues/${queue}/jobs/with-result`);
-        expect(done.status).toBe(200);
-        expect(done.body).toMatchObject({ state: 'completed', result: { sent: [1, 'two', null] }, progress: { step: 'héllo ✓', pct: 50 } });
-        const active = await call('GET', `/v1/queues/${queue}/jobs/running`);
-        expect(active.body).toMatchObject({ state: 'active', progress: 75 });
-        expect(active.body).not.toHaveProperty('result');
-        const bare = await call('GET', `/v1/queues/${queue}/jobs/nothing`);
-        expect(bare.body).toMatchObject({ state: 'completed' });
-        expect(bare.body).not.toHaveProperty('result');
-        expect(bare.body).not.toHaveProperty('progress');
-        for (const [id, answer] of [['JOB:with-result', done], ['JOB:running', active], ['JOB:nothing', bare]] as const) {
-          expect(answer.body).toEqual(JSON.parse(JSON.stringify(await consumerSide.getJob(id))));
-        }
-        // the completed page shows them the same way
-        const page = await call('GET', `/v1/queues/${queue}/jobs?state=completed`);
-        expect(page.body.jobs).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'JOB:with-result', result: { sent: [1, 'two', null] } })]));
-      } finally {
-        await transport.close();
+      const done = await call('GET', `/v1/queues/${queue}/jobs/with-result`);
+      expect(done.status).toBe(200);
+      expect(done.body).toMatchObject({ state: 'completed', result: { sent: [1, 'two', null] }, progress: { step: 'héllo ✓', pct: 50 } });
+      const active = await call('GET', `/v1/queues/${queue}/jobs/running`);
+      expect(active.body).toMatchObject({ state: 'active', progress: 75 });
+      expect(active.body).not.toHaveProperty('result');
+      const bare = await call('GET', `/v1/queues/${queue}/jobs/nothing`);
+      expect(bare.body).toMatchObject({ state: 'completed' });
+      expect(bare.body).not.toHaveProperty('result');
+      expect(bare.body).not.toHaveProperty('progress');
+      for (const [id, answer] of [['JOB:with-result', done], ['JOB:running', active], ['JOB:nothing', bare]] as const) {
+        expect(answer.body).toEqual(JSON.parse(JSON.stringify(await consumerSide.getJob(id))));
       }
+      // the completed page shows them the same way
+      const page = await call('GET', `/v1/queues/${queue}/jobs?state=completed`);
+      expect(page.body.jobs).toEqual(expect.arrayContaining([expect.objectContaining({ id: 'JOB:with-result', result: { sent: [1, 'two', null] } })]));
       const schemas = (await call('GET', '/v1/openapi.json')).body as { components: { schemas: Record<string, { properties: Record<string, unknown> }> } };
       expect(Object.keys(schemas.components.schemas.Job!.properties)).toEqual(expect.arrayContaining(['result', 'progress']));
     });
 
+    it('GET job is the JobRecord as JSON, every field getJob has, for a plain job, a fired job, a flow parent and its children; so are the listings', async () => {
+      const [queue, other] = [q(), q()];
+      const mine = fx.queueOf(queue);
+      const theirs = fx.queueOf(other);
+      expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: { to: 'a' }, id: 'plain', group: 'g', priority: 2, maxAttempts: 3, backoff: 100 })).status).toBe(201);
+      const { body: tick } = await call('PUT', `/v1/queues/${queue}/schedulers/tick`, { every: 60_000, limit: 1, job: { payload: { n: 1 } } });
+      // a consumer's beat fires the first slot, due at once
+      expect((await new Leases(mine).beat({ n: 0, leaseMs: 30_000 })).fired).toBe(1);
+      const fired = `JOB:tick@${tick.nextRunAt as number}`;
+      const flow = await call('POST', '/v1/flows', {
+        queue,
+        id: 'report',
+        payload: { report: 1 },
+        children: [
+          { queue: other, payload: 'page' },
+          { queue: other, payload: 'bad', maxAttempts: 1, onFailure: 'ignore' },
+          { queue, payload: 'left' },
+        ],
+      });
+      expect(flow.status, JSON.stringify(flow.body)).toBe(201);
+      // one child completed with a result, one dead, one unfinished: the parent waits, and shows each
+      const leases = new Leases(theirs);
+      const [page, bad] = (await leases.claim(2, 30_000)).jobs;
+      await leases.complete([{ id: page!.id, token: page!.token, result: JSON.stringify({ pages: 3 }) }]);
+      await leases.fail([{ id: bad!.id, token: bad!.token, error: 'boom' }]);
+
+      const jobs: Array<[string, string]> = [
+        [queue, 'JOB:plain'],
+        [queue, fired],
+        [queue, 'JOB:report'],
+        [other, 'JOB:report.0'],
+        [other, 'JOB:report.1'],
+        [queue, 'JOB:report.2'],
+      ];
+      const records = new Map<string, unknown>();
+      for (const [name, id] of jobs) {
+        const record = await fx.queueOf(name).getJob(id);
+        records.set(id, asJson(record));
+        const answer = await call('GET', `/v1/queues/${name}/jobs/${id}`);
+        expect(answer.status, id).toBe(200);
+        expect(answer.body, id).toEqual(asJson(record));
+      }
+      // what the comparison covers: the scheduler, the parent's children and count, each child's parent
+      expect(records.get(fired)).toMatchObject({ scheduler: { id: 'tick' } });
+      expect(records.get('JOB:report')).toMatchObject({
+        state: 'waiting',
+        children: [
+          { queue: other, id: 'JOB:report.0', state: 'completed', result: { pages: 3 } },
+          { queue: other, id: 'JOB:report.1', state: 'failed', error: 'boom' },
+          { queue, id: 'JOB:report.2', state: 'unfinished' },
+        ],
+        flow: { total: 3, done: 2 },
+      });
+      for (const id of ['JOB:report.0', 'JOB:report.1', 'JOB:report.2']) {
+        expect(records.get(id), id).toMatchObject({ parent: { queue, id: 'JOB:report', onFailure: expect.any(String) } });
+      }
+      // a state's page and the dead page are getJobs and listDead as JSON
+      const waiting = await mine.getJobs('waiting');
+      expect(waiting.map((j) => j.id)).toEqual(['JOB:report']);
+      expect((await call('GET', `/v1/queues/${queue}/jobs?state=waiting`)).body.jobs).toEqual(asJson(waiting));
+      expect((await call('GET', `/v1/queues/${other}/jobs?state=completed`)).body.jobs).toEqual([records.get('JOB:report.0')]);
+      expect((await call('GET', `/v1/queues/${other}/dead`)).body.jobs).toEqual([records.get('JOB:report.1')]);
+      expect((await call('GET', `/v1/queues/${other}/dead`)).body.jobs).toEqual(asJson(await theirs.listDead()));
+    });
+
     /** Every event the queue's stream holds (XRANGE), as JSON would show them. */
     async function streamEvents(queue: string): Promise<unknown[]> {
-      const entries = await raw.xrange(`emq:{${queue}}:events`, '-', '+');
+      const entries = await fx.raw.xrange(`emq:{${queue}}:events`, '-', '+');
       return JSON.parse(JSON.stringify(entries.flatMap(([id, fields]) => decodeEntry(id, fields).events))) as unknown[];
     }
 
@@ -379,35 +417,31 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
 
     it('?wait answers the outcome: 200 completed with the result, 200 dead with the error, 202 with the state when it did not finish', async () => {
       const queue = q();
-      const transport = IoredisTransport.connect(redisUrl());
-      try {
-        const lease = new Leases(new Queue(transport, queue));
-        /** Claims the next job as soon as there is one. */
-        const claimNext = async () => {
-          for (;;) {
-            const [job] = (await lease.claim(1, 30_000)).jobs;
-            if (job) return job;
-            await new Promise((r) => setTimeout(r, 5));
-          }
-        };
-        const waiting = call('POST', `/v1/queues/${queue}/jobs?wait=10000`, { payload: 1, id: 'ok' });
-        const ok = await claimNext();
-        await lease.complete([{ id: ok.id, token: ok.token, result: JSON.stringify({ sent: true }) }]);
-        expect(await waiting).toMatchObject({ status: 200, body: { id: 'JOB:ok', state: 'completed', result: { sent: true } } });
-        // finished already: a duplicate with ?wait answers from the row at once
-        expect(await call('POST', `/v1/queues/${queue}/jobs?wait=0`, { payload: 9, id: 'ok' })).toMatchObject({
-          status: 200,
-          body: { id: 'JOB:ok', state: 'completed', result: { sent: true } },
-        });
-        const dying = call('POST', `/v1/queues/${queue}/jobs?wait=10000`, { payload: 2, id: 'dies' });
-        const dies = await claimNext();
-        await lease.fail([{ id: dies.id, token: dies.token, error: 'boom' }]);
-        expect(await dying).toMatchObject({ status: 200, body: { id: 'JOB:dies', state: 'dead', error: 'boom' } });
-        expect(await call('POST', `/v1/queues/${queue}/jobs?wait=50`, { payload: 3, id: 'slow' })).toMatchObject({ status: 202, body: { id: 'JOB:slow', state: 'pending' } });
-        expect(await call('POST', `/v1/queues/${queue}/jobs?wait=50`, { payload: 4, id: 'later', delayMs: 60_000 })).toMatchObject({ status: 202, body: { id: 'JOB:later', state: 'scheduled' } });
-      } finally {
-        await transport.close();
-      }
+      const { transport } = fx;
+      const lease = new Leases(new Queue(transport, queue));
+      /** Claims the next job as soon as there is one. */
+      const claimNext = async () => {
+        for (;;) {
+          const [job] = (await lease.claim(1, 30_000)).jobs;
+          if (job) return job;
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      const waiting = call('POST', `/v1/queues/${queue}/jobs?wait=10000`, { payload: 1, id: 'ok' });
+      const ok = await claimNext();
+      await lease.complete([{ id: ok.id, token: ok.token, result: JSON.stringify({ sent: true }) }]);
+      expect(await waiting).toMatchObject({ status: 200, body: { id: 'JOB:ok', state: 'completed', result: { sent: true } } });
+      // finished already: a duplicate with ?wait answers from the row at once
+      expect(await call('POST', `/v1/queues/${queue}/jobs?wait=0`, { payload: 9, id: 'ok' })).toMatchObject({
+        status: 200,
+        body: { id: 'JOB:ok', state: 'completed', result: { sent: true } },
+      });
+      const dying = call('POST', `/v1/queues/${queue}/jobs?wait=10000`, { payload: 2, id: 'dies' });
+      const dies = await claimNext();
+      await lease.fail([{ id: dies.id, token: dies.token, error: 'boom' }]);
+      expect(await dying).toMatchObject({ status: 200, body: { id: 'JOB:dies', state: 'dead', error: 'boom' } });
+      expect(await call('POST', `/v1/queues/${queue}/jobs?wait=50`, { payload: 3, id: 'slow' })).toMatchObject({ status: 202, body: { id: 'JOB:slow', state: 'pending' } });
+      expect(await call('POST', `/v1/queues/${queue}/jobs?wait=50`, { payload: 4, id: 'later', delayMs: 60_000 })).toMatchObject({ status: 202, body: { id: 'JOB:later', state: 'scheduled' } });
       const other = q();
       for (const wait of ['30001', '-1', 'soon', '1.5']) await refused(other, 400, 'EMQARG', 'POST', `/v1/queues/${other}/jobs?wait=${wait}`, { payload: 1 });
     });
@@ -430,8 +464,8 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
     /** Opens the SSE route and reads until `enough` holds of the text so far, then drops the connection. */
     async function readStream(path: string, enough: (text: string) => boolean, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; text: string }> {
       const stop = new AbortController();
-      const res = await fetch(target.baseUrl + path, {
-        headers: { ...headers, ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}) },
+      const res = await fetch(fx.target.baseUrl + path, {
+        headers: { ...headers, ...(fx.target.token ? { Authorization: `Bearer ${fx.target.token}` } : {}) },
         signal: stop.signal,
       });
       if (res.status !== 200) return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
@@ -537,25 +571,21 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       await refused(queue, 409, 'EMQSTATE', 'POST', `/v1/queues/${queue}/jobs/p1/reprocess`);
       const removed = await call('DELETE', `/v1/queues/${queue}/jobs/p1`);
       expect(removed).toMatchObject({ status: 200, body: { id: 'JOB:p1', removed: true } });
-      expect(await raw.exists(`emq:{${queue}}:job:JOB:p1`)).toBe(0);
+      expect(await fx.raw.exists(`emq:{${queue}}:job:JOB:p1`)).toBe(0);
       await refused(queue, 404, 'EMQNOTFOUND', 'DELETE', `/v1/queues/${queue}/jobs/p1`);
 
       // a dead job, made the way a consumer would: claim it and fail it for good
       await call('POST', `/v1/queues/${queue}/jobs`, { payload: 'd', id: 'd1', maxAttempts: 1 });
-      const transport = IoredisTransport.connect(redisUrl());
-      try {
-        const consumerSide = new Queue(transport, queue);
-        const [held] = (await new Leases(consumerSide).claim(1, 30_000)).jobs;
-        expect(await new Leases(consumerSide).fail([{ id: held!.id, token: held!.token, error: 'boom' }])).toEqual(['dead']);
-      } finally {
-        await transport.close();
-      }
+      const { transport } = fx;
+      const consumerSide = new Queue(transport, queue);
+      const [held] = (await new Leases(consumerSide).claim(1, 30_000)).jobs;
+      expect(await new Leases(consumerSide).fail([{ id: held!.id, token: held!.token, error: 'boom' }])).toEqual(['dead']);
       const dead = await call('GET', `/v1/queues/${queue}/dead?limit=10`);
       expect(dead.status).toBe(200);
       expect(dead.body.jobs).toMatchObject([{ id: 'JOB:d1', state: 'dead', error: 'boom', payload: 'd', attempt: 1, maxAttempts: 1, attemptsStarted: 1 }]);
       const again = await call('POST', `/v1/queues/${queue}/jobs/d1/reprocess`);
       expect(again).toMatchObject({ status: 200, body: { id: 'JOB:d1', state: 'pending' } });
-      expect(await raw.zscore(`emq:{${queue}}:pending`, 'JOB:d1')).not.toBeNull();
+      expect(await fx.raw.zscore(`emq:{${queue}}:pending`, 'JOB:d1')).not.toBeNull();
       // one meaning each: `attempt` is this run's (none yet since the reprocess), `attemptsStarted` every claim
       const reprocessed = await call('GET', `/v1/queues/${queue}/jobs/d1`);
       expect(reprocessed.body).toMatchObject({ state: 'pending', attempt: 0, maxAttempts: 1, attemptsStarted: 1 });
@@ -568,13 +598,13 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ paused: true });
       expect(await call('POST', `/v1/queues/${queue}/resume`)).toMatchObject({ status: 200, body: { queue, paused: false } });
       expect(await call('POST', `/v1/queues/${queue}/groups/g1/pause`)).toMatchObject({ status: 200, body: { queue, group: 'g1', paused: true } });
-      expect(await raw.sismember(`emq:{${queue}}:gpaused`, 'g1')).toBe(1);
+      expect(await fx.raw.sismember(`emq:{${queue}}:gpaused`, 'g1')).toBe(1);
       expect(await call('POST', `/v1/queues/${queue}/groups/g1/resume`)).toMatchObject({ status: 200, body: { paused: false } });
-      expect(await raw.sismember(`emq:{${queue}}:gpaused`, 'g1')).toBe(0);
+      expect(await fx.raw.sismember(`emq:{${queue}}:gpaused`, 'g1')).toBe(0);
       expect(await call('PUT', `/v1/queues/${queue}/groups/g1/limit`, { limit: 2 })).toMatchObject({ status: 200, body: { queue, group: 'g1', limit: 2 } });
-      expect(await raw.hget(`emq:{${queue}}:glimit`, 'g1')).toBe('2');
+      expect(await fx.raw.hget(`emq:{${queue}}:glimit`, 'g1')).toBe('2');
       expect(await call('PUT', `/v1/queues/${queue}/groups/g1/limit`, { limit: null })).toMatchObject({ status: 200, body: { limit: null } });
-      expect(await raw.hexists(`emq:{${queue}}:glimit`, 'g1')).toBe(0);
+      expect(await fx.raw.hexists(`emq:{${queue}}:glimit`, 'g1')).toBe(0);
     });
 
     it('lists every queue of the registry, sorted by name, with the counts and paused flag its stats route gives', async () => {
@@ -583,15 +613,11 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       // a: waiting to run; b: one job in each of active, completed and dead, made the way a consumer would
       await call('POST', `/v1/queues/${a}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, delayMs: 60_000 }] });
       await call('POST', `/v1/queues/${b}/jobs/bulk`, { jobs: [{ payload: 'dies', maxAttempts: 1 }, { payload: 'completes' }, { payload: 'runs' }] });
-      const transport = IoredisTransport.connect(redisUrl());
-      try {
-        const leases = new Leases(new Queue(transport, b));
-        const [dies, completes] = (await leases.claim(3, 60_000)).jobs;
-        expect(await leases.fail([{ id: dies!.id, token: dies!.token, error: 'boom' }])).toEqual(['dead']);
-        await leases.complete([completes!]);
-      } finally {
-        await transport.close();
-      }
+      const { transport } = fx;
+      const leases = new Leases(new Queue(transport, b));
+      const [dies, completes] = (await leases.claim(3, 60_000)).jobs;
+      expect(await leases.fail([{ id: dies!.id, token: dies!.token, error: 'boom' }])).toEqual(['dead']);
+      await leases.complete([completes!]);
 
       const listed = async (): Promise<Array<Record<string, unknown> & { queue: string }>> => {
         const answer = await call('GET', '/v1/queues');
@@ -660,7 +686,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
     it('serves Prometheus metrics and the OpenAPI document', async () => {
       const queue = q();
       await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1 });
-      const res = await fetch(`${target.baseUrl}/metrics`, { headers: target.token ? { Authorization: `Bearer ${target.token}` } : {} });
+      const res = await fetch(`${fx.target.baseUrl}/metrics`, { headers: fx.target.token ? { Authorization: `Bearer ${fx.target.token}` } : {} });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       const text = await res.text();
@@ -696,13 +722,13 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
     });
 
     it('requires the bearer token when one is set', async () => {
-      if (!target.token) {
+      if (!fx.target.token) {
         expect((await call('GET', `/v1/queues/${q()}`, undefined, { auth: null })).status).toBe(200);
         expect((await call('GET', '/v1/queues', undefined, { auth: null })).status).toBe(200);
         return;
       }
       const queue = q();
-      for (const auth of [null, 'wrong', `${target.token}x`]) {
+      for (const auth of [null, 'wrong', `${fx.target.token}x`]) {
         const answer = await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1 }, { auth });
         expect(answer.status).toBe(401);
         expect(answer.body.error?.code).toBe('EMQAUTH');

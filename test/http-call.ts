@@ -1,4 +1,10 @@
-import type { ApiTarget } from './http-api.suite.js';
+/** A running API to test: the Node server or the Worker under miniflare. */
+export interface ApiTarget {
+  readonly baseUrl: string;
+  /** The bearer token it requires, if any. */
+  readonly token?: string;
+  close(): Promise<void>;
+}
 
 /** An HTTP answer of the API: its status and its JSON body ({} for none). */
 export interface Answer {

@@ -1,11 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { FlowNode } from '../src/flows.js';
-import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import { Queue } from '../src/queue.js';
-import type { ApiTarget } from './http-api.suite.js';
-import { type Answer, callApi } from './http-call.js';
+import type { ApiTarget } from './http-call.js';
+import { useHttpFixture } from './http-fixture.js';
 import { snapshotKeys } from './helpers.js';
 import { checkInvariants } from './invariants.js';
 
@@ -32,24 +29,10 @@ const nodesOf = (node: FlowNode): FlowNode[] => [node, ...node.children.flatMap(
  */
 export function describeHttpFlows(label: string, redisUrl: () => string, start: () => Promise<ApiTarget>): void {
   describe(label, () => {
-    let target: ApiTarget;
-    let raw: Redis;
-    let transport: IoredisTransport;
-    beforeAll(async () => {
-      target = await start();
-      raw = new Redis(redisUrl());
-      transport = IoredisTransport.connect(redisUrl());
-    }, 60_000);
-    afterAll(async () => {
-      await transport.close();
-      raw.disconnect();
-      await target.close();
-    });
+    const fx = useHttpFixture({ prefix: 'http-flows', redisUrl, start });
 
     const hex = (): string => randomBytes(5).toString('hex');
-    const q = (): string => `http-flows-${hex()}`;
-    const call = (method: string, path: string, body?: unknown, rawBody?: string): Promise<Answer> => callApi(target, method, path, body, rawBody);
-    const queueOf = (queue: string): Queue => new Queue(transport, queue);
+    const { call, queueName: q, queueOf } = fx;
 
     /**
      * Every key of the queues with its value, and their registry entries; but the sequence number
@@ -58,9 +41,9 @@ export function describeHttpFlows(label: string, redisUrl: () => string, start: 
     const stateOf = async (queues: readonly string[]): Promise<unknown> =>
       Promise.all(
         queues.map(async (queue) => {
-          const keys = await snapshotKeys(raw, `emq:{${queue}}:*`);
+          const keys = await snapshotKeys(fx.raw, `emq:{${queue}}:*`);
           delete ((keys[`emq:{${queue}}:meta`] as { value?: Record<string, string> } | undefined)?.value ?? {}).seq;
-          return { keys, registered: await raw.sismember('emq:queues', queue) };
+          return { keys, registered: await fx.raw.sismember('emq:queues', queue) };
         }),
       );
 
@@ -70,7 +53,7 @@ export function describeHttpFlows(label: string, redisUrl: () => string, start: 
         const job = await queueOf(node.queue).getJob(node.id);
         expect(job?.state, `${node.queue} ${node.id}`).toBe(node.state);
       }
-      for (const queue of new Set(nodesOf(tree).map((n) => n.queue))) expect(await checkInvariants(raw, queue), queue).toEqual([]);
+      for (const queue of new Set(nodesOf(tree).map((n) => n.queue))) expect(await checkInvariants(fx.raw, queue), queue).toEqual([]);
     }
 
     it('writes a tree over three queues and answers it with its derived ids and states (201)', async () => {
@@ -109,7 +92,7 @@ export function describeHttpFlows(label: string, redisUrl: () => string, start: 
       expect((await queueOf(a).getJob(`JOB:${root}`))?.maxAttempts).toBe(2);
       expect((await queueOf(c).getJob(`JOB:${root}.2`))?.backoff).toMatchObject({ type: 'fixed', delayMs: 10 });
       expect((await queueOf(a).getJob(`JOB:${root}.2.0`))?.runAt).toBe(Date.parse(runAt));
-      for (const queue of [a, b, c]) expect(await raw.sismember('emq:queues', queue), queue).toBe(1);
+      for (const queue of [a, b, c]) expect(await fx.raw.sismember('emq:queues', queue), queue).toBe(1);
 
       // no root id: a random one, the children's derived from it
       const open = await call('POST', '/v1/flows', { queue: a, payload: 1, children: [{ queue: b, payload: 2 }, { queue: a, payload: 3 }] });
@@ -210,16 +193,16 @@ export function describeHttpFlows(label: string, redisUrl: () => string, start: 
       expect(large.status, JSON.stringify(large.body)).toBe(413);
       expect(large.body.error?.code).toBe('EMQTOOLARGE');
       expect(large.body.error?.message).toMatch(/children\[1\]/);
-      expect(await raw.keys(`emq:{${a}}:*`)).toEqual([]);
-      expect(await raw.keys(`emq:{${b}}:*`)).toEqual([]);
-      expect(await raw.smismember('emq:queues', a, b)).toEqual([0, 0]);
+      expect(await fx.raw.keys(`emq:{${a}}:*`)).toEqual([]);
+      expect(await fx.raw.keys(`emq:{${b}}:*`)).toEqual([]);
+      expect(await fx.raw.smismember('emq:queues', a, b)).toEqual([0, 0]);
     });
 
     it('requires the bearer token, as every route but /healthz does', async () => {
       const [a, b] = [q(), q()];
       const tree = { queue: a, payload: 1, children: [{ queue: b, payload: 2 }] };
-      for (const auth of target.token ? [undefined, 'wrong'] : []) {
-        const res = await fetch(`${target.baseUrl}/v1/flows`, {
+      for (const auth of fx.target.token ? [undefined, 'wrong'] : []) {
+        const res = await fetch(`${fx.target.baseUrl}/v1/flows`, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: `Bearer ${auth}` } : {}) },
           body: JSON.stringify(tree),
@@ -227,8 +210,8 @@ export function describeHttpFlows(label: string, redisUrl: () => string, start: 
         expect(res.status).toBe(401);
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe('EMQAUTH');
       }
-      expect(await raw.keys(`emq:{${a}}:*`)).toEqual([]);
-      expect(await raw.keys(`emq:{${b}}:*`)).toEqual([]);
+      expect(await fx.raw.keys(`emq:{${a}}:*`)).toEqual([]);
+      expect(await fx.raw.keys(`emq:{${b}}:*`)).toEqual([]);
       expect((await call('POST', '/v1/flows', tree)).status).toBe(201);
     });
 

@@ -1,13 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Leases } from '../src/lease.js';
-import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { PartitionedQueue } from '../src/partitioned-queue.js';
-import { PARTITIONS_REGISTRY } from '../src/partitions.js';
 import { Queue } from '../src/queue.js';
-import type { ApiTarget } from './http-api.suite.js';
-import { type Answer, callApi } from './http-call.js';
+import type { Answer, ApiTarget } from './http-call.js';
+import { asJson, useHttpFixture } from './http-fixture.js';
 import { snapshotKeys } from './helpers.js';
 
 /**
@@ -18,34 +14,8 @@ import { snapshotKeys } from './helpers.js';
  */
 export function describeHttpGroups(label: string, redisUrl: () => string, start: () => Promise<ApiTarget>): void {
   describe(label, () => {
-    let target: ApiTarget;
-    let raw: Redis;
-    let transport: IoredisTransport;
-    const made: string[] = [];
-    beforeAll(async () => {
-      target = await start();
-      raw = new Redis(redisUrl());
-      transport = IoredisTransport.connect(redisUrl());
-    }, 60_000);
-    afterAll(async () => {
-      for (const name of made) {
-        const keys = [...(await raw.keys(`emq:{${name}}:*`)), ...(await raw.keys(`emq:{${name}~*}:*`))];
-        if (keys.length > 0) await raw.del(...keys);
-        await raw.srem('emq:queues', name);
-        await raw.hdel(PARTITIONS_REGISTRY, name);
-      }
-      await transport.close();
-      raw.disconnect();
-      await target.close();
-    });
-
-    const q = (): string => {
-      const name = `http-groups-${randomBytes(5).toString('hex')}`;
-      made.push(name);
-      return name;
-    };
-    const call = (method: string, path: string): Promise<Answer> => callApi(target, method, path);
-    const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+    const fx = useHttpFixture({ prefix: 'http-groups', redisUrl, start, removeQueues: true });
+    const { call, queueName: q } = fx;
     const groupNames = (answer: Answer): string[] => (answer.body.groups as Array<{ group: string }>).map((g) => g.group);
 
     /** Every page from the start, `query` added to each request. */
@@ -63,7 +33,7 @@ export function describeHttpGroups(label: string, redisUrl: () => string, start:
 
     it("answers each group's numbers, null for none, as Queue.groups does", async () => {
       const queue = q();
-      const code = new Queue(transport, queue);
+      const code = new Queue(fx.transport, queue);
       await code.addBulk([...[1, 2, 3].map((i) => ({ payload: i, group: 'a' })), { payload: 1, group: 'b' }, { payload: 1, group: 'c' }]);
       await code.setGroupLimit('a', 2);
       await code.setGroupRateLimit('b', { limit: 5, periodMs: 1_000 });
@@ -90,7 +60,7 @@ export function describeHttpGroups(label: string, redisUrl: () => string, start:
     it('walks many groups by the cursor, and keeps a prefix', async () => {
       const queue = q();
       const all = Array.from({ length: 200 }, (_, i) => `g-${String(i).padStart(3, '0')}`);
-      await new Queue(transport, queue).addBulk(all.map((group) => ({ payload: 1, group })));
+      await new Queue(fx.transport, queue).addBulk(all.map((group) => ({ payload: 1, group })));
       const pages = await walk(`/v1/queues/${queue}/groups`, 'limit=40');
       expect(pages.length).toBeGreaterThan(2);
       expect([...new Set(pages.flatMap(groupNames))].sort()).toEqual(all);
@@ -100,7 +70,7 @@ export function describeHttpGroups(label: string, redisUrl: () => string, start:
 
     it("walks a partitioned queue's groups by its name, partition after partition", async () => {
       const queue = q();
-      const code = new PartitionedQueue(transport, queue, { partitions: 3 });
+      const code = new PartitionedQueue(fx.transport, queue, { partitions: 3 });
       const all = Array.from({ length: 30 }, (_, i) => `p-${String(i).padStart(2, '0')}`);
       await code.addBulk(all.map((group) => ({ payload: 1, group })));
       const pages = await walk(`/v1/queues/${queue}/groups`, 'limit=7');
@@ -113,20 +83,20 @@ export function describeHttpGroups(label: string, redisUrl: () => string, start:
 
     it('refuses a bad query with 400 EMQARG, writing nothing', async () => {
       const queue = q();
-      await new Queue(transport, queue).add(1, { group: 'g' });
-      const before = await snapshotKeys(raw, `emq:{${queue}}:*`);
+      await new Queue(fx.transport, queue).add(1, { group: 'g' });
+      const before = await snapshotKeys(fx.raw, `emq:{${queue}}:*`);
       for (const query of ['limit=0', 'limit=1001', 'limit=x', 'limit=1.5', 'prefix=a*', 'prefix=a%20b', `prefix=${'x'.repeat(129)}`, 'cursor=abc', 'cursor=-1', 'cursor=18446744073709551616', 'cursor=0:0', 'other=1']) {
         const answer = await call('GET', `/v1/queues/${queue}/groups?${query}`);
         expect(answer.status, query).toBe(400);
         expect(answer.body.error?.code, query).toBe('EMQARG');
       }
       expect((await call('GET', '/v1/queues/a%20b/groups')).status).toBe(400);
-      expect(await snapshotKeys(raw, `emq:{${queue}}:*`)).toEqual(before);
+      expect(await snapshotKeys(fx.raw, `emq:{${queue}}:*`)).toEqual(before);
     });
 
     it('requires the token when one is set', async () => {
-      if (!target.token) return;
-      const res = await fetch(`${target.baseUrl}/v1/queues/${q()}/groups`);
+      if (!fx.target.token) return;
+      const res = await fetch(`${fx.target.baseUrl}/v1/queues/${q()}/groups`);
       expect(res.status).toBe(401);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('EMQAUTH');
     });

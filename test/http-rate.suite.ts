@@ -1,14 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../src/errors.js';
 import { Leases } from '../src/lease.js';
-import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import { Queue } from '../src/queue.js';
 import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../src/rate-limits.js';
-import type { ApiTarget } from './http-api.suite.js';
-import { type Answer, callApi } from './http-call.js';
-import { snapshotKeys } from './helpers.js';
+import type { ApiTarget } from './http-call.js';
+import { asJson, useHttpFixture } from './http-fixture.js';
 import { checkInvariants } from './invariants.js';
 
 /** The message the core's check refuses `value` with (what a refused body must answer). */
@@ -33,32 +28,10 @@ function coreMessage(check: (value: unknown) => unknown, value: unknown): string
  */
 export function describeHttpRate(label: string, redisUrl: () => string, start: () => Promise<ApiTarget>): void {
   describe(label, () => {
-    let target: ApiTarget;
-    let raw: Redis;
-    let transport: IoredisTransport;
-    beforeAll(async () => {
-      target = await start();
-      raw = new Redis(redisUrl());
-      transport = IoredisTransport.connect(redisUrl());
-    }, 60_000);
-    afterAll(async () => {
-      await transport.close();
-      raw.disconnect();
-      await target.close();
-    });
-
-    const q = (): string => `http-rate-${randomBytes(5).toString('hex')}`;
-    const call = (method: string, path: string, body?: unknown, rawBody?: string): Promise<Answer> => callApi(target, method, path, body, rawBody);
-    const queueOf = (queue: string): Queue => new Queue(transport, queue);
-    const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
+    const fx = useHttpFixture({ prefix: 'http-rate', redisUrl, start });
+    const { call, queueName: q, queueOf, stateOf } = fx;
     const meta = (queue: string): string => `emq:{${queue}}:meta`;
     const key = (queue: string, name: string): string => `emq:{${queue}}:${name}`;
-
-    /** Every key of the queue with its value, and its registry entry. */
-    const stateOf = async (queue: string): Promise<unknown> => ({
-      keys: await snapshotKeys(raw, `emq:{${queue}}:*`),
-      registered: await raw.sismember('emq:queues', queue),
-    });
 
     /** The request fails with 400 EMQARG and a message that is `says` (or matches it), and the queue's keys and registry entry are untouched. */
     async function refused(queue: string, says: string | RegExp, method: string, path: string, body?: unknown, rawBody?: string): Promise<void> {
@@ -78,14 +51,14 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
         status: 200,
         body: { queue, rate: { limit: 100, periodMs: 60_000 } },
       });
-      expect(await raw.hget(meta(queue), 'rate')).toBe('100:60000');
+      expect(await fx.raw.hget(meta(queue), 'rate')).toBe('100:60000');
       expect(await call('PUT', `/v1/queues/${queue}/groups/g1/rate`, { limit: 3, periodMs: 1_000 })).toEqual({
         status: 200,
         body: { queue, group: 'g1', rate: { limit: 3, periodMs: 1_000 } },
       });
       expect(await call('PUT', `/v1/queues/${queue}/groups/g2/rate`, { limit: 1, periodMs: MAX_RATE_MS })).toMatchObject({ status: 200 });
-      expect(await raw.hgetall(key(queue, 'grate'))).toEqual({ g1: '3:1000', g2: `1:${MAX_RATE_MS}` });
-      expect(await raw.hget(meta(queue), 'grates')).toBe('2');
+      expect(await fx.raw.hgetall(key(queue, 'grate'))).toEqual({ g1: '3:1000', g2: `1:${MAX_RATE_MS}` });
+      expect(await fx.raw.hget(meta(queue), 'grates')).toBe('2');
 
       const stats = await call('GET', `/v1/queues/${queue}`);
       expect(stats.status).toBe(200);
@@ -95,17 +68,17 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
         groups: { g1: { limit: 3, periodMs: 1_000 }, g2: { limit: 1, periodMs: MAX_RATE_MS } },
         throttled: [],
       });
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
 
       // the same again changes nothing; null lifts, and the log of starts goes with it
       expect((await call('PUT', `/v1/queues/${queue}/rate`, { limit: 100, periodMs: 60_000 })).status).toBe(200);
       expect(await call('PUT', `/v1/queues/${queue}/rate`, null)).toEqual({ status: 200, body: { queue, rate: null } });
-      expect(await raw.hexists(meta(queue), 'rate')).toBe(0);
-      expect(await raw.exists(key(queue, 'starts'))).toBe(0);
+      expect(await fx.raw.hexists(meta(queue), 'rate')).toBe(0);
+      expect(await fx.raw.exists(key(queue, 'starts'))).toBe(0);
       expect(await call('PUT', `/v1/queues/${queue}/groups/g1/rate`, null)).toEqual({ status: 200, body: { queue, group: 'g1', rate: null } });
       expect(await call('PUT', `/v1/queues/${queue}/groups/g2/rate`, null)).toMatchObject({ status: 200 });
-      expect(await raw.exists(key(queue, 'grate'))).toBe(0);
-      expect(await raw.hexists(meta(queue), 'grates')).toBe(0);
+      expect(await fx.raw.exists(key(queue, 'grate'))).toBe(0);
+      expect(await fx.raw.hexists(meta(queue), 'grates')).toBe(0);
       expect((await call('GET', `/v1/queues/${queue}`)).body.rateLimits).toEqual({ queue: null, groups: {}, throttled: [] });
       // the changes are events, as from TypeScript
       const events = (await call('GET', `/v1/queues/${queue}/events?after=0&limit=1000`)).body.events as Array<Record<string, unknown>>;
@@ -117,7 +90,7 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
         { group: 'g1', rate: null },
         { group: 'g2', rate: null },
       ]);
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
     });
 
     it('holds a group and the ungrouped jobs: off the ring and throttled until the hold ends, shown in GET', async () => {
@@ -127,9 +100,9 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
       expect(held.status, JSON.stringify(held.body)).toBe(200);
       expect(held.body).toEqual({ queue, group: 'g', heldUntil: expect.any(Number) });
       const gUntil = held.body.heldUntil as number;
-      expect(Number(await raw.hget(key(queue, 'holds'), 'g'))).toBe(gUntil);
-      expect(Number(await raw.zscore(key(queue, 'throttled'), 'g'))).toBe(gUntil);
-      expect(await raw.lrange(key(queue, 'ring'), 0, -1)).not.toContain('g');
+      expect(Number(await fx.raw.hget(key(queue, 'holds'), 'g'))).toBe(gUntil);
+      expect(Number(await fx.raw.zscore(key(queue, 'throttled'), 'g'))).toBe(gUntil);
+      expect(await fx.raw.lrange(key(queue, 'ring'), 0, -1)).not.toContain('g');
       // a shorter hold keeps the longer one
       expect((await call('POST', `/v1/queues/${queue}/groups/g/hold`, { ms: 10 })).body).toEqual({ queue, group: 'g', heldUntil: gUntil });
 
@@ -137,10 +110,10 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
       expect(ungrouped.status, JSON.stringify(ungrouped.body)).toBe(200);
       expect(ungrouped.body).toEqual({ queue, group: null, heldUntil: expect.any(Number) });
       const starUntil = ungrouped.body.heldUntil as number;
-      expect(Number(await raw.hget(key(queue, 'holds'), '*'))).toBe(starUntil);
-      expect(Number(await raw.zscore(key(queue, 'throttled'), '*'))).toBe(starUntil);
-      expect(await raw.lrange(key(queue, 'ring'), 0, -1)).toEqual(['h']);
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(Number(await fx.raw.hget(key(queue, 'holds'), '*'))).toBe(starUntil);
+      expect(Number(await fx.raw.zscore(key(queue, 'throttled'), '*'))).toBe(starUntil);
+      expect(await fx.raw.lrange(key(queue, 'ring'), 0, -1)).toEqual(['h']);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
 
       const stats = await call('GET', `/v1/queues/${queue}`);
       expect(stats.body).toEqual(asJson(await queueOf(queue).stats()));
@@ -161,13 +134,13 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
         { group: 'g', heldUntil: gUntil },
         { group: undefined, heldUntil: starUntil },
       ]);
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
     });
 
     it('shows a group throttled at its rate limit, and /metrics counts it (emq_rate_limited_total)', async () => {
       const queue = q();
       const metric = async (): Promise<string | undefined> => {
-        const res = await fetch(`${target.baseUrl}/metrics`, { headers: target.token ? { Authorization: `Bearer ${target.token}` } : {} });
+        const res = await fetch(`${fx.target.baseUrl}/metrics`, { headers: fx.target.token ? { Authorization: `Bearer ${fx.target.token}` } : {} });
         expect(res.status).toBe(200);
         return new RegExp(`^emq_rate_limited_total\\{queue="${queue}"\\} (\\d+)$`, 'm').exec(await res.text())?.[1];
       };
@@ -176,7 +149,7 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
       expect(await metric()).toBe('0');
       const claimed = await new Leases(queueOf(queue)).claim(5, 30_000);
       expect(claimed.jobs).toHaveLength(1);
-      const until = Number(await raw.zscore(key(queue, 'throttled'), 'g'));
+      const until = Number(await fx.raw.zscore(key(queue, 'throttled'), 'g'));
       expect(until).toBe(claimed.now + 60_000);
       expect((await call('GET', `/v1/queues/${queue}`)).body.rateLimits).toEqual({
         queue: null,
@@ -184,7 +157,7 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
         throttled: [{ group: 'g', ungrouped: false, until, heldUntil: null }],
       });
       expect(await metric()).toBe('1');
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
     });
 
     it("refuses bad bodies with 400 and the core's own message, and writes nothing", async () => {
@@ -233,20 +206,20 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
       await refused(queue, /group/, 'POST', `/v1/queues/${queue}/groups/${'x'.repeat(129)}/hold`, { ms: 1000 });
       await refused(queue, /queue/, 'PUT', '/v1/queues/bad%20name/rate', { limit: 1, periodMs: 1000 });
       // a body that is not JSON
-      const form = await fetch(`${target.baseUrl}/v1/queues/${queue}/rate`, {
+      const form = await fetch(`${fx.target.baseUrl}/v1/queues/${queue}/rate`, {
         method: 'PUT',
-        headers: { 'Content-Type': 'text/plain', ...(target.token ? { Authorization: `Bearer ${target.token}` } : {}) },
+        headers: { 'Content-Type': 'text/plain', ...(fx.target.token ? { Authorization: `Bearer ${fx.target.token}` } : {}) },
         body: 'limit=1',
       });
       expect(form.status).toBe(400);
-      expect(await raw.hget(meta(queue), 'rate')).toBe('10:1000');
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await fx.raw.hget(meta(queue), 'rate')).toBe('10:1000');
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
       // and nothing on a queue that has none: no key, no registration
       const fresh = q();
       await refused(fresh, coreMessage(checkRateLimit, { limit: 0, periodMs: 1000 }), 'PUT', `/v1/queues/${fresh}/rate`, { limit: 0, periodMs: 1000 });
       await refused(fresh, coreMessage(checkHoldMs, 0), 'POST', `/v1/queues/${fresh}/ungrouped/hold`, { ms: 0 });
-      expect(await raw.keys(`emq:{${fresh}}:*`)).toEqual([]);
-      expect(await raw.sismember('emq:queues', fresh)).toBe(0);
+      expect(await fx.raw.keys(`emq:{${fresh}}:*`)).toEqual([]);
+      expect(await fx.raw.sismember('emq:queues', fresh)).toBe(0);
     });
 
     it('requires the bearer token, as every route but /healthz does', async () => {
@@ -258,8 +231,8 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
         ['POST', `/v1/queues/${queue}/ungrouped/hold`, { ms: 1000 }],
       ];
       for (const [method, path, body] of requests) {
-        for (const auth of target.token ? [undefined, 'wrong'] : []) {
-          const res = await fetch(target.baseUrl + path, {
+        for (const auth of fx.target.token ? [undefined, 'wrong'] : []) {
+          const res = await fetch(fx.target.baseUrl + path, {
             method,
             headers: { 'Content-Type': 'application/json', ...(auth ? { Authorization: `Bearer ${auth}` } : {}) },
             body: JSON.stringify(body),
@@ -268,7 +241,7 @@ export function describeHttpRate(label: string, redisUrl: () => string, start: (
           expect(((await res.json()) as { error: { code: string } }).error.code).toBe('EMQAUTH');
         }
       }
-      expect(await raw.keys(`emq:{${queue}}:*`)).toEqual([]);
+      expect(await fx.raw.keys(`emq:{${queue}}:*`)).toEqual([]);
       // with it, each answers
       for (const [method, path, body] of requests) expect((await call(method, path, body)).status, `${method} ${path}`).toBe(200);
     });

@@ -1,12 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Leases } from '../src/lease.js';
-import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import { Queue } from '../src/queue.js';
-import type { ApiTarget } from './http-api.suite.js';
-import { type Answer, callApi } from './http-call.js';
-import { snapshotKeys } from './helpers.js';
+import type { ApiTarget } from './http-call.js';
+import { asJson, useHttpFixture } from './http-fixture.js';
 import { checkInvariants } from './invariants.js';
 
 /**
@@ -19,29 +14,8 @@ import { checkInvariants } from './invariants.js';
  */
 export function describeHttpSchedulers(label: string, redisUrl: () => string, start: () => Promise<ApiTarget>): void {
   describe(label, () => {
-    let target: ApiTarget;
-    let raw: Redis;
-    let transport: IoredisTransport;
-    beforeAll(async () => {
-      target = await start();
-      raw = new Redis(redisUrl());
-      transport = IoredisTransport.connect(redisUrl());
-    }, 60_000);
-    afterAll(async () => {
-      await transport.close();
-      raw.disconnect();
-      await target.close();
-    });
-
-    const q = (): string => `http-sched-${randomBytes(5).toString('hex')}`;
-
-    const call = (method: string, path: string, body?: unknown, rawBody?: string): Promise<Answer> => callApi(target, method, path, body, rawBody);
-
-    /** Every key of the queue with its value, and its registry entry. */
-    const stateOf = async (queue: string): Promise<unknown> => ({
-      keys: await snapshotKeys(raw, `emq:{${queue}}:*`),
-      registered: await raw.sismember('emq:queues', queue),
-    });
+    const fx = useHttpFixture({ prefix: 'http-sched', redisUrl, start });
+    const { call, queueName: q, queueOf, stateOf } = fx;
 
     /** The request fails with `status`, `code` and a message matching `says`, and the queue's keys and registry entry are untouched. */
     async function refused(queue: string, status: number, code: string, says: RegExp, method: string, path: string, body?: unknown, rawBody?: string): Promise<void> {
@@ -52,11 +26,6 @@ export function describeHttpSchedulers(label: string, redisUrl: () => string, st
       expect(answer.body.error?.message).toMatch(says);
       expect(await stateOf(queue)).toEqual(before);
     }
-
-    /** The queue as the TypeScript API sees it, on the Redis behind the target. */
-    const queueOf = (queue: string): Queue => new Queue(transport, queue);
-    /** Read back over HTTP, a scheduler is its SchedulerRecord as JSON. */
-    const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
     it('makes, reads, lists, changes in place and removes a scheduler; the record is the SchedulerRecord as JSON', async () => {
       const queue = q();
@@ -94,14 +63,14 @@ export function describeHttpSchedulers(label: string, redisUrl: () => string, st
       expect((await call('GET', base)).body.schedulers).toHaveLength(2);
       // an end already past: it fires no more
       expect((await call('PUT', `${base}/over`, { every: 1000, endAt: 1000, job: { payload: 0 } })).body).toEqual({ id: 'over', nextRunAt: null });
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
 
       expect(await call('DELETE', `${base}/nightly`)).toEqual({ status: 200, body: { id: 'nightly', removed: true } });
       expect(await queueOf(queue).getScheduler('nightly')).toBeNull();
       expect((await call('GET', base)).body.schedulers).toMatchObject([{ id: 'tick' }, { id: 'over' }]);
       await refused(queue, 404, 'EMQNOTFOUND', /nightly/, 'GET', `${base}/nightly`);
       await refused(queue, 404, 'EMQNOTFOUND', /nightly/, 'DELETE', `${base}/nightly`);
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
       // a queue with none lists none
       expect(await call('GET', `/v1/queues/${q()}/schedulers`)).toEqual({ status: 200, body: { schedulers: [] } });
     });
@@ -128,7 +97,7 @@ export function describeHttpSchedulers(label: string, redisUrl: () => string, st
       await refused(queue, 404, 'EMQNOTFOUND', /tick@/, 'GET', `/v1/queues/${queue}/jobs/${id}`);
       // an enqueue may not give such an id
       await refused(queue, 400, 'EMQARG', /id/, 'POST', `/v1/queues/${queue}/jobs`, { payload: 1, id });
-      expect(await checkInvariants(raw, queue)).toEqual([]);
+      expect(await checkInvariants(fx.raw, queue)).toEqual([]);
     });
 
     it('refuses bad input with 400 naming the field, and writes nothing', async () => {
@@ -173,8 +142,8 @@ export function describeHttpSchedulers(label: string, redisUrl: () => string, st
       // and nothing on a queue that has none: no registration, no key
       const fresh = q();
       await refused(fresh, 400, 'EMQARG', /cron/, 'PUT', `/v1/queues/${fresh}/schedulers/s`, { cron: 'every day', job });
-      expect(await raw.keys(`emq:{${fresh}}:*`)).toEqual([]);
-      expect(await raw.sismember('emq:queues', fresh)).toBe(0);
+      expect(await fx.raw.keys(`emq:{${fresh}}:*`)).toEqual([]);
+      expect(await fx.raw.sismember('emq:queues', fresh)).toBe(0);
     });
 
     it('documents the scheduler routes in the OpenAPI document', async () => {

@@ -1,7 +1,9 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Env, MiddlewareHandler } from 'hono';
+import { jobIdOf, MAX_PRIORITY } from '../encode.js';
 import { body, failure, json, refusals } from './openapi-parts.js';
-import { MAX_PRIORITY } from '../encode.js';
-import { jobView } from './responses.js';
+import type { QueueOf } from './queue-cache.js';
+import { jobView, jobViewOf } from './responses.js';
 import { jobParams, queueParams } from './schemas.js';
 
 /**
@@ -10,8 +12,16 @@ import { jobParams, queueParams } from './schemas.js';
  * change a waiting job's priority or payload, and the dead-job retention. A bulk route does at
  * most `limit` rows per request (default 10,000, at most 100,000: a Worker has a budget of
  * subrequests, one a chunk of 500 rows, 250 for reprocess) and says `more` when it stopped at its
- * limit: send it again.
+ * limit: send it again. Each route a thin call of the Queue method the TypeScript API has, errors
+ * by the one table (404, 409, 413, 400).
  */
+
+/** What the admin routes need of the app that serves them (`E`: its hono environment). */
+export interface AdminWiring<E extends Env> {
+  readonly queueOf: QueueOf<E>;
+  /** The body limit of a route that takes a payload (the enqueue route's). */
+  readonly payloadLimit: MiddlewareHandler<E>;
+}
 
 const noSuchJob = { 404: failure('no such job (EMQNOTFOUND)') };
 const notWaiting = { 409: failure('the job is active, completed or dead (EMQSTATE): nothing was written') };
@@ -62,7 +72,7 @@ const retention = z
   .strict();
 export const retentionBody = retention.partial().strict();
 
-export const jobsRoute = createRoute({
+const jobsRoute = createRoute({
   method: 'get',
   path: '/v1/queues/{queue}/jobs',
   summary: "A page of one state's jobs, in that state's order",
@@ -72,7 +82,7 @@ export const jobsRoute = createRoute({
   responses: { 200: json(z.object({ jobs: z.array(jobView) }), 'the page'), ...refusals },
 });
 
-export const cleanRoute = createRoute({
+const cleanRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/clean',
   summary: 'Delete finished jobs (completed or dead) that finished at least olderThanMs ago, oldest first',
@@ -80,7 +90,7 @@ export const cleanRoute = createRoute({
   responses: { 200: json(z.object({ ids: z.array(z.string()), more }), 'the ids deleted'), ...refusals },
 });
 
-export const drainRoute = createRoute({
+const drainRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/drain',
   summary: 'Delete the jobs waiting to run (pending and scheduled), never active ones',
@@ -88,7 +98,7 @@ export const drainRoute = createRoute({
   responses: { 200: json(z.object({ removed: z.number().int(), more }), 'how many were deleted'), ...refusals },
 });
 
-export const obliterateRoute = createRoute({
+const obliterateRoute = createRoute({
   method: 'delete',
   path: '/v1/queues/{queue}',
   summary: 'Delete the whole queue, every job and setting, and its registry entry',
@@ -101,7 +111,7 @@ export const obliterateRoute = createRoute({
   },
 });
 
-export const reprocessDeadRoute = createRoute({
+const reprocessDeadRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/dead/reprocess',
   summary: 'Send dead jobs back to be claimed, oldest first, each with a fresh allowance of attempts',
@@ -109,7 +119,7 @@ export const reprocessDeadRoute = createRoute({
   responses: { 200: json(z.object({ reprocessed: z.number().int(), more }), 'how many are pending again'), ...refusals },
 });
 
-export const priorityRoute = createRoute({
+const priorityRoute = createRoute({
   method: 'put',
   path: '/v1/queues/{queue}/jobs/{id}/priority',
   summary: "Change a waiting job's priority (pending or scheduled)",
@@ -117,7 +127,7 @@ export const priorityRoute = createRoute({
   responses: { 200: json(z.object({ id: z.string(), priority: z.number().int() }), 'the priority now'), ...noSuchJob, ...notWaiting, ...refusals },
 });
 
-export const payloadRoute = createRoute({
+const payloadRoute = createRoute({
   method: 'put',
   path: '/v1/queues/{queue}/jobs/{id}/payload',
   summary: "Replace a waiting job's payload (pending or scheduled), within the payload cap",
@@ -131,7 +141,7 @@ export const payloadRoute = createRoute({
   },
 });
 
-export const getRetentionRoute = createRoute({
+const getRetentionRoute = createRoute({
   method: 'get',
   path: '/v1/queues/{queue}/dead/retention',
   summary: 'How long dead jobs are kept and how many',
@@ -139,10 +149,80 @@ export const getRetentionRoute = createRoute({
   responses: { 200: json(retention, 'the retention (null: no limit of that kind)'), ...refusals },
 });
 
-export const setRetentionRoute = createRoute({
+const setRetentionRoute = createRoute({
   method: 'put',
   path: '/v1/queues/{queue}/dead/retention',
   summary: 'Set how long dead jobs are kept and how many; applied as jobs die, at most two deleted a burial',
   request: { params: queueParams, body: body(retentionBody) },
   responses: { 200: json(retention, 'the retention now'), ...refusals },
 });
+
+/**
+ * Serves the admin routes on `app`.
+ *
+ * @example
+ * registerAdminRoutes(app, { queueOf, payloadLimit: bodyLimit(6 * 1024 * 1024, tooLarge) });
+ */
+export function registerAdminRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: AdminWiring<E>): void {
+  const { queueOf } = wiring;
+
+  app.openapi(jobsRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { state, offset, limit } = c.req.valid('query');
+    const jobs = await (await queueOf(c, queue)).getJobs(state, { offset, limit });
+    return c.json({ jobs: jobs.map(jobViewOf) }, 200);
+  });
+
+  app.openapi(cleanRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { state, olderThanMs, limit } = c.req.valid('json');
+    const ids = await (await queueOf(c, queue)).clean(state, { olderThanMs, limit });
+    return c.json({ ids, more: ids.length >= limit }, 200);
+  });
+
+  app.openapi(drainRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { limit } = c.req.valid('query');
+    const removed = await (await queueOf(c, queue)).drain({ limit });
+    return c.json({ removed, more: removed >= limit }, 200);
+  });
+
+  app.openapi(obliterateRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { force, limit } = c.req.valid('query');
+    const obliterated = await (await queueOf(c, queue)).obliterate({ force: force === 'true', limit });
+    return c.json({ queue, obliterated }, 200);
+  });
+
+  app.openapi(reprocessDeadRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { limit } = c.req.valid('query');
+    const reprocessed = await (await queueOf(c, queue)).reprocessDead({ limit });
+    return c.json({ reprocessed, more: reprocessed >= limit }, 200);
+  });
+
+  app.openapi(priorityRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
+    const { priority } = c.req.valid('json');
+    await (await queueOf(c, queue)).changePriority(id, priority);
+    return c.json({ id: jobIdOf(id), priority }, 200);
+  });
+
+  app.on('PUT', payloadRoute.getRoutingPath(), wiring.payloadLimit);
+  app.openapi(payloadRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
+    const { payload } = c.req.valid('json');
+    await (await queueOf(c, queue)).updateData(id, payload);
+    return c.json({ id: jobIdOf(id), updated: true } as const, 200);
+  });
+
+  app.openapi(getRetentionRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    return c.json(await (await queueOf(c, queue)).deadRetention(), 200);
+  });
+
+  app.openapi(setRetentionRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    return c.json(await (await queueOf(c, queue)).setDeadRetention(c.req.valid('json')), 200);
+  });
+}

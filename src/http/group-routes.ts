@@ -1,13 +1,46 @@
-import { createRoute, z } from '@hono/zod-openapi';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Env } from 'hono';
 import { GROUPS_PAGE } from '../groups.js';
-import { json, refusals } from './openapi-parts.js';
+import { body, json, refusals } from './openapi-parts.js';
+import type { QueueOf } from './queue-cache.js';
 import { rateLimitOrNone } from './rate-schemas.js';
-import { queueParams } from './schemas.js';
+import { groupLimit, groupPaused, groupResumed } from './responses.js';
+import { groupParams, limitBody, queueParams } from './schemas.js';
 
 /**
- * The route that lists a queue's groups with their numbers (`Queue.groups`, lua/list-groups.lua),
- * with its query and response schemas: what the dashboard's groups table reads.
+ * The routes of a queue's groups: pause and resume one, set its limit of active jobs, and list
+ * them with their numbers (`Queue.groups`, lua/list-groups.lua: what the dashboard's groups table
+ * reads). A group's rate limit and hold are the rate routes' (rate-routes.ts).
  */
+
+/** What the group routes need of the app that serves them (`E`: its hono environment). */
+export interface GroupWiring<E extends Env> {
+  readonly queueOf: QueueOf<E>;
+}
+
+const pauseGroupRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/groups/{group}/pause',
+  summary: "Pause a group: its jobs wait, the queue's other groups run",
+  request: { params: groupParams },
+  responses: { 200: json(groupPaused, 'paused'), ...refusals },
+});
+
+const resumeGroupRoute = createRoute({
+  method: 'post',
+  path: '/v1/queues/{queue}/groups/{group}/resume',
+  summary: 'Resume a group',
+  request: { params: groupParams },
+  responses: { 200: json(groupResumed, 'resumed'), ...refusals },
+});
+
+const groupLimitRoute = createRoute({
+  method: 'put',
+  path: '/v1/queues/{queue}/groups/{group}/limit',
+  summary: "Set a group's limit of jobs active at once, or lift it with null",
+  request: { params: groupParams, body: body(limitBody) },
+  responses: { 200: json(groupLimit, 'the limit now'), ...refusals },
+});
 
 /** `GET /v1/queues/{queue}/groups`: where the walk goes on, about how many, which names. */
 export const groupsQuery = z
@@ -47,7 +80,7 @@ export const groupInfo = z
   })
   .openapi('GroupInfo');
 
-export const groupsRoute = createRoute({
+const groupsRoute = createRoute({
   method: 'get',
   path: '/v1/queues/{queue}/groups',
   summary: "A page of the queue's groups, each with its active jobs, limit, rate limit, pause, hold, throttle and waiting jobs",
@@ -59,3 +92,40 @@ export const groupsRoute = createRoute({
     ...refusals,
   },
 });
+
+/**
+ * Serves the group routes on `app`, each a thin call. The walk's own checks (a cursor that is no
+ * page's, a partition past the queue's count) answer 400 EMQARG through the one error table.
+ *
+ * @example
+ * registerGroupRoutes(app, { queueOf });
+ */
+export function registerGroupRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: GroupWiring<E>): void {
+  const { queueOf } = wiring;
+
+  app.openapi(pauseGroupRoute, async (c) => {
+    const { queue, group } = c.req.valid('param');
+    await (await queueOf(c, queue)).pauseGroup(group);
+    return c.json({ queue, group, paused: true } as const, 200);
+  });
+
+  app.openapi(resumeGroupRoute, async (c) => {
+    const { queue, group } = c.req.valid('param');
+    await (await queueOf(c, queue)).resumeGroup(group);
+    return c.json({ queue, group, paused: false } as const, 200);
+  });
+
+  app.openapi(groupLimitRoute, async (c) => {
+    const { queue, group } = c.req.valid('param');
+    const { limit } = c.req.valid('json');
+    await (await queueOf(c, queue)).setGroupLimit(group, limit);
+    return c.json({ queue, group, limit }, 200);
+  });
+
+  app.openapi(groupsRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    const { cursor, limit, prefix } = c.req.valid('query');
+    const page = await (await queueOf(c, queue)).groups({ limit, ...(cursor === undefined ? {} : { cursor }), ...(prefix === undefined ? {} : { prefix }) });
+    return c.json(page, 200);
+  });
+}

@@ -21,3 +21,16 @@ export const refusals = {
 export const partitionRefusal = {
   409: failure('the queue is partitioned and this route reads one events stream (EMQPARTITION): each partition has its own'),
 };
+
+/**
+ * What a validator tells a route's own hook: the target, whether it passed, the value it read
+ * (zod-validator passes it on failure too; @hono/zod-openapi's Hook type leaves it out) and the
+ * issues. Typed loosely on purpose: a hook typed with the route's own input would steer the
+ * route's inferred input.
+ */
+export interface Validated {
+  readonly target: string;
+  readonly success: boolean;
+  readonly data?: unknown;
+  readonly error?: { readonly issues: ReadonlyArray<{ readonly path: ReadonlyArray<PropertyKey>; readonly message: string }> };
+}

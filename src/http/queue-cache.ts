@@ -1,6 +1,13 @@
+import type { Context, Env } from 'hono';
 import { type AnyQueue, openQueue } from '../open-queue.js';
 import type { QueueOptions } from '../queue.js';
 import type { Transport } from '../transport.js';
+
+/**
+ * How a family of routes finds the queue a request names (`E`: the app's hono environment): a
+ * Queue or a PartitionedQueue, from the app's one cache.
+ */
+export type QueueOf<E extends Env> = (c: Context<E>, name: string) => Promise<AnyQueue>;
 
 /** The most queue names kept per transport: names come from URLs, so anyone can make new ones. */
 export const MAX_CACHED_QUEUES = 1_000;

@@ -1,6 +1,10 @@
-import { createRoute, z } from '@hono/zod-openapi';
-import { body, json, refusals } from './openapi-parts.js';
-import { MAX_RATE_MS } from '../rate-limits.js';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context, Env } from 'hono';
+import { InvalidArgumentError } from '../errors.js';
+import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../rate-limits.js';
+import { body, json, refusals, type Validated } from './openapi-parts.js';
+import { problem } from './problem.js';
+import type { QueueOf } from './queue-cache.js';
 import { rateLimitOrNone } from './rate-schemas.js';
 import { groupParams, queueParams } from './schemas.js';
 
@@ -11,6 +15,10 @@ import { groupParams, queueParams } from './schemas.js';
  * body answers: one wording for a bad limit over HTTP, from the CLI and in TypeScript.
  */
 
+/** What the rate routes need of the app that serves them (`E`: its hono environment). */
+export interface RateWiring<E extends Env> {
+  readonly queueOf: QueueOf<E>;
+}
 
 /** A rate route's body: `{limit, periodMs}`, or null to lift the limit. */
 export const rateBody = rateLimitOrNone.openapi({ description: '{limit, periodMs}: at most limit starts in any window of periodMs; null lifts the limit' });
@@ -24,7 +32,7 @@ export const holdBody = z
 
 const heldUntil = z.number().int().openapi({ description: 'when the hold ends, epoch ms (server time): the longer of this hold and one it had' });
 
-export const queueRateRoute = createRoute({
+const queueRateRoute = createRoute({
   method: 'put',
   path: '/v1/queues/{queue}/rate',
   summary: "Set the queue's rate limit: at most limit job starts in any window of periodMs, across every group; null lifts it",
@@ -34,7 +42,7 @@ export const queueRateRoute = createRoute({
   responses: { 200: json(z.object({ queue: z.string(), rate: rateLimitOrNone }), 'the limit now (null: none)'), ...refusals },
 });
 
-export const groupRateRoute = createRoute({
+const groupRateRoute = createRoute({
   method: 'put',
   path: '/v1/queues/{queue}/groups/{group}/rate',
   summary: "Set a group's rate limit: at most limit starts of its jobs in any window of periodMs; null lifts it",
@@ -43,7 +51,7 @@ export const groupRateRoute = createRoute({
   responses: { 200: json(z.object({ queue: z.string(), group: z.string(), rate: rateLimitOrNone }), 'the limit now (null: none)'), ...refusals },
 });
 
-export const holdGroupRoute = createRoute({
+const holdGroupRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/groups/{group}/hold',
   summary: "Hold a group for ms: none of its jobs starts until then, the queue's other groups keep flowing",
@@ -52,7 +60,7 @@ export const holdGroupRoute = createRoute({
   responses: { 200: json(z.object({ queue: z.string(), group: z.string(), heldUntil }), 'held'), ...refusals },
 });
 
-export const holdUngroupedRoute = createRoute({
+const holdUngroupedRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/ungrouped/hold',
   summary: "Hold the queue's ungrouped jobs for ms: none of them starts until then, every group keeps flowing",
@@ -60,3 +68,86 @@ export const holdUngroupedRoute = createRoute({
   request: { params: queueParams, body: body(holdBody) },
   responses: { 200: json(z.object({ queue: z.string(), group: z.null(), heldUntil }), 'held'), ...refusals },
 });
+
+/** The result the app's default hook takes: the same object, as @hono/zod-openapi types it. */
+type AppHookResult<E extends Env> = Parameters<NonNullable<OpenAPIHono<E>['defaultHook']>>[0];
+
+/** The message `check` refuses `value` with, or undefined when it takes it. */
+function refusal(check: (value: unknown) => unknown, value: unknown): string | undefined {
+  try {
+    check(value);
+    return undefined;
+  } catch (error) {
+    if (error instanceof InvalidArgumentError) return error.message;
+    throw error;
+  }
+}
+
+/** A hold body's ms, checked as the core checks it; a body that is no object is left to the schema. */
+const checkHoldBody = (body: unknown): unknown =>
+  typeof body === 'object' && body !== null && !Array.isArray(body) ? checkHoldMs((body as { ms?: unknown }).ms) : undefined;
+
+/**
+ * Serves the rate routes on `app`, each a thin call. A body the schema refuses is answered 400
+ * EMQARG with the message the Queue's own check gives it (`limit must be an integer >= 1, got
+ * 0`), so a bad limit reads the same over HTTP, from the CLI and in TypeScript; anything else
+ * refused reads as every route's.
+ *
+ * @example
+ * registerRateRoutes(app, { queueOf });
+ */
+export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: RateWiring<E>): void {
+  const { queueOf } = wiring;
+  /** The hook of a route whose body `check` checks: the core's message first, the app's default hook else. */
+  const coreMessages =
+    (check: (body: unknown) => unknown) =>
+    (result: Validated, c: Context<E>) => {
+      const message = !result.success && result.target === 'json' ? refusal(check, result.data) : undefined;
+      // the app's own hook for every other target and message: params, an unknown field
+      return message === undefined ? app.defaultHook?.(result as AppHookResult<E>, c) : problem(c, 'EMQARG', message);
+    };
+
+  app.openapi(
+    queueRateRoute,
+    async (c) => {
+      const { queue } = c.req.valid('param');
+      const rate = c.req.valid('json');
+      await (await queueOf(c, queue)).setRateLimit(rate);
+      return c.json({ queue, rate }, 200);
+    },
+    coreMessages(checkRateLimit),
+  );
+
+  app.openapi(
+    groupRateRoute,
+    async (c) => {
+      const { queue, group } = c.req.valid('param');
+      const rate = c.req.valid('json');
+      await (await queueOf(c, queue)).setGroupRateLimit(group, rate);
+      return c.json({ queue, group, rate }, 200);
+    },
+    coreMessages(checkRateLimit),
+  );
+
+  app.openapi(
+    holdGroupRoute,
+    async (c) => {
+      const { queue, group } = c.req.valid('param');
+      const { ms } = c.req.valid('json');
+      const heldUntil = await (await queueOf(c, queue)).holdGroup(group, ms);
+      return c.json({ queue, group, heldUntil }, 200);
+    },
+    coreMessages(checkHoldBody),
+  );
+
+  app.openapi(
+    holdUngroupedRoute,
+    async (c) => {
+      const { queue } = c.req.valid('param');
+      const { ms } = c.req.valid('json');
+      const heldUntil = await (await queueOf(c, queue)).holdGroup(null, ms);
+      return c.json({ queue, group: null, heldUntil }, 200);
+    },
+    coreMessages(checkHoldBody),
+  );
+}

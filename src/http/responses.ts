@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { type EmqErrorCode, errorCodes } from '../errors.js';
+import type { JobRecord } from '../job.js';
 import { rateLimits } from './rate-schemas.js';
 import { backoffOptions } from './schemas.js';
 
@@ -79,6 +80,17 @@ export const jobView = z
   .openapi('Job');
 
 export type JobView = z.infer<typeof jobView>;
+
+/** `View` when it has exactly the fields of `Record`, else never. */
+type SameFields<View, Record> = [Exclude<keyof View, keyof Record> | Exclude<keyof Record, keyof View>] extends [never] ? View : never;
+
+/**
+ * A job as the API shows it: its JobRecord as it is, which JSON carries without the fields it
+ * leaves undefined. Nothing is picked field by field, so a body cannot drop a field the record
+ * has; and the return type is `never` unless the `Job` schema (the OpenAPI document) declares
+ * exactly the record's fields, so a field added to JobRecord does not compile until it is documented.
+ */
+export const jobViewOf = (job: JobRecord): SameFields<JobView, JobRecord> => job;
 
 const enqueuedId = z.string().openapi({ description: 'the id every other route takes: `JOB:` and the id given or made' });
 /** What became of one job of an enqueue: `add`'s EnqueueResult, the same shape for one job and in bulk. */

@@ -1,7 +1,10 @@
-import { createRoute, z } from '@hono/zod-openapi';
-import { body, failure, json, refusals } from './openapi-parts.js';
+import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context, Env, MiddlewareHandler } from 'hono';
 import { MAX_PRIORITY } from '../encode.js';
 import { MIN_EVERY_MS } from '../schedulers.js';
+import { body, failure, json, refusals } from './openapi-parts.js';
+import { problem } from './problem.js';
+import type { QueueOf } from './queue-cache.js';
 import { backoffOptions, name, queueParams, schedulerParams } from './schemas.js';
 
 /**
@@ -11,6 +14,19 @@ import { backoffOptions, name, queueParams, schedulerParams } from './schemas.js
  * every, a pattern croner refuses, an unknown time zone, `endAt` before `startAt`) the Queue
  * checks before any write, and it answers the same 400 `EMQARG` naming the field.
  */
+
+/** What the scheduler routes need of the app that serves them (`E`: its hono environment). */
+export interface SchedulerWiring<E extends Env> {
+  readonly queueOf: QueueOf<E>;
+  /** The body limit of a route that takes a payload (the enqueue route's). */
+  readonly payloadLimit: MiddlewareHandler<E>;
+  /**
+   * Told after an upsert of the scheduler's next slot (epoch ms, Redis's clock), when it has one:
+   * the app's after-enqueue hook, so the Worker starts the short drain an enqueue starts and a
+   * slot due now or soon fires without waiting for the cron.
+   */
+  readonly afterUpsert: (c: Context<E>, queue: string, nextRunAt: number) => void;
+}
 
 const noSuchScheduler = { 404: failure('no such scheduler (EMQNOTFOUND)') };
 
@@ -71,7 +87,7 @@ export const schedulerView = z
   })
   .openapi('Scheduler');
 
-export const upsertSchedulerRoute = createRoute({
+const upsertSchedulerRoute = createRoute({
   method: 'put',
   path: '/v1/queues/{queue}/schedulers/{id}',
   summary: 'Make a scheduler, or change it in place: from now on it enqueues the job once per slot, `JOB:<id>@<slot>`',
@@ -85,7 +101,7 @@ export const upsertSchedulerRoute = createRoute({
   },
 });
 
-export const listSchedulersRoute = createRoute({
+const listSchedulersRoute = createRoute({
   method: 'get',
   path: '/v1/queues/{queue}/schedulers',
   summary: "The queue's schedulers, soonest next slot first (those that fire no more last)",
@@ -93,7 +109,7 @@ export const listSchedulersRoute = createRoute({
   responses: { 200: json(z.object({ schedulers: z.array(schedulerView) }), 'every scheduler'), ...refusals },
 });
 
-export const getSchedulerRoute = createRoute({
+const getSchedulerRoute = createRoute({
   method: 'get',
   path: '/v1/queues/{queue}/schedulers/{id}',
   summary: 'Read a scheduler: its spec, its job, its next and last slot, and how many it fired',
@@ -101,10 +117,48 @@ export const getSchedulerRoute = createRoute({
   responses: { 200: json(schedulerView, 'the scheduler'), ...noSuchScheduler, ...refusals },
 });
 
-export const removeSchedulerRoute = createRoute({
+const removeSchedulerRoute = createRoute({
   method: 'delete',
   path: '/v1/queues/{queue}/schedulers/{id}',
   summary: 'Remove a scheduler: it fires no more (the jobs it fired stay)',
   request: { params: schedulerParams },
   responses: { 200: json(z.object({ id: z.string(), removed: z.literal(true) }), 'removed'), ...noSuchScheduler, ...refusals },
 });
+
+/**
+ * Serves the scheduler routes on `app`, each a thin call: bad input a 400 naming the field before
+ * any write, an absent scheduler a 404.
+ *
+ * @example
+ * registerSchedulerRoutes(app, { queueOf, payloadLimit, afterUpsert: (c, queue, at) => options.afterEnqueue?.(c, queue, at) });
+ */
+export function registerSchedulerRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: SchedulerWiring<E>): void {
+  const { queueOf } = wiring;
+
+  app.on('PUT', upsertSchedulerRoute.getRoutingPath(), wiring.payloadLimit);
+  app.openapi(upsertSchedulerRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
+    const { job, ...spec } = c.req.valid('json');
+    const result = await (await queueOf(c, queue)).upsertScheduler(id, spec, job);
+    if (result.nextRunAt !== null) wiring.afterUpsert(c, queue, result.nextRunAt);
+    return c.json({ id: result.id, nextRunAt: result.nextRunAt }, 200);
+  });
+
+  app.openapi(listSchedulersRoute, async (c) => {
+    const { queue } = c.req.valid('param');
+    return c.json({ schedulers: await (await queueOf(c, queue)).listSchedulers() }, 200);
+  });
+
+  app.openapi(getSchedulerRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
+    const scheduler = await (await queueOf(c, queue)).getScheduler(id);
+    if (!scheduler) return problem(c, 'EMQNOTFOUND', `no scheduler ${id} in queue ${queue}`);
+    return c.json(scheduler, 200);
+  });
+
+  app.openapi(removeSchedulerRoute, async (c) => {
+    const { queue, id } = c.req.valid('param');
+    if (!(await (await queueOf(c, queue)).removeScheduler(id))) return problem(c, 'EMQNOTFOUND', `no scheduler ${id} in queue ${queue}`);
+    return c.json({ id, removed: true } as const, 200);
+  });
+}

@@ -6,9 +6,10 @@ import { isEventId } from '../events.js';
 export const MAX_WAIT_MS = 30_000;
 
 /**
- * The HTTP API's request shapes, one source for validation and for the OpenAPI document (the
- * routes in `routes.ts` carry them). Objects are strict: an unknown field is a 400, not a silently
- * ignored typo. `z` comes from @hono/zod-openapi so `.openapi()` exists before any schema uses it.
+ * The HTTP API's request shapes shared by several families of routes, one source for validation
+ * and for the OpenAPI document (the `*-routes.ts` files carry them). Objects are strict: an
+ * unknown field is a 400, not a silently ignored typo. `z` comes from @hono/zod-openapi so
+ * `.openapi()` exists before any schema uses it.
  */
 /** A queue, group or scheduler name. */
 export const name = z

@@ -15,6 +15,7 @@ import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
+import type { ApiTarget } from '../http-call.js';
 import { sleep, until } from '../helpers.js';
 import { type MiniflareWorker, startMiniflareWorker } from './miniflare-worker.js';
 import { buildWorker } from './worker-bundle.js';
@@ -33,41 +34,19 @@ function startWorker(bridgeUrl: string, bindings: Record<string, string>): Promi
 let sharedBridge: RunningBridge | undefined;
 const bridgeFor = async (): Promise<RunningBridge> => (sharedBridge ??= await startBridge({ redisUrl: inject('redisUrl'), token: BRIDGE_TOKEN }));
 
-describeHttpApi('the HTTP API on the Worker under miniflare', () => inject('redisUrl'), async () => {
+/** The HTTP API of the Worker under miniflare, with a token, no drain after an enqueue. */
+async function workerApi(): Promise<ApiTarget> {
   const bridge = await bridgeFor();
   const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
   return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
-});
+}
 
-describeHttpAdmin('the admin routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
-  const bridge = await bridgeFor();
-  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
-  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
-});
-
-describeHttpSchedulers('the scheduler routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
-  const bridge = await bridgeFor();
-  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
-  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
-});
-
-describeHttpRate('the rate-limit routes on the Worker under miniflare', () => inject('redisUrl'), async () => {
-  const bridge = await bridgeFor();
-  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
-  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
-});
-
-describeHttpGroups('the groups route on the Worker under miniflare', () => inject('redisUrl'), async () => {
-  const bridge = await bridgeFor();
-  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
-  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
-});
-
-describeHttpFlows('the flows route on the Worker under miniflare', () => inject('redisUrl'), async () => {
-  const bridge = await bridgeFor();
-  const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
-  return { baseUrl: url, token: EMQ_TOKEN, close: () => mf.dispose() };
-});
+describeHttpApi('the HTTP API on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpAdmin('the admin routes on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpSchedulers('the scheduler routes on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpRate('the rate-limit routes on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpGroups('the groups route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpFlows('the flows route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 
 describe('the Worker', () => {
   let bridge: RunningBridge;

@@ -5,7 +5,7 @@ import { serveApi } from '../../src/node/cli/serve.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { PartitionedQueue } from '../../src/partitioned-queue.js';
 import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions.js';
-import type { ApiTarget } from '../http-api.suite.js';
+import type { ApiTarget } from '../http-call.js';
 import { type Answer, callApi } from '../http-call.js';
 import { queueName, sleep } from '../helpers.js';
 

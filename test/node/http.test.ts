@@ -7,12 +7,14 @@ import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
+import type { ApiTarget } from '../http-call.js';
 
 const quiet = (): void => {};
 
-/** The API on Node, through real HTTP, with and without a token. */
-for (const token of [undefined, 'test-token-1234']) {
-  describeHttpApi(`the HTTP API on Node (${token ? 'token required' : 'open'})`, () => inject('redisUrl'), async () => {
+/** The API on Node through real HTTP (`serveApi`, what `emq serve` runs), requiring `token` when given. */
+const nodeApi =
+  (token?: string) =>
+  async (): Promise<ApiTarget> => {
     const transport = IoredisTransport.connect(inject('redisUrl'));
     const api = await serveApi({ transport, port: 0, log: quiet, ...(token ? { token } : {}) });
     return {
@@ -23,73 +25,16 @@ for (const token of [undefined, 'test-token-1234']) {
         await transport.close();
       },
     };
-  });
+  };
+
+for (const token of [undefined, 'test-token-1234']) {
+  describeHttpApi(`the HTTP API on Node (${token ? 'token required' : 'open'})`, () => inject('redisUrl'), nodeApi(token));
 }
-
-describeHttpAdmin('the admin routes on Node', () => inject('redisUrl'), async () => {
-  const transport = IoredisTransport.connect(inject('redisUrl'));
-  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-admin' });
-  return {
-    baseUrl: api.url,
-    token: 'test-token-admin',
-    close: async () => {
-      await api.close();
-      await transport.close();
-    },
-  };
-});
-
-describeHttpSchedulers('the scheduler routes on Node', () => inject('redisUrl'), async () => {
-  const transport = IoredisTransport.connect(inject('redisUrl'));
-  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-schedulers' });
-  return {
-    baseUrl: api.url,
-    token: 'test-token-schedulers',
-    close: async () => {
-      await api.close();
-      await transport.close();
-    },
-  };
-});
-
-describeHttpRate('the rate-limit routes on Node', () => inject('redisUrl'), async () => {
-  const transport = IoredisTransport.connect(inject('redisUrl'));
-  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-rate' });
-  return {
-    baseUrl: api.url,
-    token: 'test-token-rate',
-    close: async () => {
-      await api.close();
-      await transport.close();
-    },
-  };
-});
-
-describeHttpGroups('the groups route on Node', () => inject('redisUrl'), async () => {
-  const transport = IoredisTransport.connect(inject('redisUrl'));
-  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-groups' });
-  return {
-    baseUrl: api.url,
-    token: 'test-token-groups',
-    close: async () => {
-      await api.close();
-      await transport.close();
-    },
-  };
-});
-
-describeHttpFlows('the flows route on Node', () => inject('redisUrl'), async () => {
-  const transport = IoredisTransport.connect(inject('redisUrl'));
-  const api = await serveApi({ transport, port: 0, log: quiet, token: 'test-token-flows' });
-  return {
-    baseUrl: api.url,
-    token: 'test-token-flows',
-    close: async () => {
-      await api.close();
-      await transport.close();
-    },
-  };
-});
+describeHttpAdmin('the admin routes on Node', () => inject('redisUrl'), nodeApi('test-token-admin'));
+describeHttpSchedulers('the scheduler routes on Node', () => inject('redisUrl'), nodeApi('test-token-schedulers'));
+describeHttpRate('the rate-limit routes on Node', () => inject('redisUrl'), nodeApi('test-token-rate'));
+describeHttpGroups('the groups route on Node', () => inject('redisUrl'), nodeApi('test-token-groups'));
+describeHttpFlows('the flows route on Node', () => inject('redisUrl'), nodeApi('test-token-flows'));
 
 describe('the HTTP API on Node, beyond the contract', () => {
   it('binds loopback only when open, and answers 503 when Redis does not', async () => {
