@@ -3,18 +3,19 @@ import { InvalidArgumentError, PayloadTooLargeError, shown } from './errors.js';
 import { type Outcome, resultError } from './handler.js';
 import type { Job } from './job.js';
 import type { Queue } from './queue.js';
-import {
-  type ClaimResult,
-  type CompleteItem,
-  type FailItem,
-  type Held,
-  type ReleaseItem,
-  type RetryItem,
-  type RetryOutcome,
-  runOps,
-  type ScriptOp,
-  Scripts,
-} from './scripts.js';
+import { beatOp } from './ops/beat.js';
+import { type ClaimResult, claimOp } from './ops/claim.js';
+import { type CompleteItem, completeOp } from './ops/complete.js';
+import { extendOp } from './ops/extend.js';
+import { type FailItem, failOp } from './ops/fail.js';
+import { fireSchedulersOp } from './ops/fire-schedulers.js';
+import type { Held, ScriptOp } from './ops/op.js';
+import { progressOp } from './ops/progress.js';
+import { promoteOp } from './ops/promote.js';
+import { reapOp } from './ops/reap.js';
+import { type ReleaseItem, releaseOp } from './ops/release.js';
+import { type RetryItem, type RetryOutcome, retryOp } from './ops/retry.js';
+import { runOps, Scripts } from './scripts.js';
 import type { Replication, Reply, ScriptCall, Transport } from './transport.js';
 import { type DurabilityOptions, replicationOf } from './durability.js';
 import { randomHex } from './random-hex.js';
@@ -181,7 +182,7 @@ export class Leases<Payload = unknown> {
     this.transport = queue.transport;
     this.keepCompletedMs = queue.keepCompletedMs;
     this.maxResultBytes = queue.maxResultBytes;
-    this.scripts = new Scripts(queue.transport, queue.name);
+    this.scripts = new Scripts(queue.transport, queue.name, this.countRequest);
   }
 
   /**
@@ -242,7 +243,7 @@ export class Leases<Payload = unknown> {
     const due = claimed.dueSchedulers;
     if (due.length === 0) return claimed;
     const items = due.map((d) => ({ id: d.id, revision: d.revision, slot: d.slot, next: nextAfterFiring(d, claimed.now) }));
-    const fired = await this.run(this.scripts.fireSchedulersOp(items));
+    const fired = await this.scripts.run(fireSchedulersOp(items));
     return { ...claimed, dueSchedulers: [], fired: claimed.fired + fired.fired, nextDueAt: fired.nextDueAt };
   }
 
@@ -266,8 +267,9 @@ export class Leases<Payload = unknown> {
     const calls: ScriptCall[] = [];
     const readers: Array<(reply: Reply, state: RoundState) => void> = [];
     const add = <T>(op: ScriptOp<T>, take: (value: T, state: RoundState) => void): void => {
-      calls.push(op.call);
-      readers.push((reply, state) => take(op.parse(reply), state));
+      const bound = this.scripts.bind(op);
+      calls.push(bound.call);
+      readers.push((reply, state) => take(bound.read(reply), state));
     };
     const settle = (indices: readonly number[], outcomes: readonly Settled[], state: RoundState): void =>
       indices.forEach((index, i) => (state.settled[index] = outcomes[i] ?? 'fenced'));
@@ -280,7 +282,7 @@ export class Leases<Payload = unknown> {
         const delayMs = outcome.kind === 'retry' ? outcome.delayMs : undefined;
         return { id: job.id, token: job.token, error, ...(delayMs === undefined ? {} : { delayMs }) };
       });
-      add(this.scripts.retryOp(items), ({ value, outbox }, state) => {
+      add(retryOp(items), ({ value, outbox }, state) => {
         settle(retries, value, state);
         state.outbox.push(...outbox);
       });
@@ -291,7 +293,7 @@ export class Leases<Payload = unknown> {
         const outcome = outcomes[i]!;
         return { id: job.id, token: job.token, error: outcome.kind === 'complete' ? '' : outcome.error };
       });
-      add(this.scripts.failOp(items), ({ value, outbox }, state) => {
+      add(failOp(items), ({ value, outbox }, state) => {
         settle(fails, value, state);
         state.outbox.push(...outbox);
       });
@@ -304,7 +306,7 @@ export class Leases<Payload = unknown> {
           return { ...leaseOf(finished[i]!.job), holdMs: outcome.kind === 'hold' ? outcome.holdMs : 0 };
         }),
       ];
-      add(this.scripts.releaseOp(items), (outcomes, state) => {
+      add(releaseOp(items), (outcomes, state) => {
         state.givenBack = outcomes.slice(0, giveBack.length);
         settle(holds, outcomes.slice(giveBack.length).map((o) => (o === 'released' ? 'pending' : 'fenced')), state);
       });
@@ -316,7 +318,7 @@ export class Leases<Payload = unknown> {
         return { ...leaseOf(finished[i]!.job), result: outcome.kind === 'complete' ? outcome.result : undefined };
       });
       add(
-        this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
+        completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
         ({ completed, claimed, outbox }, state) => {
           settle(completes, completed.map((ok) => (ok ? 'completed' : 'fenced')), state);
           state.claimed = claimed;
@@ -351,17 +353,17 @@ export class Leases<Payload = unknown> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
     const sentAt = Date.now();
-    return this.decode(await this.run(this.scripts.claimOp(n, leaseMs, this.claimKey(n))), sentAt);
+    return this.decode(await this.scripts.run(claimOp(n, leaseMs, this.claimKey(n))), sentAt);
   }
 
   /** A claim to send behind a blocking pop, and how to read its reply. */
   claimCall(n: number, leaseMs: number): ClaimCall<Payload> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
-    const op = this.scripts.claimOp(n, leaseMs, this.claimKey(n));
+    const op = this.scripts.bind(claimOp(n, leaseMs, this.claimKey(n)));
     // a receive that waits behind a blocking pop: its span covers the wait, as a long poll's does
     const sentAt = Date.now();
-    return { call: op.call, read: (reply) => this.decode(op.parse(reply), sentAt) };
+    return { call: op.call, read: (reply) => this.decode(op.read(reply), sentAt) };
   }
 
   /**
@@ -372,7 +374,7 @@ export class Leases<Payload = unknown> {
    */
   async beat(options: BeatOptions): Promise<Claimed<Payload>> {
     const sentAt = Date.now();
-    const beat = await this.run(this.beatOp(options));
+    const beat = await this.scripts.run(this.beatOp(options));
     await this.relay(beat.outbox);
     return this.fireDueOrDefer(this.decode(beat, sentAt));
   }
@@ -392,8 +394,8 @@ export class Leases<Payload = unknown> {
     claimed: Claimed<Payload> | null;
   }> {
     const requestKey = this.claimKey(options.claimN ?? 0);
-    const { completed, claimed, outbox } = await this.run(
-      this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }),
+    const { completed, claimed, outbox } = await this.scripts.run(
+      completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }),
       this.replication,
     );
     await this.relay(outbox);
@@ -402,14 +404,14 @@ export class Leases<Payload = unknown> {
 
   /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
   async retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
-    const { value, outbox } = await this.run(this.scripts.retryOp(items), this.replication);
+    const { value, outbox } = await this.scripts.run(retryOp(items), this.replication);
     await this.relay(outbox);
     return value;
   }
 
   /** Fails held jobs for good: straight to dead. */
   async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
-    const { value, outbox } = await this.run(this.scripts.failOp(items), this.replication);
+    const { value, outbox } = await this.scripts.run(failOp(items), this.replication);
     await this.relay(outbox);
     return value;
   }
@@ -449,7 +451,7 @@ export class Leases<Payload = unknown> {
    * with a `holdMs` holds its group (or the ungrouped lane) that long too.
    */
   release(held: readonly ReleaseItem[]): Promise<Array<'released' | 'fenced'>> {
-    return this.run(this.scripts.releaseOp(held));
+    return this.scripts.run(releaseOp(held));
   }
 
   /**
@@ -465,13 +467,13 @@ export class Leases<Payload = unknown> {
   async progress(held: readonly Held[], value: unknown): Promise<boolean[]> {
     const text = encodeProgress(value);
     if (held.length === 0) return [];
-    return this.run(this.scripts.progressOp(held.map(leaseOf), text));
+    return this.scripts.run(progressOp(held.map(leaseOf), text));
   }
 
   /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
   extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
     assertCount('leaseMs', leaseMs, 1);
-    return this.run(this.scripts.extendOp(held, leaseMs));
+    return this.scripts.run(extendOp(held, leaseMs));
   }
 
   /** Moves up to `limit` due scheduled jobs to be claimed. */
@@ -482,7 +484,7 @@ export class Leases<Payload = unknown> {
     nextDueAt: number | null;
   }> {
     assertCount('limit', limit, 1);
-    return this.run(this.scripts.promoteOp(limit));
+    return this.scripts.run(promoteOp(limit));
   }
 
   /** Takes back up to `limit` expired leases. */
@@ -493,7 +495,7 @@ export class Leases<Payload = unknown> {
     buried: number;
   }> {
     assertCount('limit', limit, 1);
-    return this.run(this.scripts.reapOp(limit));
+    return this.scripts.run(reapOp(limit));
   }
 
   /** `outcome`, unless it completes with a result over the cap: then failed for good, saying why. */
@@ -508,7 +510,7 @@ export class Leases<Payload = unknown> {
   private beatOp(options: BeatOptions): ScriptOp<ClaimResult> {
     assertCount('n', options.n, 0);
     assertCount('leaseMs', options.leaseMs, 1);
-    return this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options, requestKey: this.claimKey(options.n) });
+    return beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options, requestKey: this.claimKey(options.n) });
   }
 
   /**
@@ -519,13 +521,8 @@ export class Leases<Payload = unknown> {
     return n > 0 ? `c:${this.keyPrefix}${(this.claims++).toString(36)}` : '';
   }
 
-  private async run<T>(op: ScriptOp<T>, replication?: Replication): Promise<T> {
-    const [result] = await runOps(this.transport, [op] as const, this.countRequest, replication);
-    return result;
-  }
-
   private async send(calls: readonly ScriptCall[], replication: Replication | undefined): Promise<Reply[]> {
-    const ops = calls.map((call) => ({ call, parse: (reply: Reply) => reply }));
+    const ops = calls.map((call) => ({ call, read: (reply: Reply) => reply }));
     return runOps(this.transport, ops, this.countRequest, replication);
   }
 
@@ -568,7 +565,7 @@ export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
   let replication: Replication | undefined;
   for (const r of rounds) if (r.replication && (!replication || r.replication.timeoutMs > replication.timeoutMs)) replication = r.replication;
   const replies =
-    calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, parse: (reply: Reply) => reply })), onRequest, replication);
+    calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, read: (reply: Reply) => reply })), onRequest, replication);
   let next = 0;
   const results = rounds.map((r) => r.read(replies.slice(next, (next += r.calls.length))));
   // flow news relayed as Leases.round relays it: a failed relay leaves it for a later beat

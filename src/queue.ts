@@ -2,7 +2,6 @@ import {
   DEFAULT_JOB_DEFAULTS,
   DEFAULT_MAX_PAYLOAD_BYTES,
   DEFAULT_MAX_RESULT_BYTES,
-  decodeBackoff,
   type EncodedJob,
   encodeJob,
   encodePayload,
@@ -27,12 +26,49 @@ import { assertName } from './keyspace.js';
 import type { LastHour } from './last-hour.js';
 import { assertPartitions, parsePartitionName } from './partitions.js';
 import { checkHoldMs, checkRateLimit, type RateLimit, type RateLimits, rateLimitsOf } from './rate-limits.js';
-import { type AdminRequest, type EnqueueRequest, type Registration, type ScriptOp, Scripts, type WatchStart } from './scripts.js';
+import { checkChangePriority, changePriorityOp } from './ops/change-priority.js';
+import { cleanOp } from './ops/clean.js';
+import { countsOp } from './ops/counts.js';
+import { deadRetentionOp } from './ops/dead-retention.js';
+import { drainOp } from './ops/drain.js';
+import { type EnqueueRequest, enqueueOp } from './ops/enqueue.js';
+import { eventsSettingsOp } from './ops/events-settings.js';
+import { getJobOp } from './ops/get-job.js';
+import { getSchedulerOp } from './ops/get-scheduler.js';
+import { groupLimitOp } from './ops/group-limit.js';
+import { holdGroupOp } from './ops/hold-group.js';
+import { listDeadOp } from './ops/list-dead.js';
+import { listGroupsOp } from './ops/list-groups.js';
+import { listJobsOp } from './ops/list-jobs.js';
+import { listSchedulersOp } from './ops/list-schedulers.js';
+import { checkMoveGroup, moveGroupOp } from './ops/move-group.js';
+import { obliterateOp } from './ops/obliterate.js';
+import { type AdminRequest, type ScriptOp } from './ops/op.js';
+import { pauseOp } from './ops/pause.js';
+import { pauseGroupOp } from './ops/pause-group.js';
+import { rateLimitsOp } from './ops/rate-limits.js';
+import { readEventsOp } from './ops/read-events.js';
+import { type Registration, registerQueueOp } from './ops/register-queue.js';
+import { removeOp } from './ops/remove.js';
+import { removeSchedulerOp } from './ops/remove-scheduler.js';
+import { checkReprocess, reprocessOp } from './ops/reprocess.js';
+import { reprocessDeadOp } from './ops/reprocess-dead.js';
+import { resumeOp } from './ops/resume.js';
+import { resumeGroupOp } from './ops/resume-group.js';
+import { setDeadRetentionOp } from './ops/set-dead-retention.js';
+import { setEventsOp } from './ops/set-events.js';
+import { setRateOp } from './ops/set-rate.js';
+import { sweepGroupOp } from './ops/sweep-group.js';
+import { unregisterQueueOp } from './ops/unregister-queue.js';
+import { checkUpdateData, updateDataOp } from './ops/update-data.js';
+import { upsertSchedulerOp } from './ops/upsert-scheduler.js';
+import { type WatchStart, watchJobOp } from './ops/watch-job.js';
+import { JOB_STATES as STATES } from './ops/job-row.js';
+import { Scripts } from './scripts.js';
 import {
   assertSchedulerId,
   checkSpec,
   decodeScheduler,
-  firedBy,
   encodeSchedulerJob,
   planUpsert,
   type SchedulerJob,
@@ -47,7 +83,6 @@ import { type DurabilityOptions, replicationOf } from './durability.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
 import { traceSend } from './telemetry.js';
-import { decodeChildren, decodeParent } from './flow.js';
 import { relayFlowNews } from './flow-relay.js';
 
 /**
@@ -206,15 +241,11 @@ const BULK_CHUNK = 1000;
  */
 const ADMIN_CHUNK = 500;
 const REPROCESS_CHUNK = 250;
-const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
 
 /** Throws InvalidArgumentError unless `value` is an object (options, a bulk job): null, a number or a string is not. */
 function assertObject(what: string, value: unknown): asserts value is object {
   if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(`${what} must be an object, got ${shown(value)}`);
 }
-
-const optionalNumber = (value: string | undefined): number | undefined =>
-  value === undefined ? undefined : Number(value);
 
 /**
  * The jobs of an addBulk, each `{payload, ...options}`, encoded: the first bad one throws, naming
@@ -388,7 +419,7 @@ export class Queue<Payload = unknown> {
     const job = encodeJob(payload, options, this.defaults, this.maxPayloadBytes);
     const request = this.requestKey(options?.idempotencyKey);
     const [result] = await traceSend(this.name, 1, options?.traceparent, async (traceparent) =>
-      (await this.enqueue([this.scripts.enqueueOp([job], { ...request, traceparent })]))[0]!,
+      (await this.enqueue([enqueueOp([job], { ...request, traceparent })]))[0]!,
     );
     return result!;
   }
@@ -415,7 +446,7 @@ export class Queue<Payload = unknown> {
       for (let i = 0; i < encoded.length; i += BULK_CHUNK) {
         // each script call of the request is a request of its own to the scripts
         const part = i === 0 ? request : { ...request, key: `${request.key}:${i / BULK_CHUNK}` };
-        ops.push(this.scripts.enqueueOp(encoded.slice(i, i + BULK_CHUNK), { ...part, traceparent }));
+        ops.push(enqueueOp(encoded.slice(i, i + BULK_CHUNK), { ...part, traceparent }));
       }
       return (await this.enqueue(ops)).flat();
     });
@@ -452,7 +483,7 @@ export class Queue<Payload = unknown> {
       return;
     }
     // concurrent first enqueues (a burst through the HTTP API) share the one registration
-    this.registering ??= this.scripts.runOps([this.scripts.registerOp(this.registration)] as const).then(
+    this.registering ??= this.scripts.runOps([registerQueueOp(this.registration)] as const).then(
       () => {
         this.registered = true;
       },
@@ -470,20 +501,19 @@ export class Queue<Payload = unknown> {
    */
   async getJob(id: string): Promise<JobRecord<Payload> | null> {
     const jobId = jobIdOf(id);
-    const row = await this.scripts.run(this.scripts.getJobOp(jobId));
-    return row && this.decodeRow(jobId, row);
+    return this.scripts.run(getJobOp<Payload>(jobId));
   }
 
   /** Counts per state, the paused flag, the rate limits and the last hour's minutes, in one round trip. */
   async stats(): Promise<QueueStats> {
-    const [counts, rates] = await this.scripts.runOps([this.scripts.countsOp(), this.scripts.rateLimitsOp(THROTTLED_SHOWN)] as const);
+    const [counts, rates] = await this.scripts.runOps([countsOp(), rateLimitsOp(THROTTLED_SHOWN)] as const);
     const { paused, pending, scheduled, active, dead, completed, waiting, lastHour } = counts;
     return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting }, rateLimits: rateLimitsOf(rates), lastHour };
   }
 
   /** The queue's rate limits and its groups', and what is throttled now (soonest first, at most 1000). */
   async rateLimits(): Promise<RateLimits> {
-    return rateLimitsOf(await this.scripts.run(this.scripts.rateLimitsOp(THROTTLED_SHOWN)));
+    return rateLimitsOf(await this.scripts.run(rateLimitsOp(THROTTLED_SHOWN)));
   }
 
   /**
@@ -506,7 +536,7 @@ export class Queue<Payload = unknown> {
    */
   async groups(options: GroupsOptions = {}): Promise<GroupsPage> {
     const { cursor, limit, prefix } = checkGroupsOptions(options, true);
-    return this.scripts.run(this.scripts.listGroupsOp(cursor, limit, prefix));
+    return this.scripts.run(listGroupsOp(cursor, limit, prefix));
   }
 
   /** Dead jobs, most recent first. */
@@ -518,8 +548,7 @@ export class Queue<Payload = unknown> {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
       throw new InvalidArgumentError('limit must be an integer from 1 to 1000');
     }
-    const entries = await this.scripts.run(this.scripts.listDeadOp(offset, limit));
-    return entries.map(({ id, row }) => this.decodeRow(id, row));
+    return this.scripts.run(listDeadOp<Payload>(offset, limit));
   }
 
   /**
@@ -529,7 +558,7 @@ export class Queue<Payload = unknown> {
    */
   async remove(id: string): Promise<void> {
     const jobId = jobIdOf(id);
-    const { value, outbox } = await this.scripts.run(this.scripts.removeOp(jobId));
+    const { value, outbox } = await this.scripts.run(removeOp(jobId));
     await this.relay(outbox);
     if (!value) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
   }
@@ -540,41 +569,38 @@ export class Queue<Payload = unknown> {
    */
   async reprocess(id: string): Promise<void> {
     const jobId = jobIdOf(id);
-    const { value: code, outbox } = await this.scripts.run(this.scripts.reprocessOp(jobId));
+    const { value, outbox } = await this.scripts.run(reprocessOp(jobId));
     await this.relay(outbox);
-    if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
-    if (code < 0) throw new JobStateError(`job ${jobId} is not dead`, { jobId });
+    checkReprocess(value, jobId);
   }
 
   /** Moves a pending job into `group`'s lane, or out of any group with null. */
   async moveToGroup(id: string, group: string | null): Promise<void> {
     const jobId = jobIdOf(id);
     if (group !== null) assertName('group', group);
-    const code = await this.scripts.run(this.scripts.moveGroupOp(jobId, group ?? ''));
-    if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
-    if (code < 0) throw new JobStateError(`job ${jobId} is not pending`, { jobId });
+    checkMoveGroup(await this.scripts.run(moveGroupOp(jobId, group ?? '')), jobId);
   }
 
   /** Stops handing out work; active jobs finish. Resolves false when it was already paused. */
   async pause(): Promise<boolean> {
-    return this.scripts.run(this.scripts.pauseOp());
+    return this.scripts.run(pauseOp());
   }
 
   /** Hands out work again. Resolves false when it was not paused. */
   async resume(): Promise<boolean> {
-    return this.scripts.run(this.scripts.resumeOp());
+    return this.scripts.run(resumeOp());
   }
 
   /** Stops handing out `group`'s work; its active jobs finish. */
   async pauseGroup(group: string): Promise<boolean> {
     assertName('group', group);
-    return this.scripts.run(this.scripts.pauseGroupOp(group));
+    return this.scripts.run(pauseGroupOp(group));
   }
 
   /** Hands out `group`'s work again. */
   async resumeGroup(group: string): Promise<boolean> {
     assertName('group', group);
-    return this.scripts.run(this.scripts.resumeGroupOp(group));
+    return this.scripts.run(resumeGroupOp(group));
   }
 
   /** At most `limit` of `group`'s jobs active at once; null lifts the limit. */
@@ -583,7 +609,7 @@ export class Queue<Payload = unknown> {
     if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) {
       throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${shown(limit)}`);
     }
-    await this.scripts.run(this.scripts.groupLimitOp(group, limit));
+    await this.scripts.run(groupLimitOp(group, limit));
   }
 
   /**
@@ -597,7 +623,7 @@ export class Queue<Payload = unknown> {
    */
   async setRateLimit(rate: RateLimit | null): Promise<void> {
     const checked = checkRateLimit(rate);
-    await this.scripts.run(this.scripts.setRateOp(null, checked));
+    await this.scripts.run(setRateOp(null, checked));
   }
 
   /**
@@ -611,7 +637,7 @@ export class Queue<Payload = unknown> {
   async setGroupRateLimit(group: string, rate: RateLimit | null): Promise<void> {
     assertName('group', group);
     const checked = checkRateLimit(rate);
-    await this.scripts.run(this.scripts.setRateOp(group, checked));
+    await this.scripts.run(setRateOp(group, checked));
   }
 
   /**
@@ -624,7 +650,7 @@ export class Queue<Payload = unknown> {
    */
   async holdGroup(group: string | null, ms: number): Promise<number> {
     if (group !== null) assertName('group', group);
-    return this.scripts.run(this.scripts.holdOp(group, checkHoldMs(ms)));
+    return this.scripts.run(holdGroupOp(group, checkHoldMs(ms)));
   }
 
   /** The counted sweep: recounts `group`'s active jobs and repairs its stored count. */
@@ -635,7 +661,7 @@ export class Queue<Payload = unknown> {
     counted: number;
   }> {
     assertName('group', group);
-    return this.scripts.run(this.scripts.sweepGroupOp(group));
+    return this.scripts.run(sweepGroupOp(group));
   }
 
   /**
@@ -657,15 +683,15 @@ export class Queue<Payload = unknown> {
     const encoded = encodeSchedulerJob(job, this.defaults, this.maxPayloadBytes);
     // fenced on the revision read: an upsert or a firing in between makes it work out again
     for (let tries = 0; tries < 10; tries++) {
-      const read = this.scripts.getSchedulerOp(id);
+      const read = getSchedulerOp(id);
       let seen: { now: number; row: Record<string, string> };
       if (this.registered) [seen] = await this.scripts.runOps([read] as const);
       else {
-        [, seen] = await this.scripts.runOps([this.scripts.registerOp(this.registration), read] as const);
+        [, seen] = await this.scripts.runOps([registerQueueOp(this.registration), read] as const);
         this.registered = true;
       }
       const plan = planUpsert(stored, seen.row, seen.now);
-      const written = await this.scripts.run(this.scripts.upsertSchedulerOp(id, plan.expected, { ...plan, job: encoded }));
+      const written = await this.scripts.run(upsertSchedulerOp(id, plan.expected, { ...plan, job: encoded }));
       if (written.ok) return { id, nextRunAt: written.nextSlot };
     }
     throw new IdempotencyConflictError(`scheduler ${id} kept changing while it was upserted (10 tries): try again`);
@@ -674,7 +700,7 @@ export class Queue<Payload = unknown> {
   /** Scheduler `id` as it stands (spec, job, next and last slot, slots fired), or null when there is none. */
   async getScheduler(id: string): Promise<SchedulerRecord<Payload> | null> {
     assertSchedulerId(id);
-    const { row } = await this.scripts.run(this.scripts.getSchedulerOp(id));
+    const { row } = await this.scripts.run(getSchedulerOp(id));
     return row.v === undefined ? null : decodeScheduler<Payload>(id, row);
   }
 
@@ -682,7 +708,7 @@ export class Queue<Payload = unknown> {
   async listSchedulers(): Promise<Array<SchedulerRecord<Payload>>> {
     const out: Array<SchedulerRecord<Payload>> = [];
     for (let offset = 0; ; offset += BULK_CHUNK) {
-      const page = await this.scripts.run(this.scripts.listSchedulersOp(offset, BULK_CHUNK));
+      const page = await this.scripts.run(listSchedulersOp(offset, BULK_CHUNK));
       for (const { id, row } of page) if (row.v !== undefined) out.push(decodeScheduler<Payload>(id, row));
       if (page.length < BULK_CHUNK) return out;
     }
@@ -691,7 +717,7 @@ export class Queue<Payload = unknown> {
   /** Deletes scheduler `id`: it fires no more (jobs it fired stay). Resolves false when there was none. */
   async removeScheduler(id: string): Promise<boolean> {
     assertSchedulerId(id);
-    return this.scripts.run(this.scripts.removeSchedulerOp(id));
+    return this.scripts.run(removeSchedulerOp(id));
   }
 
   /**
@@ -729,8 +755,7 @@ export class Queue<Payload = unknown> {
   async getJobs(state: JobState, options: PageOptions = {}): Promise<Array<JobRecord<Payload>>> {
     if (!STATES.includes(state)) throw new InvalidArgumentError(`state must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
     const { offset, limit } = pageOf(options);
-    const entries = await this.scripts.run(this.scripts.listJobsOp(state, offset, limit));
-    return entries.map(({ id, row }) => this.decodeRow(id, row));
+    return this.scripts.run(listJobsOp<Payload>(state, offset, limit));
   }
 
   /**
@@ -752,7 +777,7 @@ export class Queue<Payload = unknown> {
     let cutoff = -1;
     while (ids.length < limit) {
       const chunk = await this.scripts.run(
-        this.scripts.cleanOp(state, olderThanMs, cutoff, Math.min(ADMIN_CHUNK, limit - ids.length), this.adminRequest()),
+        cleanOp(state, olderThanMs, cutoff, Math.min(ADMIN_CHUNK, limit - ids.length), this.adminRequest()),
       );
       cutoff = chunk.cutoff;
       await this.relay(chunk.outbox);
@@ -775,7 +800,7 @@ export class Queue<Payload = unknown> {
     let deleted = 0;
     let cursor = '';
     while (deleted < limit && cursor !== 'done') {
-      const chunk = await this.scripts.run(this.scripts.drainOp(Math.min(ADMIN_CHUNK, limit - deleted), cursor, this.adminRequest()));
+      const chunk = await this.scripts.run(drainOp(Math.min(ADMIN_CHUNK, limit - deleted), cursor, this.adminRequest()));
       deleted += chunk.deleted;
       cursor = chunk.cursor;
       await this.relay(chunk.outbox);
@@ -799,14 +824,14 @@ export class Queue<Payload = unknown> {
     if (typeof force !== 'boolean') throw new InvalidArgumentError('force must be a boolean');
     const limit = bulkLimit(options.limit);
     for (let deleted = 0; deleted < limit; ) {
-      const chunk = await this.scripts.run(this.scripts.obliterateOp(force, Math.min(ADMIN_CHUNK, limit - deleted)));
+      const chunk = await this.scripts.run(obliterateOp(force, Math.min(ADMIN_CHUNK, limit - deleted)));
       await this.relay(chunk.outbox);
       if (chunk.outcome === 'refused') {
         throw new JobStateError(`queue ${this.name} has ${chunk.count} active job(s): obliterate with force to delete them too`);
       }
       if (chunk.outcome === 'done') {
         // a partition leaves its partitioned queue's registration to it (PartitionedQueue.obliterate)
-        if (this.registration.partitions === 0) await this.scripts.run(this.scripts.unregisterOp());
+        if (this.registration.partitions === 0) await this.scripts.run(unregisterQueueOp(this.name));
         this.registered = false;
         this.registering = undefined;
         knownRegistered.delete(this);
@@ -828,7 +853,7 @@ export class Queue<Payload = unknown> {
     const limit = bulkLimit(options.limit);
     let reprocessed = 0;
     while (reprocessed < limit) {
-      const chunk = await this.scripts.run(this.scripts.reprocessDeadOp(Math.min(REPROCESS_CHUNK, limit - reprocessed), this.adminRequest()));
+      const chunk = await this.scripts.run(reprocessDeadOp(Math.min(REPROCESS_CHUNK, limit - reprocessed), this.adminRequest()));
       reprocessed += chunk.reprocessed;
       await this.relay(chunk.outbox);
       if (!chunk.more) break;
@@ -849,9 +874,7 @@ export class Queue<Payload = unknown> {
     if (!Number.isSafeInteger(priority) || priority < 0 || priority > MAX_PRIORITY) {
       throw new InvalidArgumentError(`priority must be an integer from 0 to ${MAX_PRIORITY}, got ${String(priority)}`);
     }
-    const code = await this.scripts.run(this.scripts.changePriorityOp(jobId, priority));
-    if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
-    if (code < 0) throw new JobStateError(`job ${jobId} is not waiting (pending or scheduled)`, { jobId });
+    checkChangePriority(await this.scripts.run(changePriorityOp(jobId, priority)), jobId);
   }
 
   /**
@@ -865,9 +888,7 @@ export class Queue<Payload = unknown> {
   async updateData(id: string, payload: Payload): Promise<void> {
     const jobId = jobIdOf(id);
     const text = encodePayload(payload, this.maxPayloadBytes);
-    const code = await this.scripts.run(this.scripts.updateDataOp(jobId, text));
-    if (code === 0) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
-    if (code < 0) throw new JobStateError(`job ${jobId} is not waiting (pending or scheduled)`, { jobId });
+    checkUpdateData(await this.scripts.run(updateDataOp(jobId, text)), jobId);
   }
 
   /**
@@ -888,12 +909,12 @@ export class Queue<Payload = unknown> {
         throw new InvalidArgumentError(`${name} must be an integer >= 0 or null, got ${String(value)}`);
       }
     }
-    return this.scripts.run(this.scripts.setDeadRetentionOp(maxAgeMs, maxCount));
+    return this.scripts.run(setDeadRetentionOp(maxAgeMs, maxCount));
   }
 
   /** The queue's retention of dead jobs (see setDeadRetention). */
   async deadRetention(): Promise<DeadRetention> {
-    return this.scripts.run(this.scripts.deadRetentionOp());
+    return this.scripts.run(deadRetentionOp());
   }
 
   // The events stream (docs/design.md, "Events"): every transition appends to it, inside the
@@ -921,12 +942,12 @@ export class Queue<Payload = unknown> {
         throw new InvalidArgumentError(`${name} must be an integer from 0 to ${max}, got ${shown(value)}`);
       }
     }
-    return this.scripts.run(this.scripts.setEventsOp(maxLen, resultBytes));
+    return this.scripts.run(setEventsOp(maxLen, resultBytes));
   }
 
   /** The queue's events settings (see setEvents); the defaults, 10,000 and 1024, until set. */
   async eventsSettings(): Promise<EventsSettings> {
-    return this.scripts.run(this.scripts.eventsSettingsOp());
+    return this.scripts.run(eventsSettingsOp());
   }
 
   /**
@@ -951,7 +972,7 @@ export class Queue<Payload = unknown> {
     assertEventId(after);
     const limit = options.limit ?? 100;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError(`limit must be an integer from 1 to 1000, got ${shown(limit)}`);
-    const entries = await this.scripts.run(this.scripts.readEventsOp(after, limit));
+    const entries = await this.scripts.run(readEventsOp(after, limit));
     const events: QueueEvent[] = [];
     for (const entry of entries) events.push(...decodeEntry(entry.id, entry.fields).events);
     return { events, next: entries.at(-1)?.id ?? after };
@@ -995,7 +1016,7 @@ export class Queue<Payload = unknown> {
     const scripts = this.scripts;
     const source = this.eventSource;
     return (async function* () {
-      const after = options.after ?? (await scripts.run(scripts.watchJobOp(''))).last;
+      const after = options.after ?? (await scripts.run(watchJobOp(''))).last;
       yield* eventBatches(source, { after, signal: options.signal, pollMs });
     })();
   }
@@ -1017,8 +1038,8 @@ export class Queue<Payload = unknown> {
   async waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
     const jobId = jobIdOf(id);
     const wait = waitOf(options);
-    const start = await this.scripts.run(this.scripts.watchJobOp(jobId));
-    if (!start.row) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
+    const start = await this.scripts.run(watchJobOp(jobId));
+    if (!start.job) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
     return this.outcome(jobId, start, wait);
   }
 
@@ -1039,7 +1060,7 @@ export class Queue<Payload = unknown> {
     // that finishes at once is not missed
     let start: WatchStart | undefined;
     const [added] = await traceSend(this.name, 1, options.traceparent, async (traceparent) => {
-      const ops = [this.scripts.watchJobOp(''), this.scripts.enqueueOp([job], { ...request, traceparent })] as const;
+      const ops = [watchJobOp(''), enqueueOp([job], { ...request, traceparent })] as const;
       await this.register();
       const [watched, results] = await this.scripts.runOps(ops, this.replication);
       start = watched;
@@ -1058,15 +1079,15 @@ export class Queue<Payload = unknown> {
       transport: this.transport,
       queue: this.name,
       canPark: scripts.canBlockOnEvents,
-      page: async (after, limit) => scripts.run(scripts.readEventsOp(after, limit)),
+      page: async (after, limit) => scripts.run(readEventsOp(after, limit)),
       park: (after, count, blockMs, signal) => scripts.readEventsBlocking(after, count, blockMs, signal),
     });
   }
 
   /** The outcome of `jobId`, from `start` (its row then, if read, and the stream's position). */
   private async outcome(jobId: string, start: WatchStart, wait: { timeoutMs: number; pollMs: number; signal?: AbortSignal }): Promise<unknown> {
-    if (start.row) {
-      const done = this.finished(jobId, start.row);
+    if (start.job) {
+      const done = this.finished(start.job);
       if (done) return done.result;
     }
     const timer = new AbortController();
@@ -1077,9 +1098,9 @@ export class Queue<Payload = unknown> {
         while (!signal.aborted) {
           await sleep(wait.pollMs, { signal });
           if (signal.aborted) break;
-          const row = await this.scripts.run(this.scripts.getJobOp(jobId));
-          if (!row) throw new JobNotFoundError(`no job ${jobId}: removed, or its row expired`, { jobId });
-          const done = this.finished(jobId, row);
+          const job = await this.scripts.run(getJobOp(jobId));
+          if (!job) throw new JobNotFoundError(`no job ${jobId}: removed, or its row expired`, { jobId });
+          const done = this.finished(job);
           if (done) return done.result;
         }
       } else {
@@ -1088,9 +1109,9 @@ export class Queue<Payload = unknown> {
             if (!('jobId' in e) || e.jobId !== jobId) continue;
             if (e.event === 'completed') {
               if (!e.resultOmitted) return e.result;
-              const row = await this.scripts.run(this.scripts.getJobOp(jobId));
-              if (!row) throw new JobNotFoundError(`job ${jobId} completed, but its result was over the events' resultBytes and its row is gone (keepCompletedMs)`, { jobId });
-              return this.decodeRow(jobId, row).result;
+              const job = await this.scripts.run(getJobOp(jobId));
+              if (!job) throw new JobNotFoundError(`job ${jobId} completed, but its result was over the events' resultBytes and its row is gone (keepCompletedMs)`, { jobId });
+              return job.result;
             }
             if (e.event === 'dead') throw new JobFailedError(`job ${jobId} failed: ${e.error}`, { jobId, jobError: e.error });
             if (e.event === 'removed') throw new JobNotFoundError(`job ${jobId} was removed while waited for`, { jobId });
@@ -1105,8 +1126,8 @@ export class Queue<Payload = unknown> {
   }
 
   /** `{result}` when the row is completed; throws JobFailedError when it is dead; undefined otherwise. */
-  private finished(jobId: string, row: Record<string, string>): { result: unknown } | undefined {
-    const job = this.decodeRow(jobId, row);
+  private finished(job: JobRecord<unknown>): { result: unknown } | undefined {
+    const jobId = job.id;
     if (job.state === 'completed') return { result: job.result };
     if (job.state === 'dead') throw new JobFailedError(`job ${jobId} failed: ${job.error ?? ''}`, { jobId, jobError: job.error ?? '' });
     return undefined;
@@ -1128,32 +1149,5 @@ export class Queue<Payload = unknown> {
     } catch {
       // left in the outbox for a beat of this queue
     }
-  }
-
-  private decodeRow(id: string, row: Record<string, string>): JobRecord<Payload> {
-    const state = STATES.includes(row.s as JobState) ? (row.s as JobState) : 'pending';
-    return {
-      id,
-      state,
-      payload: JSON.parse(row.d ?? 'null') as Payload,
-      group: row.g,
-      priority: Number(row.p ?? 0),
-      attempt: Number(row.a ?? 0) - Number(row.z ?? 0),
-      maxAttempts: Number(row.m ?? 0),
-      attemptsStarted: Number(row.a ?? 0),
-      backoff: decodeBackoff(row.b),
-      error: row.e,
-      createdAt: Number(row.c ?? 0),
-      finishedAt: optionalNumber(row.f),
-      leaseUntil: optionalNumber(row.lease),
-      runAt: optionalNumber(row.due),
-      result: row.r === undefined ? undefined : (JSON.parse(row.r) as unknown),
-      progress: row.pg === undefined ? undefined : (JSON.parse(row.pg) as unknown),
-      scheduler: firedBy(id),
-      ...(row.fp === undefined ? {} : { parent: decodeParent(row.fp) }),
-      ...(row.fw === undefined
-        ? {}
-        : { children: decodeChildren(JSON.parse(row.kids ?? '[]') as string[]), flow: { total: Number(row.fw), done: Number(row.fd ?? 0) } }),
-    };
   }
 }
