@@ -61,3 +61,23 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
   await runOps(transport, [bind(flowAckOp(entries), keyspace(queue))], onRequest);
   return [...released];
 }
+
+/**
+ * relayFlowNews, never failing: what a failed relay leaves in the outbox, a later beat of `queue`
+ * relays. `onRelease` is told the queues in which it released parents, if any.
+ */
+export async function relayOrLeave(
+  transport: Transport,
+  queue: string,
+  entries: readonly string[],
+  onRequest?: () => void,
+  onRelease?: (queues: readonly string[]) => void,
+): Promise<void> {
+  if (entries.length === 0) return;
+  try {
+    const released = await relayFlowNews(transport, queue, entries, onRequest);
+    if (released.length > 0) onRelease?.(released);
+  } catch {
+    // left in the outbox: a later beat of this queue finds it (older than 5 s) and relays it
+  }
+}

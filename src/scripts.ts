@@ -39,6 +39,11 @@ export async function runOps<T extends readonly BoundOp<unknown>[]>(
   return ops.map((o, i) => o.read(replies[i]!)) as OpResults<T>;
 }
 
+/** Runs script calls prepared already (Leases' rounds) in one round trip: their raw replies, as runScripts answers. */
+export function runCalls(transport: Transport, calls: readonly ScriptCall[], onRequest?: () => void, replication?: Replication): Promise<Reply[]> {
+  return runScripts(transport, calls, onRequest, replication);
+}
+
 /**
  * The one gateway to Redis for one queue: runs the ops of src/ops/ on it, one or several in one
  * round trip, and reads their replies into typed values. Nothing else calls the transport.
