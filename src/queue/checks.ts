@@ -6,6 +6,8 @@ import { EVENTS_POLL_MS } from '../subscribe.js';
 import type { Replication } from '../transport.js';
 import type { BulkJob, QueueOptions, WaitForOptions } from './options.js';
 
+export { JOB_STATES } from '../ops/job-row.js';
+
 /** Throws InvalidArgumentError unless `value` is an object (options, a bulk job): null, a number or a string is not. */
 export function assertObject(what: string, value: unknown): asserts value is object {
   if (typeof value !== 'object' || value === null) throw new InvalidArgumentError(`${what} must be an object, got ${shown(value)}`);
