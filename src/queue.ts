@@ -1,3 +1,6 @@
+// [Symbol.asyncDispose] below is typed by a lib newer than ES2022, which a Worker's project
+// may lack (workers-types does not declare it): the .d.ts names that lib itself.
+/// <reference lib="esnext.disposable" preserve="true" />
 import { encodePayload, MAX_PRIORITY, jobIdOf } from './encode.js';
 import { InvalidArgumentError, JobNotFoundError, shown } from './errors.js';
 import { type EventsPage, type EventsSettings, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN, type QueueEvent, type ReadEventsOptions } from './events.js';
