@@ -1,4 +1,8 @@
-import { runOps, type ScriptOp, Scripts } from './scripts.js';
+import { keyspace } from './keyspace.js';
+import { flowAckOp } from './ops/flow-ack.js';
+import { flowApplyOp } from './ops/flow-apply.js';
+import { removeOp } from './ops/remove.js';
+import { bind, type BoundOp, runOps } from './scripts.js';
 import type { Transport } from './transport.js';
 
 /** How deep a removal may cascade through parents' children (a flow is at most 32 levels). */
@@ -34,9 +38,9 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
       removals.push({ queue: parts[3]!, id: parts[4]!, parent: `${parts[1]!}|${parts[2]!}` });
     }
   }
-  const ops: Array<ScriptOp<unknown>> = [];
-  for (const [parentQueue, list] of applies) ops.push(new Scripts(transport, parentQueue).flowApplyOp(list));
-  const removeOps = removals.map((r) => new Scripts(transport, r.queue).removeOp(r.id, r.parent));
+  const ops: Array<BoundOp<unknown>> = [];
+  for (const [parentQueue, list] of applies) ops.push(bind(flowApplyOp(list), keyspace(parentQueue)));
+  const removeOps = removals.map((r) => bind(removeOp(r.id, r.parent), keyspace(r.queue)));
   if (ops.length + removeOps.length > 0) {
     const replies = await runOps(transport, [...ops, ...removeOps], onRequest);
     [...applies.keys()].forEach((parentQueue, i) => {
@@ -54,6 +58,26 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
       }
     }
   }
-  await runOps(transport, [new Scripts(transport, queue).flowAckOp(entries)], onRequest);
+  await runOps(transport, [bind(flowAckOp(entries), keyspace(queue))], onRequest);
   return [...released];
+}
+
+/**
+ * relayFlowNews, never failing: what a failed relay leaves in the outbox, a later beat of `queue`
+ * relays. `onRelease` is told the queues in which it released parents, if any.
+ */
+export async function relayOrLeave(
+  transport: Transport,
+  queue: string,
+  entries: readonly string[],
+  onRequest?: () => void,
+  onRelease?: (queues: readonly string[]) => void,
+): Promise<void> {
+  if (entries.length === 0) return;
+  try {
+    const released = await relayFlowNews(transport, queue, entries, onRequest);
+    if (released.length > 0) onRelease?.(released);
+  } catch {
+    // left in the outbox: a later beat of this queue finds it (older than 5 s) and relays it
+  }
 }

@@ -2,9 +2,11 @@ import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encod
 import { InvalidArgumentError, shown } from './errors.js';
 import { type OnFailure, POLICY_CODE } from './flow.js';
 import type { EnqueueOptions, EnqueueResult } from './job.js';
-import { assertName } from './keyspace.js';
+import { assertName, keyspace } from './keyspace.js';
 import { randomHex } from './random-hex.js';
-import { runOps, type ScriptOp, Scripts } from './scripts.js';
+import { enqueueOp } from './ops/enqueue.js';
+import { registerQueueOp } from './ops/register-queue.js';
+import { bind, type BoundOp, runOps } from './scripts.js';
 import { traceSend } from './telemetry.js';
 import type { Replication, Transport } from './transport.js';
 import { type DurabilityOptions, replicationOf } from './durability.js';
@@ -210,16 +212,16 @@ export class Flows {
     // the names go into the registry in a round trip of their own before the first write: the
     // registry is another slot, so a write sent beside a refused registration (EMQPARTITION: a
     // partitioned queue's name, whose jobs live in its partitions) would run anyway
-    const registrations = [...queues].filter((queue) => !this.registered.has(queue)).map((queue) => new Scripts(this.transport, queue).registerOp());
+    const registrations = [...queues].filter((queue) => !this.registered.has(queue)).map((queue) => bind(registerQueueOp({ queue, partitions: 0 })));
     if (registrations.length > 0) await runOps(this.transport, registrations);
-    const ops: Array<ScriptOp<unknown>> = [];
+    const ops: Array<BoundOp<unknown>> = [];
     const writes: Planned[][] = [];
     for (const batch of batches.values()) {
-      const scripts = new Scripts(this.transport, batch[0]!.queue);
+      const keys = keyspace(batch[0]!.queue);
       for (let i = 0; i < batch.length; i += CHUNK) {
         const part = batch.slice(i, i + CHUNK);
         writes.push(part);
-        ops.push(scripts.enqueueOp(part.map((n) => n.encoded), { key: '', ttlMs: 0, callerKey: false, traceparent }));
+        ops.push(bind(enqueueOp(part.map((n) => n.encoded), { key: '', ttlMs: 0, callerKey: false, traceparent }), keys));
       }
     }
     const replies = (await runOps(this.transport, ops, undefined, this.replication)) as unknown[];

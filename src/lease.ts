@@ -1,127 +1,35 @@
-import { bytesOver, encodeProgress } from './encode.js';
-import { InvalidArgumentError, PayloadTooLargeError, shown } from './errors.js';
-import { type Outcome, resultError } from './handler.js';
-import type { Job } from './job.js';
+import { encodeProgress } from './encode.js';
+import { InvalidArgumentError, shown } from './errors.js';
 import type { Queue } from './queue.js';
-import {
-  type ClaimResult,
-  type CompleteItem,
-  type FailItem,
-  type Held,
-  type ReleaseItem,
-  type RetryItem,
-  type RetryOutcome,
-  runOps,
-  type ScriptOp,
-  Scripts,
-} from './scripts.js';
+import { beatOp } from './ops/beat.js';
+import { type ClaimResult, claimOp } from './ops/claim.js';
+import { type CompleteItem, completeOp } from './ops/complete.js';
+import { extendOp } from './ops/extend.js';
+import { type FailItem, failOp } from './ops/fail.js';
+import { fireSchedulersOp } from './ops/fire-schedulers.js';
+import type { Held, ScriptOp } from './ops/op.js';
+import { progressOp } from './ops/progress.js';
+import { promoteOp } from './ops/promote.js';
+import { reapOp } from './ops/reap.js';
+import { type ReleaseItem, releaseOp } from './ops/release.js';
+import { type RetryItem, type RetryOutcome, retryOp } from './ops/retry.js';
+import { runCalls, Scripts } from './scripts.js';
 import type { Replication, Reply, ScriptCall, Transport } from './transport.js';
 import { type DurabilityOptions, replicationOf } from './durability.js';
 import { randomHex } from './random-hex.js';
 import { findOpenTelemetry } from './opentelemetry.js';
-import { traceReceive, traceSettles } from './telemetry.js';
-import { firedBy, nextAfterFiring } from './schedulers.js';
-import { decodeChildren, decodeParent } from './flow.js';
-import { relayFlowNews } from './flow-relay.js';
+import { traceSettles } from './telemetry.js';
+import { nextAfterFiring } from './schedulers.js';
+import { relayOrLeave } from './flow-relay.js';
+import { claimedOf } from './lease/claimed.js';
+import { assertCount, type BeatOptions, type Claimed, type ClaimCall, type PreparedRound, type Round, type RoundResult, type Settled } from './lease/rounds.js';
+import { leaseOf, settleItems } from './lease/settle-items.js';
+
+export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease/rounds.js';
+export { sendRounds } from './lease/send-rounds.js';
 
 /** How long after a firing that failed its slots are looked at again, in ms. */
 const FIRE_RETRY_MS = 1000;
-
-/** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
-export interface Claimed<Payload> extends Omit<ClaimResult, 'jobs'> {
-  /** The jobs claimed, payloads parsed, in turn order (the order n single claims would give). */
-  readonly jobs: Array<Job<Payload>>;
-  /**
-   * Scheduler slots this step fired after its beat saw them due (`fireDue`): their jobs are
-   * claimable now, so a caller that came up dry should claim again.
-   */
-  readonly fired: number;
-}
-
-/** One beat: claim up to `n` under `leaseMs`, after reaping and promoting at most the limits (1000 each). */
-export interface BeatOptions {
-  /** How many jobs to claim (0: reap and promote only). */
-  readonly n: number;
-  /** The lease of the jobs claimed, in ms. */
-  readonly leaseMs: number;
-  /** The most expired leases to take back (default 1000). */
-  readonly reapLimit?: number;
-  /** The most due scheduled jobs to promote (default 1000). */
-  readonly promoteLimit?: number;
-}
-
-/** A held job whose handler has finished, and how. */
-export interface Finished {
-  /** The job and the lease token it was claimed under. */
-  readonly job: Held;
-  /** How its handler's run ended. */
-  readonly outcome: Outcome;
-}
-
-/**
- * What became of a finished job once recorded: `completed`; retried now (`pending`) or after its
- * backoff (`scheduled`); `dead` (attempts used up, or failed for good); or `fenced`: its holder
- * had lost the lease (reaped, removed) and nothing was written. A settle sent again after its
- * reply was lost answers what the first did (docs/design.md, invariant 4), except a complete
- * whose row `keepCompletedMs` 0 deleted at once: that repeat is `fenced`.
- */
-export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced';
-
-/**
- * One consumer request: record how finished jobs ended, give back jobs never started, and claim
- * the next ones, in one round trip. Its scripts run in one order: retries and fails first (a job
- * retried now is claimable by the claim that follows), given-back jobs, then completes with the
- * claim, or, with `beat`, completes and then a beat (reap, promote, claim).
- */
-export interface Round {
-  /** Held jobs whose handlers finished: each recorded as its outcome says. */
-  readonly finished?: readonly Finished[];
-  /** Held jobs never started: back to their lanes, the claim not counted. */
-  readonly giveBack?: readonly Held[];
-  /** How many jobs to claim (default 0). */
-  readonly claim?: number;
-  /** The claim is a beat's: reap and promote first, and report the next due time and lease end. */
-  readonly beat?: boolean;
-  /** The lease of the jobs claimed. */
-  readonly leaseMs: number;
-}
-
-/** What a Round's request answered. */
-export interface RoundResult<Payload> {
-  /** One per `finished` job, in its order. */
-  readonly settled: readonly Settled[];
-  /** One per `giveBack` job, in its order. */
-  readonly givenBack: ReadonlyArray<'released' | 'fenced'>;
-  /** The jobs claimed and what the claim (or beat) saw; null when the round neither claimed nor beat. */
-  readonly claimed: Claimed<Payload> | null;
-  /**
-   * Flow news the round wrote or its beat found (outbox entries, docs/design.md "Flows"):
-   * `round()` and `sendRounds` relay them to the parents' queues before they resolve.
-   */
-  readonly outbox: readonly string[];
-}
-
-/** A Round ready to send: its script calls, and how to read their replies. */
-export interface PreparedRound<Payload> {
-  /** The queue the round is of. */
-  readonly queue: string;
-  /** Told the queues in which relaying the round's flow news released parents (`Leases.onRelease`). */
-  readonly onRelease?: ((queues: readonly string[]) => void) | undefined;
-  /** The script calls to send, in order, in one round trip. */
-  readonly calls: readonly ScriptCall[];
-  /** What the round trip waits for after them: a replica, when the round settles jobs under `durability: 'replicated'`. */
-  readonly replication?: Replication | undefined;
-  /** Reads the replies to `calls` (in the same order) into the round's result. */
-  read(replies: readonly Reply[]): RoundResult<Payload>;
-}
-
-/** A claim sent some other way than runScripts (behind the parked consumer's BLPOP), and its reader. */
-export interface ClaimCall<Payload> {
-  /** The claim's script call. */
-  readonly call: ScriptCall;
-  /** Reads its reply into the jobs claimed. */
-  read(reply: Reply): Claimed<Payload>;
-}
 
 interface RoundState {
   readonly settled: Settled[];
@@ -181,7 +89,7 @@ export class Leases<Payload = unknown> {
     this.transport = queue.transport;
     this.keepCompletedMs = queue.keepCompletedMs;
     this.maxResultBytes = queue.maxResultBytes;
-    this.scripts = new Scripts(queue.transport, queue.name);
+    this.scripts = new Scripts(queue.transport, queue.name, this.countRequest);
   }
 
   /**
@@ -242,7 +150,7 @@ export class Leases<Payload = unknown> {
     const due = claimed.dueSchedulers;
     if (due.length === 0) return claimed;
     const items = due.map((d) => ({ id: d.id, revision: d.revision, slot: d.slot, next: nextAfterFiring(d, claimed.now) }));
-    const fired = await this.run(this.scripts.fireSchedulersOp(items));
+    const fired = await this.scripts.run(fireSchedulersOp(items));
     return { ...claimed, dueSchedulers: [], fired: claimed.fired + fired.fired, nextDueAt: fired.nextDueAt };
   }
 
@@ -253,72 +161,41 @@ export class Leases<Payload = unknown> {
     assertCount('leaseMs', leaseMs, 1);
     // when the request goes out: the start of its settle and receive spans (README, "Telemetry")
     const sentAt = Date.now();
-    const retries: number[] = [];
-    const fails: number[] = [];
-    const completes: number[] = [];
-    // rate limited (RateLimitedError): given back with the given-back jobs, holding their groups
-    const holds: number[] = [];
-    // a result over the cap is not stored: the job fails for good (the runtimes check it before,
-    // in runHandler; this holds the cap for any other caller too)
-    const outcomes = finished.map((f) => this.storable(f.outcome));
-    const bins = { complete: completes, retry: retries, fail: fails, hold: holds } as const;
-    outcomes.forEach((o, i) => bins[o.kind].push(i));
+    const { retry, fail, complete, hold } = settleItems(finished, this.maxResultBytes);
     const calls: ScriptCall[] = [];
     const readers: Array<(reply: Reply, state: RoundState) => void> = [];
     const add = <T>(op: ScriptOp<T>, take: (value: T, state: RoundState) => void): void => {
-      calls.push(op.call);
-      readers.push((reply, state) => take(op.parse(reply), state));
+      const bound = this.scripts.bind(op);
+      calls.push(bound.call);
+      readers.push((reply, state) => take(bound.read(reply), state));
     };
     const settle = (indices: readonly number[], outcomes: readonly Settled[], state: RoundState): void =>
       indices.forEach((index, i) => (state.settled[index] = outcomes[i] ?? 'fenced'));
 
-    if (retries.length > 0) {
-      const items: RetryItem[] = retries.map((i) => {
-        const { job } = finished[i]!;
-        const outcome = outcomes[i]!;
-        const error = outcome.kind === 'complete' ? '' : outcome.error;
-        const delayMs = outcome.kind === 'retry' ? outcome.delayMs : undefined;
-        return { id: job.id, token: job.token, error, ...(delayMs === undefined ? {} : { delayMs }) };
-      });
-      add(this.scripts.retryOp(items), ({ value, outbox }, state) => {
-        settle(retries, value, state);
+    if (retry.items.length > 0) {
+      add(retryOp(retry.items), ({ value, outbox }, state) => {
+        settle(retry.indices, value, state);
         state.outbox.push(...outbox);
       });
     }
-    if (fails.length > 0) {
-      const items: FailItem[] = fails.map((i) => {
-        const { job } = finished[i]!;
-        const outcome = outcomes[i]!;
-        return { id: job.id, token: job.token, error: outcome.kind === 'complete' ? '' : outcome.error };
-      });
-      add(this.scripts.failOp(items), ({ value, outbox }, state) => {
-        settle(fails, value, state);
+    if (fail.items.length > 0) {
+      add(failOp(fail.items), ({ value, outbox }, state) => {
+        settle(fail.indices, value, state);
         state.outbox.push(...outbox);
       });
     }
-    if (giveBack.length > 0 || holds.length > 0) {
-      const items: ReleaseItem[] = [
-        ...giveBack.map(leaseOf),
-        ...holds.map((i) => {
-          const outcome = outcomes[i]!;
-          return { ...leaseOf(finished[i]!.job), holdMs: outcome.kind === 'hold' ? outcome.holdMs : 0 };
-        }),
-      ];
-      add(this.scripts.releaseOp(items), (outcomes, state) => {
+    if (giveBack.length > 0 || hold.items.length > 0) {
+      add(releaseOp([...giveBack.map(leaseOf), ...hold.items]), (outcomes, state) => {
         state.givenBack = outcomes.slice(0, giveBack.length);
-        settle(holds, outcomes.slice(giveBack.length).map((o) => (o === 'released' ? 'pending' : 'fenced')), state);
+        settle(hold.indices, outcomes.slice(giveBack.length).map((o) => (o === 'released' ? 'pending' : 'fenced')), state);
       });
     }
     const claimWithComplete = beat ? 0 : claim;
-    if (completes.length > 0 || claimWithComplete > 0) {
-      const held = completes.map((i): CompleteItem => {
-        const outcome = outcomes[i]!;
-        return { ...leaseOf(finished[i]!.job), result: outcome.kind === 'complete' ? outcome.result : undefined };
-      });
+    if (complete.items.length > 0 || claimWithComplete > 0) {
       add(
-        this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
+        completeOp(complete.items, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
         ({ completed, claimed, outbox }, state) => {
-          settle(completes, completed.map((ok) => (ok ? 'completed' : 'fenced')), state);
+          settle(complete.indices, completed.map((ok) => (ok ? 'completed' : 'fenced')), state);
           state.claimed = claimed;
           state.outbox.push(...outbox);
         },
@@ -351,17 +228,17 @@ export class Leases<Payload = unknown> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
     const sentAt = Date.now();
-    return this.decode(await this.run(this.scripts.claimOp(n, leaseMs, this.claimKey(n))), sentAt);
+    return this.decode(await this.scripts.run(claimOp(n, leaseMs, this.claimKey(n))), sentAt);
   }
 
   /** A claim to send behind a blocking pop, and how to read its reply. */
   claimCall(n: number, leaseMs: number): ClaimCall<Payload> {
     assertCount('n', n, 1);
     assertCount('leaseMs', leaseMs, 1);
-    const op = this.scripts.claimOp(n, leaseMs, this.claimKey(n));
+    const op = this.scripts.bind(claimOp(n, leaseMs, this.claimKey(n)));
     // a receive that waits behind a blocking pop: its span covers the wait, as a long poll's does
     const sentAt = Date.now();
-    return { call: op.call, read: (reply) => this.decode(op.parse(reply), sentAt) };
+    return { call: op.call, read: (reply) => this.decode(op.read(reply), sentAt) };
   }
 
   /**
@@ -372,7 +249,7 @@ export class Leases<Payload = unknown> {
    */
   async beat(options: BeatOptions): Promise<Claimed<Payload>> {
     const sentAt = Date.now();
-    const beat = await this.run(this.beatOp(options));
+    const beat = await this.scripts.run(this.beatOp(options));
     await this.relay(beat.outbox);
     return this.fireDueOrDefer(this.decode(beat, sentAt));
   }
@@ -392,8 +269,8 @@ export class Leases<Payload = unknown> {
     claimed: Claimed<Payload> | null;
   }> {
     const requestKey = this.claimKey(options.claimN ?? 0);
-    const { completed, claimed, outbox } = await this.run(
-      this.scripts.completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }),
+    const { completed, claimed, outbox } = await this.scripts.run(
+      completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }),
       this.replication,
     );
     await this.relay(outbox);
@@ -402,14 +279,14 @@ export class Leases<Payload = unknown> {
 
   /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
   async retry(items: readonly RetryItem[]): Promise<RetryOutcome[]> {
-    const { value, outbox } = await this.run(this.scripts.retryOp(items), this.replication);
+    const { value, outbox } = await this.scripts.run(retryOp(items), this.replication);
     await this.relay(outbox);
     return value;
   }
 
   /** Fails held jobs for good: straight to dead. */
   async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
-    const { value, outbox } = await this.run(this.scripts.failOp(items), this.replication);
+    const { value, outbox } = await this.scripts.run(failOp(items), this.replication);
     await this.relay(outbox);
     return value;
   }
@@ -435,13 +312,7 @@ export class Leases<Payload = unknown> {
    * relay failed stays in the outbox, and a later beat of this queue relays it.
    */
   private async relay(outbox: readonly string[]): Promise<void> {
-    if (outbox.length === 0) return;
-    try {
-      const released = await relayFlowNews(this.transport, this.queue, outbox, this.countRequest);
-      if (released.length > 0) this.onRelease?.(released);
-    } catch {
-      // left in the outbox: the next beat of this queue finds it (older than 5 s) and relays it
-    }
+    await relayOrLeave(this.transport, this.queue, outbox, this.countRequest, this.onRelease);
   }
 
   /**
@@ -449,7 +320,7 @@ export class Leases<Payload = unknown> {
    * with a `holdMs` holds its group (or the ungrouped lane) that long too.
    */
   release(held: readonly ReleaseItem[]): Promise<Array<'released' | 'fenced'>> {
-    return this.run(this.scripts.releaseOp(held));
+    return this.scripts.run(releaseOp(held));
   }
 
   /**
@@ -465,13 +336,13 @@ export class Leases<Payload = unknown> {
   async progress(held: readonly Held[], value: unknown): Promise<boolean[]> {
     const text = encodeProgress(value);
     if (held.length === 0) return [];
-    return this.run(this.scripts.progressOp(held.map(leaseOf), text));
+    return this.scripts.run(progressOp(held.map(leaseOf), text));
   }
 
   /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
   extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
     assertCount('leaseMs', leaseMs, 1);
-    return this.run(this.scripts.extendOp(held, leaseMs));
+    return this.scripts.run(extendOp(held, leaseMs));
   }
 
   /** Moves up to `limit` due scheduled jobs to be claimed. */
@@ -482,7 +353,7 @@ export class Leases<Payload = unknown> {
     nextDueAt: number | null;
   }> {
     assertCount('limit', limit, 1);
-    return this.run(this.scripts.promoteOp(limit));
+    return this.scripts.run(promoteOp(limit));
   }
 
   /** Takes back up to `limit` expired leases. */
@@ -493,22 +364,13 @@ export class Leases<Payload = unknown> {
     buried: number;
   }> {
     assertCount('limit', limit, 1);
-    return this.run(this.scripts.reapOp(limit));
-  }
-
-  /** `outcome`, unless it completes with a result over the cap: then failed for good, saying why. */
-  private storable(outcome: Outcome): Outcome {
-    if (outcome.kind !== 'complete' || outcome.result === undefined) return outcome;
-    const bytes = bytesOver(outcome.result, this.maxResultBytes);
-    if (bytes === undefined) return outcome;
-    const error = new PayloadTooLargeError(`the handler's result is ${bytes} bytes of JSON, over maxResultBytes (${this.maxResultBytes})`);
-    return { kind: 'fail', error: resultError(error) };
+    return this.scripts.run(reapOp(limit));
   }
 
   private beatOp(options: BeatOptions): ScriptOp<ClaimResult> {
     assertCount('n', options.n, 0);
     assertCount('leaseMs', options.leaseMs, 1);
-    return this.scripts.beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options, requestKey: this.claimKey(options.n) });
+    return beatOp({ reapLimit: 1000, promoteLimit: 1000, ...options, requestKey: this.claimKey(options.n) });
   }
 
   /**
@@ -519,79 +381,12 @@ export class Leases<Payload = unknown> {
     return n > 0 ? `c:${this.keyPrefix}${(this.claims++).toString(36)}` : '';
   }
 
-  private async run<T>(op: ScriptOp<T>, replication?: Replication): Promise<T> {
-    const [result] = await runOps(this.transport, [op] as const, this.countRequest, replication);
-    return result;
-  }
-
   private async send(calls: readonly ScriptCall[], replication: Replication | undefined): Promise<Reply[]> {
-    const ops = calls.map((call) => ({ call, parse: (reply: Reply) => reply }));
-    return runOps(this.transport, ops, this.countRequest, replication);
+    return runCalls(this.transport, calls, this.countRequest, replication);
   }
 
   /** A claim's rows as jobs with decoded payloads; its `receive` span, from `sentAt`, when it claimed any. */
   private decode(result: ClaimResult, sentAt?: number): Claimed<Payload> {
-    const claimed = {
-      ...result,
-      fired: 0,
-      jobs: result.jobs.map((row) => {
-        const scheduler = firedBy(row.id);
-        const { parent, children, ...rest } = row;
-        const flow = {
-          ...(parent === undefined ? {} : { parent: decodeParent(parent) }),
-          ...(children === undefined ? {} : { children: decodeChildren(children) }),
-        };
-        return { ...rest, payload: JSON.parse(row.payload) as Payload, ...(scheduler ? { scheduler } : {}), ...flow };
-      }),
-    };
-    if (sentAt !== undefined) traceReceive(this.queue, sentAt, claimed.jobs);
-    return claimed;
-  }
-}
-
-/**
- * Sends several queues' rounds in one round trip (they share one transport): an edge event
- * serving many queues spends one request on them all. Each result answers its round, in order.
- *
- * @example
- * const [mail, thumbs] = await sendRounds(transport, [mailLeases.prepare(r), thumbLeases.prepare(r)]);
- */
-export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
-  transport: Transport,
-  rounds: T,
-  onRequest?: () => void,
-): Promise<{ [K in keyof T]: T[K] extends PreparedRound<infer P> ? RoundResult<P> : never }> {
-  const looking = findOpenTelemetry();
-  if (looking) await looking;
-  const calls = rounds.flatMap((r) => r.calls);
-  // one WAIT covers the round trip: the longest timeout any round that settles asked for
-  let replication: Replication | undefined;
-  for (const r of rounds) if (r.replication && (!replication || r.replication.timeoutMs > replication.timeoutMs)) replication = r.replication;
-  const replies =
-    calls.length === 0 ? [] : await runOps(transport, calls.map((call) => ({ call, parse: (reply: Reply) => reply })), onRequest, replication);
-  let next = 0;
-  const results = rounds.map((r) => r.read(replies.slice(next, (next += r.calls.length))));
-  // flow news relayed as Leases.round relays it: a failed relay leaves it for a later beat
-  await Promise.all(
-    results.map(async (result, i) => {
-      if (result.outbox.length === 0) return;
-      try {
-        const released = await relayFlowNews(transport, rounds[i]!.queue, result.outbox, onRequest);
-        if (released.length > 0) rounds[i]!.onRelease?.(released);
-      } catch {
-        // left in the outbox: the next beat of that queue relays it
-      }
-    }),
-  );
-  return results as {
-    [K in keyof T]: T[K] extends PreparedRound<infer P> ? RoundResult<P> : never;
-  };
-}
-
-const leaseOf = (held: Held): Held => ({ id: held.id, token: held.token });
-
-function assertCount(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got ${shown(value)}`);
+    return claimedOf<Payload>(this.queue, result, sentAt);
   }
 }

@@ -4,7 +4,10 @@ import type { QueueCounts } from './job.js';
 import { keyspace } from './keyspace.js';
 import { addLastHours, type LastHour } from './last-hour.js';
 import { partitionName } from './partitions.js';
-import { listQueuesOp, runOps, Scripts } from './scripts.js';
+import { countsOp } from './ops/counts.js';
+import { listQueuesOp } from './ops/list-queues.js';
+import { unregisterQueueOp } from './ops/unregister-queue.js';
+import { bind, runOps } from './scripts.js';
 import type { Transport } from './transport.js';
 
 /** Queues whose counts go in one round trip. */
@@ -41,7 +44,7 @@ export interface QueueOverview {
  * for (const name of await listQueues(transport)) console.log(name);
  */
 export async function listQueues(transport: Transport): Promise<string[]> {
-  const [{ names }] = await runOps(transport, [listQueuesOp()] as const);
+  const [{ names }] = await runOps(transport, [bind(listQueuesOp())] as const);
   return names;
 }
 
@@ -61,7 +64,7 @@ export interface Registered {
  * if ((await registrationOf(transport, 'mail')).partitions > 0) console.log('mail is partitioned');
  */
 export async function registrationOf(transport: Transport, name: string): Promise<Registered> {
-  const [{ names, partitions }] = await runOps(transport, [listQueuesOp()] as const);
+  const [{ names, partitions }] = await runOps(transport, [bind(listQueuesOp())] as const);
   return { registered: names.includes(name), partitions: partitions.get(name) ?? 0 };
 }
 
@@ -71,7 +74,7 @@ export async function registrationOf(transport: Transport, name: string): Promis
  * for itself). Resolves false when it was not there.
  */
 export async function unregisterQueue(transport: Transport, name: string): Promise<boolean> {
-  const [removed] = await runOps(transport, [new Scripts(transport, name).unregisterOp()] as const);
+  const [removed] = await runOps(transport, [bind(unregisterQueueOp(name))] as const);
   return removed;
 }
 
@@ -100,7 +103,7 @@ export async function queueOverviews(transport: Transport, options: OverviewsOpt
   if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError(`offset must be a non-negative integer, got ${shown(offset)}`);
   if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) throw new InvalidArgumentError(`limit must be a positive integer, got ${shown(limit)}`);
   if (typeof prefix !== 'string') throw new InvalidArgumentError(`prefix must be a string, got ${shown(prefix)}`);
-  const [registry] = await runOps(transport, [listQueuesOp()] as const);
+  const [registry] = await runOps(transport, [bind(listQueuesOp())] as const);
   const { partitions } = registry;
   const matching = prefix === '' ? registry.names : registry.names.filter((name) => name.startsWith(prefix));
   const names = limit === undefined ? matching.slice(offset) : matching.slice(offset, offset + limit);
@@ -116,7 +119,7 @@ export async function queueOverviews(transport: Transport, options: OverviewsOpt
   const rows = new Map<string, Row>();
   for (let i = 0; i < bySlot.length; i += CHUNK) {
     const chunk = bySlot.slice(i, i + CHUNK);
-    const counts = await runOps(transport, chunk.map(({ name }) => new Scripts(transport, name).countsOp()));
+    const counts = await runOps(transport, chunk.map(({ name }) => bind(countsOp(), keyspace(name))));
     chunk.forEach(({ queue }, j) => {
       const { paused, buried, retried, stalled, fired, rated, lastHour, ...c } = counts[j]!;
       const row = rows.get(queue);

@@ -6,6 +6,11 @@ import { EmqError, Flows, listQueues, Queue, type Held, type Job, type Reply, ty
 import { startBridge, type RunningBridge } from '../../src/node/bridge/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { leases, queueName, scriptsOf, sleep } from '../helpers.js';
+import { claimOp } from '../../src/ops/claim.js';
+import { completeOp } from '../../src/ops/complete.js';
+import { listGroupsOp } from '../../src/ops/list-groups.js';
+import { readEventsOp } from '../../src/ops/read-events.js';
+import { watchJobOp } from '../../src/ops/watch-job.js';
 
 /** One script call as it finally answered (after any EVAL fallback). */
 interface Answer {
@@ -166,7 +171,7 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('the rate limits', () => queue.rateLimits());
   await step('the groups', () => queue.groups());
   await step('the groups of a prefix, a page of one', () => queue.groups({ prefix: 'g-', limit: 1 }));
-  await step('list groups past a bad cursor', () => scriptsOf(queue).run(scriptsOf(queue).listGroupsOp('x', 1, '')));
+  await step('list groups past a bad cursor', () => scriptsOf(queue).run(listGroupsOp('x', 1, '')));
   await step('lift the rate limits', () => Promise.all([queue.setGroupRateLimit('g-1', null), queue.setRateLimit(null)]));
   // admin in bulk
   for (const state of ['pending', 'scheduled', 'active', 'completed', 'dead'] as const) {
@@ -204,11 +209,11 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('events settings', () => queue.eventsSettings());
   await step('set events', () => queue.setEvents({ resultBytes: 512 }));
   await step('read events', () => queue.readEvents({ limit: 1000 }));
-  await step('watch the stream', () => scriptsOf(queue).run(scriptsOf(queue).watchJobOp('')));
-  await step('watch a job past the kind door', () => scriptsOf(queue).run(scriptsOf(queue).watchJobOp('not-a-job')));
-  await step('read events after a bad id', () => scriptsOf(queue).run(scriptsOf(queue).readEventsOp('$', 10)));
-  await step('kind door', () => scriptsOf(queue).run(scriptsOf(queue).completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
-  await step('a malformed number', () => scriptsOf(queue).run(scriptsOf(queue).claimOp(-1, 0)));
+  await step('watch the stream', () => scriptsOf(queue).run(watchJobOp('')));
+  await step('watch a job past the kind door', () => scriptsOf(queue).run(watchJobOp('not-a-job')));
+  await step('read events after a bad id', () => scriptsOf(queue).run(readEventsOp('$', 10)));
+  await step('kind door', () => scriptsOf(queue).run(completeOp([{ id: 'not-a-job', token: 1 }], { keepMs: 1000 })));
+  await step('a malformed number', () => scriptsOf(queue).run(claimOp(-1, 0)));
   // the registry holds every queue of the run's Redis: only this queue's presence is comparable
   await step('list queues', async () => (await listQueues(transport)).includes(queue.name));
   await step('final stats', () => queue.stats());

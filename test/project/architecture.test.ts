@@ -45,7 +45,7 @@ const inRoom = (t: string, ...rooms: string[]): boolean =>
  */
 const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target: string, module: string) => boolean; why: string }> = [
   {
-    room: (m) => roomOf(m) === 'core' || roomOf(m) === 'generated',
+    room: (m) => ['core', 'generated', 'ops', 'queue', 'lease'].includes(roomOf(m)),
     forbids: (t) => isRuntime(t) || isHono(t) || inRoom(t, 'node', 'edge', 'http'),
     why: 'the core runs in a Worker and on Node: no runtime, no HTTP, no adapter',
   },
@@ -85,14 +85,14 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
     why: 'only the script gateway (src/scripts.ts) calls the transport',
   },
   {
-    room: (m) => !['scripts', 'transport', 'index'].includes(m),
+    room: (m) => !['scripts', 'transport', 'index'].includes(m) && roomOf(m) !== 'ops',
     forbids: (t) => t === 'src/generated/scripts',
-    why: 'scripts are called through the gateway, by name and typed',
+    why: 'a script is called through its op (src/ops/), by name and typed',
   },
   {
-    room: (m) => !['queue', 'lease', 'registry', 'flows', 'flow-relay', 'index'].includes(m),
-    forbids: (t) => t === 'src/scripts',
-    why: 'the gateway is private to the core modules that produce (Queue, Flows), lease (Leases), relay flow news and list (registry)',
+    room: (m) => !['queue', 'lease', 'registry', 'flows', 'flow-relay', 'index', 'scripts'].includes(m) && !['ops', 'queue', 'lease'].includes(roomOf(m)),
+    forbids: (t) => t === 'src/scripts' || t.startsWith('src/ops/'),
+    why: 'the gateway and its ops are private to the core modules that produce (Queue, Flows), lease (Leases), relay flow news and list (registry)',
   },
 ];
 
@@ -124,6 +124,10 @@ describe('the dependency rules', () => {
       ['edge/drain', 'src/run-scripts'],
       ['http/metrics', 'src/generated/scripts'],
       ['node/consumer/park', 'src/scripts'],
+      ['http/app', 'src/ops/claim'],
+      ['ops/claim', 'src/run-scripts'],
+      ['ops/claim', 'node:fs'],
+      ['queue/options', 'src/node/consumer/loop'],
       ['telemetry', '@opentelemetry/api'],
     ];
     for (const [module, target] of planted) {

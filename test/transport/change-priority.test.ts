@@ -3,6 +3,7 @@ import { MAX_PRIORITY } from '../../src/index.js';
 import { buryJobs, completeJobs, queueState, refusedUnchanged } from '../admin-helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, laneEntries, laneIds, leases, scriptsOf, useRedis } from '../helpers.js';
+import { changePriorityOp } from '../../src/ops/change-priority.js';
 
 const SPAN = 2 ** 32;
 
@@ -93,8 +94,8 @@ describe('changePriority', () => {
     }
     await refusedUnchanged(redis.raw, queue, () => queue.changePriority('a b', 1), arg);
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.changePriorityOp(id, MAX_PRIORITY + 1)), arg);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.changePriorityOp('FLOW:1', 1)), { name: 'KindError', code: 'EMQKIND' });
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(changePriorityOp(id, MAX_PRIORITY + 1)), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(changePriorityOp('FLOW:1', 1)), { name: 'KindError', code: 'EMQKIND' });
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 });

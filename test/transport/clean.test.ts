@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buryJobs, completeJobs, refusedUnchanged } from '../admin-helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, scriptsOf, sleep, useRedis } from '../helpers.js';
+import { cleanOp } from '../../src/ops/clean.js';
 
 /**
  * clean(state, {olderThanMs, limit}): finished jobs (completed, dead) that finished at least
@@ -72,10 +73,10 @@ describe('clean', () => {
     const ids = await buryJobs(queue, [1, 2, 3, 4]);
     const gateway = scriptsOf(queue);
     const request = { key: 'b:test-repeat', ttlMs: 60_000 };
-    const once = await gateway.run(gateway.cleanOp('dead', 0, -1, 2, request));
+    const once = await gateway.run(cleanOp('dead', 0, -1, 2, request));
     expect(once.ids).toHaveLength(2);
     expect(once.more).toBe(true);
-    const twice = await gateway.run(gateway.cleanOp('dead', 0, -1, 2, request));
+    const twice = await gateway.run(cleanOp('dead', 0, -1, 2, request));
     expect(twice).toEqual(once);
     expect(await redis.raw.zcard(k.key('dead'))).toBe(2);
     expect(await redis.raw.pttl(`${k.prefix}req:b:test-repeat`)).toBeGreaterThan(0);
@@ -95,7 +96,7 @@ describe('clean', () => {
     await refusedUnchanged(redis.raw, queue, () => queue.clean('dead', { olderThanMs: 1.5 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.clean('dead', { limit: 0 }), arg);
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.cleanOp('pending' as 'dead', 0, -1, 10, { key: '', ttlMs: 0 })), arg);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.cleanOp('dead', 0, -1, 0, { key: '', ttlMs: 0 })), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(cleanOp('pending' as 'dead', 0, -1, 10, { key: '', ttlMs: 0 })), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(cleanOp('dead', 0, -1, 0, { key: '', ttlMs: 0 })), arg);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buryJobs, queueState, refusedUnchanged } from '../admin-helpers.js';
 import { checkInvariants, flagChecker } from '../invariants.js';
 import { keysOf, leases, scriptsOf, sleep, useRedis } from '../helpers.js';
+import { setDeadRetentionOp } from '../../src/ops/set-dead-retention.js';
 
 /**
  * The retention of dead jobs: a setting stored with the queue (meta `dage`, `dmax`), applied
@@ -94,7 +95,7 @@ describe('the dead-job retention', () => {
     await refusedUnchanged(redis.raw, queue, () => queue.setDeadRetention({ maxCount: 2.5 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.setDeadRetention(null as unknown as {}), arg);
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.setDeadRetentionOp(-5, null)), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(setDeadRetentionOp(-5, null)), arg);
     const meta = keysOf(queue).key('meta');
     const expectFlag = flagChecker(redis.raw, queue.name);
     await expectFlag(() => redis.raw.hset(meta, 'dmax', 'lots'), () => redis.raw.hdel(meta, 'dmax'), /meta dmax holds "lots", not a count/);

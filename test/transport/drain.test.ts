@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { refusedUnchanged } from '../admin-helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, scriptsOf, useRedis } from '../helpers.js';
+import { drainOp } from '../../src/ops/drain.js';
 
 /**
  * drain(): the jobs waiting to run (pending in every lane, scheduled) are deleted, rows and all,
@@ -81,11 +82,11 @@ describe('drain', () => {
     await queue.addBulk([{ payload: 'a' }, { payload: 'b' }]);
     const gateway = scriptsOf(queue);
     const request = { key: 'b:drain-repeat', ttlMs: 60_000 };
-    const once = await gateway.run(gateway.drainOp(1000, '', request));
+    const once = await gateway.run(drainOp(1000, '', request));
     expect(once).toEqual({ deleted: 2, cursor: 'done', outbox: [] });
     // a job enqueued after the drain ran must survive its repeat
     await queue.add('later');
-    expect(await gateway.run(gateway.drainOp(1000, '', request))).toEqual(once);
+    expect(await gateway.run(drainOp(1000, '', request))).toEqual(once);
     expect((await queue.getJobs('pending')).map((j) => j.payload)).toEqual(['later']);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
@@ -97,7 +98,7 @@ describe('drain', () => {
     await refusedUnchanged(redis.raw, queue, () => queue.drain({ limit: 0 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.drain({ limit: 2.5 }), arg);
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.drainOp(10, 'x7', { key: '', ttlMs: 0 })), arg);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.drainOp(0, '', { key: '', ttlMs: 0 })), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(drainOp(10, 'x7', { key: '', ttlMs: 0 })), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(drainOp(0, '', { key: '', ttlMs: 0 })), arg);
   });
 });

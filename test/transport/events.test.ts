@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, type Queue, type QueueEvent } from '../../src/index.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, scriptsOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
+import { claimOp } from '../../src/ops/claim.js';
+import { readEventsOp } from '../../src/ops/read-events.js';
+import { setEventsOp } from '../../src/ops/set-events.js';
 
 /** An event without its entry id and time: what a transition must append, compared whole. */
 type Bare = Record<string, unknown>;
@@ -258,7 +261,7 @@ describe('the events stream', () => {
     expect(await snapshotKeys(redis.raw, k.key('events'))).toEqual(stream);
 
     // a claim sent again (its reply lost) answers its jobs and appends nothing
-    const op = scriptsOf(queue).claimOp(2, 30_000, 'lost-reply');
+    const op = claimOp(2, 30_000, 'lost-reply');
     const first = await scriptsOf(queue).run(op);
     expect(first.jobs).toHaveLength(2);
     expect(await events.next()).toHaveLength(2);
@@ -446,8 +449,8 @@ describe('the events stream', () => {
     }
     await expect(queue.setEvents(null as never)).rejects.toBeInstanceOf(InvalidArgumentError);
     // past the core's checks, the script refuses too, before any write
-    await expect(scriptsOf(queue).run(scriptsOf(queue).setEventsOp(10_000_001, null))).rejects.toMatchObject({ code: 'EMQARG' });
-    await expect(scriptsOf(queue).run(scriptsOf(queue).setEventsOp(5, 1_048_577))).rejects.toMatchObject({ code: 'EMQARG' });
+    await expect(scriptsOf(queue).run(setEventsOp(10_000_001, null))).rejects.toMatchObject({ code: 'EMQARG' });
+    await expect(scriptsOf(queue).run(setEventsOp(5, 1_048_577))).rejects.toMatchObject({ code: 'EMQARG' });
     expect(await snapshotKeys(redis.raw, `emq:{${queue.name}}:*`)).toEqual(before);
   });
 
@@ -486,9 +489,9 @@ describe('the events stream', () => {
       await expect(queue.readEvents({ limit }), String(limit)).rejects.toBeInstanceOf(InvalidArgumentError);
     }
     // past the core's checks, the script refuses too
-    await expect(scriptsOf(queue).run(scriptsOf(queue).readEventsOp('$', 10))).rejects.toMatchObject({ code: 'EMQARG' });
-    await expect(scriptsOf(queue).run(scriptsOf(queue).readEventsOp('99999999999999999999-0', 10))).rejects.toMatchObject({ code: 'EMQARG' });
-    await expect(scriptsOf(queue).run(scriptsOf(queue).readEventsOp('0', 1001))).rejects.toMatchObject({ code: 'EMQARG' });
+    await expect(scriptsOf(queue).run(readEventsOp('$', 10))).rejects.toMatchObject({ code: 'EMQARG' });
+    await expect(scriptsOf(queue).run(readEventsOp('99999999999999999999-0', 10))).rejects.toMatchObject({ code: 'EMQARG' });
+    await expect(scriptsOf(queue).run(readEventsOp('0', 1001))).rejects.toMatchObject({ code: 'EMQARG' });
   });
 
   it('the stream stays within its cap over 20,000 jobs enqueued, claimed and completed (cap 1000)', async () => {

@@ -1,11 +1,21 @@
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KindError, Queue } from '../../src/index.js';
-import { type ScriptOp, Scripts } from '../../src/scripts.js';
+import type { ScriptOp } from '../../src/ops/op.js';
+import { Scripts } from '../../src/scripts.js';
 import type { EncodedJob } from '../../src/encode.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';
 import { keysOf, laneIds, laneSize, queueName, snapshotKeys, useRedis, leases } from '../helpers.js';
+import { completeOp } from '../../src/ops/complete.js';
+import { enqueueOp } from '../../src/ops/enqueue.js';
+import { extendOp } from '../../src/ops/extend.js';
+import { failOp } from '../../src/ops/fail.js';
+import { getJobOp } from '../../src/ops/get-job.js';
+import { moveGroupOp } from '../../src/ops/move-group.js';
+import { removeOp } from '../../src/ops/remove.js';
+import { reprocessOp } from '../../src/ops/reprocess.js';
+import { retryOp } from '../../src/ops/retry.js';
 
 
 /** A job tuple as enqueue.lua takes it, built by hand (no toJobId on the way). */
@@ -73,13 +83,13 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
   it('enqueue refuses a non-JOB id', async () => {
     // '' is not an id for enqueue: it asks for a fresh JOB:<seq>; every other bad id is refused
     for (const id of BAD.filter((b) => b !== '')) {
-      await refusedAndUnchanged(gateway.enqueueOp([encoded(id)]), `enqueue ${JSON.stringify(id)}`);
+      await refusedAndUnchanged(enqueueOp([encoded(id)]), `enqueue ${JSON.stringify(id)}`);
     }
   });
 
   it('a bulk enqueue with one bad id (the 3rd) writes nothing at all', async () => {
     const jobs = [encoded('JOB:b1'), encoded('', '{"fresh":1}'), encoded('FLOW:1'), encoded('JOB:b4', '{}', 'g')];
-    await refusedAndUnchanged(gateway.enqueueOp(jobs), 'bulk enqueue');
+    await refusedAndUnchanged(enqueueOp(jobs), 'bulk enqueue');
     expect(await raw.exists(gateway.keys.job('JOB:b1'))).toBe(0);
   });
 
@@ -90,17 +100,17 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
     for (const id of BAD) {
       const what = JSON.stringify(id);
       const bad = { id, token: 1 };
-      await refusedAndUnchanged(gateway.completeOp([bad], { keepMs: 60_000 }), `complete ${what}`);
-      await refusedAndUnchanged(gateway.completeOp([held, bad], { keepMs: 60_000, claimN: 5 }), `complete batch ${what}`);
-      await refusedAndUnchanged(gateway.retryOp([{ ...bad, error: 'e' }]), `retry ${what}`);
+      await refusedAndUnchanged(completeOp([bad], { keepMs: 60_000 }), `complete ${what}`);
+      await refusedAndUnchanged(completeOp([held, bad], { keepMs: 60_000, claimN: 5 }), `complete batch ${what}`);
+      await refusedAndUnchanged(retryOp([{ ...bad, error: 'e' }]), `retry ${what}`);
       await refusedAndUnchanged(
-        gateway.retryOp([{ ...held, error: 'e', delayMs: 0 }, { ...bad, error: 'e' }]),
+        retryOp([{ ...held, error: 'e', delayMs: 0 }, { ...bad, error: 'e' }]),
         `retry batch ${what}`,
       );
-      await refusedAndUnchanged(gateway.failOp([{ ...bad, error: 'e' }]), `fail ${what}`);
-      await refusedAndUnchanged(gateway.failOp([{ ...held, error: 'e' }, { ...bad, error: 'e' }]), `fail batch ${what}`);
-      await refusedAndUnchanged(gateway.extendOp([bad], 1_000), `extend ${what}`);
-      await refusedAndUnchanged(gateway.extendOp([held, bad], 1_000), `extend batch ${what}`);
+      await refusedAndUnchanged(failOp([{ ...bad, error: 'e' }]), `fail ${what}`);
+      await refusedAndUnchanged(failOp([{ ...held, error: 'e' }, { ...bad, error: 'e' }]), `fail batch ${what}`);
+      await refusedAndUnchanged(extendOp([bad], 1_000), `extend ${what}`);
+      await refusedAndUnchanged(extendOp([held, bad], 1_000), `extend batch ${what}`);
     }
     // the held job was never touched
     expect(await raw.hgetall(gateway.keys.job(held.id))).toEqual(heldRow);
@@ -110,11 +120,11 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
   it('remove, reprocess, moveGroup and getJob refuse a non-JOB id', async () => {
     for (const id of BAD) {
       const what = JSON.stringify(id);
-      await refusedAndUnchanged(gateway.removeOp(id), `remove ${what}`);
-      await refusedAndUnchanged(gateway.reprocessOp(id), `reprocess ${what}`);
-      await refusedAndUnchanged(gateway.moveGroupOp(id, 'g2'), `moveGroup ${what}`);
-      await refusedAndUnchanged(gateway.moveGroupOp(id, ''), `moveGroup to none ${what}`);
-      await refusedAndUnchanged(gateway.getJobOp(id), `getJob ${what}`);
+      await refusedAndUnchanged(removeOp(id), `remove ${what}`);
+      await refusedAndUnchanged(reprocessOp(id), `reprocess ${what}`);
+      await refusedAndUnchanged(moveGroupOp(id, 'g2'), `moveGroup ${what}`);
+      await refusedAndUnchanged(moveGroupOp(id, ''), `moveGroup to none ${what}`);
+      await refusedAndUnchanged(getJobOp(id), `getJob ${what}`);
     }
   });
 
@@ -124,10 +134,10 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
     await raw.hset(stray, 's', 'dead', 'a', '1', 'd', '{}');
     await raw.zadd(gateway.keys.key('dead'), 1, 'FLOW:1');
     try {
-      await refusedAndUnchanged(gateway.reprocessOp('FLOW:1'), 'reprocess planted');
-      await refusedAndUnchanged(gateway.removeOp('FLOW:1'), 'remove planted');
-      await refusedAndUnchanged(gateway.getJobOp('FLOW:1'), 'getJob planted');
-      await refusedAndUnchanged(gateway.enqueueOp([encoded('FLOW:1')]), 'enqueue planted');
+      await refusedAndUnchanged(reprocessOp('FLOW:1'), 'reprocess planted');
+      await refusedAndUnchanged(removeOp('FLOW:1'), 'remove planted');
+      await refusedAndUnchanged(getJobOp('FLOW:1'), 'getJob planted');
+      await refusedAndUnchanged(enqueueOp([encoded('FLOW:1')]), 'enqueue planted');
     } finally {
       await raw.del(stray);
       await raw.zrem(gateway.keys.key('dead'), 'FLOW:1');
@@ -135,10 +145,10 @@ describe('the kind door (invariant 3): only JOB: ids pass', () => {
   });
 
   it('JOB: ids still pass the door', async () => {
-    expect(await gateway.run(gateway.getJobOp('JOB:none'))).toBeNull();
-    expect(await gateway.run(gateway.removeOp('JOB:none'))).toEqual({ value: false, outbox: [] });
-    expect(await gateway.run(gateway.reprocessOp('JOB:none'))).toEqual({ value: 0, outbox: [] });
-    expect(await gateway.run(gateway.extendOp([{ id: 'JOB:none', token: 1 }], 1_000))).toEqual([null]);
+    expect(await gateway.run(getJobOp('JOB:none'))).toBeNull();
+    expect(await gateway.run(removeOp('JOB:none'))).toEqual({ value: false, outbox: [] });
+    expect(await gateway.run(reprocessOp('JOB:none'))).toEqual({ value: 0, outbox: [] });
+    expect(await gateway.run(extendOp([{ id: 'JOB:none', token: 1 }], 1_000))).toEqual([null]);
   });
 });
 

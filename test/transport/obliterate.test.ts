@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buryJobs, completeJobs, refusedUnchanged } from '../admin-helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { leases, scriptsOf, useRedis } from '../helpers.js';
+import { obliterateOp } from '../../src/ops/obliterate.js';
 
 /**
  * obliterate({force, limit}): the whole queue goes, every key and its registry entry, in chunks
@@ -92,9 +93,9 @@ describe('obliterate', () => {
     const queue = redis.queue<number>();
     await queue.addBulk(Array.from({ length: 30 }, (_, i) => ({ payload: i })));
     const gateway = scriptsOf(queue);
-    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'more', count: 20, outbox: [] });
-    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 10, outbox: [] });
-    expect(await gateway.run(gateway.obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 0, outbox: [] });
+    expect(await gateway.run(obliterateOp(false, 20))).toEqual({ outcome: 'more', count: 20, outbox: [] });
+    expect(await gateway.run(obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 10, outbox: [] });
+    expect(await gateway.run(obliterateOp(false, 20))).toEqual({ outcome: 'done', count: 0, outbox: [] });
     expect(await keysLeft(queue.name)).toEqual([]);
   });
 
@@ -104,7 +105,7 @@ describe('obliterate', () => {
     await refusedUnchanged(redis.raw, queue, () => queue.obliterate({ limit: 0 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.obliterate({ force: 'yes' as unknown as boolean }), arg);
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.obliterateOp(true, 0)), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(obliterateOp(true, 0)), arg);
     expect(await keysLeft(queue.name)).not.toEqual([]);
   });
 });

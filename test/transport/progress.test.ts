@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, KindError, type Queue } from '../../src/index.js';
 import { checkInvariants, flagChecker } from '../invariants.js';
 import { keysOf, leases, scriptsOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
+import { progressOp } from '../../src/ops/progress.js';
 
 /**
  * Progress (lua/progress.lua, the row's `pg`): a holder reports how far its job got, fenced by
@@ -101,9 +102,9 @@ describe('job progress', () => {
     const gateway = scriptsOf(queue);
     // past the core's checks: the script still takes no more than 4096 bytes, nor nothing
     for (const text of ['', `"${'x'.repeat(4095)}"`]) {
-      await expect(gateway.run(gateway.progressOp([job], text))).rejects.toMatchObject({ code: 'EMQARG' });
+      await expect(gateway.run(progressOp([job], text))).rejects.toMatchObject({ code: 'EMQARG' });
     }
-    await expect(gateway.run(gateway.progressOp([job, { id: 'not-a-job', token: 1 }], '1'))).rejects.toBeInstanceOf(KindError);
+    await expect(gateway.run(progressOp([job, { id: 'not-a-job', token: 1 }], '1'))).rejects.toBeInstanceOf(KindError);
     expect(await snapshotKeys(redis.raw, `${k.prefix}*`)).toEqual(before);
   });
 

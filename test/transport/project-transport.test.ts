@@ -5,6 +5,7 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { slotOf } from '../../src/cluster-slot.js';
 import { runOps, Scripts } from '../../src/scripts.js';
 import { keysOf, useRedis } from '../helpers.js';
+import { countsOp } from '../../src/ops/counts.js';
 
 /**
  * The fixture itself: in the upstash project the Redis suites must really run over
@@ -45,7 +46,7 @@ describe(`useRedis() in the ${inject('transport')} project`, () => {
     expect(byMaster.size).toBe(3);
     const queues = [...byMaster.values()];
     // one batch of calls, a queue each: each lands on its master and nowhere else
-    const ops = queues.flatMap((queue) => [new Scripts(redis.transport, queue.name).countsOp()]);
+    const ops = queues.flatMap((queue) => [new Scripts(redis.transport, queue.name).bind(countsOp())]);
     expect((await runOps(redis.transport, ops)).map((c) => c.pending)).toEqual([0, 0, 0]);
     for (const [master, queue] of byMaster) {
       await queue.add({ on: master }, { id: 'here' });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buryJobs, refusedUnchanged } from '../admin-helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, laneIds, leases, scriptsOf, sleep, useRedis } from '../helpers.js';
+import { reprocessDeadOp } from '../../src/ops/reprocess-dead.js';
 
 /**
  * reprocessDead({limit}): dead jobs, oldest first, back to their lanes at their own orders with a
@@ -70,9 +71,9 @@ describe('reprocessDead', () => {
     await buryJobs(queue, [1, 2, 3]);
     const gateway = scriptsOf(queue);
     const request = { key: 'b:reprocess-repeat', ttlMs: 60_000 };
-    const once = await gateway.run(gateway.reprocessDeadOp(2, request));
+    const once = await gateway.run(reprocessDeadOp(2, request));
     expect(once).toEqual({ reprocessed: 2, more: true, outbox: [] });
-    expect(await gateway.run(gateway.reprocessDeadOp(2, request))).toEqual(once);
+    expect(await gateway.run(reprocessDeadOp(2, request))).toEqual(once);
     expect(await redis.raw.zcard(k.key('dead'))).toBe(1);
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
@@ -84,6 +85,6 @@ describe('reprocessDead', () => {
     await refusedUnchanged(redis.raw, queue, () => queue.reprocessDead({ limit: 0 }), arg);
     await refusedUnchanged(redis.raw, queue, () => queue.reprocessDead({ limit: -3 }), arg);
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.reprocessDeadOp(0, { key: '', ttlMs: 0 })), arg);
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(reprocessDeadOp(0, { key: '', ttlMs: 0 })), arg);
   });
 });

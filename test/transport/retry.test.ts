@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobStateError, type Queue } from '../../src/index.js';
 import { keysOf, laneIds, laneSize, leases, scriptsOf, sleep, useRedis } from '../helpers.js';
+import { retryOp } from '../../src/ops/retry.js';
 
 describe('retry, backoff and dead jobs', () => {
   const redis = useRedis();
@@ -115,7 +116,7 @@ describe('retry, backoff and dead jobs', () => {
     let call = 0;
     const random = (): number => draws.get(items[call++]!.id)!;
     const gateway = scriptsOf(queue);
-    expect(await gateway.run(gateway.retryOp(items, random))).toEqual({ value: ['scheduled', 'scheduled', 'scheduled'], outbox: [] });
+    expect(await gateway.run(retryOp(items, random))).toEqual({ value: ['scheduled', 'scheduled', 'scheduled'], outbox: [] });
     const now = Number(await redis.raw.zscore(k.key('scheduled'), ref.id)) - 1000;
     // draw 0 takes nothing off; a draw just under 1 takes off (almost) the whole jitter fraction
     expect(Number(await redis.raw.zscore(k.key('scheduled'), low.id)) - now).toBe(1000);

@@ -3,6 +3,8 @@ import { DEFAULT_JOB_DEFAULTS, encodeBackoff, encodeJob } from '../../src/encode
 import { InvalidArgumentError } from '../../src/errors.js';
 import { checkInvariants, flagChecker } from '../invariants.js';
 import { keysOf, laneOrder, scriptsOf, sleep, snapshotKeys, useRedis, leases } from '../helpers.js';
+import { claimOp } from '../../src/ops/claim.js';
+import { enqueueOp } from '../../src/ops/enqueue.js';
 
 /**
  * The compact row (docs/design.md, "The row"): a job waiting in a lane carries only what the
@@ -289,8 +291,8 @@ describe('the row format', () => {
       const results = await queue.addBulk([{ payload: 1 }, { payload: 2, group: 'g'}], { traceparent: TP });
       for (const { id } of results) expect(await redis.raw.hget(k.job(id), 'x')).toBe(TP);
       const gateway = scriptsOf(queue);
-      const first = await gateway.run(gateway.claimOp(2, 30_000, 'c:again'));
-      const repeat = await gateway.run(gateway.claimOp(2, 30_000, 'c:again'));
+      const first = await gateway.run(claimOp(2, 30_000, 'c:again'));
+      const repeat = await gateway.run(claimOp(2, 30_000, 'c:again'));
       expect(first.jobs.map((j) => j.traceparent)).toEqual([TP, TP]);
       expect(repeat.jobs.map((j) => [j.id, j.token, j.traceparent])).toEqual(first.jobs.map((j) => [j.id, j.token, j.traceparent]));
       expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
@@ -303,7 +305,7 @@ describe('the row format', () => {
       const job = encodeJob('x', undefined, DEFAULT_JOB_DEFAULTS, 1024);
       const before = await snapshotKeys(redis.raw, `emq:{${queue.name}}:*`);
       for (const traceparent of ['garbage', TP.toUpperCase(), `${TP}-extra`]) {
-        const refused = gateway.run(gateway.enqueueOp([job], { key: '', ttlMs: 0, callerKey: false, traceparent }));
+        const refused = gateway.run(enqueueOp([job], { key: '', ttlMs: 0, callerKey: false, traceparent }));
         await expect(refused).rejects.toBeInstanceOf(InvalidArgumentError);
         await expect(refused).rejects.toMatchObject({ code: 'EMQARG' });
       }

@@ -3,6 +3,7 @@ import { InvalidArgumentError, InvalidNameError, Leases, Queue, type Transport }
 import { renderMetrics } from '../../src/http/metrics.js';
 import { checkInvariants, flagChecker } from '../invariants.js';
 import { keysOf, leases, scriptsOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
+import { beatOp } from '../../src/ops/beat.js';
 
 /**
  * Schedulers (lua/upsert-scheduler.lua, fire-schedulers.lua, the beat's due schedulers): a slot
@@ -77,7 +78,7 @@ describe('schedulers', () => {
     const k = keysOf(queue);
     const { nextRunAt } = await queue.upsertScheduler('s', { every: 60_000 }, { payload: 1 });
     // two runtimes' beats both read the slot due before either fires it
-    const read = async () => ({ ...(await scriptsOf(queue).run(scriptsOf(queue).beatOp({ reapLimit: 0, promoteLimit: 0, n: 0, leaseMs: 1000 }))), jobs: [], fired: 0 });
+    const read = async () => ({ ...(await scriptsOf(queue).run(beatOp({ reapLimit: 0, promoteLimit: 0, n: 0, leaseMs: 1000 }))), jobs: [], fired: 0 });
     const [seenA, seenB] = [await read(), await read()];
     expect(seenA.dueSchedulers).toEqual([{ id: 's', revision: 0, slot: nextRunAt, spec: '{"every":60000}', anchor: nextRunAt }]);
     expect(seenB.dueSchedulers).toEqual(seenA.dueSchedulers);

@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { scripts } from '../../src/generated/scripts.js';
 import { generatedPath, renderScripts } from '../../tools/build-lua.js';
 import { scriptsOf, useRedis } from '../helpers.js';
+import { claimOp } from '../../src/ops/claim.js';
+import { countsOp } from '../../src/ops/counts.js';
 
 const luaDir = join(import.meta.dirname, '..', '..', 'lua');
 
@@ -50,7 +52,7 @@ describe('the generated scripts module', () => {
     expect(await redis.raw.script('EXISTS', scripts.enqueue.sha1)).toEqual([1]);
     await redis.raw.script('FLUSH');
     const gateway = scriptsOf(queue);
-    const [stats, claimed] = await gateway.runOps([gateway.countsOp(), gateway.claimOp(1, 1000)] as const);
+    const [stats, claimed] = await gateway.runOps([countsOp(), claimOp(1, 1000)] as const);
     expect(stats.pending).toBe(1);
     expect(claimed.jobs).toHaveLength(1);
   });

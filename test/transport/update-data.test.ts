@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { buryJobs, completeJobs, queueState, refusedUnchanged } from '../admin-helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, scriptsOf, useRedis } from '../helpers.js';
+import { updateDataOp } from '../../src/ops/update-data.js';
 
 /**
  * updateData(id, payload): a waiting job's (pending or scheduled) payload is replaced within the
@@ -57,7 +58,7 @@ describe('updateData', () => {
     await refusedUnchanged(redis.raw, queue, () => queue.updateData(id, 10n), { name: 'PayloadError', code: 'EMQPAYLOAD' });
     await refusedUnchanged(redis.raw, queue, () => queue.updateData('JOB:', 1), { name: 'InvalidArgumentError', code: 'EMQARG' });
     const gateway = scriptsOf(queue);
-    await refusedUnchanged(redis.raw, queue, () => gateway.run(gateway.updateDataOp('FLOW:1', '1')), { name: 'KindError', code: 'EMQKIND' });
+    await refusedUnchanged(redis.raw, queue, () => gateway.run(updateDataOp('FLOW:1', '1')), { name: 'KindError', code: 'EMQKIND' });
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 });

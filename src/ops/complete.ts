@@ -1,0 +1,41 @@
+import { scripts } from '../generated/scripts.js';
+import { asArray } from '../reply.js';
+import { type ClaimResult, readClaim } from './claim.js';
+import { codes, type Held, type ScriptOp, strings } from './op.js';
+
+/** A job to settle by completing it, with its handler's result. */
+export interface CompleteItem extends Held {
+  /** The handler's result as JSON text, for the row's `r`; absent (or undefined) for none. */
+  readonly result?: string | undefined;
+}
+
+/** What a complete (lua/complete.lua) answered. */
+export interface CompleteResult {
+  /** Per held job, in order: true when recorded, false when fenced off. */
+  completed: boolean[];
+  /** What the same call claimed (with `claimN`), else null. */
+  claimed: ClaimResult | null;
+  /** The flow news it wrote, to relay. */
+  outbox: string[];
+}
+
+/** Completes held jobs, each with its result ('' for none: complete.lua takes triples), and claims `claimN` after. */
+export function completeOp(
+  held: readonly CompleteItem[],
+  options: { keepMs: number; claimN?: number; leaseMs?: number; requestKey?: string },
+): ScriptOp<CompleteResult> {
+  const leaseMs = options.leaseMs ?? 30_000;
+  return {
+    script: scripts.complete,
+    args: [options.keepMs, options.claimN ?? 0, leaseMs, options.requestKey ?? '', ...held.flatMap((h) => [h.id, h.token, h.result ?? ''])],
+    read: (reply) => {
+      const [done, claimed, outbox] = asArray(reply, 'complete');
+      const claimList = asArray(claimed, 'complete claim');
+      return {
+        completed: codes(done ?? [], 'complete').map((c) => c === 1),
+        claimed: claimList.length > 0 ? readClaim(claimList, leaseMs) : null,
+        outbox: strings(outbox, 'complete outbox'),
+      };
+    },
+  };
+}
