@@ -38,7 +38,8 @@ describe('timers', () => {
         }),
     );
     expect(firedAt - startedAt).toBeGreaterThanOrEqual(149);
-    expect(delays.length).toBeGreaterThanOrEqual(4);
+    // four stretches on time; a loaded machine's late timers leave fewer, never one
+    expect(delays.length).toBeGreaterThanOrEqual(2);
     expect(Math.max(...delays)).toBeLessThanOrEqual(40);
   });
 

@@ -62,7 +62,8 @@ export function startTimer(fire: () => void, delayMs: number, options: TimerOpti
   let handle: Handle | undefined;
   const arm = (): void => {
     const left = endAt - performance.now();
-    handle = left > capMs ? setTimeout(arm, capMs) : setTimeout(fire, Math.max(0, left));
+    // whole ms up: a fraction is cut by the timer, which would fire before the delay has passed
+    handle = left > capMs ? setTimeout(arm, capMs) : setTimeout(fire, Math.max(0, Math.ceil(left)));
     if (options.unref) unrefOf(handle);
   };
   arm();
