@@ -24,7 +24,7 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { Queue } from '../src/queue.js';
+import { Queue } from '../src/queue/queue.js';
 import { Consumer } from '../src/node/consumer/index.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import { startLocalRedis } from '../src/node/local-redis.js';
@@ -91,7 +91,7 @@ async function child(mode: Mode, url: string, quick: boolean): Promise<void> {
 
 /** ns per job that telemetry's entry points add, without Redis (undefined figures in a tree without them). */
 async function hooks(quick: boolean): Promise<Figures> {
-  const telemetry = await import('../src/telemetry.js').catch(() => undefined);
+  const telemetry = await import('../src/telemetry/telemetry.js').catch(() => undefined);
   if (!telemetry) return {};
   const n = quick ? 200_000 : 1_000_000;
   const results = Promise.resolve([{ id: 'JOB:1', state: 'pending' }] as const);

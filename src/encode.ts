@@ -42,7 +42,7 @@ export type EncodedJob = readonly [
   dedupeKey: string,
   dedupeTtlMs: number,
   replace: '1' | '0',
-  /** A flow child's parent, `<queue>|<id>|<policy letter>` ('' none: src/flow.ts). */
+  /** A flow child's parent, `<queue>|<id>|<policy letter>` ('' none: src/flows/flow.ts). */
   parent: string,
   /** A flow parent's children, `<queue>|<id>` joined by `,` ('' none: not a parent). */
   children: string,
@@ -105,7 +105,7 @@ export function toJobId(id: unknown): string {
 
 /**
  * The id of a job a scheduler fired, `JOB:<scheduler>@<slot>`, which no enqueue may give: the
- * scheduler's id and the slot are its two groups (src/schedulers.ts `firedBy` reads them).
+ * scheduler's id and the slot are its two groups (src/schedulers/schedulers.ts `firedBy` reads them).
  */
 export const FIRED_JOB_ID = /^JOB:([A-Za-z0-9._-]{1,128})@(\d{1,16})$/;
 

@@ -1,7 +1,7 @@
 import { DEFAULT_MAX_RESULT_BYTES, encodeProgress, encodeResult } from './encode.js';
 import type { EmqError } from './errors.js';
 import type { Job } from './job.js';
-import { startProcess } from './telemetry.js';
+import { startProcess } from './telemetry/telemetry.js';
 import { startTimer, type Timer } from './timers.js';
 
 /**

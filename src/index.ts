@@ -6,32 +6,32 @@
  *
  * @module echomq
  */
-export { Queue } from './queue.js';
-export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue.js';
-export { PartitionedQueue } from './partitioned-queue.js';
-export type { PartitionedQueueOptions } from './partitioned-queue.js';
-export { MAX_PARTITIONS, partitionName, partitionOf } from './partitions.js';
-export type { EventBatch } from './subscribe.js';
-export { MIN_EVERY_MS } from './schedulers.js';
-export type { SchedulerSpec, SchedulerJob, SchedulerRecord, UpsertSchedulerResult } from './schedulers.js';
-export type { EventsPage, EventsSettings, JobEventBase, QueueEvent, QueueEventBase, QueueEventName, ReadEventsOptions } from './events.js';
-export { Flows, MAX_FLOW_JOBS, MAX_FLOW_DEPTH, MAX_FLOW_CHILDREN } from './flows.js';
-export type { FlowJob, FlowNode, FlowsOptions } from './flows.js';
-export type { ChildOutcome, ChildrenCount, OnFailure, ParentRef } from './flow.js';
-export { Leases } from './lease.js';
-export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease.js';
+export { Queue } from './queue/queue.js';
+export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue/queue.js';
+export { PartitionedQueue } from './partitions/partitioned-queue.js';
+export type { PartitionedQueueOptions } from './partitions/partitioned-queue.js';
+export { MAX_PARTITIONS, partitionName, partitionOf } from './partitions/partition-of.js';
+export type { EventBatch } from './events/subscribe.js';
+export { MIN_EVERY_MS } from './schedulers/schedulers.js';
+export type { SchedulerSpec, SchedulerJob, SchedulerRecord, UpsertSchedulerResult } from './schedulers/schedulers.js';
+export type { EventsPage, EventsSettings, JobEventBase, QueueEvent, QueueEventBase, QueueEventName, ReadEventsOptions } from './events/events.js';
+export { Flows, MAX_FLOW_JOBS, MAX_FLOW_DEPTH, MAX_FLOW_CHILDREN } from './flows/flows.js';
+export type { FlowJob, FlowNode, FlowsOptions } from './flows/flows.js';
+export type { ChildOutcome, ChildrenCount, OnFailure, ParentRef } from './flows/flow.js';
+export { Leases } from './lease/leases.js';
+export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease/leases.js';
 export type { CompleteItem } from './ops/complete.js';
 export type { FailItem } from './ops/fail.js';
 export type { FireResult } from './ops/fire-schedulers.js';
 export type { Held } from './ops/op.js';
 export type { ReleaseItem } from './ops/release.js';
 export type { RetryItem, RetryOutcome } from './ops/retry.js';
-export type { RateLimit, RateLimits, Throttled } from './rate-limits.js';
-export type { GroupInfo, GroupsOptions, GroupsPage } from './groups.js';
-export type { DueScheduler } from './schedulers.js';
-export { listQueues, queueOverviews } from './registry.js';
-export type { OverviewsOptions, QueueOverview } from './registry.js';
-export type { LastHour } from './last-hour.js';
+export type { RateLimit, RateLimits, Throttled } from './queue/rate-limits.js';
+export type { GroupInfo, GroupsOptions, GroupsPage } from './queue/groups.js';
+export type { DueScheduler } from './schedulers/schedulers.js';
+export { listQueues, queueOverviews } from './queue/registry.js';
+export type { OverviewsOptions, QueueOverview } from './queue/registry.js';
+export type { LastHour } from './queue/last-hour.js';
 export type {
   BackoffOptions,
   DeadRetention,

@@ -1,4 +1,4 @@
-import type { ChildOutcome, ChildrenCount, ParentRef } from './flow.js';
+import type { ChildOutcome, ChildrenCount, ParentRef } from './flows/flow.js';
 
 /**
  * Where a job stands. A completed row stays readable for the queue's `keepCompletedMs`. `waiting`:

@@ -1,5 +1,5 @@
 import { InvalidNameError, shown } from './errors.js';
-import { parsePartitionName } from './partitions.js';
+import { parsePartitionName } from './partitions/partition-of.js';
 
 const NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -60,7 +60,7 @@ export interface Keyspace {
 
 /**
  * The keyspace of queue `queue`: a queue's name, or a partition's (`mail~3`, a queue of its own:
- * src/partitions.ts).
+ * src/partitions/partition-of.ts).
  *
  * @example
  * keyspace('mail').key('wake') // 'emq:{mail}:wake'

@@ -3,7 +3,7 @@ import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, inject } from 'vitest';
 import { UpstashTransport } from '../src/edge/upstash-transport.js';
 import { Leases, Queue, type QueueOptions } from '../src/index.js';
-import { Scripts } from '../src/scripts.js';
+import { Scripts } from '../src/ops/scripts.js';
 import { keyspace, type Keyspace } from '../src/keyspace.js';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
 import type { Transport } from '../src/transport.js';

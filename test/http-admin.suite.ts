@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Leases } from '../src/lease.js';
-import { Queue } from '../src/queue.js';
+import { Leases } from '../src/lease/leases.js';
+import { Queue } from '../src/queue/queue.js';
 import type { ApiTarget } from './http-call.js';
 import { useHttpFixture } from './http-fixture.js';
 import { checkInvariants } from './invariants.js';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll } from 'vitest';
 import { IoredisTransport } from '../src/node/ioredis-transport.js';
-import { PARTITIONS_REGISTRY } from '../src/partitions.js';
-import { Queue } from '../src/queue.js';
+import { PARTITIONS_REGISTRY } from '../src/partitions/partition-of.js';
+import { Queue } from '../src/queue/queue.js';
 import { type Answer, type ApiTarget, callApi } from './http-call.js';
 import { snapshotKeys } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { FlowNode } from '../src/flows.js';
+import type { FlowNode } from '../src/flows/flows.js';
 import type { ApiTarget } from './http-call.js';
 import { useHttpFixture } from './http-fixture.js';
 import { snapshotKeys } from './helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { Leases } from '../src/lease.js';
-import { PartitionedQueue } from '../src/partitioned-queue.js';
-import { Queue } from '../src/queue.js';
+import { Leases } from '../src/lease/leases.js';
+import { PartitionedQueue } from '../src/partitions/partitioned-queue.js';
+import { Queue } from '../src/queue/queue.js';
 import type { Answer, ApiTarget } from './http-call.js';
 import { asJson, useHttpFixture } from './http-fixture.js';
 import { snapshotKeys } from './helpers.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../src/errors.js';
-import { Leases } from '../src/lease.js';
-import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../src/rate-limits.js';
+import { Leases } from '../src/lease/leases.js';
+import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../src/queue/rate-limits.js';
 import type { ApiTarget } from './http-call.js';
 import { asJson, useHttpFixture } from './http-fixture.js';
 import { checkInvariants } from './invariants.js';

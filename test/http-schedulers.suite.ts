@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Leases } from '../src/lease.js';
+import { Leases } from '../src/lease/leases.js';
 import type { ApiTarget } from './http-call.js';
 import { asJson, useHttpFixture } from './http-fixture.js';
 import { checkInvariants } from './invariants.js';

@@ -22,11 +22,11 @@
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { MAX_PROGRESS_BYTES, PARTITION_JOB_ID } from '../src/encode.js';
-import { decodeEntry, DEFAULT_EVENTS_SETTINGS, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN } from '../src/events.js';
+import { decodeEntry, DEFAULT_EVENTS_SETTINGS, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN } from '../src/events/events.js';
 import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
-import { MAX_PARTITIONS, parsePartitionName, PARTITIONS_REGISTRY } from '../src/partitions.js';
-import { firedBy, parseStoredSpec } from '../src/schedulers.js';
-import { formatTraceparent, parseTraceparent } from '../src/trace-context.js';
+import { MAX_PARTITIONS, parsePartitionName, PARTITIONS_REGISTRY } from '../src/partitions/partition-of.js';
+import { firedBy, parseStoredSpec } from '../src/schedulers/schedulers.js';
+import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-context.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
@@ -457,7 +457,7 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   dropping the oldest node while what is left still reaches the cap, so up to one node's worth
  *   past it (`stream-node-max-entries`, 100 by default, {@link QueueSnapshot.eventsSlack}). Every
  *   entry holds 1 to 500 events, each one the decoder knows with the fields its name requires
- *   (src/events.ts), and every job it names is a `JOB:` id.
+ *   (src/events/events.ts), and every job it names is a `JOB:` id.
  * - (j) schedulers: each id in `schedulers` has a row and each row an entry; the entry's score is
  *   the row's next slot `n`, or +inf when it has none (it fires no more); the row's counts (`v`,
  *   `f`, `p`, `c`, `u`, `ma` >= 1), payload `d` (JSON), backoff `b` and spec `k` (what checkSpec

@@ -12,7 +12,7 @@ import { context, type SpanContext, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import { formatTraceparent } from '../src/trace-context.js';
+import { formatTraceparent } from '../src/telemetry/trace-context.js';
 
 /** SpanKind values. */
 export const KIND = { CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as const;

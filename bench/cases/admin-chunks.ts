@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { Leases } from '../../src/lease.js';
+import { Leases } from '../../src/lease/leases.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import type { Reply, ScriptCall, Transport } from '../../src/transport.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { round } from '../lib/stats.js';

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { boundedBeat } from '../../src/edge/bounded-beat.js';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
-import { Leases } from '../../src/lease.js';
+import { Leases } from '../../src/lease/leases.js';
 import { startBridge } from '../../src/node/bridge/index.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { type BenchCase, type BenchContext, benchQueueName, sized } from '../lib/context.js';
 
 /**

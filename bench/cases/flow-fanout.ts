@@ -1,5 +1,5 @@
 import { FlowProducer, type Job as BullJob } from 'bullmq';
-import { type FlowJob, Flows } from '../../src/flows.js';
+import { type FlowJob, Flows } from '../../src/flows/flows.js';
 import type { Job } from '../../src/job.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Consumer } from '../../src/node/consumer/index.js';

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import type { DurabilityOptions } from '../../src/durability.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
 import { ECHO_QUEUE_OPTIONS } from '../lib/impls.js';

@@ -1,5 +1,5 @@
 import { scripts } from '../../src/generated/scripts.js';
-import { Queue, registeredAlready } from '../../src/queue.js';
+import { Queue, registeredAlready } from '../../src/queue/queue.js';
 import type { Reply, ScriptCall, Transport } from '../../src/transport.js';
 import { ECHO_QUEUE_OPTIONS } from './impls.js';
 

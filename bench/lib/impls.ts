@@ -1,7 +1,7 @@
 import { Queue as BullQueue, Worker as BullWorker, type Processor } from 'bullmq';
 import { Queue as GroupQueue, Worker as GroupWorker } from 'groupmq';
 import { Redis } from 'ioredis';
-import { Queue, type QueueOptions } from '../../src/queue.js';
+import { Queue, type QueueOptions } from '../../src/queue/queue.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import type { BenchContext } from './context.js';
 import { CountingTransport } from './round-trips.js';

@@ -5,7 +5,7 @@
 import { Redis } from 'ioredis';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
 
 const [url, queue, partitions, runsKey] = process.argv.slice(2);
 const redis = new Redis(url!);

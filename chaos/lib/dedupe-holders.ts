@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { QueueEvent } from '../../src/events.js';
+import type { QueueEvent } from '../../src/events/events.js';
 
 const UNFINISHED = new Set(['pending', 'scheduled', 'active']);
 

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { QueueEvent } from '../../src/events.js';
-import type { Queue } from '../../src/queue.js';
+import type { QueueEvent } from '../../src/events/events.js';
+import type { Queue } from '../../src/queue/queue.js';
 
 /**
  * The events cap a chaos scenario sets on its queue (`setEvents({maxLen})`), far above what one

@@ -6,7 +6,7 @@ import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { formCluster } from '../../src/node/local-cluster.js';
 import { findRedisServer, freePort } from '../../src/node/local-redis.js';
-import { Queue, type QueueOptions } from '../../src/queue.js';
+import { Queue, type QueueOptions } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { DurableRedis } from '../lib/durable-redis.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';

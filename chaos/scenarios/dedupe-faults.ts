@@ -5,7 +5,7 @@ import { startBridge } from '../../src/node/bridge/index.js';
 import { startFaultProxy, seededRandom } from '../../src/node/bridge/fault-proxy.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { createdWhileHeld, DedupeSampler, replacedAfterStart } from '../lib/dedupe-holders.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, readAllEvents } from '../lib/results-events.js';

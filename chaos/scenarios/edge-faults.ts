@@ -4,7 +4,7 @@ import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { type FaultKind, type InjectedFault, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { ChildConsumers } from '../lib/child-consumer.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow } from '../lib/results-events.js';

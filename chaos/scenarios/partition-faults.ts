@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
-import { partitionName, partitionOf } from '../../src/partitions.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
+import { partitionName, partitionOf } from '../../src/partitions/partition-of.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { ChildConsumers } from '../lib/child-consumer.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow } from '../lib/results-events.js';

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
-import type { QueueEvent } from '../../src/events.js';
+import type { QueueEvent } from '../../src/events/events.js';
 import { RateLimitedError } from '../../src/handler.js';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue.js';
-import type { RateLimit } from '../../src/rate-limits.js';
+import { Queue } from '../../src/queue/queue.js';
+import type { RateLimit } from '../../src/queue/rate-limits.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { busiestWindow, StartsLogCopy, windowsOverLimit } from '../../test/rate-windows.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, readAllEvents } from '../lib/results-events.js';

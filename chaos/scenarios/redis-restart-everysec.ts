@@ -7,7 +7,7 @@ import { keyspace } from '../../src/keyspace.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { findRedisServer, freePort } from '../../src/node/local-redis.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { findViolations, type QueueSnapshot, snapshotQueue } from '../../test/invariants.js';
 import { DurableRedis } from '../lib/durable-redis.js';
 import { type CutResult, PowerCut } from '../lib/power-cut.js';

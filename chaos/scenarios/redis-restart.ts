@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { findRedisServer, freePort } from '../../src/node/local-redis.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { DurableRedis } from '../lib/durable-redis.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';

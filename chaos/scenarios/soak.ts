@@ -6,7 +6,7 @@ import { JobNotFoundError } from '../../src/errors.js';
 import { FIXED_KEYS, keyspace, QUEUE_REGISTRY } from '../../src/keyspace.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { findRedisServer, freePort } from '../../src/node/local-redis.js';
-import { type BulkJob, Queue } from '../../src/queue.js';
+import { type BulkJob, Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
 import type { SoakPayload } from '../children/soak-consumer.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';

@@ -2,7 +2,7 @@
 -- kept in these locals for the rest of it: meta `ecap`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- `erb`, the most bytes of a result a `completed` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()

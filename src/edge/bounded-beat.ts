@@ -1,8 +1,8 @@
 import { RedisError } from '../errors.js';
 import { type Handler, type Outcome, runHandler } from '../handler.js';
 import type { Job } from '../job.js';
-import { type Claimed, Leases } from '../lease.js';
-import type { Queue } from '../queue.js';
+import { type Claimed, Leases } from '../lease/leases.js';
+import type { Queue } from '../queue/queue.js';
 import { sleep } from '../timers.js';
 
 /** A job whose handler finished in a beat, waiting to be acknowledged. */

@@ -1,6 +1,6 @@
 import type { Handler } from '../handler.js';
-import type { Claimed, Leases } from '../lease.js';
-import type { Queue } from '../queue.js';
+import type { Claimed, Leases } from '../lease/leases.js';
+import type { Queue } from '../queue/queue.js';
 import { sleep } from '../timers.js';
 import { type BeatSummary, boundedBeat, type BoundedBeatOptions, type FinishedJob } from './bounded-beat.js';
 

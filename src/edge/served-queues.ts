@@ -1,6 +1,6 @@
 import { InvalidArgumentError, shown } from '../errors.js';
 import type { Handler } from '../handler.js';
-import { assertPartitions, parsePartitionName, partitionName } from '../partitions.js';
+import { assertPartitions, parsePartitionName, partitionName } from '../partitions/partition-of.js';
 
 /** A queue the Worker drains: a plain queue, or one partition (`mail~3`) of a partitioned queue. */
 export interface ServedQueue {

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "9ffe05308ac50fb72487ecdf0f85bf605c5ba7fd",
+    sha1: "2412e12498892de7f853f49ec0b574260ea130c7",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -1084,7 +1084,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -1274,7 +1274,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "238d2fe441411109f22103ab236341ecc29fb93e",
+    sha1: "d222b9b4a7f8c60f829e68a51224b1a141cfee16",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1875,7 +1875,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -1925,7 +1925,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "d5ede1fd6f1341a11be3c73767193ef276745d43",
+    sha1: "0dc0665978bbea081222de59a5e8ec742860d95d",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2184,7 +2184,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -2264,7 +2264,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "328bf8ef642445e6e959da39f952629c3b897ba1",
+    sha1: "b7da70f4f62eebb503601149e5219dc5dc7307de",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -3072,7 +3072,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -3387,7 +3387,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "f1f66ce17af97710899b23ca1444fdce52b3250a",
+    sha1: "ad35e19e7e4fb6cf4d153b1fdbfd73f0d868b1d9",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3707,7 +3707,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -3803,7 +3803,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "79310f4b69d9ab8b4045c8e284225c45d11a2634",
+    sha1: "cd99bc8edf31f0d10f4ccb4db715c01c8f15bf63",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4243,7 +4243,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -4808,7 +4808,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "4b3de2d11f0970bfdad4575469a6cf337268ff55",
+    sha1: "d38996c482b0ef3f4be806b77f2a94ce5325775e",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -4852,7 +4852,7 @@ local QUEUE_ENTRY = '!'
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -4985,7 +4985,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "8966a42f0b52b4b031c27a3b8ff1de0fc302e440",
+    sha1: "2f6112a58c84f6379af946fac2266ca026ae26d8",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5519,7 +5519,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -5579,7 +5579,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "4215002b351998f18fd872a12d9fccca4564cf35",
+    sha1: "412ef9c36041d096494bb0890850e532a6081622",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -5956,7 +5956,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -6108,7 +6108,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "693cb77c423adb234d3605fada18dcf71bde08f3",
+    sha1: "377796cb30f568ee824ce450c19c0246ba8cfaf7",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6531,7 +6531,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -6921,7 +6921,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "83dfeefd74d667f0841777a905fe41ef8e237fc2",
+    sha1: "6eeb6cdc86c4f81f249ae506545968cbe057f725",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7097,7 +7097,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -7163,7 +7163,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "ff278465404fb25575f244362ff6a662a3dfe9ce",
+    sha1: "f24c5475e177e0c1993ab356def36f06eb164dda",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -7337,7 +7337,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -8598,7 +8598,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "c5f99b799121b432f4e7590388a46c889c4e2e96",
+    sha1: "c2d1b42399339fe8af2eb040d974105e30ea3cfc",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -8687,7 +8687,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -8746,7 +8746,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "db0b6d4716839c27ba45874d5ba4143ad1f63fb6",
+    sha1: "744451826fd8c605952e77455da28ea4d06e8b55",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -8833,7 +8833,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -8888,7 +8888,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "d10f7ed5ada37659ab2227f1cadd9780b2975c93",
+    sha1: "8948986935b885b6e3564776c1353473398c0f12",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9033,7 +9033,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -9093,7 +9093,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "d90e0bbed5f7d6703a6eeaddce90f322bfc9d28e",
+    sha1: "3fca0dbc3b942d18b46de1db5175dbe830f90988",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -9437,7 +9437,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -9655,7 +9655,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "98eaeebfd5c81759b1fcff642c7f56737fd45c66",
+    sha1: "bb156af7390e8eb5a36c44dafd075884a4fb55d9",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -10184,7 +10184,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -10273,7 +10273,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "0392d98b9eb53ed2688d923c59bea5f21b7b713c",
+    sha1: "74f635ee48b6b7975836d96a8e504420d7f8ebd7",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -10716,7 +10716,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -10848,7 +10848,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "1161eb3c5d12220763199bd62c96139e09a23e35",
+    sha1: "ade26cb7ce7fda7a03cf33e5bf11e5508e3dec5d",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -11111,7 +11111,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -11283,7 +11283,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "7f7a56afa8e025c11b4c383a6e786e943a0ba70d",
+    sha1: "678b633f9e963590a8a665f12dbc2fa59198e41b",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -11528,7 +11528,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -11624,7 +11624,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "0daf3fb6f58625192f4541791b5d11c7ee75efa4",
+    sha1: "78a3d9881985d864b9b45448c7e13b873308663b",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -11857,7 +11857,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -11950,7 +11950,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "35c2a4c0c36b581701e2b1875ba4a9648929a593",
+    sha1: "f1d6f696ed4742f777a68f5db01564564cda3b3f",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -12114,7 +12114,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -12174,7 +12174,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "84444a46adb2cb96674019fe26733b504b1cb898",
+    sha1: "a39fa33ad76a2ad061b11e43d6f5f877e6e4ca51",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -12283,7 +12283,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -12341,7 +12341,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "eefbd82c7c163f9c3a5e81f95f9bd434db1070c9",
+    sha1: "35f0c775f2e7f071e25a52d84ac1c5c96a45cabc",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -12937,7 +12937,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -13092,7 +13092,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "3b7a6b54b5cc3c2ab40ad0fa59f123b91156646d",
+    sha1: "7b96da7d2c4909ec5847618a683282c128f72aff",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -13152,7 +13152,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -13184,7 +13184,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "5704c4c5ea61dbbb6af4132a2cd83268da9ff7d0",
+    sha1: "297c8e300c4099cd9e5308751a6d6282e2187acf",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -13461,7 +13461,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()
@@ -13929,7 +13929,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "ccd5df0eb5f23717868905992d625b3baef4a925",
+    sha1: "3865accff8bf244b188977e4a3ffebe76296e1fc",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -14015,7 +14015,7 @@ end
 -- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
 -- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
 -- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
--- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events.ts.
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local events_cap, event_result_bytes = nil, nil
 local function events_settings()

@@ -4,7 +4,7 @@ import { HTTPException } from 'hono/http-exception';
 import { requestId, type RequestIdVariables } from 'hono/request-id';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from '../encode.js';
 import { PartitionError } from '../errors.js';
-import type { QueueOptions } from '../queue.js';
+import type { QueueOptions } from '../queue/queue.js';
 import type { Transport } from '../transport.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { bearerAuth } from './auth.js';

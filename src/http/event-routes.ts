@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Env } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { PartitionedQueue } from '../partitioned-queue.js';
+import { PartitionedQueue } from '../partitions/partitioned-queue.js';
 import { startInterval, startTimer } from '../timers.js';
 import { json, partitionRefusal, refusals } from './openapi-parts.js';
 import { problem } from './problem.js';

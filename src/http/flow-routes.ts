@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Env, MiddlewareHandler } from 'hono';
-import type { FlowJob, FlowNode, Flows } from '../flows.js';
+import type { FlowJob, FlowNode, Flows } from '../flows/flows.js';
 import { flowBody, type FlowJobBody, flowNode, MAX_HTTP_FLOW_DEPTH, MAX_HTTP_FLOW_JOBS } from './flow-schemas.js';
 import { body, failure, json, refusals, type Validated } from './openapi-parts.js';
 import { problem } from './problem.js';

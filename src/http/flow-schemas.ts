@@ -1,11 +1,11 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_PRIORITY } from '../encode.js';
-import type { OnFailure } from '../flow.js';
-import { type FlowNode, MAX_FLOW_CHILDREN } from '../flows.js';
+import type { OnFailure } from '../flows/flow.js';
+import { type FlowNode, MAX_FLOW_CHILDREN } from '../flows/flows.js';
 import { backoffOptions, jobId, name } from './schemas.js';
 
 /**
- * The shapes of flows over HTTP (`POST /v1/flows`; src/flow.ts, docs/design.md "Flows"): the tree
+ * The shapes of flows over HTTP (`POST /v1/flows`; src/flows/flow.ts, docs/design.md "Flows"): the tree
  * a request sends (a `FlowJob` as JSON) and the tree it answers (a `FlowNode`). Both recursive,
  * each one named schema in the OpenAPI document. A file of their own: the flows route alone uses them.
  */

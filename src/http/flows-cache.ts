@@ -1,4 +1,4 @@
-import { Flows, type FlowsOptions } from '../flows.js';
+import { Flows, type FlowsOptions } from '../flows/flows.js';
 import type { Transport } from '../transport.js';
 import { MAX_CACHED_QUEUES } from './queue-cache.js';
 

@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Env } from 'hono';
-import { GROUPS_PAGE } from '../groups.js';
+import { GROUPS_PAGE } from '../queue/groups.js';
 import { body, json, refusals } from './openapi-parts.js';
 import type { QueueOf } from './queue-cache.js';
 import { rateLimitOrNone } from './rate-schemas.js';

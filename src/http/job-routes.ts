@@ -3,7 +3,7 @@ import type { Context, Env, MiddlewareHandler } from 'hono';
 import { jobIdOf } from '../encode.js';
 import { JobFailedError, WaitTimeoutError } from '../errors.js';
 import type { BackoffOptions, EnqueueOptions } from '../job.js';
-import { PartitionedQueue } from '../partitioned-queue.js';
+import { PartitionedQueue } from '../partitions/partitioned-queue.js';
 import { body, failure, json, refusals } from './openapi-parts.js';
 import { problem } from './problem.js';
 import type { QueueOf } from './queue-cache.js';

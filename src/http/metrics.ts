@@ -1,4 +1,4 @@
-import { queueOverviews } from '../registry.js';
+import { queueOverviews } from '../queue/registry.js';
 import type { Transport } from '../transport.js';
 
 const STATES = ['pending', 'scheduled', 'active', 'dead', 'waiting'] as const;

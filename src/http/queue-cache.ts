@@ -1,6 +1,6 @@
 import type { Context, Env } from 'hono';
-import { type AnyQueue, openQueue } from '../open-queue.js';
-import type { QueueOptions } from '../queue.js';
+import { type AnyQueue, openQueue } from '../queue/open-queue.js';
+import type { QueueOptions } from '../queue/queue.js';
 import type { Transport } from '../transport.js';
 
 /**

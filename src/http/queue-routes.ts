@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, Env } from 'hono';
-import { queueOverviews } from '../registry.js';
+import { queueOverviews } from '../queue/registry.js';
 import type { Transport } from '../transport.js';
 import { json, refusals } from './openapi-parts.js';
 import type { QueueOf } from './queue-cache.js';

@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context, Env } from 'hono';
 import { InvalidArgumentError } from '../errors.js';
-import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../rate-limits.js';
+import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../queue/rate-limits.js';
 import { body, json, refusals, type Validated } from './openapi-parts.js';
 import { problem } from './problem.js';
 import type { QueueOf } from './queue-cache.js';

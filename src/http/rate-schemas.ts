@@ -1,9 +1,9 @@
 import { z } from '@hono/zod-openapi';
-import { MAX_RATE_MS } from '../rate-limits.js';
+import { MAX_RATE_MS } from '../queue/rate-limits.js';
 
 /**
  * The shapes of rate limits over HTTP, one each for what a request sends and a response shows
- * (`RateLimit`, `Throttled`, `RateLimits` of src/rate-limits.ts as JSON; docs/design.md, "Rate
+ * (`RateLimit`, `Throttled`, `RateLimits` of src/queue/rate-limits.ts as JSON; docs/design.md, "Rate
  * limits and holds"). A file of their own: the stats response and the rate routes both use them.
  */
 

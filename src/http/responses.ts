@@ -24,7 +24,7 @@ export const errorBody = z
 
 const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting']);
 
-/** A flow's links as a job shows them (src/flow.ts). */
+/** A flow's links as a job shows them (src/flows/flow.ts). */
 const parentRef = z
   .object({ queue: z.string(), id: z.string(), onFailure: z.enum(['fail-parent', 'ignore', 'remove']) })
   .openapi('ParentRef');

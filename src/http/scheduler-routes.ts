@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { MAX_PRIORITY } from '../encode.js';
-import { MIN_EVERY_MS } from '../schedulers.js';
+import { MIN_EVERY_MS } from '../schedulers/schedulers.js';
 import { body, failure, json, refusals } from './openapi-parts.js';
 import { problem } from './problem.js';
 import type { QueueOf } from './queue-cache.js';

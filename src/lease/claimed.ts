@@ -1,7 +1,7 @@
-import { decodeChildren, decodeParent } from '../flow.js';
+import { decodeChildren, decodeParent } from '../flows/flow.js';
 import type { ClaimResult } from '../ops/claim.js';
-import { firedBy } from '../schedulers.js';
-import { traceReceive } from '../telemetry.js';
+import { firedBy } from '../schedulers/schedulers.js';
+import { traceReceive } from '../telemetry/telemetry.js';
 import type { Claimed } from './rounds.js';
 
 /** A claim's rows as jobs with decoded payloads; its `receive` span, from `sentAt`, when it claimed any. */

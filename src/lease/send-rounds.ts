@@ -1,6 +1,6 @@
-import { relayOrLeave } from '../flow-relay.js';
-import { findOpenTelemetry } from '../opentelemetry.js';
-import { runCalls } from '../scripts.js';
+import { relayOrLeave } from '../flows/flow-relay.js';
+import { findOpenTelemetry } from '../telemetry/opentelemetry.js';
+import { runCalls } from '../ops/scripts.js';
 import type { Replication, Transport } from '../transport.js';
 import type { PreparedRound, RoundResult } from './rounds.js';
 

@@ -1,4 +1,4 @@
-import { Queue, type QueueOptions } from '../queue.js';
+import { Queue, type QueueOptions } from '../queue/queue.js';
 import { IoredisTransport } from './ioredis-transport.js';
 
 /** connectQueue's options: the Queue's, and how long a request waits for a connection. */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import { doneOrThrow, type ScriptOp } from './op.js';
 
 /** Gives waiting job `id` (pending or scheduled) another priority: 1 changed, 0 no such job, -1 not waiting (lua/change-priority.lua). */

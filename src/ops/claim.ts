@@ -1,6 +1,6 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber, asString } from '../reply.js';
-import type { DueScheduler } from '../schedulers.js';
+import { asArray, asNumber, asString } from './reply.js';
+import type { DueScheduler } from '../schedulers/schedulers.js';
 import type { Reply } from '../transport.js';
 import { nullable, type ScriptOp, strings } from './op.js';
 
@@ -17,9 +17,9 @@ export interface ClaimedRow {
   readonly leaseUntil: number;
   /** The W3C traceparent its enqueue stored (the row's `x`), when it was traced. */
   readonly traceparent: string | undefined;
-  /** A flow child's parent, as its row's `fp` (`<queue>|<id>|<policy>`: src/flow.ts decodeParent). */
+  /** A flow child's parent, as its row's `fp` (`<queue>|<id>|<policy>`: src/flows/flow.ts decodeParent). */
   readonly parent: string | undefined;
-  /** A flow parent's children hash, flat (src/flow.ts decodeChildren); undefined for a job without children. */
+  /** A flow parent's children hash, flat (src/flows/flow.ts decodeChildren); undefined for a job without children. */
   readonly children: string[] | undefined;
 }
 

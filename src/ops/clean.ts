@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber, asString } from '../reply.js';
+import { asArray, asNumber, asString } from './reply.js';
 import { type AdminRequest, type ScriptOp, strings } from './op.js';
 
 /** One chunk of a clean: up to `n` finished rows at or before the cutoff (-1: now less `olderThanMs`): lua/clean.lua. */

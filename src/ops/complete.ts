@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray } from '../reply.js';
+import { asArray } from './reply.js';
 import { type ClaimResult, readClaim } from './claim.js';
 import { codes, type Held, type ScriptOp, strings } from './op.js';
 

@@ -1,6 +1,6 @@
 import { scripts } from '../generated/scripts.js';
-import { type LastHour, lastHourOf } from '../last-hour.js';
-import { asArray, asRecord } from '../reply.js';
+import { type LastHour, lastHourOf } from '../queue/last-hour.js';
+import { asArray, asRecord } from './reply.js';
 import { codes, type ScriptOp } from './op.js';
 
 /** A queue's counts per state, its counters, the paused flag and its last hour, as counts.lua reads them. */

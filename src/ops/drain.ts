@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber, asString } from '../reply.js';
+import { asArray, asNumber, asString } from './reply.js';
 import { type AdminRequest, type ScriptOp, strings } from './op.js';
 
 /** One chunk of a drain, from `cursor` ("" to start); the reply's cursor is "done" at the end (lua/drain.lua). */

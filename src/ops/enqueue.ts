@@ -1,7 +1,7 @@
 import type { EncodedJob } from '../encode.js';
 import { scripts } from '../generated/scripts.js';
 import type { EnqueueResult } from '../job.js';
-import { asArray, asString } from '../reply.js';
+import { asArray, asString } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** The request an enqueue belongs to: a repeat of the same key is the same enqueue. */

@@ -1,4 +1,4 @@
-import type { EventsSettings } from '../events.js';
+import type { EventsSettings } from '../events/events.js';
 import { scripts } from '../generated/scripts.js';
 import type { Reply } from '../transport.js';
 import { codes, type ScriptOp } from './op.js';

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber, asString } from '../reply.js';
+import { asArray, asNumber, asString } from './reply.js';
 import { nullable, type ScriptOp } from './op.js';
 
 /** What fire-schedulers answered. */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** Forgets this queue's outbox entries once relayed: how many it removed (lua/flow-ack.lua). */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber, asRecord } from '../reply.js';
+import { asArray, asNumber, asRecord } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** A scheduler's row ({} when there is none) and the server's time, read together (lua/get-scheduler.lua). */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** The ring entry of ungrouped work in hold-group.lua's ARGV: not a valid group name. */

@@ -1,8 +1,8 @@
 import { decodeBackoff } from '../encode.js';
-import { decodeChildren, decodeParent } from '../flow.js';
+import { decodeChildren, decodeParent } from '../flows/flow.js';
 import type { JobRecord, JobState } from '../job.js';
-import { asArray, asRecord, asString } from '../reply.js';
-import { firedBy } from '../schedulers.js';
+import { asArray, asRecord, asString } from './reply.js';
+import { firedBy } from '../schedulers/schedulers.js';
 import type { Reply } from '../transport.js';
 
 /** Every state a job can be in, in the order the docs list them. */

@@ -1,7 +1,7 @@
 import { scripts } from '../generated/scripts.js';
-import type { GroupInfo, GroupsPage } from '../groups.js';
-import { parseRate } from '../rate-limits.js';
-import { asArray, asNumber, asString } from '../reply.js';
+import type { GroupInfo, GroupsPage } from '../queue/groups.js';
+import { parseRate } from '../queue/rate-limits.js';
+import { asArray, asNumber, asString } from './reply.js';
 import type { Reply } from '../transport.js';
 import type { ScriptOp } from './op.js';
 

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asString } from '../reply.js';
+import { asArray, asString } from './reply.js';
 import { REGISTRY_KEYS, type ScriptOp } from './op.js';
 
 /** What the registry holds: every queue's name, sorted, and the partitioned ones' counts of partitions. */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asRecord, asString } from '../reply.js';
+import { asArray, asRecord, asString } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** A page of schedulers' rows, soonest next slot first (lua/list-schedulers.lua). */

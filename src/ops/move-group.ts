@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import { doneOrThrow, type ScriptOp } from './op.js';
 
 /** Moves pending job `id` into `group`'s lane ('' for none): 1 moved, 0 no such job, -1 not pending (lua/move-group.lua). */

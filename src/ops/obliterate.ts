@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber } from '../reply.js';
+import { asArray, asNumber } from './reply.js';
 import { type ScriptOp, strings } from './op.js';
 
 /** One chunk of an obliteration: `refused` (with the active count) when jobs are active and not forced (lua/obliterate.lua). */

@@ -1,14 +1,14 @@
 import { JobNotFoundError, JobStateError } from '../errors.js';
 import type { ScriptSource } from '../generated/scripts.js';
 import { QUEUE_REGISTRY } from '../keyspace.js';
-import { PARTITIONS_REGISTRY } from '../partitions.js';
-import { asArray, asNumber, asString } from '../reply.js';
+import { PARTITIONS_REGISTRY } from '../partitions/partition-of.js';
+import { asArray, asNumber, asString } from './reply.js';
 import type { Reply } from '../transport.js';
 
 /**
  * One call of a transition's script and how to read its reply: what each file of src/ops/ builds,
  * beside its Lua file (`change-priority.ts` for `lua/change-priority.lua`). It names no queue: the
- * gateway (src/scripts.ts) runs it on one, KEYS the queue's fixed keys and ARGV its prefix then
+ * gateway (src/ops/scripts.ts) runs it on one, KEYS the queue's fixed keys and ARGV its prefix then
  * `args`; an op with `keys` of its own (the registry's) runs with those and `args` alone.
  */
 export interface ScriptOp<T> {
@@ -28,7 +28,7 @@ export const REGISTRY_KEYS: readonly string[] = [QUEUE_REGISTRY, PARTITIONS_REGI
 /** What a script that may write flow news answers beside its own reply: the outbox entries it wrote. */
 export interface WithOutbox<T> {
   readonly value: T;
-  /** Outbox entries to relay (src/flow-relay.ts); empty for a script that wrote none. */
+  /** Outbox entries to relay (src/flows/flow-relay.ts); empty for a script that wrote none. */
   readonly outbox: readonly string[];
 }
 

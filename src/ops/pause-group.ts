@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** Pauses `group`: no more of its jobs start until it is resumed (lua/pause-group.lua). */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** Pauses the queue: true, or false when it was paused already (lua/pause.lua). */

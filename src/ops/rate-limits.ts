@@ -1,6 +1,6 @@
 import { scripts } from '../generated/scripts.js';
-import type { RateLimitsRead } from '../rate-limits.js';
-import { asArray, asNumber, asString } from '../reply.js';
+import type { RateLimitsRead } from '../queue/rate-limits.js';
+import { asArray, asNumber, asString } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** The rate limits, holds and throttled entries (at most `limit` of those, earliest first): lua/rate-limits.lua. */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asString } from '../reply.js';
+import { asArray, asString } from './reply.js';
 import type { StreamEntry } from '../transport.js';
 import type { ScriptOp } from './op.js';
 

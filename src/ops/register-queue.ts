@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import { REGISTRY_KEYS, type ScriptOp } from './op.js';
 
 /** What a queue records in the registry: its name, and its count of partitions (0: unpartitioned). */

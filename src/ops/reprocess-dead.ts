@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber } from '../reply.js';
+import { asArray, asNumber } from './reply.js';
 import { type AdminRequest, type ScriptOp, strings } from './op.js';
 
 /** One chunk of reprocessDead: up to `n` dead jobs, oldest first, back to their lanes (lua/reprocess-dead.lua). */

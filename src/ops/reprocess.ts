@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray, asNumber } from '../reply.js';
+import { asArray, asNumber } from './reply.js';
 import { doneOrThrow, type ScriptOp, strings, type WithOutbox } from './op.js';
 
 /** Puts dead job `id` back to be claimed: 1 reprocessed, 0 no such job, -1 not dead; and the flow news it wrote (lua/reprocess.lua). */

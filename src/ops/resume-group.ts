@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import type { ScriptOp } from './op.js';
 
 /** Resumes `group` (lua/resume-group.lua). */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asArray } from '../reply.js';
+import { asArray } from './reply.js';
 import { codes, type Held, type ScriptOp, strings, type WithOutbox } from './op.js';
 
 /** A failed attempt to settle by retry. */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import type { RateLimit } from '../rate-limits.js';
+import type { RateLimit } from '../queue/rate-limits.js';
 import type { ScriptOp } from './op.js';
 
 /** What stands for the queue in set-rate.lua's ARGV: not a valid group name. */

@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import { REGISTRY_KEYS, type ScriptOp } from './op.js';
 
 /** Takes queue `queue` out of the registry of queues: true when it was there (lua/unregister-queue.lua). */

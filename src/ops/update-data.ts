@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import { asNumber } from '../reply.js';
+import { asNumber } from './reply.js';
 import { doneOrThrow, type ScriptOp } from './op.js';
 
 /** Replaces the payload (JSON text) of waiting job `id`: 1 replaced, 0 no such job, -1 not waiting (lua/update-data.lua). */

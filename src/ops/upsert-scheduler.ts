@@ -1,5 +1,5 @@
 import { scripts } from '../generated/scripts.js';
-import type { EncodedSchedulerJob } from '../schedulers.js';
+import type { EncodedSchedulerJob } from '../schedulers/schedulers.js';
 import { codes, nullable, type ScriptOp } from './op.js';
 
 /** What an upsert writes: the spec as stored, the next slot (-1: none) and the job. */

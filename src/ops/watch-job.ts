@@ -1,6 +1,6 @@
 import { scripts } from '../generated/scripts.js';
 import type { JobRecord } from '../job.js';
-import { asArray, asString } from '../reply.js';
+import { asArray, asString } from './reply.js';
 import { jobOrNull } from './job-row.js';
 import type { ScriptOp } from './op.js';
 

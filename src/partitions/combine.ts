@@ -1,6 +1,6 @@
-import type { GroupInfo } from '../groups.js';
+import type { GroupInfo } from '../queue/groups.js';
 import type { QueueCounts } from '../job.js';
-import type { RateLimit, RateLimits } from '../rate-limits.js';
+import type { RateLimit, RateLimits } from '../queue/rate-limits.js';
 
 /** The per-state counts of several partitions, added up. */
 export function addCounts(counts: readonly QueueCounts[]): QueueCounts {

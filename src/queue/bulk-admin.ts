@@ -1,11 +1,11 @@
 import { InvalidArgumentError, JobStateError } from '../errors.js';
-import { relayOrLeave } from '../flow-relay.js';
+import { relayOrLeave } from '../flows/flow-relay.js';
 import { cleanOp } from '../ops/clean.js';
 import { drainOp } from '../ops/drain.js';
 import { obliterateOp } from '../ops/obliterate.js';
 import { reprocessDeadOp } from '../ops/reprocess-dead.js';
 import { unregisterQueueOp } from '../ops/unregister-queue.js';
-import type { Scripts } from '../scripts.js';
+import type { Scripts } from '../ops/scripts.js';
 import type { Registrar } from './registration.js';
 import type { RequestKeys } from './request-keys.js';
 

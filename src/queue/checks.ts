@@ -2,7 +2,7 @@ import { replicationOf } from '../durability.js';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_MAX_RESULT_BYTES, type EncodedJob, encodeJob, type JobDefaults } from '../encode.js';
 import { InvalidArgumentError, shown } from '../errors.js';
 import type { PageOptions } from '../job.js';
-import { EVENTS_POLL_MS } from '../subscribe.js';
+import { EVENTS_POLL_MS } from '../events/subscribe.js';
 import type { Replication } from '../transport.js';
 import type { BulkJob, QueueOptions, WaitForOptions } from './options.js';
 

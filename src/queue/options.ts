@@ -1,8 +1,8 @@
 import type { DurabilityOptions } from '../durability.js';
 import type { JobDefaults } from '../encode.js';
 import type { EnqueueOptions, EnqueueResult, QueueCounts } from '../job.js';
-import type { LastHour } from '../last-hour.js';
-import type { RateLimits } from '../rate-limits.js';
+import type { LastHour } from './last-hour.js';
+import type { RateLimits } from './rate-limits.js';
 
 /**
  * Options of a Queue. `durability` and `replicationTimeoutMs` (DurabilityOptions) say when its

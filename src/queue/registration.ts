@@ -2,8 +2,8 @@ import { InvalidArgumentError, shown } from '../errors.js';
 import { assertName } from '../keyspace.js';
 import type { ScriptOp } from '../ops/op.js';
 import { type Registration, registerQueueOp } from '../ops/register-queue.js';
-import { assertPartitions, parsePartitionName } from '../partitions.js';
-import type { Scripts } from '../scripts.js';
+import { assertPartitions, parsePartitionName } from '../partitions/partition-of.js';
+import type { Scripts } from '../ops/scripts.js';
 
 /**
  * What a Queue named `name` records in the registry: its own name, or, for a partition's name

@@ -1,11 +1,11 @@
 import { InvalidArgumentError, JobFailedError, JobNotFoundError, shown, WaitTimeoutError } from '../errors.js';
-import { assertEventId, decodeEntry, type EventsPage, type QueueEvent, type ReadEventsOptions } from '../events.js';
+import { assertEventId, decodeEntry, type EventsPage, type QueueEvent, type ReadEventsOptions } from '../events/events.js';
 import type { JobRecord } from '../job.js';
 import { getJobOp } from '../ops/get-job.js';
 import { readEventsOp } from '../ops/read-events.js';
 import { type WatchStart, watchJobOp } from '../ops/watch-job.js';
-import type { Scripts } from '../scripts.js';
-import { type EventBatch, eventBatches, type EventSource } from '../subscribe.js';
+import type { Scripts } from '../ops/scripts.js';
+import { type EventBatch, eventBatches, type EventSource } from '../events/subscribe.js';
 import { sleep, startTimer } from '../timers.js';
 import { assertObject, pollOf, type Wait } from './checks.js';
 import type { EventsOptions } from './options.js';
@@ -15,7 +15,7 @@ import type { EventsOptions } from './options.js';
  * iteration, and the waits for a job to finish, which follow it.
  */
 export class QueueStream {
-  /** The stream as the subscriptions read it (src/subscribe.ts): one per Queue, shared by its iterators and waits. */
+  /** The stream as the subscriptions read it (src/events/subscribe.ts): one per Queue, shared by its iterators and waits. */
   readonly source: EventSource;
 
   constructor(private readonly scripts: Scripts) {

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Leases } from '../../src/lease.js';
+import { Leases } from '../../src/lease/leases.js';
 import { buryJobs, completeJobs } from '../admin-helpers.js';
 import { leases, queueName, useRedis } from '../helpers.js';
 import { type Chromium, launchChromium, screenshot } from './chromium.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Queue } from '../../src/index.js';
-import { Leases } from '../../src/lease.js';
+import { Leases } from '../../src/lease/leases.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { rawClient } from '../helpers.js';
 import { type Chromium, launchChromium } from './chromium.js';

@@ -5,7 +5,7 @@ import { boundedBeat } from '../../src/edge/bounded-beat.js';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { RateLimitedError } from '../../src/handler.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { queueName, sleep, until } from '../helpers.js';
 

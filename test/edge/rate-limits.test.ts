@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Consumer } from '../../src/node/consumer/index.js';
 import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { queueName, sleep } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { busiestWindow, StartsLogCopy, windowsOverLimit } from '../rate-windows.js';

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { keysOf, queueName } from '../helpers.js';
 import { ERROR, isChildOf, KIND, linksOf, traceparentOf, useTracing } from '../telemetry-fixture.js';

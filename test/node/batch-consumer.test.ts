@@ -3,7 +3,7 @@ import { UnrecoverableError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
 import { BatchConsumer, type BatchHandler, type BatchOutcome } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import type { Queue } from '../../src/queue.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, until, useRedis } from '../helpers.js';
 

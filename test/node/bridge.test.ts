@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/index.js';
 import type { ScriptSource } from '../../src/generated/scripts.js';
 import { startBridge, type BridgeStats, type RunningBridge } from '../../src/node/bridge/index.js';
-import { runScripts } from '../../src/run-scripts.js';
+import { runScripts } from '../../src/ops/run-scripts.js';
 import { queueName } from '../helpers.js';
 
 const TOKEN = 'bridge-test-token';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_REGISTRY } from '../../src/keyspace.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { slotOf } from '../../src/cluster-slot.js';
 import { type Run, startEmq } from '../cli-run.js';
 import { useLocalCluster } from '../cluster-fixture.js';

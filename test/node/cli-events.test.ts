@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { decodeEntry } from '../../src/events.js';
+import { decodeEntry } from '../../src/events/events.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import type { Queue } from '../../src/queue.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { type Run, startEmq } from '../cli-run.js';
 import { keysOf, until, useRedis } from '../helpers.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { FlowNode } from '../../src/flows.js';
+import type { FlowNode } from '../../src/flows/flows.js';
 import { queueState } from '../admin-helpers.js';
 import { emq } from '../cli-run.js';
 import { checkInvariants } from '../invariants.js';

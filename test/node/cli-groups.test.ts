@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
-import { PARTITIONS_REGISTRY } from '../../src/partitions.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
+import { PARTITIONS_REGISTRY } from '../../src/partitions/partition-of.js';
 import { queueState } from '../admin-helpers.js';
 import { emq } from '../cli-run.js';
 import { leases, queueName, useRedis } from '../helpers.js';

@@ -2,8 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
-import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
+import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions/partition-of.js';
 import { emq, startEmq } from '../cli-run.js';
 import { queueName, until, useRedis } from '../helpers.js';
 

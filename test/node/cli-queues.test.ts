@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { type QueueOverview, queueOverviews } from '../../src/registry.js';
+import { type QueueOverview, queueOverviews } from '../../src/queue/registry.js';
 import { emq } from '../cli-run.js';
 import { leases, rawClient, useRedis } from '../helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { MAX_RATE_MS } from '../../src/rate-limits.js';
+import { MAX_RATE_MS } from '../../src/queue/rate-limits.js';
 import { queueState } from '../admin-helpers.js';
 import { emq } from '../cli-run.js';
 import { checkInvariants } from '../invariants.js';

@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
-import { partitionName, partitionOf } from '../../src/partitions.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
+import { partitionName, partitionOf } from '../../src/partitions/partition-of.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { useLocalCluster } from '../cluster-fixture.js';

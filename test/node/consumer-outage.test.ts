@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { describe, expect, it, vi } from 'vitest';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';

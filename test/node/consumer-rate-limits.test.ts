@@ -3,7 +3,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { scripts as SCRIPTS } from '../../src/generated/scripts.js';
 import { RateLimitedError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { RetryAfterError, UnrecoverableError } from '../../src/handler.js';
 import type { Job } from '../../src/job.js';
 import { InvalidArgumentError } from '../../src/errors.js';
-import type { Queue } from '../../src/queue.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { BatchConsumer, Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { ConsumerStoppedError, LeaseLostError } from '../../src/node/consumer/index.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { Flows, type Job } from '../../src/index.js';
 import { Consumer } from '../../src/node/consumer/index.js';
-import type { Queue } from '../../src/queue.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { checkFlowLinks } from '../flow-links.js';
 import { keysOf, leases, sleep, until, useRedis } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createApp } from '../../src/http/app.js';
 import { Flows, PartitionedQueue } from '../../src/index.js';
-import { Leases } from '../../src/lease.js';
+import { Leases } from '../../src/lease/leases.js';
 import { serveApi } from '../../src/node/cli/serve.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { queueName, until, useRedis } from '../helpers.js';

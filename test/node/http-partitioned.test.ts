@@ -1,10 +1,10 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Leases } from '../../src/lease.js';
+import { Leases } from '../../src/lease/leases.js';
 import { serveApi } from '../../src/node/cli/serve.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
-import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
+import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions/partition-of.js';
 import type { ApiTarget } from '../http-call.js';
 import { type Answer, callApi } from '../http-call.js';
 import { queueName, sleep } from '../helpers.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveApi, type ApiServer } from '../../src/node/cli/serve.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';
-import { Queue } from '../../src/queue.js';
+import { Queue } from '../../src/queue/queue.js';
 import { queueName, snapshotKeys } from '../helpers.js';
 
 /**

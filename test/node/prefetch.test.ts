@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { Job } from '../../src/job.js';
-import type { Queue } from '../../src/queue.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { BatchConsumer } from '../../src/node/consumer/index.js';
 import { Consumer, type ConsumerOptions } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';

@@ -1,11 +1,11 @@
 import { trace } from '@opentelemetry/api';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { Flows } from '../../src/flows.js';
+import { Flows } from '../../src/flows/flows.js';
 import { UnrecoverableError } from '../../src/handler.js';
 import { serveApi } from '../../src/node/cli/serve.js';
 import { BatchConsumer, Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import type { Queue } from '../../src/queue.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { keysOf, leases, sleep, until, useRedis } from '../helpers.js';
 import { ERROR, isChildOf, KIND, linksOf, traceparentOf, useTracing } from '../telemetry-fixture.js';
 

@@ -31,8 +31,12 @@ function importGraph(): Map<string, string[]> {
   return graph;
 }
 
-/** The room a module of src/ lives in: `core` for src/*.ts, else its folder path (`node/consumer`). */
+/** The room a module of src/ lives in: `core` for src/*.ts, else its folder path (`node/consumer`, `queue`). */
 const roomOf = (module: string): string => (module.includes('/') ? dirname(module) : 'core');
+
+/** The runtimes' and the HTTP app's folders: every other folder of src/ (queue/, ops/, lease/...) is the core's. */
+const OUTER = ['node', 'edge', 'http'];
+const inCore = (module: string): boolean => !OUTER.some((outer) => module === outer || module.startsWith(`${outer}/`));
 
 const isRuntime = (t: string): boolean => t.startsWith('node:') || t === 'ioredis' || t.startsWith('@upstash/');
 const isHono = (t: string): boolean => t === 'hono' || t.startsWith('hono/') || t.startsWith('@hono/');
@@ -45,7 +49,7 @@ const inRoom = (t: string, ...rooms: string[]): boolean =>
  */
 const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target: string, module: string) => boolean; why: string }> = [
   {
-    room: (m) => ['core', 'generated', 'ops', 'queue', 'lease'].includes(roomOf(m)),
+    room: inCore,
     forbids: (t) => isRuntime(t) || isHono(t) || inRoom(t, 'node', 'edge', 'http'),
     why: 'the core runs in a Worker and on Node: no runtime, no HTTP, no adapter',
   },
@@ -77,22 +81,22 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
   {
     room: () => true,
     forbids: (t) => t.startsWith('@opentelemetry/'),
-    why: 'OpenTelemetry is an optional peer: found by one dynamic import (src/opentelemetry.ts), never imported statically nor named in a type',
+    why: 'OpenTelemetry is an optional peer: found by one dynamic import (src/telemetry/opentelemetry.ts), never imported statically nor named in a type',
   },
   {
-    room: (m) => m !== 'scripts',
-    forbids: (t) => t === 'src/run-scripts',
-    why: 'only the script gateway (src/scripts.ts) calls the transport',
+    room: (m) => m !== 'ops/scripts',
+    forbids: (t) => t === 'src/ops/run-scripts',
+    why: 'only the script gateway (src/ops/scripts.ts) calls the transport',
   },
   {
-    room: (m) => !['scripts', 'transport', 'index'].includes(m) && roomOf(m) !== 'ops',
+    room: (m) => !['transport', 'index'].includes(m) && roomOf(m) !== 'ops',
     forbids: (t) => t === 'src/generated/scripts',
     why: 'a script is called through its op (src/ops/), by name and typed',
   },
   {
-    room: (m) => !['queue', 'lease', 'registry', 'flows', 'flow-relay', 'index', 'scripts'].includes(m) && !['ops', 'queue', 'lease'].includes(roomOf(m)),
-    forbids: (t) => t === 'src/scripts' || t.startsWith('src/ops/'),
-    why: 'the gateway and its ops are private to the core modules that produce (Queue, Flows), lease (Leases), relay flow news and list (registry)',
+    room: (m) => m !== 'index' && !['ops', 'queue', 'lease', 'flows'].includes(roomOf(m)),
+    forbids: (t) => t.startsWith('src/ops/'),
+    why: 'the gateway (src/ops/scripts.ts) and its ops are private to the rooms that produce and control (queue/: Queue and the registry), lease (lease/) and write and relay flows (flows/)',
   },
 ];
 
@@ -113,22 +117,24 @@ describe('the dependency rules', () => {
 
   it('can fail: each rule catches the import it forbids', () => {
     const planted: Array<[string, string]> = [
-      ['queue', 'src/node/consumer/loop'],
-      ['lease', 'hono'],
+      ['queue/queue', 'src/node/consumer/loop'],
+      ['lease/leases', 'hono'],
       ['http/app', 'ioredis'],
       ['http/ui/dashboard', 'node:fs'],
       ['edge/worker', 'node:fs'],
       ['node/consumer/loop', 'src/edge/drain'],
       ['node/consumer/loop', 'src/node/cli/cli'],
       ['node/bridge/bridge', 'src/node/consumer/loop'],
-      ['edge/drain', 'src/run-scripts'],
+      ['edge/drain', 'src/ops/run-scripts'],
       ['http/metrics', 'src/generated/scripts'],
-      ['node/consumer/park', 'src/scripts'],
+      ['node/consumer/park', 'src/ops/scripts'],
       ['http/app', 'src/ops/claim'],
-      ['ops/claim', 'src/run-scripts'],
+      ['ops/claim', 'src/ops/run-scripts'],
       ['ops/claim', 'node:fs'],
       ['queue/options', 'src/node/consumer/loop'],
-      ['telemetry', '@opentelemetry/api'],
+      ['telemetry/telemetry', '@opentelemetry/api'],
+      ['partitions/partitioned-queue', 'src/ops/claim'],
+      ['events/events', 'hono'],
     ];
     for (const [module, target] of planted) {
       expect(RULES.some((rule) => rule.room(module) && rule.forbids(target, module)), `${module} -> ${target}`).toBe(true);

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KindError, Queue } from '../../src/index.js';
 import type { ScriptOp } from '../../src/ops/op.js';
-import { Scripts } from '../../src/scripts.js';
+import { Scripts } from '../../src/ops/scripts.js';
 import type { EncodedJob } from '../../src/encode.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';

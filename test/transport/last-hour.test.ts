@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LastHour, Queue } from '../../src/index.js';
 import { keyspace } from '../../src/keyspace.js';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
-import { partitionName, PARTITIONS_REGISTRY } from '../../src/partitions.js';
-import { queueOverviews } from '../../src/registry.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
+import { partitionName, PARTITIONS_REGISTRY } from '../../src/partitions/partition-of.js';
+import { queueOverviews } from '../../src/queue/registry.js';
 import { checkInvariants, checkPartitionedQueue, flagChecker } from '../invariants.js';
 import { leases, queueName, sleep, useRedis } from '../helpers.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Finished, Leases, sendRounds } from '../../src/lease.js';
+import { type Finished, Leases, sendRounds } from '../../src/lease/leases.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, sleep, useRedis } from '../helpers.js';
 

@@ -45,7 +45,7 @@ describe('the registry of queues', () => {
   const redis = useRedis();
 
   it('records a queue with its first enqueue, in the same round trip, once', async () => {
-    const { listQueues } = await import('../../src/registry.js');
+    const { listQueues } = await import('../../src/queue/registry.js');
     const queue = redis.queue();
     expect(await listQueues(redis.transport)).not.toContain(queue.name);
     await queue.add(1);

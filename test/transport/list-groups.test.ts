@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, PartitionedQueue, Queue, type GroupInfo, type GroupsPage, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
-import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions.js';
+import { partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions/partition-of.js';
 import { checkInvariants } from '../invariants.js';
 import { leases, queueName, scriptsOf, useRedis } from '../helpers.js';
 import { queueState } from '../admin-helpers.js';

@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keyspace } from '../../src/keyspace.js';
-import { PartitionedQueue } from '../../src/partitioned-queue.js';
-import { partitionName, PARTITIONS_REGISTRY } from '../../src/partitions.js';
+import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
+import { partitionName, PARTITIONS_REGISTRY } from '../../src/partitions/partition-of.js';
 import { leases, queueName, useRedis } from '../helpers.js';
 import { checkInvariants, checkPartitionedQueue, checkPartitionRegistry } from '../invariants.js';
 

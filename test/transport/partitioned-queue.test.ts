@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobNotFoundError, JobStateError, PartitionError } from '../../src/errors.js';
 import type { JobRecord } from '../../src/job.js';
-import { openQueue } from '../../src/open-queue.js';
-import { PartitionedQueue, type PartitionedQueueOptions } from '../../src/partitioned-queue.js';
-import { partitionName, partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions.js';
-import { Flows } from '../../src/flows.js';
-import { Queue } from '../../src/queue.js';
-import { queueOverviews } from '../../src/registry.js';
+import { openQueue } from '../../src/queue/open-queue.js';
+import { PartitionedQueue, type PartitionedQueueOptions } from '../../src/partitions/partitioned-queue.js';
+import { partitionName, partitionOf, PARTITIONS_REGISTRY } from '../../src/partitions/partition-of.js';
+import { Flows } from '../../src/flows/flows.js';
+import { Queue } from '../../src/queue/queue.js';
+import { queueOverviews } from '../../src/queue/registry.js';
 import { checkInvariants } from '../invariants.js';
 import { leases, queueName, sleep, useRedis } from '../helpers.js';
 

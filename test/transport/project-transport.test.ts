@@ -3,7 +3,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { UpstashTransport } from '../../src/edge/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { slotOf } from '../../src/cluster-slot.js';
-import { runOps, Scripts } from '../../src/scripts.js';
+import { runOps, Scripts } from '../../src/ops/scripts.js';
 import { keysOf, useRedis } from '../helpers.js';
 import { countsOp } from '../../src/ops/counts.js';
 

@@ -7,7 +7,7 @@ import {
   type QueueEvent,
   WaitTimeoutError,
 } from '../../src/index.js';
-import { decodeEntry } from '../../src/events.js';
+import { decodeEntry } from '../../src/events/events.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, useRedis } from '../helpers.js';
 
@@ -15,7 +15,7 @@ import { keysOf, leases, useRedis } from '../helpers.js';
 const pollMs = 20;
 
 /**
- * Subscribing (src/subscribe.ts): `waitFor`, `addAndWait`, `events` and `eventEntries`, on both
+ * Subscribing (src/events/subscribe.ts): `waitFor`, `addAndWait`, `events` and `eventEntries`, on both
  * transports (ioredis parks on XREAD BLOCK, @upstash/redis reads at an interval).
  */
 describe('waiting for jobs and following events', () => {

@@ -8,7 +8,7 @@ import { EmqError } from '../../../src/errors.js';
 import { BatchConsumer, Consumer } from '../../../src/node/consumer/index.js';
 import type { ConsumerHooks } from '../../../src/node/consumer/hooks.js';
 import type { IoredisTransport } from '../../../src/node/ioredis-transport.js';
-import { Queue } from '../../../src/queue.js';
+import { Queue } from '../../../src/queue/queue.js';
 import { checkInvariants } from '../../../test/invariants.js';
 import { activeHandles, CONNECTIONS, handlesLeftOver } from '../../lib/active-handles.js';
 import { describeError, type FuzzTally, shortText, within } from '../../lib/fuzz-tally.js';

@@ -2,12 +2,12 @@
 import type { Context, Env, Hono } from 'hono';
 import type { JSX } from 'hono/jsx/jsx-runtime';
 import { streamSSE } from 'hono/streaming';
-import type { QueueEvent } from '../../events.js';
+import type { QueueEvent } from '../../events/events.js';
 import type { JobRecord, JobState } from '../../job.js';
-import type { GroupInfo, GroupsPage } from '../../groups.js';
-import type { AnyQueue } from '../../open-queue.js';
-import { PartitionedQueue } from '../../partitioned-queue.js';
-import { queueOverviews } from '../../registry.js';
+import type { GroupInfo, GroupsPage } from '../../queue/groups.js';
+import type { AnyQueue } from '../../queue/open-queue.js';
+import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import { queueOverviews } from '../../queue/registry.js';
 import { sleep, startInterval, startTimer } from '../../timers.js';
 import type { Transport } from '../../transport.js';
 import { problem } from '../problem.js';

@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Child, FC } from 'hono/jsx';
-import type { GroupInfo } from '../../groups.js';
+import type { GroupInfo } from '../../queue/groups.js';
 import { Action, Columns, NumberField, Part, paths, rateText, StateBadge, Time } from './widgets.js';
 
 /** The groups of a queue page: each with its numbers, linking to its page. */

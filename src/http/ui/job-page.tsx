@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
-import type { QueueEvent } from '../../events.js';
+import type { QueueEvent } from '../../events/events.js';
 import type { JobRecord } from '../../job.js';
 import { Action, Columns, Json, Part, paths, StateBadge, Time } from './widgets.js';
 

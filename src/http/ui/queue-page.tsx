@@ -1,8 +1,8 @@
 /** @jsxImportSource hono/jsx */
 import type { Child, FC } from 'hono/jsx';
 import type { JobRecord, JobState } from '../../job.js';
-import type { QueueStats } from '../../queue.js';
-import type { SchedulerRecord } from '../../schedulers.js';
+import type { QueueStats } from '../../queue/queue.js';
+import type { SchedulerRecord } from '../../schedulers/schedulers.js';
 import { HourChart } from './chart.js';
 import { JobHead, JobRow } from './job-row.js';
 import { COUNTED_STATES } from './queues-page.js';

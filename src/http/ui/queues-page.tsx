@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
-import type { QueueOverview } from '../../registry.js';
+import type { QueueOverview } from '../../queue/registry.js';
 import { HourChart } from './chart.js';
 import { MAX_LIVE_QUEUES } from './shell.js';
 import { Columns, Pager, Part, paths, StateBadge } from './widgets.js';

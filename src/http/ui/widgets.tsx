@@ -1,6 +1,6 @@
 /** @jsxImportSource hono/jsx */
 import type { Child, FC } from 'hono/jsx';
-import type { RateLimit } from '../../rate-limits.js';
+import type { RateLimit } from '../../queue/rate-limits.js';
 
 /**
  * The dashboard's small pieces, shared by its pages: a state's badge (colour and word), a time,

@@ -1,7 +1,7 @@
 import { type Durability, type DurabilityOptions, replicationOf } from '../../durability.js';
 import { EmqError, InvalidArgumentError } from '../../errors.js';
-import { type AnyQueue, openQueue } from '../../open-queue.js';
-import { PartitionedQueue } from '../../partitioned-queue.js';
+import { type AnyQueue, openQueue } from '../../queue/open-queue.js';
+import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
 import type { Transport } from '../../transport.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import type { IoredisTransport } from '../ioredis-transport.js';

@@ -1,6 +1,6 @@
 import { JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
-import type { AnyQueue } from '../../open-queue.js';
+import type { AnyQueue } from '../../queue/open-queue.js';
 import { type Commands, EXIT, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { intOption, parseArgs, partitionsOption, payloadArgument, UsageError } from './strict-args.js';

@@ -1,4 +1,4 @@
-import { PartitionedQueue } from '../../partitioned-queue.js';
+import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
 import { type Commands, EXIT, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { parseArgs, UsageError } from './strict-args.js';

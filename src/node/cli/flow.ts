@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from '../../errors.js';
-import { type FlowJob, Flows } from '../../flows.js';
+import { type FlowJob, Flows } from '../../flows/flows.js';
 import { type Commands, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { parseArgs, UsageError } from './strict-args.js';

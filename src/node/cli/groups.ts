@@ -1,4 +1,4 @@
-import { checkGroupsOptions, type GroupInfo, GROUPS_PAGE } from '../../groups.js';
+import { checkGroupsOptions, type GroupInfo, GROUPS_PAGE } from '../../queue/groups.js';
 import { type Commands, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { intOption, parseArgs, UsageError } from './strict-args.js';

@@ -1,4 +1,4 @@
-import { queueOverviews } from '../../registry.js';
+import { queueOverviews } from '../../queue/registry.js';
 import { type Commands, EXIT, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { parseArgs, UsageError } from './strict-args.js';

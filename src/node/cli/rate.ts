@@ -1,4 +1,4 @@
-import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../../rate-limits.js';
+import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../../queue/rate-limits.js';
 import { type Commands, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { intOption, parseArgs, UsageError } from './strict-args.js';

@@ -1,4 +1,4 @@
-import type { SchedulerSpec } from '../../schedulers.js';
+import type { SchedulerSpec } from '../../schedulers/schedulers.js';
 import { type Commands, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { intOption, parseArgs, payloadArgument, UsageError } from './strict-args.js';

@@ -1,5 +1,5 @@
 import { type ParseArgsConfig, parseArgs as parseNodeArgs } from 'node:util';
-import { MAX_PARTITIONS } from '../../partitions.js';
+import { MAX_PARTITIONS } from '../../partitions/partition-of.js';
 import { nearest } from './nearest.js';
 
 /** A command line that does not parse: the CLI prints it with the usage and exits 2. */

@@ -1,5 +1,5 @@
-import type { PartitionedQueue } from '../../partitioned-queue.js';
-import type { Queue } from '../../queue.js';
+import type { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import type { Queue } from '../../queue/queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type BatchHandler, BatchSlots } from './batch-slots.js';
 import { type ConnectOptions, connectConsumer } from './connect.js';

@@ -3,7 +3,7 @@ import { DEFAULT_MAX_RESULT_BYTES } from '../../encode.js';
 import { InvalidArgumentError, shown } from '../../errors.js';
 import { contextOf, HandlerTimeoutError, type HandlerContext, type Outcome, outcomeOf } from '../../handler.js';
 import type { Job } from '../../job.js';
-import { startBatchProcess } from '../../telemetry.js';
+import { startBatchProcess } from '../../telemetry/telemetry.js';
 import { startTimer, type Timer } from '../../timers.js';
 import { type BatchOutcome, batchOutcomes } from './batch-outcome.js';
 import type { HeldJob } from './jobs-in-hand.js';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, shown } from '../../errors.js';
-import { PartitionedQueue } from '../../partitioned-queue.js';
-import { Queue, type QueueOptions } from '../../queue.js';
+import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import { Queue, type QueueOptions } from '../../queue/queue.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 
 /**

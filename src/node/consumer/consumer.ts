@@ -1,6 +1,6 @@
 import type { Handler } from '../../handler.js';
-import type { PartitionedQueue } from '../../partitioned-queue.js';
-import type { Queue } from '../../queue.js';
+import type { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import type { Queue } from '../../queue/queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type ConnectOptions, connectConsumer } from './connect.js';
 import type { ParkedLoopOptions } from './options.js';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Leases } from '../../lease.js';
+import type { Leases } from '../../lease/leases.js';
 import { startInterval, startTimer, type Timer } from '../../timers.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';
 import { type JobsInHand, leaseOf } from './jobs-in-hand.js';

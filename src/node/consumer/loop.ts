@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { durabilityOf } from '../../durability.js';
-import { Leases } from '../../lease.js';
-import type { Queue } from '../../queue.js';
+import { Leases } from '../../lease/leases.js';
+import type { Queue } from '../../queue/queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { sleep } from '../../timers.js';
 import { backoffMs } from './backoff.js';

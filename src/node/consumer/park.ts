@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { keyspace } from '../../keyspace.js';
-import type { Claimed, Leases } from '../../lease.js';
+import type { Claimed, Leases } from '../../lease/leases.js';
 import type { BlockingTransport } from '../../transport.js';
 import { sleep } from '../../timers.js';
 import { backoffMs } from './backoff.js';

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, shown } from '../../errors.js';
-import { PartitionedQueue } from '../../partitioned-queue.js';
-import { Queue } from '../../queue.js';
+import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import { Queue } from '../../queue/queue.js';
 import type { BlockingTransport } from '../../transport.js';
 import { ConnectionHealth } from './connection-health.js';
 import { DoorbellHub } from './doorbell-hub.js';

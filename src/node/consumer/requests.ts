@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Claimed, Leases } from '../../lease.js';
+import type { Claimed, Leases } from '../../lease/leases.js';
 import type { LeaseTimers } from './lease-timers.js';
 import type { Prefetch } from './prefetch.js';
 import type { SettleCall, Settles } from './settles.js';

@@ -1,5 +1,5 @@
 import type { Job } from '../../job.js';
-import type { Leases } from '../../lease.js';
+import type { Leases } from '../../lease/leases.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';
 import { type HeldJob, type JobsInHand, leaseOf } from './jobs-in-hand.js';
 import type { Prefetch } from './prefetch.js';

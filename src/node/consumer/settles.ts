@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Outcome } from '../../handler.js';
-import type { Claimed, Finished, Leases, RoundResult, Settled } from '../../lease.js';
+import type { Claimed, Finished, Leases, RoundResult, Settled } from '../../lease/leases.js';
 import { sleep } from '../../timers.js';
 import { backoffMs } from './backoff.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';

@@ -1,17 +1,17 @@
 // [Symbol.asyncDispose] below is typed by a lib newer than ES2022, which a Worker's project
 // may lack (workers-types does not declare it): the .d.ts names that lib itself.
 /// <reference lib="esnext.disposable" preserve="true" />
-import { InvalidArgumentError, JobNotFoundError, JobStateError, PartitionError, shown } from './errors.js';
-import type { EventsSettings, QueueEvent } from './events.js';
-import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from './job.js';
-import { checkGroupsOptions, type GroupInfo, type GroupsOptions, type GroupsPage, isScanCursor } from './groups.js';
-import { assertName } from './keyspace.js';
-import { addLastHours } from './last-hour.js';
-import { assertPartitions, partitionName, partitionOf } from './partitions.js';
-import { addCounts, anyTrue, mergeRateLimits, sortedByName, sum } from './partitions/combine.js';
-import { interleave } from './partitions/interleave.js';
-import { mergedPage, orderOf } from './partitions/merged-page.js';
-import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from './encode.js';
+import { InvalidArgumentError, JobNotFoundError, JobStateError, PartitionError, shown } from '../errors.js';
+import type { EventsSettings, QueueEvent } from '../events/events.js';
+import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from '../job.js';
+import { checkGroupsOptions, type GroupInfo, type GroupsOptions, type GroupsPage, isScanCursor } from '../queue/groups.js';
+import { assertName } from '../keyspace.js';
+import { addLastHours } from '../queue/last-hour.js';
+import { assertPartitions, partitionName, partitionOf } from './partition-of.js';
+import { addCounts, anyTrue, mergeRateLimits, sortedByName, sum } from './combine.js';
+import { interleave } from './interleave.js';
+import { mergedPage, orderOf } from './merged-page.js';
+import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from '../encode.js';
 import {
   type AddAndWaitOptions,
   type BulkJob,
@@ -23,11 +23,11 @@ import {
   type QueueStats,
   type RequestOptions,
   type WaitForOptions,
-} from './queue.js';
-import type { RateLimit, RateLimits } from './rate-limits.js';
-import { assertSchedulerId, checkSpec, encodeSchedulerJob, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from './schedulers.js';
-import { unregisterQueue } from './registry.js';
-import type { Replication, Transport } from './transport.js';
+} from '../queue/queue.js';
+import type { RateLimit, RateLimits } from '../queue/rate-limits.js';
+import { assertSchedulerId, checkSpec, encodeSchedulerJob, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from '../schedulers/schedulers.js';
+import { unregisterQueue } from '../queue/registry.js';
+import type { Replication, Transport } from '../transport.js';
 
 /** Options of a PartitionedQueue: a Queue's, and its count of partitions. */
 export interface PartitionedQueueOptions extends Omit<QueueOptions, 'partitions'> {

@@ -1,8 +1,8 @@
 import { Cron } from 'croner';
-import { decodeBackoff, encodeJob, FIRED_JOB_ID, type JobDefaults } from './encode.js';
-import { InvalidArgumentError, shown } from './errors.js';
-import type { BackoffOptions, FiredBy } from './job.js';
-import { assertName } from './keyspace.js';
+import { decodeBackoff, encodeJob, FIRED_JOB_ID, type JobDefaults } from '../encode.js';
+import { InvalidArgumentError, shown } from '../errors.js';
+import type { BackoffOptions, FiredBy } from '../job.js';
+import { assertName } from '../keyspace.js';
 
 /** The shortest `every` interval, in ms. */
 export const MIN_EVERY_MS = 100;

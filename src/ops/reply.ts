@@ -1,5 +1,5 @@
-import { RedisError } from './errors.js';
-import type { Reply } from './transport.js';
+import { RedisError } from '../errors.js';
+import type { Reply } from '../transport.js';
 
 /** Readers that turn a raw script reply into typed values, or fail loudly with EMQREDIS. */
 export function asArray(reply: Reply | undefined, what: string): Reply[] {

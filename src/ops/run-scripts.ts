@@ -1,5 +1,5 @@
-import { fromReplyError } from './errors.js';
-import type { Replication, Reply, ScriptCall, Transport } from './transport.js';
+import { fromReplyError } from '../errors.js';
+import type { Replication, Reply, ScriptCall, Transport } from '../transport.js';
 
 const isNoScript = (value: Reply | Error): value is Error =>
   value instanceof Error && value.message.startsWith('NOSCRIPT');

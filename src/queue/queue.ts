@@ -1,56 +1,56 @@
 // [Symbol.asyncDispose] below is typed by a lib newer than ES2022, which a Worker's project
 // may lack (workers-types does not declare it): the .d.ts names that lib itself.
 /// <reference lib="esnext.disposable" preserve="true" />
-import { encodePayload, MAX_PRIORITY, jobIdOf } from './encode.js';
-import { InvalidArgumentError, JobNotFoundError, shown } from './errors.js';
-import { type EventsPage, type EventsSettings, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN, type QueueEvent, type ReadEventsOptions } from './events.js';
-import { relayOrLeave } from './flow-relay.js';
-import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions } from './job.js';
+import { encodePayload, MAX_PRIORITY, jobIdOf } from '../encode.js';
+import { InvalidArgumentError, JobNotFoundError, shown } from '../errors.js';
+import { type EventsPage, type EventsSettings, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN, type QueueEvent, type ReadEventsOptions } from '../events/events.js';
+import { relayOrLeave } from '../flows/flow-relay.js';
+import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions } from '../job.js';
 import { checkGroupsOptions, type GroupsOptions, type GroupsPage } from './groups.js';
-import { assertName } from './keyspace.js';
-import { findOpenTelemetry } from './opentelemetry.js';
-import { checkChangePriority, changePriorityOp } from './ops/change-priority.js';
-import { countsOp } from './ops/counts.js';
-import { deadRetentionOp } from './ops/dead-retention.js';
-import { eventsSettingsOp } from './ops/events-settings.js';
-import { getJobOp } from './ops/get-job.js';
-import { getSchedulerOp } from './ops/get-scheduler.js';
-import { groupLimitOp } from './ops/group-limit.js';
-import { holdGroupOp } from './ops/hold-group.js';
-import { listDeadOp } from './ops/list-dead.js';
-import { listGroupsOp } from './ops/list-groups.js';
-import { listJobsOp } from './ops/list-jobs.js';
-import { listSchedulersOp } from './ops/list-schedulers.js';
-import { checkMoveGroup, moveGroupOp } from './ops/move-group.js';
-import { pauseOp } from './ops/pause.js';
-import { pauseGroupOp } from './ops/pause-group.js';
-import { rateLimitsOp } from './ops/rate-limits.js';
-import { removeOp } from './ops/remove.js';
-import { removeSchedulerOp } from './ops/remove-scheduler.js';
-import { checkReprocess, reprocessOp } from './ops/reprocess.js';
-import { resumeOp } from './ops/resume.js';
-import { resumeGroupOp } from './ops/resume-group.js';
-import { setDeadRetentionOp } from './ops/set-dead-retention.js';
-import { setEventsOp } from './ops/set-events.js';
-import { setRateOp } from './ops/set-rate.js';
-import { sweepGroupOp } from './ops/sweep-group.js';
-import { checkUpdateData, updateDataOp } from './ops/update-data.js';
-import { watchJobOp } from './ops/watch-job.js';
+import { assertName } from '../keyspace.js';
+import { findOpenTelemetry } from '../telemetry/opentelemetry.js';
+import { checkChangePriority, changePriorityOp } from '../ops/change-priority.js';
+import { countsOp } from '../ops/counts.js';
+import { deadRetentionOp } from '../ops/dead-retention.js';
+import { eventsSettingsOp } from '../ops/events-settings.js';
+import { getJobOp } from '../ops/get-job.js';
+import { getSchedulerOp } from '../ops/get-scheduler.js';
+import { groupLimitOp } from '../ops/group-limit.js';
+import { holdGroupOp } from '../ops/hold-group.js';
+import { listDeadOp } from '../ops/list-dead.js';
+import { listGroupsOp } from '../ops/list-groups.js';
+import { listJobsOp } from '../ops/list-jobs.js';
+import { listSchedulersOp } from '../ops/list-schedulers.js';
+import { checkMoveGroup, moveGroupOp } from '../ops/move-group.js';
+import { pauseOp } from '../ops/pause.js';
+import { pauseGroupOp } from '../ops/pause-group.js';
+import { rateLimitsOp } from '../ops/rate-limits.js';
+import { removeOp } from '../ops/remove.js';
+import { removeSchedulerOp } from '../ops/remove-scheduler.js';
+import { checkReprocess, reprocessOp } from '../ops/reprocess.js';
+import { resumeOp } from '../ops/resume.js';
+import { resumeGroupOp } from '../ops/resume-group.js';
+import { setDeadRetentionOp } from '../ops/set-dead-retention.js';
+import { setEventsOp } from '../ops/set-events.js';
+import { setRateOp } from '../ops/set-rate.js';
+import { sweepGroupOp } from '../ops/sweep-group.js';
+import { checkUpdateData, updateDataOp } from '../ops/update-data.js';
+import { watchJobOp } from '../ops/watch-job.js';
 import { checkHoldMs, checkRateLimit, type RateLimit, type RateLimits, rateLimitsOf } from './rate-limits.js';
-import { assertSchedulerId, decodeScheduler, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from './schedulers.js';
-import { Scripts } from './scripts.js';
-import type { EventBatch } from './subscribe.js';
-import type { Replication, Transport } from './transport.js';
-import * as admin from './queue/bulk-admin.js';
-import { assertObject, JOB_STATES, pageOf, settingsOf, waitOf } from './queue/checks.js';
-import type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './queue/options.js';
-import { Producer } from './queue/producer.js';
-import { markRegistered, Registrar, registrationFor } from './queue/registration.js';
-import { RequestKeys } from './queue/request-keys.js';
-import { QueueStream } from './queue/stream.js';
+import { assertSchedulerId, decodeScheduler, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from '../schedulers/schedulers.js';
+import { Scripts } from '../ops/scripts.js';
+import type { EventBatch } from '../events/subscribe.js';
+import type { Replication, Transport } from '../transport.js';
+import * as admin from './bulk-admin.js';
+import { assertObject, JOB_STATES, pageOf, settingsOf, waitOf } from './checks.js';
+import type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './options.js';
+import { Producer } from './producer.js';
+import { markRegistered, Registrar, registrationFor } from './registration.js';
+import { RequestKeys } from './request-keys.js';
+import { QueueStream } from './stream.js';
 
-export type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './queue/options.js';
-export { encodeBulk } from './queue/checks.js';
+export type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './options.js';
+export { encodeBulk } from './checks.js';
 
 /** The most throttled entries a read of the rate limits lists. */
 const THROTTLED_SHOWN = 1000;
@@ -59,7 +59,7 @@ const SCHEDULERS_PAGE = 1000;
 
 /**
  * Tells `queue` that the registry holds its registration already, as a read of the registry just
- * found (src/open-queue.ts), so its first enqueue sends none: a round trip less per name, which a
+ * found (src/queue/open-queue.ts), so its first enqueue sends none: a round trip less per name, which a
  * Worker pays per isolate. Not part of the package's API.
  */
 export function registeredAlready(queue: Queue<unknown>): void {

@@ -1,7 +1,7 @@
-import { PartitionedQueue } from './partitioned-queue.js';
+import { PartitionedQueue } from '../partitions/partitioned-queue.js';
 import { Queue, type QueueOptions, registeredAlready } from './queue.js';
 import { registrationOf } from './registry.js';
-import type { Transport } from './transport.js';
+import type { Transport } from '../transport.js';
 
 /**
  * The methods a PartitionedQueue answers as a Queue does (same signatures, checked by the

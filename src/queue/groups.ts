@@ -1,4 +1,4 @@
-import { InvalidArgumentError, shown } from './errors.js';
+import { InvalidArgumentError, shown } from '../errors.js';
 import type { RateLimit } from './rate-limits.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assertEventId, decodeEntry, isEventId } from './events.js';
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError } from '../errors.js';
 
 const ID = '1700000000123-4';
 const base = { id: ID, time: 1_700_000_000_123 };

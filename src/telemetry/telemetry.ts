@@ -1,4 +1,4 @@
-import type { Job } from './job.js';
+import type { Job } from '../job.js';
 import { findOpenTelemetry, type Otel, type OtelAttributes, type OtelContext, type OtelSpan, openTelemetry } from './opentelemetry.js';
 import { formatTraceparent, isValidTraceContext, parseTraceparent, type TraceContext } from './trace-context.js';
 

@@ -1,14 +1,14 @@
-import { slotOf } from './cluster-slot.js';
-import { InvalidArgumentError, shown } from './errors.js';
-import type { QueueCounts } from './job.js';
-import { keyspace } from './keyspace.js';
+import { slotOf } from '../cluster-slot.js';
+import { InvalidArgumentError, shown } from '../errors.js';
+import type { QueueCounts } from '../job.js';
+import { keyspace } from '../keyspace.js';
 import { addLastHours, type LastHour } from './last-hour.js';
-import { partitionName } from './partitions.js';
-import { countsOp } from './ops/counts.js';
-import { listQueuesOp } from './ops/list-queues.js';
-import { unregisterQueueOp } from './ops/unregister-queue.js';
-import { bind, runOps } from './scripts.js';
-import type { Transport } from './transport.js';
+import { partitionName } from '../partitions/partition-of.js';
+import { countsOp } from '../ops/counts.js';
+import { listQueuesOp } from '../ops/list-queues.js';
+import { unregisterQueueOp } from '../ops/unregister-queue.js';
+import { bind, runOps } from '../ops/scripts.js';
+import type { Transport } from '../transport.js';
 
 /** Queues whose counts go in one round trip. */
 const CHUNK = 100;

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, shown } from './errors.js';
+import { InvalidArgumentError, shown } from '../errors.js';
 
 /**
  * A rate limit: at most `limit` job starts (claims) in any window of `periodMs`, counted on the

@@ -1,32 +1,32 @@
-import { encodeProgress } from './encode.js';
-import { InvalidArgumentError, shown } from './errors.js';
-import type { Queue } from './queue.js';
-import { beatOp } from './ops/beat.js';
-import { type ClaimResult, claimOp } from './ops/claim.js';
-import { type CompleteItem, completeOp } from './ops/complete.js';
-import { extendOp } from './ops/extend.js';
-import { type FailItem, failOp } from './ops/fail.js';
-import { fireSchedulersOp } from './ops/fire-schedulers.js';
-import type { Held, ScriptOp } from './ops/op.js';
-import { progressOp } from './ops/progress.js';
-import { promoteOp } from './ops/promote.js';
-import { reapOp } from './ops/reap.js';
-import { type ReleaseItem, releaseOp } from './ops/release.js';
-import { type RetryItem, type RetryOutcome, retryOp } from './ops/retry.js';
-import { runCalls, Scripts } from './scripts.js';
-import type { Replication, Reply, ScriptCall, Transport } from './transport.js';
-import { type DurabilityOptions, replicationOf } from './durability.js';
-import { randomHex } from './random-hex.js';
-import { findOpenTelemetry } from './opentelemetry.js';
-import { traceSettles } from './telemetry.js';
-import { nextAfterFiring } from './schedulers.js';
-import { relayOrLeave } from './flow-relay.js';
-import { claimedOf } from './lease/claimed.js';
-import { assertCount, type BeatOptions, type Claimed, type ClaimCall, type PreparedRound, type Round, type RoundResult, type Settled } from './lease/rounds.js';
-import { leaseOf, settleItems } from './lease/settle-items.js';
+import { encodeProgress } from '../encode.js';
+import { InvalidArgumentError, shown } from '../errors.js';
+import type { Queue } from '../queue/queue.js';
+import { beatOp } from '../ops/beat.js';
+import { type ClaimResult, claimOp } from '../ops/claim.js';
+import { type CompleteItem, completeOp } from '../ops/complete.js';
+import { extendOp } from '../ops/extend.js';
+import { type FailItem, failOp } from '../ops/fail.js';
+import { fireSchedulersOp } from '../ops/fire-schedulers.js';
+import type { Held, ScriptOp } from '../ops/op.js';
+import { progressOp } from '../ops/progress.js';
+import { promoteOp } from '../ops/promote.js';
+import { reapOp } from '../ops/reap.js';
+import { type ReleaseItem, releaseOp } from '../ops/release.js';
+import { type RetryItem, type RetryOutcome, retryOp } from '../ops/retry.js';
+import { runCalls, Scripts } from '../ops/scripts.js';
+import type { Replication, Reply, ScriptCall, Transport } from '../transport.js';
+import { type DurabilityOptions, replicationOf } from '../durability.js';
+import { randomHex } from '../random-hex.js';
+import { findOpenTelemetry } from '../telemetry/opentelemetry.js';
+import { traceSettles } from '../telemetry/telemetry.js';
+import { nextAfterFiring } from '../schedulers/schedulers.js';
+import { relayOrLeave } from '../flows/flow-relay.js';
+import { claimedOf } from './claimed.js';
+import { assertCount, type BeatOptions, type Claimed, type ClaimCall, type PreparedRound, type Round, type RoundResult, type Settled } from './rounds.js';
+import { leaseOf, settleItems } from './settle-items.js';
 
-export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease/rounds.js';
-export { sendRounds } from './lease/send-rounds.js';
+export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './rounds.js';
+export { sendRounds } from './send-rounds.js';
 
 /** How long after a firing that failed its slots are looked at again, in ms. */
 const FIRE_RETRY_MS = 1000;
@@ -308,7 +308,7 @@ export class Leases<Payload = unknown> {
   }
 
   /**
-   * Relays flow news this queue's scripts wrote (src/flow-relay.ts), never failing: news whose
+   * Relays flow news this queue's scripts wrote (src/flows/flow-relay.ts), never failing: news whose
    * relay failed stays in the outbox, and a later beat of this queue relays it.
    */
   private async relay(outbox: readonly string[]): Promise<void> {

@@ -8,9 +8,9 @@
  * reader resumes after an entry id once it has every event of that entry, and a page never splits
  * an entry.
  */
-import type { RateLimit } from './rate-limits.js';
-import { InvalidArgumentError, shown } from './errors.js';
-import type { FiredBy } from './job.js';
+import type { RateLimit } from '../queue/rate-limits.js';
+import { InvalidArgumentError, shown } from '../errors.js';
+import type { FiredBy } from '../job.js';
 
 /** The events settings a queue has before any `setEvents`: lua/includes/events_settings.lua's. */
 export const DEFAULT_EVENTS_SETTINGS: EventsSettings = { maxLen: 10_000, resultBytes: 1024 };

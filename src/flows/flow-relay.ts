@@ -1,9 +1,9 @@
-import { keyspace } from './keyspace.js';
-import { flowAckOp } from './ops/flow-ack.js';
-import { flowApplyOp } from './ops/flow-apply.js';
-import { removeOp } from './ops/remove.js';
-import { bind, type BoundOp, runOps } from './scripts.js';
-import type { Transport } from './transport.js';
+import { keyspace } from '../keyspace.js';
+import { flowAckOp } from '../ops/flow-ack.js';
+import { flowApplyOp } from '../ops/flow-apply.js';
+import { removeOp } from '../ops/remove.js';
+import { bind, type BoundOp, runOps } from '../ops/scripts.js';
+import type { Transport } from '../transport.js';
 
 /** How deep a removal may cascade through parents' children (a flow is at most 32 levels). */
 const MAX_CASCADE = 64;

@@ -1,15 +1,15 @@
-import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encodeJob, type JobDefaults, toJobId } from './encode.js';
-import { InvalidArgumentError, shown } from './errors.js';
+import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encodeJob, type JobDefaults, toJobId } from '../encode.js';
+import { InvalidArgumentError, shown } from '../errors.js';
 import { type OnFailure, POLICY_CODE } from './flow.js';
-import type { EnqueueOptions, EnqueueResult } from './job.js';
-import { assertName, keyspace } from './keyspace.js';
-import { randomHex } from './random-hex.js';
-import { enqueueOp } from './ops/enqueue.js';
-import { registerQueueOp } from './ops/register-queue.js';
-import { bind, type BoundOp, runOps } from './scripts.js';
-import { traceSend } from './telemetry.js';
-import type { Replication, Transport } from './transport.js';
-import { type DurabilityOptions, replicationOf } from './durability.js';
+import type { EnqueueOptions, EnqueueResult } from '../job.js';
+import { assertName, keyspace } from '../keyspace.js';
+import { randomHex } from '../random-hex.js';
+import { enqueueOp } from '../ops/enqueue.js';
+import { registerQueueOp } from '../ops/register-queue.js';
+import { bind, type BoundOp, runOps } from '../ops/scripts.js';
+import { traceSend } from '../telemetry/telemetry.js';
+import type { Replication, Transport } from '../transport.js';
+import { type DurabilityOptions, replicationOf } from '../durability.js';
 
 /** The most jobs one flow may hold. */
 export const MAX_FLOW_JOBS = 10_000;

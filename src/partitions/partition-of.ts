@@ -1,4 +1,4 @@
-import { InvalidArgumentError, shown } from './errors.js';
+import { InvalidArgumentError, shown } from '../errors.js';
 
 /**
  * What joins a partitioned queue's name and a partition's index: `mail~3`. No valid queue name

@@ -13,8 +13,8 @@
  * shared by nothing: an edge isolate must not carry one request's reads into another.
  */
 import { decodeEntry, type QueueEvent } from './events.js';
-import { sleep, startTimer, type Timer } from './timers.js';
-import type { StreamEntry, Transport } from './transport.js';
+import { sleep, startTimer, type Timer } from '../timers.js';
+import type { StreamEntry, Transport } from '../transport.js';
 
 /** How often a subscriber on a transport that cannot park reads the stream when it had nothing new, in ms. */
 export const EVENTS_POLL_MS = 1000;

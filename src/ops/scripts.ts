@@ -1,7 +1,7 @@
-import { keyspace, type Keyspace } from './keyspace.js';
-import type { ScriptOp } from './ops/op.js';
+import { keyspace, type Keyspace } from '../keyspace.js';
+import type { ScriptOp } from './op.js';
 import { runScripts } from './run-scripts.js';
-import type { BlockingTransport, Replication, Reply, ScriptCall, StreamEntry, Transport } from './transport.js';
+import type { BlockingTransport, Replication, Reply, ScriptCall, StreamEntry, Transport } from '../transport.js';
 
 /** An op made ready for one queue: its script call, and how to read the reply. */
 export interface BoundOp<T> {
