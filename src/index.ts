@@ -10,6 +10,7 @@ export { Queue } from './queue/queue.js';
 export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue/queue.js';
 export { PartitionedQueue } from './partitions/partitioned-queue.js';
 export type { PartitionedQueueOptions } from './partitions/partitioned-queue.js';
+export type { GroupSweep, QueuePartition, QueueSurface } from './queue/surface.js';
 export { MAX_PARTITIONS, partitionName, partitionOf } from './partitions/partition-of.js';
 export type { EventBatch } from './events/subscribe.js';
 export { MIN_EVERY_MS } from './schedulers/schedulers.js';

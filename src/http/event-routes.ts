@@ -1,7 +1,7 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Env } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { PartitionedQueue } from '../partitions/partitioned-queue.js';
+import { streamOwner } from '../queue/surface.js';
 import { startInterval, startTimer } from '../timers.js';
 import { json, partitionRefusal, refusals } from './openapi-parts.js';
 import { problem } from './problem.js';
@@ -62,8 +62,9 @@ export function registerEventRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: 
     const { queue } = c.req.valid('param');
     const { after, limit } = c.req.valid('query');
     const q = await queueOf(c, queue);
-    if (q instanceof PartitionedQueue) return problem(c, 'EMQPARTITION', eventsRefusal(queue, q.partitions));
-    return c.json(await q.readEvents({ after, limit }), 200);
+    const owner = streamOwner(q);
+    if (!owner) return problem(c, 'EMQPARTITION', eventsRefusal(queue, q.partitions));
+    return c.json(await owner.readEvents({ after, limit }), 200);
   });
 
   app.openapi(eventsStreamRoute, async (c) => {
@@ -71,7 +72,8 @@ export function registerEventRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: 
     const after = c.req.valid('header')['last-event-id'] ?? c.req.valid('query').after;
     const q = await queueOf(c, queue);
     // refused before the stream opens: an entry id (Last-Event-ID) is a place in one partition's stream
-    if (q instanceof PartitionedQueue) return problem(c, 'EMQPARTITION', eventsRefusal(queue, q.partitions));
+    const owner = streamOwner(q);
+    if (!owner) return problem(c, 'EMQPARTITION', eventsRefusal(queue, q.partitions));
     // One message an entry: an EventSource takes its id as Last-Event-ID only once the whole
     // message has arrived, so a connection dropped inside an entry resumes before it, and the
     // cursor stays the stream's own entry id, the one `after` everywhere takes.
@@ -84,7 +86,7 @@ export function registerEventRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: 
         // one write a comment, as writeSSE is one write a message: the two never interleave mid-message
         const heartbeat = startInterval(() => void stream.write(': keep-alive\n\n'), streaming.heartbeatMs ?? 15_000);
         try {
-          for await (const entry of q.eventEntries({ ...(after === undefined ? {} : { after }), signal: stop.signal, pollMs: streaming.pollMs })) {
+          for await (const entry of owner.eventEntries({ ...(after === undefined ? {} : { after }), signal: stop.signal, pollMs: streaming.pollMs })) {
             if (entry.events.length === 0) continue;
             await stream.writeSSE({ id: entry.id, event: 'events', data: JSON.stringify(entry.events) });
           }

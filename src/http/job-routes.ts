@@ -3,7 +3,7 @@ import type { Context, Env, MiddlewareHandler } from 'hono';
 import { jobIdOf } from '../encode.js';
 import { JobFailedError, WaitTimeoutError } from '../errors.js';
 import type { BackoffOptions, EnqueueOptions } from '../job.js';
-import { PartitionedQueue } from '../partitions/partitioned-queue.js';
+import type { QueueSurface } from '../queue/surface.js';
 import { body, failure, json, refusals } from './openapi-parts.js';
 import { problem } from './problem.js';
 import type { QueueOf } from './queue-cache.js';
@@ -117,8 +117,8 @@ function dueAtOf(body: EnqueueBody): number {
 }
 
 /** The queue a drain after an add should run: a partitioned queue's partition the job went to, else the queue. */
-function drainedOf(q: unknown, queue: string, id: string, group: string | null | undefined): string {
-  return q instanceof PartitionedQueue ? q.partitionOfAdded(id, group).name : queue;
+function drainedOf(q: QueueSurface, id: string, group: string | null | undefined): string {
+  return q.partitionOfAdded(id, group).name;
 }
 
 /** The add options of a request beside its body's: its Idempotency-Key and W3C traceparent. */
@@ -153,7 +153,7 @@ export function registerJobRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: Jo
           pollMs: streaming.pollMs,
           onAdded: (added) => {
             id = added.id;
-            if (added.state !== 'duplicate') afterEnqueue(c, drainedOf(q, queue, added.id, body.group), added.state === 'pending' ? Date.now() : dueAtOf(body));
+            if (added.state !== 'duplicate') afterEnqueue(c, drainedOf(q, added.id, body.group), added.state === 'pending' ? Date.now() : dueAtOf(body));
           },
         });
         return c.json({ id: done.id, state: 'completed' as const, ...(done.result === undefined ? {} : { result: done.result }) }, 200);
@@ -170,7 +170,7 @@ export function registerJobRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: Jo
     if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
     // a replaced job is claimable now or due at this add's time: the Worker's drain wakes for it too
     // (of a partitioned queue, the drain of the partition it went to)
-    afterEnqueue(c, drainedOf(q, queue, result.id, body.group), result.state === 'pending' ? Date.now() : dueAtOf(body));
+    afterEnqueue(c, drainedOf(q, result.id, body.group), result.state === 'pending' ? Date.now() : dueAtOf(body));
     if (result.state === 'replaced') return c.json({ id: result.id, state: result.state }, 200);
     return c.json({ id: result.id, state: result.state }, 201);
   });

@@ -1,5 +1,6 @@
 import type { Context, Env } from 'hono';
-import { type AnyQueue, openQueue } from '../queue/open-queue.js';
+import { openQueue } from '../queue/open-queue.js';
+import type { QueueSurface } from '../queue/surface.js';
 import type { QueueOptions } from '../queue/queue.js';
 import type { Transport } from '../transport.js';
 
@@ -7,7 +8,7 @@ import type { Transport } from '../transport.js';
  * How a family of routes finds the queue a request names (`E`: the app's hono environment): a
  * Queue or a PartitionedQueue, from the app's one cache.
  */
-export type QueueOf<E extends Env> = (c: Context<E>, name: string) => Promise<AnyQueue>;
+export type QueueOf<E extends Env> = (c: Context<E>, name: string) => Promise<QueueSurface>;
 
 /** The most queue names kept per transport: names come from URLs, so anyone can make new ones. */
 export const MAX_CACHED_QUEUES = 1_000;
@@ -25,7 +26,7 @@ export const MAX_CACHED_QUEUES = 1_000;
  * await (await queues.get(transport, 'mail')).add({ to: 'a@example.com' });
  */
 export class QueueCache {
-  private readonly byTransport = new WeakMap<Transport, Map<string, Promise<AnyQueue>>>();
+  private readonly byTransport = new WeakMap<Transport, Map<string, Promise<QueueSurface>>>();
 
   constructor(
     private readonly options?: Omit<QueueOptions, 'partitions'>,
@@ -37,7 +38,7 @@ export class QueueCache {
    * one read). A bad name rejects with InvalidNameError and a failed read with its error, caching
    * nothing.
    */
-  get(transport: Transport, name: string): Promise<AnyQueue> {
+  get(transport: Transport, name: string): Promise<QueueSurface> {
     let queues = this.byTransport.get(transport);
     if (!queues) {
       queues = new Map();

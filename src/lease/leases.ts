@@ -1,6 +1,6 @@
 import { encodeProgress } from '../encode.js';
 import { InvalidArgumentError, shown } from '../errors.js';
-import type { Queue } from '../queue/queue.js';
+import type { QueuePartition } from '../queue/surface.js';
 import { beatOp } from '../ops/beat.js';
 import { type ClaimResult, claimOp } from '../ops/claim.js';
 import { type CompleteItem, completeOp } from '../ops/complete.js';
@@ -82,7 +82,7 @@ export class Leases<Payload = unknown> {
    *   acknowledged in time (a settle is harmless twice: send it again). Claims, beats, give-backs
    *   and renewals never wait: losing one in a failover costs a lease, not a job.
    */
-  constructor(queue: Queue<Payload>, options: DurabilityOptions = {}) {
+  constructor(queue: QueuePartition<Payload>, options: DurabilityOptions = {}) {
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
     this.replication = replicationOf(options, queue.replication);
     this.queue = queue.name;

@@ -6,6 +6,8 @@ import type { EventsSettings, QueueEvent } from '../events/events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from '../job.js';
 import { checkGroupsOptions, type GroupInfo, type GroupsOptions, type GroupsPage, isScanCursor } from '../queue/groups.js';
 import { assertName } from '../keyspace.js';
+import { JOB_STATES, pageOf } from '../queue/checks.js';
+import type { QueueSurface } from '../queue/surface.js';
 import { addLastHours } from '../queue/last-hour.js';
 import { assertPartitions, partitionName, partitionOf } from './partition-of.js';
 import { addCounts, anyTrue, mergeRateLimits, sortedByName, sum } from './combine.js';
@@ -42,18 +44,6 @@ export interface PartitionedQueueOptions extends Omit<QueueOptions, 'partitions'
 /** A job's routing keys: its group, its id of the caller's. */
 type Routed = Pick<EnqueueOptions, 'group' | 'id'>;
 
-const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
-
-/** A page's offset and limit, checked as Queue.getJobs checks them: limit 1 to 1000 (default 50), offset from 0. */
-function pageOf(options: PageOptions): { offset: number; limit: number } {
-  if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
-  const offset = options.offset ?? 0;
-  const limit = options.limit ?? 50;
-  if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be an integer >= 0');
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit must be an integer from 1 to 1000');
-  return { offset, limit };
-}
-
 /**
  * A queue spread over `partitions` queues (`mail~0` ... `mail~N-1`), each in a cluster slot of its
  * own, so one queue's work spreads over the masters of a Redis Cluster (docs/design.md,
@@ -74,7 +64,7 @@ function pageOf(options: PageOptions): { offset: number; limit: number } {
  * const queue = new PartitionedQueue<{ to: string }>(transport, 'mail', { partitions: 8 });
  * await queue.add({ to: 'a@example.com' }, { group: 'tenant-1' });
  */
-export class PartitionedQueue<Payload = unknown> {
+export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload> {
   /** The queue's name: letters, digits and `._-`, at most 128. */
   readonly name: string;
   /** Its partitions' Queues, partition `i` at index `i` (named `<name>~<i>`). */
@@ -137,10 +127,6 @@ export class PartitionedQueue<Payload = unknown> {
     return this.parts[partitionOf(group, this.parts.length)]!;
   }
 
-  /**
-   * Adds one job to its partition (see the class). However the request is repeated, it is one job:
-   * with an idempotency key and neither a group nor an id, the key picks the partition.
-   */
   async add(payload: Payload, options?: EnqueueOptions & RequestOptions): Promise<EnqueueResult> {
     const i = this.partitionFor(options ?? {}, options?.idempotencyKey);
     return this.parts[i]!.add(payload, options);
@@ -206,7 +192,6 @@ export class PartitionedQueue<Payload = unknown> {
     return [...this.parts];
   }
 
-  /** One job (looked for in every partition at once, unless its id names its partition), or null when there is none. */
   async getJob(id: string): Promise<JobRecord<Payload> | null> {
     const rows = await Promise.all(this.partitionsOfId(id).map((part) => part.getJob(id)));
     return rows.find((row) => row !== null) ?? null;
@@ -217,27 +202,22 @@ export class PartitionedQueue<Payload = unknown> {
     return addCounts(await Promise.all(this.parts.map(async (part) => (await part.stats()).counts)));
   }
 
-  /** Pauses every partition: nothing is claimed until resume(). True when any was running. */
   async pause(): Promise<boolean> {
     return anyTrue(await Promise.all(this.parts.map((part) => part.pause())));
   }
 
-  /** Resumes every partition. True when any was paused. */
   async resume(): Promise<boolean> {
     return anyTrue(await Promise.all(this.parts.map((part) => part.resume())));
   }
 
-  /** Pauses group `group` (in its partition). */
   async pauseGroup(group: string): Promise<boolean> {
     return this.partitionOfGroup(group).pauseGroup(group);
   }
 
-  /** Resumes group `group` (in its partition). */
   async resumeGroup(group: string): Promise<boolean> {
     return this.partitionOfGroup(group).resumeGroup(group);
   }
 
-  /** Sets group `group`'s limit of jobs active at once (in its partition); null removes it. */
   async setGroupLimit(group: string, limit: number | null): Promise<void> {
     return this.partitionOfGroup(group).setGroupLimit(group, limit);
   }
@@ -261,47 +241,26 @@ export class PartitionedQueue<Payload = unknown> {
     return this.parts.indexOf(part);
   }
 
-  /**
-   * Adds a job to its partition (as `add`) and waits for it (as `waitFor`), in that partition:
-   * see Queue.addAndWait.
-   */
   async addAndWait(payload: Payload, options: AddAndWaitOptions = {}): Promise<JobOutcome> {
     const i = this.partitionFor(options ?? {}, options?.idempotencyKey);
     return this.parts[i]!.addAndWait(payload, options);
   }
 
-  /** Waits for a job to finish, in the partition that holds it: see Queue.waitFor. */
   async waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
     return (await this.holderOf(id)).waitFor(id, options);
   }
 
-  /**
-   * A page of the jobs in `state`, merged across partitions in the state's order (Queue.getJobs):
-   * pending ungrouped work first, by priority then creation, then the groups by name (each group
-   * in one partition, in its lane's order); scheduled by due time, active by lease deadline,
-   * waiting longest first, completed and dead most recent first. The offset and limit apply to the
-   * merged order, so a page reads up to `offset + limit` rows of each partition.
-   *
-   * @example
-   * const next = await queue.getJobs('scheduled', { limit: 10 }); // the ten due soonest, of every partition
-   */
   async getJobs(state: JobState, options: PageOptions = {}): Promise<Array<JobRecord<Payload>>> {
-    if (!STATES.includes(state)) throw new InvalidArgumentError(`state must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
+    if (!JOB_STATES.includes(state)) throw new InvalidArgumentError(`state must be one of ${JOB_STATES.join(', ')}, got ${JSON.stringify(state)}`);
     const page = pageOf(options);
     return mergedPage(this.parts.length, (i, offset, limit) => this.parts[i]!.getJobs(state, { offset, limit }), orderOf(state), page);
   }
 
-  /** Dead jobs of every partition, most recent first, the page cut from the merged order. */
   async listDead(options: { offset?: number; limit?: number } = {}): Promise<Array<JobRecord<Payload>>> {
     const page = pageOf(options);
     return mergedPage(this.parts.length, (i, offset, limit) => this.parts[i]!.listDead({ offset, limit }), orderOf('dead'), page);
   }
 
-  /**
-   * Every partition's counts added up, its rate limits merged (the queue's limit is per
-   * partition, see setRateLimit), paused only when every partition is, and the partitions' last
-   * hours added up minute by minute.
-   */
   async stats(): Promise<QueueStats> {
     const all = await Promise.all(this.parts.map((part) => part.stats()));
     return {
@@ -313,23 +272,10 @@ export class PartitionedQueue<Payload = unknown> {
     };
   }
 
-  /** The rate limits of every partition merged: every group's, every throttle soonest first (at most 1000). */
   async rateLimits(): Promise<RateLimits> {
     return mergeRateLimits(await Promise.all(this.parts.map((part) => part.rateLimits())));
   }
 
-  /**
-   * One page of the groups of every partition (see Queue.groups), partition after partition: the
-   * cursor is `<partition>:<cursor of its walk>`, null once the last partition's walk is done. A
-   * page short of `limit` goes on into the next partitions (a round trip each) until it is full
-   * or the last is done, so it may hold groups of several partitions, sorted by name. A group
-   * lives in one partition, so it comes from one walk only. A cursor that is not one a page
-   * answered is an InvalidArgumentError, before any Redis call.
-   *
-   * @example
-   * const first = await queue.groups({ limit: 50 });
-   * const next = first.cursor === null ? null : await queue.groups({ limit: 50, cursor: first.cursor }); // e.g. cursor "1:0"
-   */
   async groups(options: GroupsOptions = {}): Promise<GroupsPage> {
     const { cursor, limit, prefix } = checkGroupsOptions(options, false);
     let [part, at] = this.groupsCursor(options.cursor === undefined ? undefined : cursor);
@@ -355,31 +301,22 @@ export class PartitionedQueue<Payload = unknown> {
     return [part, match[2]!];
   }
 
-  /** Removes a job, in the partition that holds it (see Queue.remove). */
   async remove(id: string): Promise<void> {
     return (await this.holderOf(id)).remove(id);
   }
 
-  /** Puts a dead job back to be claimed, in its partition (see Queue.reprocess). */
   async reprocess(id: string): Promise<void> {
     return (await this.holderOf(id)).reprocess(id);
   }
 
-  /** Gives a waiting job another priority, in its partition (see Queue.changePriority). */
   async changePriority(id: string, priority: number): Promise<void> {
     return (await this.holderOf(id)).changePriority(id, priority);
   }
 
-  /** Replaces a waiting job's payload, in its partition (see Queue.updateData). */
   async updateData(id: string, payload: Payload): Promise<void> {
     return (await this.holderOf(id)).updateData(id, payload);
   }
 
-  /**
-   * Moves a pending job into `group`'s lane (or out of any group with null), within its partition.
-   * A group lives in one partition: a move to a group of another partition is a PartitionError
-   * (nothing moved): remove the job and add it again with the group.
-   */
   async moveToGroup(id: string, group: string | null): Promise<void> {
     if (group !== null) assertName('group', group);
     const holder = await this.holderOf(id);
@@ -396,30 +333,19 @@ export class PartitionedQueue<Payload = unknown> {
     return holder.moveToGroup(id, group);
   }
 
-  /**
-   * Sets the queue-wide rate limit on every partition (null lifts it). A partition admits it on
-   * its own: N partitions admit N times the rate (docs/design.md, "Partitioned queues"); divide
-   * by `partitions` for a whole-queue budget.
-   */
   async setRateLimit(rate: RateLimit | null): Promise<void> {
     await Promise.all(this.parts.map((part) => part.setRateLimit(rate)));
   }
 
-  /** Sets group `group`'s rate limit, in its partition (it holds exactly, as on a Queue). */
   async setGroupRateLimit(group: string, rate: RateLimit | null): Promise<void> {
     return this.partitionOfGroup(group).setGroupRateLimit(group, rate);
   }
 
-  /**
-   * Holds group `group` for `ms` (in its partition), or with null the ungrouped jobs of every
-   * partition. Resolves when it is held until (the latest, for null).
-   */
   async holdGroup(group: string | null, ms: number): Promise<number> {
     if (group !== null) return this.partitionOfGroup(group).holdGroup(group, ms);
     return Math.max(...(await Promise.all(this.parts.map((part) => part.holdGroup(null, ms)))));
   }
 
-  /** The counted sweep of group `group`, in its partition (see Queue.sweepGroup). */
   async sweepGroup(group: string): ReturnType<Queue<Payload>['sweepGroup']> {
     return this.partitionOfGroup(group).sweepGroup(group);
   }
@@ -442,10 +368,6 @@ export class PartitionedQueue<Payload = unknown> {
     return out;
   }
 
-  /**
-   * Deletes finished jobs of every partition (see Queue.clean), at most `limit` in all, and
-   * resolves with their ids: oldest first within a partition, partition after partition.
-   */
   async clean(state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
     if (state !== 'completed' && state !== 'dead') throw new InvalidArgumentError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
     const { olderThanMs, limit } = options;
@@ -457,22 +379,14 @@ export class PartitionedQueue<Payload = unknown> {
     return results.flat();
   }
 
-  /** Deletes the jobs waiting to run in every partition (see Queue.drain), at most `limit` in all; resolves with how many. */
   async drain(options: { limit?: number } = {}): Promise<number> {
     return sum(await this.everyPartition(options.limit, (part, left) => part.drain(left === undefined ? {} : { limit: left }), (n) => n));
   }
 
-  /** Puts the dead jobs of every partition back (see Queue.reprocessDead), at most `limit` in all; resolves with how many. */
   async reprocessDead(options: { limit?: number } = {}): Promise<number> {
     return sum(await this.everyPartition(options.limit, (part, left) => part.reprocessDead(left === undefined ? {} : { limit: left }), (n) => n));
   }
 
-  /**
-   * Deletes every partition (see Queue.obliterate), then takes the name and its count out of the
-   * registry. Without `force`, refused with JobStateError, nothing deleted, while any partition
-   * has active jobs. With `limit`, it works partition after partition, each up to about that many
-   * rows, and resolves false at the first not yet gone: call again to go on.
-   */
   async obliterate(options: { force?: boolean; limit?: number } = {}): Promise<boolean> {
     const force = options.force ?? false;
     if (typeof force !== 'boolean') throw new InvalidArgumentError('force must be a boolean');
@@ -513,65 +427,41 @@ export class PartitionedQueue<Payload = unknown> {
     return this.parts[home]!.upsertScheduler(id, spec, job);
   }
 
-  /** Scheduler `id` from whichever partition holds it, or null. */
   async getScheduler(id: string): Promise<SchedulerRecord<Payload> | null> {
     assertSchedulerId(id);
     const found = await Promise.all(this.parts.map((part) => part.getScheduler(id)));
     return found.find((s) => s !== null) ?? null;
   }
 
-  /** Every partition's schedulers, soonest next slot first (those that fire no more last). */
   async listSchedulers(): Promise<Array<SchedulerRecord<Payload>>> {
     const all = (await Promise.all(this.parts.map((part) => part.listSchedulers()))).flat();
     return all.sort((a, b) => (a.nextRunAt ?? Number.POSITIVE_INFINITY) - (b.nextRunAt ?? Number.POSITIVE_INFINITY) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
-  /** Deletes scheduler `id` from whichever partition holds it. Resolves false when none did. */
   async removeScheduler(id: string): Promise<boolean> {
     assertSchedulerId(id);
     return anyTrue(await Promise.all(this.parts.map((part) => part.removeScheduler(id))));
   }
 
-  /** Sets the dead retention of every partition (see Queue.setDeadRetention); each applies it to its own dead jobs. */
   async setDeadRetention(retention: Partial<DeadRetention>): Promise<DeadRetention> {
     const all = await Promise.all(this.parts.map((part) => part.setDeadRetention(retention)));
     return all[0]!;
   }
 
-  /** The dead retention, as partition 0 holds it (setDeadRetention sets every partition alike). */
   async deadRetention(): Promise<DeadRetention> {
     return this.parts[0]!.deadRetention();
   }
 
-  /** Sets the events settings of every partition (see Queue.setEvents): each has its own stream, capped alike. */
   async setEvents(settings: Partial<EventsSettings>): Promise<EventsSettings> {
     const all = await Promise.all(this.parts.map((part) => part.setEvents(settings)));
     return all[0]!;
   }
 
-  /** The events settings, as partition 0 holds them (setEvents sets every partition alike). */
   async eventsSettings(): Promise<EventsSettings> {
     return this.parts[0]!.eventsSettings();
   }
 
-  /**
-   * Refused with PartitionError: each partition has its own stream, and an entry id is a position
-   * in one of them, so no single cursor pages the queue's events. Read `parts[i].readEvents`, one
-   * cursor a partition, or follow them all with `events()`.
-   */
-  async readEvents(): Promise<never> {
-    throw new PartitionError(`queue ${this.name} has ${this.parts.length} partitions, each with its own events stream: read parts[i].readEvents (partition ${this.name}~i) with a cursor each, or follow them all with events()`);
-  }
 
-  /**
-   * Every partition's events as they happen, interleaved: each partition's in its order, none
-   * across partitions. `after` is applied to every partition's stream (an entry id is a time:
-   * each partition's events after it; default from now). On Node each partition parks a read of
-   * its own. Ends on `signal` or `break`.
-   *
-   * @example
-   * for await (const e of queue.events({ signal })) if (e.event === 'dead') console.log(e.jobId, e.error);
-   */
   events(options: EventsOptions = {}): AsyncIterable<QueueEvent> {
     if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
     const stop = new AbortController();
@@ -580,22 +470,12 @@ export class PartitionedQueue<Payload = unknown> {
     return interleave(sources, stop);
   }
 
-  /**
-   * Refused with PartitionError: an entry's id is a position in one partition's stream, so
-   * resuming from it (`after`) cannot hold across partitions. Use `parts[i].eventEntries`, or
-   * `events()` for every partition's events interleaved.
-   */
-  eventEntries(): never {
-    throw new PartitionError(`queue ${this.name} has ${this.parts.length} partitions, each with its own events stream: follow parts[i].eventEntries (partition ${this.name}~i), or events() for all of them interleaved`);
-  }
 
-  /** Closes every partition's Queue, and the transport when it owns it. */
   async close(): Promise<void> {
     await Promise.all(this.parts.map((part) => part.close()));
     if (this.ownsTransport) await this.transport.close();
   }
 
-  /** close(), for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }

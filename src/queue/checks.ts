@@ -94,6 +94,7 @@ export function waitOf(options: WaitForOptions): Wait {
 
 /** A page's offset and limit, checked: limit 1 to 1000 (default 50), offset from 0. */
 export function pageOf(options: PageOptions): { offset: number; limit: number } {
+  assertObject('options', options);
   const offset = options.offset ?? 0;
   const limit = options.limit ?? 50;
   if (!Number.isSafeInteger(offset) || offset < 0) throw new InvalidArgumentError('offset must be an integer >= 0');

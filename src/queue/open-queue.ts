@@ -1,58 +1,9 @@
+import { InvalidArgumentError, shown } from '../errors.js';
 import { PartitionedQueue } from '../partitions/partitioned-queue.js';
+import type { Transport } from '../transport.js';
 import { Queue, type QueueOptions, registeredAlready } from './queue.js';
 import { registrationOf } from './registry.js';
-import type { Transport } from '../transport.js';
-
-/**
- * The methods a PartitionedQueue answers as a Queue does (same signatures, checked by the
- * compiler), so the HTTP API and the CLI serve either by name.
- */
-type QueueSurface<Payload> = Pick<
-  Queue<Payload>,
-  | 'add'
-  | 'addBulk'
-  | 'addAndWait'
-  | 'waitFor'
-  | 'getJob'
-  | 'getJobs'
-  | 'listDead'
-  | 'stats'
-  | 'rateLimits'
-  | 'groups'
-  | 'remove'
-  | 'reprocess'
-  | 'changePriority'
-  | 'updateData'
-  | 'moveToGroup'
-  | 'pause'
-  | 'resume'
-  | 'pauseGroup'
-  | 'resumeGroup'
-  | 'setGroupLimit'
-  | 'setRateLimit'
-  | 'setGroupRateLimit'
-  | 'holdGroup'
-  | 'sweepGroup'
-  | 'clean'
-  | 'drain'
-  | 'reprocessDead'
-  | 'obliterate'
-  | 'upsertScheduler'
-  | 'getScheduler'
-  | 'listSchedulers'
-  | 'removeScheduler'
-  | 'setDeadRetention'
-  | 'deadRetention'
-  | 'setEvents'
-  | 'eventsSettings'
-  | 'readEvents'
-  | 'events'
-  | 'eventEntries'
-  | 'close'
->;
-
-/** A queue addressed by its name: a Queue, or a PartitionedQueue when the registry says it is partitioned. */
-export type AnyQueue<Payload = unknown> = Queue<Payload> | PartitionedQueue<Payload>;
+import type { QueueSurface } from './surface.js';
 
 /**
  * Queue `name` as the registry knows it: a PartitionedQueue of the recorded count when it is
@@ -64,7 +15,7 @@ export type AnyQueue<Payload = unknown> = Queue<Payload> | PartitionedQueue<Payl
  * const queue = await openQueue(transport, 'mail');
  * console.log((await queue.stats()).counts); // summed over its partitions when it has them
  */
-export async function openQueue<Payload = unknown>(transport: Transport, name: string, options: Omit<QueueOptions, 'partitions'> = {}): Promise<AnyQueue<Payload>> {
+export async function openQueue<Payload = unknown>(transport: Transport, name: string, options: Omit<QueueOptions, 'partitions'> = {}): Promise<QueueSurface<Payload>> {
   // the name is checked before the read: a Queue's constructor throws for a bad one
   const plain = new Queue<Payload>(transport, name, options);
   const { registered, partitions } = await registrationOf(transport, name);
@@ -72,7 +23,20 @@ export async function openQueue<Payload = unknown>(transport: Transport, name: s
     if (registered) registeredAlready(plain as Queue<unknown>);
     return plain;
   }
-  const queue = new PartitionedQueue<Payload>(transport, name, { ...options, partitions }) satisfies QueueSurface<Payload>;
+  const queue = new PartitionedQueue<Payload>(transport, name, { ...options, partitions });
   for (const part of queue.parts) registeredAlready(part as Queue<unknown>);
   return queue;
+}
+
+/**
+ * The queue a consumer was given: a Queue or a PartitionedQueue as it is, a name as a Queue on
+ * `transport` (no registry read: `openQueue` reads it). Anything else is an InvalidArgumentError.
+ *
+ * @example
+ * const queue = queueFrom(transport, 'mail'); // new Queue(transport, 'mail')
+ */
+export function queueFrom<Payload>(transport: Transport, queue: QueueSurface<Payload> | string): QueueSurface<Payload> {
+  if (typeof queue === 'string') return new Queue<Payload>(transport, queue);
+  if (queue instanceof Queue || queue instanceof PartitionedQueue) return queue;
+  throw new InvalidArgumentError(`queue must be a Queue, a PartitionedQueue or a queue name, got ${shown(queue)}`);
 }

@@ -48,6 +48,7 @@ import { Producer } from './producer.js';
 import { markRegistered, Registrar, registrationFor } from './registration.js';
 import { RequestKeys } from './request-keys.js';
 import { QueueStream } from './stream.js';
+import type { GroupSweep, QueuePartition } from './surface.js';
 
 export type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './options.js';
 export { encodeBulk } from './checks.js';
@@ -67,14 +68,19 @@ export function registeredAlready(queue: Queue<unknown>): void {
 }
 
 /**
- * A queue: produce jobs, inspect them and control them. The same class runs on Node and in a
- * Worker: it only needs a Transport. Consumers run on its lease protocol (`Leases`).
+ * A queue in one cluster slot: produce jobs, inspect them and control them. The same class runs
+ * on Node and in a Worker: it only needs a Transport. Consumers run on its lease protocol
+ * (`Leases`). Its surface is declared once, with the doc of each method, in QueueSurface and
+ * QueuePartition (src/queue/surface.ts), which PartitionedQueue answers too.
  *
  * @example
  * const queue = new Queue<{ to: string }>(transport, 'mail');
  * const { id } = await queue.add({ to: 'a@example.com' }, { group: 'tenant-1', delayMs: 5000 });
  */
-export class Queue<Payload = unknown> {
+export class Queue<Payload = unknown> implements QueuePartition<Payload> {
+  /** A Queue spans one partition: itself. */
+  readonly partitions = 1;
+  readonly parts: ReadonlyArray<QueuePartition<Payload>> = [this];
   /** The queue's name: letters, digits and `._-`, at most 128. */
   readonly name: string;
   /** How long a completed job stays readable, in ms (see QueueOptions). */
@@ -115,76 +121,39 @@ export class Queue<Payload = unknown> {
     void findOpenTelemetry();
   }
 
-  /**
-   * Adds one job; a bad payload or option throws a typed error and writes nothing. However its
-   * request is repeated, it is one job. With `dedupe`, a job holding the key makes this add a
-   * `duplicate` (with `replace`, it takes the new payload and delay: `replaced`) of that job's id.
-   *
-   * @example
-   * await queue.add({ doc: 7 }, { delayMs: 2_000, dedupe: { key: 'reindex:7', replace: true } });
-   */
   add(payload: Payload, options?: EnqueueOptions & RequestOptions): Promise<EnqueueResult> {
     return this.producer.add(payload, options);
   }
 
-  /**
-   * Adds many jobs in one round trip (a script call per 1000), each `{payload, ...options}`, all
-   * checked first (one bad job throws, nothing written); one result per job, as `add` answers.
-   *
-   * @example
-   * const results = await queue.addBulk([{ payload: 1 }, { payload: 2, id: 'two', priority: 1 }]);
-   * // [{ id: 'JOB:1', state: 'pending' }, { id: 'JOB:two', state: 'pending' }]
-   */
   addBulk(jobs: ReadonlyArray<BulkJob<Payload>>, options: RequestOptions = {}): Promise<EnqueueResult[]> {
     return this.producer.addBulk(jobs, options);
   }
 
-  /** One job, or null when there is none (or its completed row expired), with its `result` and last `progress`. */
   async getJob(id: string): Promise<JobRecord<Payload> | null> {
     return this.scripts.run(getJobOp<Payload>(jobIdOf(id)));
   }
 
-  /** Counts per state, the paused flag, the rate limits and the last hour's minutes, in one round trip. */
   async stats(): Promise<QueueStats> {
     const [counts, rates] = await this.scripts.runOps([countsOp(), rateLimitsOp(THROTTLED_SHOWN)] as const);
     const { paused, pending, scheduled, active, dead, completed, waiting, lastHour } = counts;
     return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting }, rateLimits: rateLimitsOf(rates), lastHour };
   }
 
-  /** The queue's rate limits and its groups', and what is throttled now (soonest first, at most 1000). */
   async rateLimits(): Promise<RateLimits> {
     return rateLimitsOf(await this.scripts.run(rateLimitsOp(THROTTLED_SHOWN)));
   }
 
-  /**
-   * A page of the queue's groups with their numbers, sorted by name within the page; pass its
-   * `cursor` to the next call (null once done). A walk by SSCAN (docs/design.md, "Admin in bulk"):
-   * about `limit` groups a page (1 to 1000, default 100), only those starting with `prefix`.
-   *
-   * @example
-   * let cursor: string | null | undefined;
-   * do {
-   *   const page = await queue.groups({ prefix: 'tenant-', ...(cursor ? { cursor } : {}) });
-   *   for (const g of page.groups) console.log(g.group, g.active, g.waiting);
-   *   cursor = page.cursor;
-   * } while (cursor !== null);
-   */
   async groups(options: GroupsOptions = {}): Promise<GroupsPage> {
     const { cursor, limit, prefix } = checkGroupsOptions(options, true);
     return this.scripts.run(listGroupsOp(cursor, limit, prefix));
   }
 
-  /** Dead jobs, most recent first. */
   async listDead(options: { offset?: number; limit?: number } = {}): Promise<Array<JobRecord<Payload>>> {
     assertObject('options', options);
     const { offset, limit } = pageOf(options);
     return this.scripts.run(listDeadOp<Payload>(offset, limit));
   }
 
-  /**
-   * Removes a job in any state; JobNotFoundError when there is none. A flow child leaves its
-   * parent's children, a flow parent's unfinished children go too (docs/design.md, "Flows").
-   */
   async remove(id: string): Promise<void> {
     const jobId = jobIdOf(id);
     const { value, outbox } = await this.scripts.run(removeOp(jobId));
@@ -192,7 +161,6 @@ export class Queue<Payload = unknown> {
     if (!value) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
   }
 
-  /** Puts a dead job back to be claimed, with a fresh allowance of attempts (a flow child's parent waits again). */
   async reprocess(id: string): Promise<void> {
     const jobId = jobIdOf(id);
     const { value, outbox } = await this.scripts.run(reprocessOp(jobId));
@@ -200,109 +168,65 @@ export class Queue<Payload = unknown> {
     checkReprocess(value, jobId);
   }
 
-  /** Moves a pending job into `group`'s lane, or out of any group with null. */
   async moveToGroup(id: string, group: string | null): Promise<void> {
     const jobId = jobIdOf(id);
     if (group !== null) assertName('group', group);
     checkMoveGroup(await this.scripts.run(moveGroupOp(jobId, group ?? '')), jobId);
   }
 
-  /** Stops handing out work; active jobs finish. Resolves false when it was already paused. */
   async pause(): Promise<boolean> {
     return this.scripts.run(pauseOp());
   }
 
-  /** Hands out work again. Resolves false when it was not paused. */
   async resume(): Promise<boolean> {
     return this.scripts.run(resumeOp());
   }
 
-  /** Stops handing out `group`'s work; its active jobs finish. */
   async pauseGroup(group: string): Promise<boolean> {
     assertName('group', group);
     return this.scripts.run(pauseGroupOp(group));
   }
 
-  /** Hands out `group`'s work again. */
   async resumeGroup(group: string): Promise<boolean> {
     assertName('group', group);
     return this.scripts.run(resumeGroupOp(group));
   }
 
-  /** At most `limit` of `group`'s jobs active at once; null lifts the limit. */
   async setGroupLimit(group: string, limit: number | null): Promise<void> {
     assertName('group', group);
     if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${shown(limit)}`);
     await this.scripts.run(groupLimitOp(group, limit));
   }
 
-  /**
-   * At most `rate.limit` job starts of the whole queue in any window of `rate.periodMs` on the
-   * server's clock, exact and live (docs/design.md, "Rate limits and holds"); null lifts it.
-   *
-   * @example
-   * await queue.setRateLimit({ limit: 100, periodMs: 60_000 }); // 100 starts a minute
-   */
   async setRateLimit(rate: RateLimit | null): Promise<void> {
     await this.scripts.run(setRateOp(null, checkRateLimit(rate)));
   }
 
-  /**
-   * At most `rate.limit` starts of `group`'s jobs in any window of `rate.periodMs`; null lifts it.
-   * A group at its limit leaves the ring until a start fits; other groups keep flowing.
-   *
-   * @example
-   * await queue.setGroupRateLimit('stripe', { limit: 50, periodMs: 1_000 });
-   */
   async setGroupRateLimit(group: string, rate: RateLimit | null): Promise<void> {
     assertName('group', group);
     await this.scripts.run(setRateOp(group, checkRateLimit(rate)));
   }
 
-  /**
-   * No job of `group` (null: the ungrouped jobs) starts for `ms` from now, as a handler's
-   * RateLimitedError does; a longer hold is kept. Resolves the server time it is held until.
-   *
-   * @example
-   * await queue.holdGroup('stripe', 30_000);
-   */
   async holdGroup(group: string | null, ms: number): Promise<number> {
     if (group !== null) assertName('group', group);
     return this.scripts.run(holdGroupOp(group, checkHoldMs(ms)));
   }
 
-  /** The counted sweep: recounts `group`'s active jobs and repairs its stored count. */
-  async sweepGroup(group: string): Promise<{
-    /** The active count Redis held before. */
-    stored: number;
-    /** The active jobs of the group counted now: what is stored after. */
-    counted: number;
-  }> {
+  async sweepGroup(group: string): Promise<GroupSweep> {
     assertName('group', group);
     return this.scripts.run(sweepGroupOp(group));
   }
 
-  /**
-   * Makes scheduler `id`, or changes it in place: it enqueues `job` once per slot of `spec`
-   * (docs/design.md, "Schedulers"), each fired job `JOB:<id>@<slot>`. Bad input throws
-   * InvalidArgumentError naming the field, before any write.
-   *
-   * @example
-   * await queue.upsertScheduler('digest', { cron: '0 8 * * 1-5', tz: 'America/New_York' }, { payload: { kind: 'digest' } });
-   * await queue.upsertScheduler('poll-feeds', { every: 30_000 }, { payload: {}, group: 'feeds' });
-   */
   upsertScheduler(id: string, spec: SchedulerSpec, job: SchedulerJob<Payload>): Promise<UpsertSchedulerResult> {
     return this.producer.upsertScheduler(id, spec, job);
   }
 
-  /** Scheduler `id` as it stands (spec, job, next and last slot, slots fired), or null when there is none. */
   async getScheduler(id: string): Promise<SchedulerRecord<Payload> | null> {
     assertSchedulerId(id);
     const { row } = await this.scripts.run(getSchedulerOp(id));
     return row.v === undefined ? null : decodeScheduler<Payload>(id, row);
   }
 
-  /** Every scheduler of the queue, soonest next slot first (those that fire no more last). */
   async listSchedulers(): Promise<Array<SchedulerRecord<Payload>>> {
     const out: Array<SchedulerRecord<Payload>> = [];
     for (let offset = 0; ; offset += SCHEDULERS_PAGE) {
@@ -312,94 +236,41 @@ export class Queue<Payload = unknown> {
     }
   }
 
-  /** Deletes scheduler `id`: it fires no more (jobs it fired stay). Resolves false when there was none. */
   async removeScheduler(id: string): Promise<boolean> {
     assertSchedulerId(id);
     return this.scripts.run(removeSchedulerOp(id));
   }
 
-  /**
-   * Closes the transport when this Queue owns it (`ownsTransport`), so a process with nothing else
-   * to do exits; a transport you passed in is yours to close. Harmless twice; `await using` calls it.
-   *
-   * @example
-   * await using mail = connectQueue<{ to: string }>(process.env.REDIS_URL!, 'mail'); // echomq/node
-   * await mail.add({ to: 'a@example.com' });
-   */
   async close(): Promise<void> {
     if (this.ownsTransport) await this.transport.close();
   }
 
-  /** close(), for `await using`. */
   async [Symbol.asyncDispose](): Promise<void> {
     await this.close();
   }
 
-  /**
-   * A page of the jobs in `state`, in that state's order: pending lane by lane as a claim takes
-   * them, scheduled by due time, active by lease deadline, completed and dead most recent first.
-   *
-   * @example
-   * const next = await queue.getJobs('pending', { limit: 10 }); // the next ten, lane by lane
-   */
   async getJobs(state: JobState, options: PageOptions = {}): Promise<Array<JobRecord<Payload>>> {
     if (!JOB_STATES.includes(state)) throw new InvalidArgumentError(`state must be one of ${JOB_STATES.join(', ')}, got ${JSON.stringify(state)}`);
     const { offset, limit } = pageOf(options);
     return this.scripts.run(listJobsOp<Payload>(state, offset, limit));
   }
 
-  /**
-   * Deletes finished jobs (completed or dead) that finished at least `olderThanMs` ago (default 0:
-   * all), oldest first, at most `limit` (default: no limit); resolves with their ids.
-   *
-   * @example
-   * const gone = await queue.clean('dead', { olderThanMs: 7 * 86_400_000 }); // dead for a week
-   */
   clean(state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
     return admin.clean(this.scripts, this.keys, state, options);
   }
 
-  /**
-   * Deletes the jobs waiting to run (pending and scheduled, never active), at most `limit`
-   * (default: no limit); resolves with how many.
-   *
-   * @example
-   * await queue.drain();
-   */
   drain(options: { limit?: number } = {}): Promise<number> {
     return admin.drain(this.scripts, this.keys, options);
   }
 
-  /**
-   * Deletes the whole queue, every job and setting, and its registry entry. Refused with
-   * JobStateError while jobs are active, unless `force`. With `limit`, it stops after about that
-   * many rows and resolves false: call again to go on. Stop its producers first.
-   *
-   * @example
-   * await queue.obliterate({ force: true });
-   */
   obliterate(options: { force?: boolean; limit?: number } = {}): Promise<boolean> {
     return admin.obliterate(this.scripts, this.registrar, options);
   }
 
-  /**
-   * Puts dead jobs back to be claimed, oldest first, as `reprocess` does, at most `limit`
-   * (default: all); resolves with how many.
-   *
-   * @example
-   * await queue.reprocessDead({ limit: 100 });
-   */
   reprocessDead(options: { limit?: number } = {}): Promise<number> {
     return admin.reprocessDead(this.scripts, this.keys, options);
   }
 
-  /**
-   * Gives a waiting job (pending or scheduled) another priority (0 to 2097151, lower first),
-   * keeping its place by arrival; JobNotFoundError, or JobStateError when it is not waiting.
-   *
-   * @example
-   * await queue.changePriority(id, 0); // to the front of its lane's default-priority jobs
-   */
   async changePriority(id: string, priority: number): Promise<void> {
     const jobId = jobIdOf(id);
     if (!Number.isSafeInteger(priority) || priority < 0 || priority > MAX_PRIORITY) {
@@ -408,26 +279,12 @@ export class Queue<Payload = unknown> {
     checkChangePriority(await this.scripts.run(changePriorityOp(jobId, priority)), jobId);
   }
 
-  /**
-   * Replaces a waiting job's payload (within the cap): its next run gets the new one.
-   * JobNotFoundError, or JobStateError when it is not waiting; a bad payload throws first.
-   *
-   * @example
-   * await queue.updateData(id, { to: 'b@example.com' });
-   */
   async updateData(id: string, payload: Payload): Promise<void> {
     const jobId = jobIdOf(id);
     const text = encodePayload(payload, this.maxPayloadBytes);
     checkUpdateData(await this.scripts.run(updateDataOp(jobId, text)), jobId);
   }
 
-  /**
-   * How long dead jobs are kept and how many (null or absent: no limit of that kind), applied by
-   * every burial (two of the oldest past it at most); `clean('dead')` removes a backlog.
-   *
-   * @example
-   * await queue.setDeadRetention({ maxAgeMs: 7 * 86_400_000, maxCount: 10_000 });
-   */
   async setDeadRetention(retention: Partial<DeadRetention>): Promise<DeadRetention> {
     if (typeof retention !== 'object' || retention === null) throw new InvalidArgumentError('setDeadRetention takes {maxAgeMs?, maxCount?}');
     const { maxAgeMs = null, maxCount = null } = retention;
@@ -437,19 +294,10 @@ export class Queue<Payload = unknown> {
     return this.scripts.run(setDeadRetentionOp(maxAgeMs, maxCount));
   }
 
-  /** The queue's retention of dead jobs (see setDeadRetention). */
   async deadRetention(): Promise<DeadRetention> {
     return this.scripts.run(deadRetentionOp());
   }
 
-  /**
-   * Sets the queue's events settings (docs/design.md, "Events"; one left out stays): `maxLen`, about
-   * how many entries the stream keeps (0 to 10,000,000; 0 turns events off), and `resultBytes`, the
-   * most bytes of a result a `completed` event carries (0 to 1 MiB). Resolves the settings now.
-   *
-   * @example
-   * await queue.setEvents({ maxLen: 1000, resultBytes: 256 });
-   */
   async setEvents(settings: Partial<EventsSettings>): Promise<EventsSettings> {
     assertObject('setEvents takes {maxLen?, resultBytes?}: settings', settings);
     const { maxLen = null, resultBytes = null } = settings;
@@ -459,31 +307,14 @@ export class Queue<Payload = unknown> {
     return this.scripts.run(setEventsOp(maxLen, resultBytes));
   }
 
-  /** The queue's events settings (see setEvents); the defaults, 10,000 and 1024, until set. */
   async eventsSettings(): Promise<EventsSettings> {
     return this.scripts.run(eventsSettingsOp());
   }
 
-  /**
-   * A page of the queue's events, oldest first, after entry id `after` (default `'0'`), at most
-   * `limit` events (1 to 1000, default 100) of whole entries; pass `next` as the next `after`.
-   *
-   * @example
-   * const page = await queue.readEvents({ after: '0' });
-   * for (const e of page.events) console.log(e.time, e.event);
-   */
   readEvents(options: ReadEventsOptions = {}): Promise<EventsPage> {
     return this.stream.page(options);
   }
 
-  /**
-   * The queue's events as they happen, until `signal` or `break`: from now, or after entry id
-   * `after`. Node parks on the stream (one read shared per transport); elsewhere it reads every
-   * `pollMs`. The events of one script call share their entry id (see `eventEntries`).
-   *
-   * @example
-   * for await (const e of queue.events({ signal })) if (e.event === 'completed') console.log(e.jobId, e.result);
-   */
   events(options: EventsOptions = {}): AsyncIterable<QueueEvent> {
     const entries = this.eventEntries(options);
     return (async function* () {
@@ -491,25 +322,10 @@ export class Queue<Payload = unknown> {
     })();
   }
 
-  /**
-   * The queue's events as `events` gives them, one stream entry at a time with its id, which is
-   * where to go on from (`after`): what the HTTP API's SSE route sends.
-   *
-   * @example
-   * for await (const entry of queue.eventEntries({ after, signal })) after = entry.id;
-   */
   eventEntries(options: EventsOptions = {}): AsyncIterable<EventBatch> {
     return this.stream.entries(options);
   }
 
-  /**
-   * Waits for a job to finish: its result; JobFailedError when it ends dead, WaitTimeoutError
-   * after `timeoutMs`, JobNotFoundError when there is none (or it goes). Nothing after the read of
-   * its row is missed; with events off it polls the row (docs/design.md, "Events").
-   *
-   * @example
-   * const result = await queue.waitFor(id, { timeoutMs: 10_000 });
-   */
   async waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
     const jobId = jobIdOf(id);
     const wait = waitOf(options);
@@ -518,13 +334,11 @@ export class Queue<Payload = unknown> {
     return this.stream.outcome(jobId, start, wait);
   }
 
-  /**
-   * Adds a job and waits for it (`add`, then `waitFor`, the stream's position read first in the
-   * same round trip); a duplicate waits for the job that has its id or key.
-   *
-   * @example
-   * const { id, result } = await queue.addAndWait({ url }, { timeoutMs: 15_000 });
-   */
+  /** A Queue's jobs are all in it. */
+  partitionOfAdded(): QueuePartition<Payload> {
+    return this;
+  }
+
   addAndWait(payload: Payload, options: AddAndWaitOptions = {}): Promise<JobOutcome> {
     return this.producer.addAndWait(payload, options, (id) => this.waitFor(id, options));
   }

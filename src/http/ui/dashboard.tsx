@@ -5,8 +5,7 @@ import { streamSSE } from 'hono/streaming';
 import type { QueueEvent } from '../../events/events.js';
 import type { JobRecord, JobState } from '../../job.js';
 import type { GroupInfo, GroupsPage } from '../../queue/groups.js';
-import type { AnyQueue } from '../../queue/open-queue.js';
-import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import type { QueueSurface } from '../../queue/surface.js';
 import { queueOverviews } from '../../queue/registry.js';
 import { sleep, startInterval, startTimer } from '../../timers.js';
 import type { Transport } from '../../transport.js';
@@ -25,7 +24,7 @@ export interface DashboardDeps<E extends Env> {
   /** The transport of a request. */
   readonly transport: (c: Context<E>) => Transport;
   /** A queue by name, as the API resolves it (partitioned or not). */
-  readonly queueOf: (c: Context<E>, name: string) => Promise<AnyQueue>;
+  readonly queueOf: (c: Context<E>, name: string) => Promise<QueueSurface>;
   /** How pages stay live, and how long `/ui/live` may hold a response (undefined: while the client stays). */
   readonly live: Liveness & { readonly streamMs?: number };
 }
@@ -202,9 +201,9 @@ const TIMELINE_PAGE = 500;
  * A job's events, read from the stream from when the job was created (an entry's id is its
  * server time), so a recent job's timeline costs a page or two, whatever the stream holds.
  */
-async function timelineOf(q: AnyQueue, job: JobRecord): Promise<Timeline> {
+async function timelineOf(q: QueueSurface, job: JobRecord): Promise<Timeline> {
   // a partitioned queue's job is in one partition's stream
-  const source = q instanceof PartitionedQueue ? q.partitionOfAdded(job.id, job.group ?? null) : q;
+  const source = q.partitionOfAdded(job.id, job.group ?? null);
   let after = `${Math.max(0, job.createdAt - 1)}-0`;
   const events: QueueEvent[] = [];
   for (let page = 0; page < TIMELINE_PAGES; page++) {
@@ -220,12 +219,12 @@ async function timelineOf(q: AnyQueue, job: JobRecord): Promise<Timeline> {
 const GROUPS_PAGE = 50;
 
 /** A page of the queue's groups, from `cursor` (undefined: the first page). */
-async function groupsOf(q: AnyQueue, cursor: string | undefined): Promise<GroupsPage> {
+async function groupsOf(q: QueueSurface, cursor: string | undefined): Promise<GroupsPage> {
   return q.groups({ limit: GROUPS_PAGE, ...(cursor === undefined || cursor === '' ? {} : { cursor }) });
 }
 
 /** One group of the queue, or null when the queue has none by that name (its prefix walk, kept to that name). */
-async function groupOf(q: AnyQueue, group: string): Promise<GroupInfo | null> {
+async function groupOf(q: QueueSurface, group: string): Promise<GroupInfo | null> {
   let cursor: string | undefined;
   do {
     const page = await q.groups({ prefix: group, limit: 1000, ...(cursor === undefined ? {} : { cursor }) });

@@ -1,7 +1,10 @@
 import { type Durability, type DurabilityOptions, replicationOf } from '../../durability.js';
 import { EmqError, InvalidArgumentError } from '../../errors.js';
-import { type AnyQueue, openQueue } from '../../queue/open-queue.js';
+import { PartitionError } from '../../errors.js';
 import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import { openQueue } from '../../queue/open-queue.js';
+import { registrationOf } from '../../queue/registry.js';
+import type { QueueSurface } from '../../queue/surface.js';
 import type { Transport } from '../../transport.js';
 import { DEFAULT_CONNECT_TIMEOUT_MS } from '../connection-watch.js';
 import type { IoredisTransport } from '../ioredis-transport.js';
@@ -39,7 +42,7 @@ export interface CommandContext {
    * Runs `work` on queue `name` (a PartitionedQueue when the registry says it is partitioned, or
    * `address.partitions` says so) over a connection of its own, closed after.
    */
-  withQueue<T>(name: string, work: (queue: AnyQueue) => Promise<T>, address?: QueueAddress): Promise<T>;
+  withQueue<T>(name: string, work: (queue: QueueSurface) => Promise<T>, address?: QueueAddress): Promise<T>;
   /** Runs `work` over a connection of its own, closed after (commands whose queues are in their input). */
   withTransport<T>(work: (transport: Transport) => Promise<T>): Promise<T>;
 }
@@ -49,9 +52,19 @@ export interface CommandContext {
  * partitioned queue of that count (a count the registry does not hold is EMQPARTITION when it
  * writes, nothing written).
  */
-export async function queueByName(transport: Transport, name: string, address: QueueAddress = {}): Promise<AnyQueue> {
+export async function queueByName(transport: Transport, name: string, address: QueueAddress = {}): Promise<QueueSurface> {
   const { durability = {}, partitions } = address;
-  return partitions === undefined ? openQueue(transport, name, durability) : new PartitionedQueue(transport, name, { ...durability, partitions });
+  if (partitions === undefined) return openQueue(transport, name, durability);
+  const queue = new PartitionedQueue(transport, name, { ...durability, partitions });
+  // the registry's word first: a count that differs, or a plain queue of that name, is refused
+  // here as an enqueue's registration would refuse it, before a consumer claims from partitions
+  // nobody writes to
+  const known = await registrationOf(transport, name);
+  if (known.partitions !== 0 && known.partitions !== partitions) {
+    throw new PartitionError(`queue ${name} has ${known.partitions} partitions, not ${partitions}: a group would change partition, so the count is fixed`);
+  }
+  if (known.partitions === 0 && known.registered) throw new PartitionError(`queue ${name} exists unpartitioned: consume it without --partitions`);
+  return queue;
 }
 
 /** How long a command waits for Redis to answer a connection: REDIS_CONNECT_TIMEOUT_MS, default 5000. */

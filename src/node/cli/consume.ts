@@ -2,8 +2,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EmqError } from '../../errors.js';
 import type { Handler } from '../../handler.js';
-import type { AnyQueue } from '../../queue/open-queue.js';
-import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import type { QueueSurface } from '../../queue/surface.js';
 import { Queue } from '../../queue/queue.js';
 import { Consumer } from '../consumer/index.js';
 import { type Commands, EXIT } from './command.js';
@@ -97,7 +96,7 @@ export function consumeCommands(cli: CommandContext): Commands {
       let over = '';
       try {
         let handler: Handler | undefined;
-        const consumerOn = (queue: AnyQueue<unknown>): Consumer => new Consumer(transport, queue, (job, context) => handler!(job, context), {
+        const consumerOn = (queue: QueueSurface<unknown>): Consumer => new Consumer(transport, queue, (job, context) => handler!(job, context), {
           ...settings,
           ownsTransport: true,
           // connected, lost (with the cause), back: one line each, --quiet or not
@@ -120,10 +119,8 @@ export function consumeCommands(cli: CommandContext): Commands {
         // a partitioned queue by its name (the registry's count), or as --partitions says: one
         // consumer over every partition
         const queue = await cli.reachable(() => queueByName(transport, queueName, { durability: cli.durability(), partitions }));
-        if (queue instanceof PartitionedQueue) {
-          consumer = consumerOn(queue);
-          over = `, its ${queue.partitions} partitions`;
-        }
+        consumer = consumerOn(queue);
+        if (queue.parts.some((part) => part.name !== queue.name)) over = `, its ${queue.partitions} partitions`;
       } catch (error) {
         // Redis away, a bad queue name or option: the connection must not outlive the refusal
         // (main() may run in a longer-lived process)

@@ -1,6 +1,6 @@
 import { JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
-import type { AnyQueue } from '../../queue/open-queue.js';
+import type { QueueSurface } from '../../queue/surface.js';
 import { type Commands, EXIT, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { intOption, parseArgs, partitionsOption, payloadArgument, UsageError } from './strict-args.js';
@@ -31,7 +31,7 @@ function dedupeOption(values: Record<string, unknown>): DedupeOptions | undefine
 }
 
 /** `emq enqueue --wait`: adds, waits, prints the outcome; exit 0 only when the job completed. */
-async function enqueueAndWait(queue: AnyQueue, payload: unknown, options: EnqueueOptions & { timeoutMs: number }): Promise<number> {
+async function enqueueAndWait(queue: QueueSurface, payload: unknown, options: EnqueueOptions & { timeoutMs: number }): Promise<number> {
   let id = '';
   try {
     const done = await queue.addAndWait(payload, { ...options, onAdded: (added) => (id = added.id) });

@@ -1,4 +1,3 @@
-import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
 import { type Commands, EXIT, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { parseArgs, UsageError } from './strict-args.js';
@@ -32,7 +31,7 @@ export function eventsCommands(cli: CommandContext): Commands {
       return cli.withQueue(queueName, async (queue) => {
         if (!values.follow) {
           // a partitioned queue's streams one after the other, each from `after` (an entry id is a time)
-          for (const part of queue instanceof PartitionedQueue ? queue.parts : [queue]) {
+          for (const part of queue.parts) {
             for (let from = after; ; ) {
               const page = await part.readEvents({ after: from, limit: 1000 });
               page.events.forEach(printJson);

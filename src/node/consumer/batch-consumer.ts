@@ -1,5 +1,4 @@
-import type { PartitionedQueue } from '../../partitions/partitioned-queue.js';
-import type { Queue } from '../../queue/queue.js';
+import type { QueueSurface } from '../../queue/surface.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type BatchHandler, BatchSlots } from './batch-slots.js';
 import { type ConnectOptions, connectConsumer } from './connect.js';
@@ -35,7 +34,7 @@ export class BatchConsumer<Payload = unknown> extends ParkedConsumer<Payload, Ba
 
   constructor(
     transport: BlockingTransport,
-    queue: Queue<Payload> | PartitionedQueue<Payload> | string,
+    queue: QueueSurface<Payload> | string,
     handler: BatchHandler<Payload>,
     options: BatchConsumerOptions<Payload> & TransportOwnership = {},
   ) {

@@ -1,5 +1,6 @@
 import { InvalidArgumentError, shown } from '../../errors.js';
 import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
+import type { QueueSurface } from '../../queue/surface.js';
 import { Queue, type QueueOptions } from '../../queue/queue.js';
 import { IoredisTransport } from '../ioredis-transport.js';
 
@@ -35,13 +36,13 @@ export function connectConsumer<P, C>(
   url: string,
   queue: string,
   options: ConnectOptions,
-  make: (transport: IoredisTransport, queue: Queue<P> | PartitionedQueue<P>) => C,
+  make: (transport: IoredisTransport, queue: QueueSurface<P>) => C,
 ): C {
   if (typeof options !== 'object' || options === null) throw new InvalidArgumentError(`options must be an object, got ${shown(options)}`);
   const transport = IoredisTransport.connect(url, options.connectTimeoutMs === undefined ? {} : { connectTimeoutMs: options.connectTimeoutMs });
   try {
     const { partitions } = options;
-    const opened = partitions === undefined ? new Queue<P>(transport, queue, options.queue) : new PartitionedQueue<P>(transport, queue, { ...options.queue, partitions });
+    const opened: QueueSurface<P> = partitions === undefined ? new Queue<P>(transport, queue, options.queue) : new PartitionedQueue<P>(transport, queue, { ...options.queue, partitions });
     return make(transport, opened);
   } catch (error) {
     void transport.close();

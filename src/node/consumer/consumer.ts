@@ -1,6 +1,5 @@
 import type { Handler } from '../../handler.js';
-import type { PartitionedQueue } from '../../partitions/partitioned-queue.js';
-import type { Queue } from '../../queue/queue.js';
+import type { QueueSurface } from '../../queue/surface.js';
 import type { BlockingTransport } from '../../transport.js';
 import { type ConnectOptions, connectConsumer } from './connect.js';
 import type { ParkedLoopOptions } from './options.js';
@@ -40,7 +39,7 @@ export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleS
 
   constructor(
     transport: BlockingTransport,
-    queue: Queue<Payload> | PartitionedQueue<Payload> | string,
+    queue: QueueSurface<Payload> | string,
     handler: Handler<Payload>,
     options: ConsumerOptions<Payload> & TransportOwnership = {},
   ) {

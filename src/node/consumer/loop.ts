@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { durabilityOf } from '../../durability.js';
 import { Leases } from '../../lease/leases.js';
-import type { Queue } from '../../queue/queue.js';
+import type { QueuePartition } from '../../queue/surface.js';
 import type { BlockingTransport } from '../../transport.js';
 import { sleep } from '../../timers.js';
 import { backoffMs } from './backoff.js';
@@ -48,7 +48,7 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
 
   constructor(
     private readonly transport: BlockingTransport,
-    queue: Queue<Payload>,
+    queue: QueuePartition<Payload>,
     settings: LoopSettings<Payload>,
     private readonly slots: SlotStrategy<Payload>,
     /** Given when several loops share one consumer's slots (a PartitionedQueue's: see SharedSlots). */

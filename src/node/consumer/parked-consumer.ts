@@ -1,6 +1,5 @@
-import { InvalidArgumentError, shown } from '../../errors.js';
-import { PartitionedQueue } from '../../partitions/partitioned-queue.js';
-import { Queue } from '../../queue/queue.js';
+import { queueFrom } from '../../queue/open-queue.js';
+import { streamOwner, type QueueSurface } from '../../queue/surface.js';
 import type { BlockingTransport } from '../../transport.js';
 import { ConnectionHealth } from './connection-health.js';
 import { DoorbellHub } from './doorbell-hub.js';
@@ -25,7 +24,7 @@ import type { SlotStrategy } from './slots.js';
  */
 export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implements AsyncDisposable {
   /** The queue it consumes: the one given, or one built on the transport from the name given. */
-  readonly queue: Queue<Payload> | PartitionedQueue<Payload>;
+  readonly queue: QueueSurface<Payload>;
   protected readonly slots: Slots;
   /** One loop, or one per partition (partition i's at index i). */
   private readonly loops: ReadonlyArray<Loop<Payload>>;
@@ -35,19 +34,17 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
 
   protected constructor(
     protected readonly transport: BlockingTransport,
-    queue: Queue<Payload> | PartitionedQueue<Payload> | string,
+    queue: QueueSurface<Payload> | string,
     options: ParkedLoopOptions<Payload> & TransportOwnership,
     slotsFor: (settings: LoopSettings<Payload>) => Slots,
   ) {
-    if (typeof queue !== 'string' && !(queue instanceof Queue) && !(queue instanceof PartitionedQueue)) {
-      throw new InvalidArgumentError(`queue must be a Queue, a PartitionedQueue or a queue name, got ${shown(queue)}`);
-    }
+    this.queue = queueFrom(transport, queue);
     this.ownsTransport = (options as Partial<TransportOwnership> | null)?.ownsTransport ?? false;
-    this.queue = typeof queue === 'string' ? new Queue<Payload>(transport, queue) : queue;
     const settings = settingsOf(options, this.queue.maxResultBytes, this.queue.replication);
     this.slots = slotsFor(settings);
-    if (this.queue instanceof Queue) {
-      this.loops = [new Loop(transport, this.queue, settings, this.slots)];
+    const own = streamOwner(this.queue);
+    if (own) {
+      this.loops = [new Loop(transport, own, settings, this.slots)];
       return;
     }
     const { parts, name } = this.queue;
