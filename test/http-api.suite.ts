@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Leases } from '../src/lease/leases.js';
 import { type BulkJob, Queue } from '../src/queue/queue.js';
-import { decodeEntry } from '../src/events/events.js';
+import { decodeEntry } from '../src/events/decode.js';
 import type { ApiTarget } from './http-call.js';
 import { asJson, useHttpFixture } from './http-fixture.js';
 

@@ -22,7 +22,8 @@
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { MAX_PROGRESS_BYTES, PARTITION_JOB_ID } from '../src/encode.js';
-import { decodeEntry, DEFAULT_EVENTS_SETTINGS, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN } from '../src/events/events.js';
+import { DEFAULT_EVENTS_SETTINGS, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN } from '../src/events/events.js';
+import { decodeEntry } from '../src/events/decode.js';
 import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
 import { MAX_PARTITIONS, parsePartitionName, PARTITIONS_REGISTRY } from '../src/partitions/partition-of.js';
 import { firedBy, parseStoredSpec } from '../src/schedulers/schedulers.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertEventId, decodeEntry, isEventId } from './events.js';
+import { assertEventId, decodeEntry, isEventId } from './decode.js';
 import { InvalidArgumentError } from '../errors.js';
 
 const ID = '1700000000123-4';

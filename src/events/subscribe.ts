@@ -12,7 +12,8 @@
  * readEvents on its own every `pollMs` (default EVENTS_POLL_MS: 60 requests a minute while idle),
  * shared by nothing: an edge isolate must not carry one request's reads into another.
  */
-import { decodeEntry, type QueueEvent } from './events.js';
+import { type QueueEvent } from './events.js';
+import { decodeEntry } from './decode.js';
 import { sleep, startTimer, type Timer } from '../timers.js';
 import type { StreamEntry, Transport } from '../transport.js';
 

@@ -1,6 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { MAX_DEDUPE_KEY, MAX_PRIORITY } from '../encode.js';
-import { isEventId } from '../events/events.js';
+import { isEventId } from '../events/decode.js';
 
 /** The longest `?wait` of the enqueue route, in ms. */
 export const MAX_WAIT_MS = 30_000;

@@ -1,31 +1,23 @@
 // [Symbol.asyncDispose] below is typed by a lib newer than ES2022, which a Worker's project
 // may lack (workers-types does not declare it): the .d.ts names that lib itself.
 /// <reference lib="esnext.disposable" preserve="true" />
-import { InvalidArgumentError, JobNotFoundError, JobStateError, PartitionError, shown } from '../errors.js';
+import { InvalidArgumentError, JobNotFoundError, PartitionError, shown } from '../errors.js';
 import type { EventsSettings, QueueEvent } from '../events/events.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from '../job.js';
-import { checkGroupsOptions, type GroupInfo, type GroupsOptions, type GroupsPage, isScanCursor } from '../queue/groups.js';
+import type { GroupsOptions, GroupsPage } from '../queue/groups.js';
 import { assertName } from '../keyspace.js';
 import { JOB_STATES, pageOf } from '../queue/checks.js';
 import type { QueueSurface } from '../queue/surface.js';
 import { addLastHours } from '../queue/last-hour.js';
 import { assertPartitions, partitionName, partitionOf } from './partition-of.js';
-import { addCounts, anyTrue, mergeRateLimits, sortedByName, sum } from './combine.js';
+import { addCounts, anyTrue, mergeRateLimits } from './combine.js';
+import { cleanAll, countedAll, obliterateAll } from './bulk-admin.js';
+import { groupsWalk } from './groups-walk.js';
 import { interleave } from './interleave.js';
+import { sharesOf } from './shares.js';
 import { mergedPage, orderOf } from './merged-page.js';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from '../encode.js';
-import {
-  type AddAndWaitOptions,
-  type BulkJob,
-  encodeBulk,
-  type EventsOptions,
-  type JobOutcome,
-  Queue,
-  type QueueOptions,
-  type QueueStats,
-  type RequestOptions,
-  type WaitForOptions,
-} from '../queue/queue.js';
+import { type AddAndWaitOptions, type BulkJob, encodeBulk, type EventsOptions, type JobOutcome, Queue, type QueueOptions, type QueueStats, type RequestOptions, type WaitForOptions } from '../queue/queue.js';
 import type { RateLimit, RateLimits } from '../queue/rate-limits.js';
 import { assertSchedulerId, checkSpec, encodeSchedulerJob, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from '../schedulers/schedulers.js';
 import { unregisterQueue } from '../queue/registry.js';
@@ -41,39 +33,27 @@ export interface PartitionedQueueOptions extends Omit<QueueOptions, 'partitions'
   readonly partitions: number;
 }
 
-/** A job's routing keys: its group, its id of the caller's. */
-type Routed = Pick<EnqueueOptions, 'group' | 'id'>;
-
 /**
  * A queue spread over `partitions` queues (`mail~0` ... `mail~N-1`), each in a cluster slot of its
  * own, so one queue's work spreads over the masters of a Redis Cluster (docs/design.md,
- * "Partitioned queues"). A grouped job goes to its group's partition (the same one always), so the
- * group's order, limit, rate and pause hold; an ungrouped job with an id of the caller's goes to
- * its id's, one without in turn. Consumers (`Consumer`, `BatchConsumer`) take a PartitionedQueue
- * and claim across its partitions; queue-wide pause and resume reach every partition.
- *
- * It answers what a Queue answers, across its partitions: a job by id in the partition holding it
- * (a generated id, `JOB:<seq>~<i>`, names it; a caller's id is looked for in every partition, and
- * may be held by two partitions when given with different groups), listings merged in the state's
- * order, counts summed, bulk admin and settings on every partition, a group's calls in its
- * partition. What cannot hold across partitions is a PartitionError saying what to do instead: a
- * job moved to a group of another partition, one cursor over the events (`readEvents`). A
- * queue-wide rate limit is per partition: N partitions admit N times the rate.
+ * "Partitioned queues"). It answers the QueueSurface across its partitions: a grouped job in its
+ * group's partition (always the same one, so the group's order, limit, rate and pause hold), an
+ * ungrouped one by its id's or in turn; a job by id in the partition holding it (a generated id,
+ * `JOB:<seq>~<i>`, names it; a caller's id is looked for in every partition); listings merged in
+ * the state's order, counts summed, settings on every partition. A job moved to a group of another
+ * partition is a PartitionError; a queue-wide rate limit is per partition. The readers of one
+ * stream are its partitions' (`parts[i].readEvents`). Consumers claim across its partitions.
  *
  * @example
  * const queue = new PartitionedQueue<{ to: string }>(transport, 'mail', { partitions: 8 });
  * await queue.add({ to: 'a@example.com' }, { group: 'tenant-1' });
  */
 export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload> {
-  /** The queue's name: letters, digits and `._-`, at most 128. */
   readonly name: string;
   /** Its partitions' Queues, partition `i` at index `i` (named `<name>~<i>`). */
   readonly parts: ReadonlyArray<Queue<Payload>>;
-  /** What its enqueues wait for after Redis ran them (see QueueOptions.durability). */
   readonly replication: Replication | undefined;
-  /** How long a completed job stays readable, in ms (see QueueOptions). */
   readonly keepCompletedMs: number;
-  /** The largest handler result stored, in UTF-8 bytes of JSON (see QueueOptions). */
   readonly maxResultBytes: number;
   /** Where the next ungrouped job without an id goes. */
   private turn = 0;
@@ -141,24 +121,13 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
    */
   async addBulk(jobs: ReadonlyArray<BulkJob<Payload>>, options: RequestOptions = {}): Promise<EnqueueResult[]> {
     if (!Array.isArray(jobs)) throw new InvalidArgumentError('addBulk takes an array of {payload, ...options}');
-    const shares = new Map<number, Array<{ index: number; job: BulkJob<Payload> }>>();
-    jobs.forEach((job: unknown, index) => {
-      const routed = typeof job === 'object' && job !== null ? (job as Routed) : {};
-      const key = options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:${index}`;
-      const i = this.partitionFor(routed, key);
-      let share = shares.get(i);
-      if (!share) shares.set(i, (share = []));
-      share.push({ index, job: job as BulkJob<Payload> });
-    });
+    const shares = sharesOf(jobs, (job, index) => this.partitionFor(job, options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:${index}`));
     // every job is checked before anything is written (each share is checked again as it is sent)
     encodeBulk(jobs, this.defaults, this.maxPayloadBytes);
     const out = new Array<EnqueueResult>(jobs.length);
     await Promise.all(
       [...shares].map(async ([i, share]) => {
-        const results = await this.parts[i]!.addBulk(
-          share.map((s) => s.job),
-          options,
-        );
+        const results = await this.parts[i]!.addBulk(share.map((s) => s.job), options);
         share.forEach((s, j) => (out[s.index] = results[j]!));
       }),
     );
@@ -277,28 +246,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
   }
 
   async groups(options: GroupsOptions = {}): Promise<GroupsPage> {
-    const { cursor, limit, prefix } = checkGroupsOptions(options, false);
-    let [part, at] = this.groupsCursor(options.cursor === undefined ? undefined : cursor);
-    const groups: GroupInfo[] = [];
-    for (;;) {
-      const page = await this.parts[part]!.groups({ cursor: at, limit: limit - groups.length, prefix });
-      groups.push(...page.groups);
-      if (page.cursor !== null) at = page.cursor;
-      else if (part + 1 < this.parts.length) [part, at] = [part + 1, '0'];
-      else return { groups: sortedByName(groups), cursor: null };
-      if (groups.length >= limit) return { groups: sortedByName(groups), cursor: `${part}:${at}` };
-    }
-  }
-
-  /** A composite cursor of `groups` as its partition and that partition's SSCAN cursor; absent: the start. */
-  private groupsCursor(cursor: string | undefined): [number, string] {
-    if (cursor === undefined) return [0, '0'];
-    const match = /^(\d{1,4}):(\d{1,20})$/.exec(cursor);
-    const part = match ? Number(match[1]) : -1;
-    if (!match || part >= this.parts.length || !isScanCursor(match[2]!)) {
-      throw new InvalidArgumentError(`cursor must be the cursor a page of groups answered (<partition>:<cursor>, partition below ${this.parts.length}), got ${shown(cursor)}`);
-    }
-    return [part, match[2]!];
+    return groupsWalk(this.parts, options);
   }
 
   async remove(id: string): Promise<void> {
@@ -350,57 +298,21 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
     return this.partitionOfGroup(group).sweepGroup(group);
   }
 
-  /**
-   * Runs a bulk admin call on every partition: at once without a limit; with one, partition after
-   * partition, each with what is left of it.
-   */
-  private async everyPartition<T>(limit: number | undefined, run: (part: Queue<Payload>, limit: number | undefined) => Promise<T>, size: (result: T) => number): Promise<T[]> {
-    if (limit === undefined) return Promise.all(this.parts.map((part) => run(part, undefined)));
-    if (!Number.isSafeInteger(limit) || limit < 1) throw new InvalidArgumentError(`limit must be an integer >= 1, got ${String(limit)}`);
-    const out: T[] = [];
-    let left = limit;
-    for (const part of this.parts) {
-      if (left <= 0) break;
-      const result = await run(part, left);
-      out.push(result);
-      left -= size(result);
-    }
-    return out;
-  }
-
   async clean(state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
-    if (state !== 'completed' && state !== 'dead') throw new InvalidArgumentError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
-    const { olderThanMs, limit } = options;
-    const results = await this.everyPartition(
-      limit,
-      (part, left) => part.clean(state, { ...(olderThanMs === undefined ? {} : { olderThanMs }), ...(left === undefined ? {} : { limit: left }) }),
-      (ids) => ids.length,
-    );
-    return results.flat();
+    return cleanAll(this.parts, state, options);
   }
 
   async drain(options: { limit?: number } = {}): Promise<number> {
-    return sum(await this.everyPartition(options.limit, (part, left) => part.drain(left === undefined ? {} : { limit: left }), (n) => n));
+    return countedAll(this.parts, 'drain', options);
   }
 
   async reprocessDead(options: { limit?: number } = {}): Promise<number> {
-    return sum(await this.everyPartition(options.limit, (part, left) => part.reprocessDead(left === undefined ? {} : { limit: left }), (n) => n));
+    return countedAll(this.parts, 'reprocessDead', options);
   }
 
+  /** Every partition deleted (see bulk-admin.ts, obliterateAll), then the name and its count out of the registry. */
   async obliterate(options: { force?: boolean; limit?: number } = {}): Promise<boolean> {
-    const force = options.force ?? false;
-    if (typeof force !== 'boolean') throw new InvalidArgumentError('force must be a boolean');
-    if (options.limit !== undefined && (!Number.isSafeInteger(options.limit) || options.limit < 1)) {
-      throw new InvalidArgumentError(`limit must be an integer >= 1, got ${String(options.limit)}`);
-    }
-    if (!force) {
-      const active = (await this.counts()).active;
-      if (active > 0) throw new JobStateError(`queue ${this.name} has ${active} active job(s): obliterate with force to delete them too`);
-    }
-    if (options.limit === undefined) await Promise.all(this.parts.map((part) => part.obliterate({ force })));
-    else {
-      for (const part of this.parts) if (!(await part.obliterate({ force, limit: options.limit }))) return false;
-    }
+    if (!(await obliterateAll(this.name, this.parts, () => this.counts(), options))) return false;
     await unregisterQueue(this.transport, this.name);
     return true;
   }

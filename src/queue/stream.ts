@@ -1,5 +1,6 @@
 import { InvalidArgumentError, JobFailedError, JobNotFoundError, shown, WaitTimeoutError } from '../errors.js';
-import { assertEventId, decodeEntry, type EventsPage, type QueueEvent, type ReadEventsOptions } from '../events/events.js';
+import { type EventsPage, type QueueEvent, type ReadEventsOptions } from '../events/events.js';
+import { assertEventId, decodeEntry } from '../events/decode.js';
 import type { JobRecord } from '../job.js';
 import { getJobOp } from '../ops/get-job.js';
 import { readEventsOp } from '../ops/read-events.js';

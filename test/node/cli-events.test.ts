@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { decodeEntry } from '../../src/events/events.js';
+import { decodeEntry } from '../../src/events/decode.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import type { Queue } from '../../src/queue/queue.js';

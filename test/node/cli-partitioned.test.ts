@@ -91,6 +91,24 @@ describe('emq on a partitioned queue', () => {
     }
   });
 
+  it('consume --partitions refuses a count the registry does not hold, and a plain queue, before consuming anything', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'emq-handler-'));
+    writeFileSync(join(dir, 'noop.mjs'), 'export default async () => {};\n');
+    const partitioned = queueName('cli-pq-count');
+    const plain = queueName('cli-pq-plain');
+    made.push(partitioned, plain);
+    await new PartitionedQueue(redis.transport, partitioned, { partitions: 4 }).add({ n: 1 }, { group: 'g' });
+    expect((await emq(['enqueue', plain, '1'], env)).code).toBe(0);
+    const wrong = await emq(['consume', partitioned, '--handler', join(dir, 'noop.mjs'), '--partitions', '2'], env);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain(`queue ${partitioned} has 4 partitions, not 2`);
+    const onPlain = await emq(['consume', plain, '--handler', join(dir, 'noop.mjs'), '--partitions', '2'], env);
+    expect(onPlain.code).toBe(2);
+    expect(onPlain.stderr).toContain(`queue ${plain} exists unpartitioned`);
+    // nothing was claimed
+    expect((await new PartitionedQueue(redis.transport, partitioned, { partitions: 4 }).counts()).pending).toBe(1);
+  });
+
   it('refuses --partitions out of range as a usage error, connecting to nothing', async () => {
     const run = await emq(['enqueue', 'q', '1', '--partitions', '0'], env);
     expect(run.code).toBe(2);

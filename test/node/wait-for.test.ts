@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { JobFailedError, Queue, type QueueEvent } from '../../src/index.js';
-import { decodeEntry } from '../../src/events/events.js';
+import { decodeEntry } from '../../src/events/decode.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { keysOf, queueName, until, useRedis } from '../helpers.js';

@@ -7,7 +7,7 @@ import {
   type QueueEvent,
   WaitTimeoutError,
 } from '../../src/index.js';
-import { decodeEntry } from '../../src/events/events.js';
+import { decodeEntry } from '../../src/events/decode.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, useRedis } from '../helpers.js';
 
