@@ -1,14 +1,40 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Tests by layer (docs/design.md, "Tests"):
+ * The suites that use the CPU rather than wait: they start processes (`emq`, tsx, npm, wrangler,
+ * workerd, Chromium, a Redis Cluster of their own) or run a compiler in process (tsc over the
+ * README's blocks). They run first, two at a time, so none starves a timing-sensitive suite.
+ */
+const CPU_BOUND = [
+  'test/node/cli*.test.ts',
+  'test/node/package.test.ts',
+  'test/node/start.test.ts',
+  'test/edge/**/*.test.ts',
+  'test/browser/**/*.test.ts',
+  'test/project/readme.test.ts',
+];
+
+/**
+ * The suites that mostly wait (on Redis, on timers, on a consumer's beat) run after them, this
+ * many at a time: on 2 cores a file's own waits leave room for three more (vitest's default is
+ * one less than the cores, one at a time here).
+ */
+const WAITING_WORKERS = 4;
+const waiting = { maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } };
+
+/**
+ * Tests by layer (docs/design/tests.md), in two groups run one after the other (vitest's
+ * `sequence.groupOrder`): first `unit` and `processes`, CPU-bound, two files at a time; then the
+ * Redis suites, WAITING_WORKERS at a time.
  * - `unit`: pure units beside the code they test (`src/**\/*.test.ts`, `tools/`) and the checks of
  *   the tree itself (`test/project/`: import rules, the public API, types): no Redis, seconds.
- * - `ioredis`: every suite under `test/` against a private redis-server the global setup starts,
- *   and `test/project/readme.test.ts`, which runs the README's snippets on it.
- * - `cluster` and `cluster-upstash`: the same suites a third and a fourth time, over a local Redis
- *   Cluster (three masters, a replica each), through `IoredisTransport.connectCluster` and through
- *   @upstash/redis and the REST bridge over the cluster.
+ * - `processes`: the CPU_BOUND suites, against the private redis-server the global setup starts
+ *   (which also builds `emq` once for them), `test/project/readme.test.ts` among them: it runs
+ *   the README's snippets on it.
+ * - `ioredis`: every other suite under `test/` against that redis-server.
+ * - `cluster` and `cluster-upstash`: the transport suites a third and a fourth time, over a local
+ *   Redis Cluster (three masters, a replica each), through `IoredisTransport.connectCluster` and
+ *   through @upstash/redis and the REST bridge over the cluster.
  * - `upstash`: the suites in `test/transport/` a second time, over @upstash/redis and the REST
  *   bridge: a suite that drives the scripts through `redis.transport` goes in that folder and runs
  *   on both transports; node-only suites (`test/node/`) and the Worker under miniflare
@@ -32,28 +58,35 @@ export default defineConfig({
           name: 'unit',
           include: ['src/**/*.test.ts', 'tools/**/*.test.ts', 'test/project/**/*.test.ts'],
           exclude: ['test/project/readme.test.ts'],
+          maxWorkers: 2,
+          sequence: { groupOrder: 0 },
         },
+      },
+      {
+        extends: true,
+        test: { name: 'processes', include: CPU_BOUND, globalSetup: ['test/global-setup.ts'], maxWorkers: 2, sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
         test: {
           name: 'ioredis',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/project/**/!(readme).test.ts'],
+          exclude: ['test/project/**/*.test.ts', ...CPU_BOUND],
           globalSetup: ['test/global-setup.ts'],
+          ...waiting,
         },
       },
       {
         extends: true,
-        test: { name: 'upstash', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+        test: { name: 'upstash', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'], ...waiting },
       },
       {
         extends: true,
-        test: { name: 'cluster', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+        test: { name: 'cluster', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'], ...waiting },
       },
       {
         extends: true,
-        test: { name: 'cluster-upstash', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'] },
+        test: { name: 'cluster-upstash', include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'], ...waiting },
       },
     ],
   },

@@ -1,16 +1,21 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { inject } from 'vitest';
 
 /** The repository's root: the children's working directory unless a test names another. */
 export const root = join(import.meta.dirname, '..');
 
-/** The `emq` bin's source, run through tsx as `npx emq` would run the built one. */
-export const cli = join(root, 'src', 'node', 'cli', 'bin.ts');
+/**
+ * The `emq` bin the run's global setup built from src/ (test/emq-build.ts), run by node as `npx
+ * emq` runs the built one.
+ */
+export const cli = builtBin();
 
-/** tsx by its path, so a child started in another directory (`emq init` in a temp dir) finds it. */
-const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
+function builtBin(): string {
+  const path = inject('emqBin');
+  if (!path) throw new Error('this project did not build emq: see test/global-setup.ts');
+  return path;
+}
 
 /** How an `emq` process ended: its exit code (null when a signal ended it) and all it printed. */
 export interface Run {
@@ -48,8 +53,8 @@ function childEnv(env: Record<string, string | undefined>): Record<string, strin
 }
 
 /**
- * Starts `emq ...args` as a child process (node with tsx, so no build is needed) and collects
- * its output; the caller signals `child` when the command runs until stopped.
+ * Starts `emq ...args` as a child process (node on the bin the global setup built from src/) and
+ * collects its output; the caller signals `child` when the command runs until stopped.
  *
  * @example
  * const serve = startEmq(['serve', '--port', '0'], { REDIS_URL: url, EMQ_TOKEN: undefined });
@@ -58,7 +63,7 @@ function childEnv(env: Record<string, string | undefined>): Record<string, strin
  * expect((await serve.done).code).toBe(0);
  */
 export function startEmq(args: readonly string[], env: Record<string, string | undefined> = {}, options: EmqOptions = {}): Running {
-  const child = spawn(process.execPath, ['--import', tsx, options.bin ?? cli, ...args], {
+  const child = spawn(process.execPath, [options.bin ?? cli, ...args], {
     cwd: options.cwd ?? root,
     env: childEnv(env),
     stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],

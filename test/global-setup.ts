@@ -3,6 +3,7 @@ import type { TestProject } from 'vitest/node';
 import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
 import { type LocalCluster, startLocalCluster } from '../src/node/local-cluster.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
+import { buildEmq } from './emq-build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,6 +14,8 @@ declare module 'vitest' {
     clusterNodes: string[] | null;
     /** The REST bridge over the same Redis (the upstash project only). */
     bridge: { url: string; token: string } | null;
+    /** The `emq` bin built from src/ (test/emq-build.ts): the project that starts it only. */
+    emqBin: string | null;
   }
 }
 
@@ -41,6 +44,9 @@ async function release(key: symbol): Promise<void> {
   await (await shared.server).stop();
 }
 
+/** The project whose suites start `emq` (vitest.config.ts): the bin is built once, for it. */
+const EMQ_PROJECT = 'processes';
+
 /** The run's one Redis. */
 const REDIS = Symbol.for('echomq.test.redis');
 const acquireRedis = (): Promise<LocalRedis> =>
@@ -56,7 +62,8 @@ const acquireRedis = (): Promise<LocalRedis> =>
  * on Debian as root), and for the cluster projects one local cluster (below). EMQ_TEST_REDIS_URL
  * points the suites at another Redis instead; REDIS_URL is ignored so a developer's own Redis is
  * never touched by accident. The upstash projects also get a REST bridge over theirs, on a free
- * port with a random token.
+ * port with a random token, and the project whose suites start `emq` gets it built from src/ once
+ * (test/emq-build.ts), removed at the end.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const onCluster = project.name.startsWith('cluster');
@@ -80,7 +87,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('transport', onCluster ? 'cluster' : 'ioredis');
     project.provide('bridge', null);
   }
+  const emq = project.name === EMQ_PROJECT ? await buildEmq() : undefined;
+  project.provide('emqBin', emq?.path ?? null);
   return async () => {
+    emq?.remove();
     await bridge?.close();
     await release(onCluster ? CLUSTER : REDIS);
   };
