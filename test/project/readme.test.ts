@@ -88,13 +88,14 @@ describe('README.md and the guides', () => {
     expect(() => snippets('```ts\nopen')).toThrow(/line 1 is never closed/);
   });
 
-  // a whole tsc program: seconds alone, far longer beside the other suites on a loaded machine
+  // the blocks' errors only: src/ has its own checks (typecheck.ts, TypecheckScope); the program
+  // is still built whole, seconds alone, far longer beside the other suites on a loaded machine
   it('type-checks every TypeScript block as a strict module importing echomq', { timeout: 120_000 }, () => {
     const globals = join(root, '.readme', 'reader-names.ts');
     const files = new Map([[globals, READER_NAMES], ...blocks.map((b) => [fileOf(b), b.code] as const)]);
     // each block a module of its own, as a file of a user's project is; strict, without the
     // unused-name checks (a snippet may name a value only to show it is there)
-    const errors = typecheck(files, { moduleDetection: ts.ModuleDetectionKind.Force, noUnusedLocals: false, noUnusedParameters: false });
+    const errors = typecheck(files, { moduleDetection: ts.ModuleDetectionKind.Force, noUnusedLocals: false, noUnusedParameters: false }, 'files');
     const where = new Map(blocks.map((b) => [fileOf(b), b]));
     const readable = errors.map((e) => (where.has(e.file) ? `${placeOf(where.get(e.file)!, e.line)}: ${e.message}` : `${e.file}:${e.line}: ${e.message}`));
     expect(readable).toEqual([]);
