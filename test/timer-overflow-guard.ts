@@ -7,13 +7,16 @@ import { afterAll } from 'vitest';
  * and re-arms, so none may appear.
  */
 const overflows: string[] = [];
-process.on('warning', (warning) => {
+const onWarning = (warning: Error): void => {
   if (warning.name === 'TimeoutOverflowWarning') overflows.push(warning.message);
-});
+};
+process.on('warning', onWarning);
 
 afterAll(async () => {
   // a warning is emitted on the tick after the call that caused it
   await new Promise((resolve) => setImmediate(resolve));
+  // a worker that runs file after file (isolate: false) loads this once per file
+  process.off('warning', onWarning);
   if (overflows.length > 0) {
     throw new Error(`${overflows.length} TimeoutOverflowWarning(s) in this file, the first: ${overflows[0]} (arm timers through src/timers.ts)`);
   }
