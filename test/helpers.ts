@@ -63,15 +63,28 @@ export function useRedis(): RedisFixture {
   };
 }
 
+/** Where a suite's Redis is: the run's (the global setup's, by default) or a suite's own. */
+export interface RedisAt {
+  /** A single Redis, or a cluster's first node. */
+  readonly redisUrl: string;
+  /** A cluster's nodes (`host:port`), or null on a single Redis. */
+  readonly clusterNodes: readonly string[] | null;
+  /** The REST bridge the upstash projects' transports go through, or null. */
+  readonly bridge: { readonly url: string; readonly token: string } | null;
+}
+
+/** The run's Redis, as the global setup provided it to this project. */
+export const runRedis = (): RedisAt => ({ redisUrl: inject('redisUrl'), clusterNodes: inject('clusterNodes'), bridge: inject('bridge') });
+
 /**
  * A plain client for reading and poking state: a connection to the run's Redis, or in the cluster
  * project a cluster client (each key's command goes to its slot's master) whose `keys`, `dbsize`
  * and `script` ask every master, as they would on one Redis.
  */
-export function rawClient(): Redis {
-  const nodes = inject('clusterNodes');
-  if (!nodes) return new Redis(inject('redisUrl'), { protocol: 2, lazyConnect: false });
-  const cluster = new Cluster(nodes, { redisOptions: { protocol: 2 } });
+export function rawClient(at: RedisAt = runRedis()): Redis {
+  const nodes = at.clusterNodes;
+  if (!nodes) return new Redis(at.redisUrl, { protocol: 2, lazyConnect: false });
+  const cluster = new Cluster([...nodes], { redisOptions: { protocol: 2 } });
   const masters = async (): Promise<Redis[]> => {
     if (cluster.status !== 'ready') await new Promise((resolve) => cluster.once('ready', resolve));
     return cluster.nodes('master');
@@ -94,12 +107,12 @@ export function rawClient(): Redis {
 /**
  * A new transport of the kind this project tests: a connection of its own over ioredis, a
  * cluster client over the local cluster, or an @upstash/redis client on the bridge the global
- * setup started.
+ * setup started (or, given `at`, on a suite's own Redis: test/private-redis.ts).
  */
-export function projectTransport(): Transport {
-  if (inject('transport') === 'ioredis') return IoredisTransport.connect(inject('redisUrl'));
-  if (inject('transport') === 'cluster') return IoredisTransport.connectCluster(inject('clusterNodes') ?? []);
-  const bridge = inject('bridge');
+export function projectTransport(at: RedisAt = runRedis()): Transport {
+  if (inject('transport') === 'ioredis') return IoredisTransport.connect(at.redisUrl);
+  if (inject('transport') === 'cluster') return IoredisTransport.connectCluster([...(at.clusterNodes ?? [])]);
+  const bridge = at.bridge;
   if (!bridge) throw new Error('the upstash project has no bridge: see test/global-setup.ts');
   return UpstashTransport.connect({ url: bridge.url, token: bridge.token });
 }

@@ -8,6 +8,7 @@ import { RateLimitedError } from '../../src/handler.js';
 import { Queue } from '../../src/queue/queue.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { queueName, sleep, until } from '../helpers.js';
+import { usePrivateRedis } from '../private-redis.js';
 
 /**
  * The Worker's drains, counted: the Worker's own code (createWorker) run on Node over
@@ -171,21 +172,6 @@ describe('the edge drains, request by request', () => {
     }
   });
 
-  it('counts a NOSCRIPT retry among the requests it spent', async () => {
-    const transport = UpstashTransport.connect({ url: bridge.url, token });
-    const queue = new Queue<number>(transport, queueName('noscript'));
-    await queue.add(1);
-    await boundedBeat(queue, () => {}, { deadline: Date.now() + 30_000 }); // scripts loaded
-    await raw.script('FLUSH');
-    await queue.add(2); // by EVAL after its NOSCRIPT: the enqueue script is loaded again
-    bridge.reset();
-    const summary = await boundedBeat(queue, () => {}, { deadline: Date.now() + 30_000 });
-    expect(summary.completed).toBe(1);
-    expect(summary.requests).toBe(bridge.stats().requests);
-    // the beat's EVALSHA and its EVAL after NOSCRIPT; the complete's likewise (the flush forgot both)
-    expect(summary.requests).toBe(4);
-  });
-
   it("counts a handler's RateLimitedError as held, not retried: its job back unspent, its group held", async () => {
     const transport = UpstashTransport.connect({ url: bridge.url, token });
     const queue = new Queue<number>(transport, queueName('held'));
@@ -202,5 +188,26 @@ describe('the edge drains, request by request', () => {
     expect(counts).toMatchObject({ pending: 1, completed: 1 });
     expect(rateLimits.throttled.map((t) => t.group)).toEqual(['api']);
     expect((await queue.getJobs('pending'))[0]).toMatchObject({ group: 'api', attempt: 0 });
+  });
+});
+
+describe('the edge drains on a Redis that forgot its scripts', () => {
+  // SCRIPT FLUSH forgets every script of the server: a Redis of this suite's own (test/private-redis.ts)
+  const token = randomBytes(8).toString('hex');
+  const own = usePrivateRedis({ bridgeToken: token });
+
+  it('counts a NOSCRIPT retry among the requests it spent', async () => {
+    const transport = UpstashTransport.connect({ url: own.restBridge.url, token });
+    const queue = new Queue<number>(transport, queueName('noscript'));
+    await queue.add(1);
+    await boundedBeat(queue, () => {}, { deadline: Date.now() + 30_000 }); // scripts loaded
+    await own.raw.script('FLUSH');
+    await queue.add(2); // by EVAL after its NOSCRIPT: the enqueue script is loaded again
+    own.restBridge.reset();
+    const summary = await boundedBeat(queue, () => {}, { deadline: Date.now() + 30_000 });
+    expect(summary.completed).toBe(1);
+    expect(summary.requests).toBe(own.restBridge.stats().requests);
+    // the beat's EVALSHA and its EVAL after NOSCRIPT; the complete's likewise (the flush forgot both)
+    expect(summary.requests).toBe(4);
   });
 });

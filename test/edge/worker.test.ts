@@ -17,6 +17,7 @@ import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 import type { ApiTarget } from '../http-call.js';
 import { sleep, until } from '../helpers.js';
+import { usePrivateRedis } from '../private-redis.js';
 import { type MiniflareWorker, startMiniflareWorker } from './miniflare-worker.js';
 import { buildWorker } from './worker-bundle.js';
 
@@ -82,24 +83,6 @@ describe('the Worker', () => {
     expect(report).toMatch(/Total Upload: [\d.]+ KiB/);
     console.log(`worker bundle: ${/Total Upload: .*/.exec(report)?.[0]}`);
     for (const script of Object.values(scripts)) expect(source).toContain(script.sha1);
-  });
-
-  it('loads byte-identical scripts: Redis computes the same sha1 from what the Worker sends', async () => {
-    await reset();
-    const { mf, url } = await startWorker(bridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
-    try {
-      await transport.redis.script('FLUSH');
-      const res = await fetch(`${url}/v1/queues/${queueName}/jobs`, {
-        method: 'POST',
-        headers: { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ payload: { message: 'sha check' } }),
-      });
-      expect(res.status).toBe(201);
-      // the Worker's EVALSHA missed, it sent its source by EVAL, and Redis hashed that source
-      expect(await transport.redis.script('EXISTS', scripts.enqueue.sha1)).toEqual([1]);
-    } finally {
-      await mf.dispose();
-    }
   });
 
   it('refuses to serve without EMQ_TOKEN, except in local dev where every response says so', async () => {
@@ -448,6 +431,29 @@ describe('the Worker', () => {
       // and waited for in the Worker itself, which reads the stream every second
       expect(await post({ result: 42 }, '?wait=10000')).toMatchObject({ status: 200, body: { state: 'completed', result: 42 } });
       expect(await post({ fail: 'dead' }, '?wait=10000')).toMatchObject({ status: 200, body: { state: 'dead', error: expect.stringContaining('asked to die') } });
+    } finally {
+      await mf.dispose();
+    }
+  });
+});
+
+describe('the Worker on a Redis that forgot its scripts', () => {
+  // SCRIPT FLUSH forgets every script of the server: a Redis of this suite's own (test/private-redis.ts)
+  const own = usePrivateRedis({ bridgeToken: BRIDGE_TOKEN });
+  const queueName = 'demo';
+
+  it('loads byte-identical scripts: Redis computes the same sha1 from what the Worker sends', async () => {
+    const { mf, url } = await startWorker(own.restBridge.url, { EMQ_TOKEN, EMQ_DRAIN_ON_ENQUEUE_MS: '0' });
+    try {
+      await own.raw.script('FLUSH');
+      const res = await fetch(`${url}/v1/queues/${queueName}/jobs`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${EMQ_TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ payload: { message: 'sha check' } }),
+      });
+      expect(res.status).toBe(201);
+      // the Worker's EVALSHA missed, it sent its source by EVAL, and Redis hashed that source
+      expect(await own.raw.script('EXISTS', scripts.enqueue.sha1)).toEqual([1]);
     } finally {
       await mf.dispose();
     }

@@ -11,11 +11,14 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { ConsumerStoppedError, LeaseLostError } from '../../src/node/consumer/index.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, laneIds, sleep, until, useRedis, leases } from '../helpers.js';
+import { usePrivateRedis } from '../private-redis.js';
 
 
 describe('the parked consumer', () => {
   const redis = useRedis();
   const url = inject('redisUrl');
+  // a Redis of the suite's own for the test that flushes its scripts (test/private-redis.ts)
+  const own = usePrivateRedis();
   const running: Array<Consumer<never>> = [];
 
   afterEach(async () => {
@@ -27,9 +30,10 @@ describe('the parked consumer', () => {
     queue: Queue<P>,
     handler: (job: Job<P>, signal: AbortSignal) => Promise<void> | void,
     options: ConsumerOptions<P> = {},
+    redisUrl = url,
   ): { consumer: Consumer<P>; seen: Array<{ job: Job<P>; at: number }> } {
     const seen: Array<{ job: Job<P>; at: number }> = [];
-    const transport = IoredisTransport.connect(url);
+    const transport = IoredisTransport.connect(redisUrl);
     const consumer = new Consumer<P>(
       transport,
       queue.name,
@@ -44,8 +48,8 @@ describe('the parked consumer', () => {
   }
 
   /** Parks a consumer (10 s beat), runs `trigger`, and returns ms from the trigger to the handler. */
-  async function wakeLatency(queue: Queue<unknown>, trigger: () => Promise<unknown>, seenBefore = 0): Promise<number> {
-    const { seen } = consume(queue, () => {});
+  async function wakeLatency(queue: Queue<unknown>, trigger: () => Promise<unknown>, seenBefore = 0, redisUrl = url): Promise<number> {
+    const { seen } = consume(queue, () => {}, {}, redisUrl);
     await sleep(150); // parked by now: the first beat found nothing
     await until(() => seen.length === seenBefore);
     const t0 = performance.now();
@@ -74,11 +78,12 @@ describe('the parked consumer', () => {
   });
 
   it('still wakes at once when Redis forgot its scripts (the claim sent behind the BLPOP gets NOSCRIPT)', async () => {
-    const queue = redis.queue();
-    expect(await wakeLatency(queue, async () => {
-      await redis.raw.script('FLUSH');
+    const queue = own.queue();
+    const flushedThenAdded = async (): Promise<void> => {
+      await own.raw.script('FLUSH');
       await queue.add('after a flush');
-    })).toBeLessThan(500);
+    };
+    expect(await wakeLatency(queue, flushedThenAdded, 0, own.at.redisUrl)).toBeLessThan(500);
   });
 
   it('wakes for a reprocessed job', async () => {

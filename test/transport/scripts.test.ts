@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { scripts } from '../../src/generated/scripts.js';
 import { generatedPath, renderScripts } from '../../tools/build-lua.js';
 import { scriptsOf, useRedis } from '../helpers.js';
+import { usePrivateRedis } from '../private-redis.js';
 import { claimOp } from '../../src/ops/claim.js';
 import { countsOp } from '../../src/ops/counts.js';
 
@@ -42,6 +43,11 @@ describe('the generated scripts module', () => {
       expect(await redis.raw.script('LOAD', script.lua)).toBe(script.sha1);
     }
   });
+});
+
+describe('the script gateway on a Redis that forgot its scripts', () => {
+  // SCRIPT FLUSH forgets every script of the server: a Redis of this suite's own, not the run's
+  const redis = usePrivateRedis();
 
   it('falls back to EVAL when Redis has forgotten the scripts', async () => {
     const queue = redis.queue();
