@@ -15,6 +15,14 @@ const CPU_BOUND = [
 ];
 
 /**
+ * The suites whose assertions hold a consumer to a pace (at least 90% of a rate limit used while
+ * 32 handlers run, a partition's wake-up within tens of ms): they run last, one at a time, with
+ * the machine to themselves. Beside the Redis suites, four at a time on 2 cores, a consumer starved
+ * of CPU used 85% of its limit.
+ */
+const PACED = ['test/node/consumer-rate-limits.test.ts', 'test/node/partitioned-consumer.test.ts'];
+
+/**
  * The suites that wait on Redis, on timers, on a consumer's beat run after them, this many at a
  * time: on 2 cores a file's own waits leave room for three more (vitest's default is one less than
  * the cores: one file at a time here, 723 s of files in 874 s). Some drive Redis hard (the property
@@ -33,15 +41,15 @@ const waiting = { maxWorkers: WAITING_WORKERS, sequence: { groupOrder: 1 } };
 const transportAgain = { include: ['test/transport/**/*.test.ts'], globalSetup: ['test/global-setup.ts'], isolate: false, ...waiting };
 
 /**
- * Tests by layer (docs/design/tests.md), in two groups run one after the other (vitest's
+ * Tests by layer (docs/design/tests.md), in three groups run one after the other (vitest's
  * `sequence.groupOrder`): first `unit` and `processes`, CPU-bound, two files at a time; then the
- * Redis suites, WAITING_WORKERS at a time.
+ * Redis suites, WAITING_WORKERS at a time; last `paced`, the PACED suites one at a time.
  * - `unit`: pure units beside the code they test (`src/**\/*.test.ts`, `tools/`) and the checks of
  *   the tree itself (`test/project/`: import rules, the public API, types): no Redis, seconds.
  * - `processes`: the CPU_BOUND suites, against the private redis-server the global setup starts
  *   (which also builds `emq` once for them), `test/project/readme.test.ts` among them: it runs
  *   the README's snippets on it.
- * - `ioredis`: every other suite under `test/` against that redis-server.
+ * - `ioredis`: every other suite under `test/` against that redis-server (`paced`: the PACED ones).
  * - `cluster` and `cluster-upstash`: the transport suites a third and a fourth time, over a local
  *   Redis Cluster (three masters, a replica each), through `IoredisTransport.connectCluster` and
  *   through @upstash/redis and the REST bridge over the cluster.
@@ -81,10 +89,14 @@ export default defineConfig({
         test: {
           name: 'ioredis',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/project/**/*.test.ts', ...CPU_BOUND],
+          exclude: ['test/project/**/*.test.ts', ...CPU_BOUND, ...PACED],
           globalSetup: ['test/global-setup.ts'],
           ...waiting,
         },
+      },
+      {
+        extends: true,
+        test: { name: 'paced', include: PACED, globalSetup: ['test/global-setup.ts'], maxWorkers: 1, sequence: { groupOrder: 2 } },
       },
       {
         extends: true,
