@@ -56,11 +56,14 @@ export function useRedis(): RedisFixture {
       made.push(name);
       return new Queue<P>(transport, name, options);
     },
-    serverNow: async () => {
-      const [s, us] = await raw.time();
-      return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-    },
+    serverNow: () => serverNowOf(raw),
   };
+}
+
+/** The clock of the Redis `raw` is connected to, ms. */
+export async function serverNowOf(raw: Redis): Promise<number> {
+  const [s, us] = await raw.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
 }
 
 /** Where a suite's Redis is: the run's (the global setup's, by default) or a suite's own. */

@@ -6,7 +6,7 @@ import { type RunningBridge, startBridge } from '../src/node/bridge/index.js';
 import { type LocalCluster, startLocalCluster } from '../src/node/local-cluster.js';
 import { type LocalRedis, startLocalRedis } from '../src/node/local-redis.js';
 import type { Transport } from '../src/transport.js';
-import { projectTransport, queueName, rawClient, type RedisAt, type RedisFixture } from './helpers.js';
+import { projectTransport, queueName, rawClient, type RedisAt, type RedisFixture, serverNowOf } from './helpers.js';
 
 /** A suite's own Redis, of the project's kind, with what {@link RedisFixture} offers on it. */
 export interface PrivateRedisFixture extends RedisFixture {
@@ -81,9 +81,6 @@ export function usePrivateRedis(options: PrivateRedisOptions = {}): PrivateRedis
     },
     // the server goes with the suite: no keys to delete after each test
     queue: <P>(options: QueueOptions & { name?: string } = {}) => new Queue<P>(started(transport), options.name ?? queueName(), options),
-    serverNow: async () => {
-      const [s, us] = await started(raw).time();
-      return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-    },
+    serverNow: () => serverNowOf(started(raw)),
   };
 }
