@@ -58,6 +58,18 @@ describe('the Node consumer and schedulers', () => {
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 
+  it('a consumer started on a queue whose scheduler is due runs that slot and each next one at its time', async () => {
+    // its first beat fires the due slot: a beat that fired carries no reading of the server's
+    // clock, and the timer it arms for the next slot must still fire then, not at the 10 s beat
+    const queue = redis.queue<string>();
+    const { nextRunAt } = await queue.upsertScheduler('tick', { every: 400, limit: 4 }, { payload: 'tick' });
+    const seen = consume(queue);
+    await until(() => seen.length >= 4, 5_000);
+    expect(seen.map(({ job }) => job.scheduler!.slot)).toEqual([0, 1, 2, 3].map((i) => nextRunAt! + i * 400));
+    for (const { job, at } of seen.slice(1)) expect(at - job.scheduler!.slot).toBeLessThan(300);
+    expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
+  });
+
   it('a cron scheduler with seconds runs on whole seconds, and an upsert moves a parked consumer’s timer', async () => {
     const queue = redis.queue<string>();
     const seen = consume(queue);

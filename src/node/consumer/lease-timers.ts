@@ -43,8 +43,12 @@ const WAKE_EARLY_MS = 2;
  * timers.arm(claimed.nextDueAt, claimed.nextLeaseEnd);
  */
 export class LeaseTimers<Payload> {
-  /** Server ms minus performance.now(), from the last reply that carried the server time. */
-  private serverOffset = 0;
+  /**
+   * Server ms minus performance.now(), from the last reply that carried the server time; until
+   * the first, this host's clock (a timer armed from a reply that carried no reading, a beat that
+   * fired scheduler slots, is armed on it and moved by the first reading).
+   */
+  private serverOffset = Date.now() - performance.now();
   private dueTimer: ArmedTimer | undefined;
   private leaseTimer: ArmedTimer | undefined;
   private renewTimer: Timer | undefined;
@@ -64,7 +68,14 @@ export class LeaseTimers<Payload> {
   setClock(serverNow: number, localAt: number): void {
     // the scripts' now is TIME floored to the ms (includes/now_ms.lua): the server was half a ms
     // past it on average, and an offset taken from the floor arms every timer 0.5 ms late
-    this.serverOffset = serverNow + 0.5 - localAt;
+    const offset = serverNow + 0.5 - localAt;
+    const moved = Math.abs(offset - this.serverOffset) > WAKE_EARLY_MS;
+    this.serverOffset = offset;
+    // a timer set on the old estimate would fire early or late by the move: armed again on this one
+    if (!moved || this.loop.stopping) return;
+    const { dueTimer, leaseTimer } = this;
+    this.clear();
+    this.arm(dueTimer?.at ?? null, leaseTimer?.at ?? null);
   }
 
   /** Renews every held lease each renewMs until stopRenewing(). */
