@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, type ExpectStatic, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -24,7 +24,7 @@ async function runStack(flags: string[]): Promise<{ code: number | null; out: st
 }
 
 /** What the mix, the schedulers, the rate limit and the flow print, on one Redis or a cluster alike. */
-function expectTheDemo(out: string): void {
+function expectTheDemo(expect: ExpectStatic, out: string): void {
   const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
   expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0 });
   expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
@@ -39,14 +39,16 @@ function expectTheDemo(out: string): void {
   expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, active 0, waiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as the Worker's \/ui \(true\))?/);
 }
 
-describe('npm start', () => {
-  it('runs it all over a private Redis Cluster with --cluster (three masters, a replica each), and stops every node', async () => {
+// the two stacks side by side: each waits on its demo's clocks (heartbeats a second apart, a
+// rate limit's hold) far more than it uses the CPU, and each takes free ports and a Redis of its own
+describe.concurrent('npm start', () => {
+  it('runs it all over a private Redis Cluster with --cluster (three masters, a replica each), and stops every node', async ({ expect }) => {
     const { code, out } = await runStack(['--cluster']);
     expect(code, out).toBe(0);
     expect(out).toMatch(/started a Redis Cluster of 3 masters with 1 replica\(s\) each/);
     expect(out).toMatch(/redis: Redis Cluster 127\.0\.0\.1:\d+,127\.0\.0\.1:\d+,127\.0\.0\.1:\d+ \(private\)/);
     expect(out).toMatch(/bridge: Upstash REST over the Redis Cluster on /);
-    expectTheDemo(out);
+    expectTheDemo(expect, out);
     // its six redis-servers are gone: nothing answers on their ports
     const ports = /each on 127\.0\.0\.1:([\d,]+)/.exec(out)![1]!.split(',').map(Number);
     expect(ports).toHaveLength(6);
@@ -58,7 +60,7 @@ describe('npm start', () => {
     expect(await Promise.all(ports.map(answers))).toEqual(Array(6).fill(false));
   }, 120_000);
 
-  it('brings up a private Redis, the bridge, the Worker under wrangler dev and a consumer, and runs the mix on both', async () => {
+  it('brings up a private Redis, the bridge, the Worker under wrangler dev and a consumer, and runs the mix on both', async ({ expect }) => {
     const { code, out } = await runStack([]);
     expect(code, out).toBe(0);
     const pid = /\(pid (\d+)\)/.exec(out)?.[1];
@@ -68,7 +70,7 @@ describe('npm start', () => {
     // three slots on the Node consumer's timer, then another's three from the Worker's beat alone;
     // a held, rate-limited group: nothing before the hold's end, then 3 starts a second; a flow:
     // four pages, then their parent merges them once, after the last page
-    expectTheDemo(out);
+    expectTheDemo(expect, out);
     expect(out).toMatch(/\[(node|edge)\] JOB:pdf-1 merges 4 children/);
   }, 90_000);
 });

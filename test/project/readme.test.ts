@@ -1,16 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { Redis } from 'ioredis';
 import ts from 'typescript';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import * as echomq from '../../src/index.js';
 import { errorCodes } from '../../src/errors.js';
 import { keyspace, QUEUE_REGISTRY } from '../../src/keyspace.js';
 import { checkInvariants } from '../invariants.js';
+import { bundleForNode, type NodeBundle } from '../node-bundle.js';
 import { type Snippet, snippets } from './readme-snippets.js';
 import { ECHOMQ_PATHS, root, typecheck } from './typecheck.js';
 
@@ -54,7 +53,7 @@ process.on('newListener', (event) => {
 });
 `;
 
-/** How long one snippet may run, tsx's start included (about a second on an idle machine). */
+/** How long one snippet may run, node's start included (a few tenths of a second on an idle machine). */
 const RUN_TIMEOUT_MS = 20_000;
 /** How long a long-running snippet runs before its SIGTERM, once it listens for one. */
 const RUN_BEFORE_SIGTERM_MS = 1_000;
@@ -106,17 +105,24 @@ describe('README.md and the guides', () => {
     const url = new URL(inject('redisUrl'));
     url.pathname = `/${SNIPPET_DB}`;
     const redis = new Redis(url.toString());
+    const runnable = blocks.filter((b) => b.run.kind !== 'not-run');
+    /** Each runnable block a module of its own, bundled in one build (test/node-bundle.ts): `echomq` and its entries are the sources under src/. */
+    let bundle: NodeBundle | undefined;
+    beforeAll(async () => {
+      const sources = runnable.map((b) => {
+        const file = join(dir, `${b.doc.replace(/[/.]/g, '-')}-line-${b.line}.ts`);
+        writeFileSync(file, b.code);
+        return file;
+      });
+      bundle = await bundleForNode(sources, 'readme', Object.fromEntries(Object.entries(ECHOMQ_PATHS).map(([name, [path]]) => [name, path!])));
+    });
     afterAll(async () => {
       await redis.flushdb();
       redis.disconnect();
+      bundle?.remove();
       rmSync(dir, { recursive: true, force: true });
     });
-
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    // tsx reads `paths` from here: `echomq` and its entries are the sources under src/
-    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', paths: ECHOMQ_PATHS } }));
     writeFileSync(join(dir, 'prelude.mjs'), PRELUDE);
-    const tsx = pathToFileURL(createRequire(join(root, 'package.json')).resolve('tsx')).href;
 
     it(`starts on an empty database ${SNIPPET_DB}`, async () => {
       expect(await redis.dbsize(), `database ${SNIPPET_DB} of the test Redis holds keys: the docs' snippets run there`).toBe(0);
@@ -130,9 +136,7 @@ describe('README.md and the guides', () => {
       }
       const untilSigterm = snippet.run.kind === 'until-sigterm';
       it(`${title} ${untilSigterm ? 'runs until SIGTERM, then exits 0' : 'exits 0'}`, { timeout: RUN_TIMEOUT_MS + 5_000 }, async () => {
-        const file = join(dir, `${snippet.doc.replace(/[/.]/g, '-')}-line-${snippet.line}.ts`);
-        writeFileSync(file, snippet.code);
-        const child = spawn(process.execPath, ['--import', tsx, '--import', './prelude.mjs', file], {
+        const child = spawn(process.execPath, ['--import', './prelude.mjs', bundle!.paths[runnable.indexOf(snippet)]!], {
           cwd: dir,
           env: { ...process.env, REDIS_URL: url.toString() },
           stdio: ['ignore', 'pipe', 'pipe'],
