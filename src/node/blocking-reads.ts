@@ -28,8 +28,14 @@ export class BlockingReads {
   private doorbell: Parked | undefined;
   /** The connections XREAD BLOCK parks on, one per stream key. */
   private readonly streams = new Map<string, Parked>();
+  /** close() was called: no connection is opened any more. */
+  private closed = false;
 
-  constructor(private readonly open: OpenParked) {}
+  /** @param closedError what a read after close() fails with */
+  constructor(
+    private readonly open: OpenParked,
+    private readonly closedError: () => Error,
+  ) {}
 
   /** As BlockingTransport.blpop. */
   async blpop(keys: readonly string[], timeoutMs: number): Promise<string | null> {
@@ -80,7 +86,7 @@ export class BlockingReads {
   async xread(key: string, after: string, count: number, blockMs: number, signal?: AbortSignal): Promise<StreamEntry[]> {
     if (signal?.aborted) return [];
     let parked = this.streams.get(key);
-    if (!parked) this.streams.set(key, (parked = this.open(blockMs + 60_000)));
+    if (!parked) this.streams.set(key, (parked = this.connection(blockMs + 60_000)));
     const mine = parked;
     // an abort drops the connection: the only way to end a blocked XREAD at once
     const drop = (): void => {
@@ -111,8 +117,13 @@ export class BlockingReads {
     doorbell?.redis.disconnect();
   }
 
-  /** Drops every parked connection: the doorbell's and the streams'. */
+  /**
+   * Drops every parked connection, the doorbell's and the streams', for good: a read after it
+   * fails, so a reader parked when it closed (an events reader lingering after its last waitFor)
+   * ends instead of parking again on a new connection that would hold the process alive.
+   */
   close(): void {
+    this.closed = true;
     this.interrupt();
     for (const { redis, watch } of this.streams.values()) {
       watch.close();
@@ -124,7 +135,12 @@ export class BlockingReads {
   /** The doorbell connection, opened on first use. */
   private doorbellConnection(): Parked {
     // blockingTimeout arms a client-side deadline (timeout + grace)
-    return (this.doorbell ??= this.open(60_000));
+    return (this.doorbell ??= this.connection(60_000));
+  }
+
+  private connection(blockingTimeout: number): Parked {
+    if (this.closed) throw this.closedError();
+    return this.open(blockingTimeout);
   }
 }
 

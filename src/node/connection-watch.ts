@@ -110,6 +110,11 @@ export class ConnectionWatch {
     this.failWaiters('closed');
   }
 
+  /** What a request of a transport closed by its own close() fails with. */
+  closedError(): ConnectionError {
+    return connectionError(this.url, 'closed', { detail: 'the transport was closed', wasConnected: this.everReady });
+  }
+
   /**
    * What a request that failed should reject with: a ConnectionError when `error` is a
    * connection failure (the connection was lost with the request out, the client is closed...),

@@ -72,7 +72,7 @@ export class IoredisTransport implements BlockingTransport {
     this.blocking = new BlockingReads((blockingTimeout) => {
       const parked = quiet(duplicate(redis, blockingTimeout));
       return { redis: parked, watch: new ConnectionWatch(parked, this.endpoint, this.watch.timeoutMs) };
-    });
+    }, () => this.watch.closedError());
   }
 
   /** A transport on a new connection to `url`, closed with the transport. */

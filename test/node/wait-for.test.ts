@@ -4,7 +4,7 @@ import { JobFailedError, Queue, type QueueEvent } from '../../src/index.js';
 import { decodeEntry } from '../../src/events/decode.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { keysOf, queueName, until, useRedis } from '../helpers.js';
+import { keysOf, queueName, sleep, until, useRedis } from '../helpers.js';
 
 /**
  * Subscribing on Node: waiters, iterators and a Node consumer together, and the one parked
@@ -78,6 +78,24 @@ describe('waitFor and events() on Node', () => {
     stop.abort();
     await Promise.all(iterators);
     await until(async () => (await parkedReads(name)) === 0);
+  });
+
+  it('a closed transport parks no read: the reader a finished waitFor leaves lingering ends with it', async () => {
+    const { transport, name } = namedTransport();
+    const queue = new Queue<number>(transport, queueName());
+    closing.push(async () => void (await redis.raw.del(...(await redis.raw.keys(`emq:{${queue.name}}:*`)), 'none')));
+    const { id } = await queue.add(1);
+    const waiting = queue.waitFor(id, { timeoutMs: 10_000 });
+    await until(async () => (await parkedReads(name)) === 1);
+    consume(queue, () => 'done');
+    await expect(waiting).resolves.toBe('done');
+    // the reader lingers (a next waitFor would reuse its connection) until the transport closes
+    expect(await parkedReads(name)).toBe(1);
+    await transport.close();
+    // a read parked again on a new connection after the close would hold the process alive
+    await sleep(300);
+    expect(await parkedReads(name)).toBe(0);
+    await expect(queue.waitFor(id, { timeoutMs: 1_000 })).rejects.toThrow();
   });
 
   it('a subscriber that falls far behind catches up with readEvents and loses nothing; a timed-out waiter leaves nothing parked', async () => {
