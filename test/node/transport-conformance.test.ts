@@ -97,6 +97,9 @@ const held = (jobs: ReadonlyArray<Job<unknown>>): Held[] => jobs.map(({ id, toke
  * "OK", which the base64 encoding must leave intact inside nested arrays), limits, pauses,
  * fencing, reaping, promotion and the typed errors. Returns each step's typed result or error.
  */
+/** The delay of the scenario's one delayed job (ms): past the steps before the short-lease claim on a loaded machine. */
+const DELAY_MS = 3_000;
+
 async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Array<[string, unknown]>> {
   const steps: Array<[string, unknown]> = [];
   const step = async <T>(label: string, act: () => Promise<T>): Promise<T | undefined> => {
@@ -112,11 +115,15 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
 
   await step('add', () => queue.add({ text: 'héllo ✓ 🚀', nested: { list: [1, null, 'OK', '"q"'] } }));
   await step('add to group OK', () => queue.add('OK', { id: 'OK', group: 'OK' }));
+  // the delayed job falls due only after the claims below: on a loaded machine the scenario up to
+  // the short-lease claim took over 500 ms through the bridge, and a job due by then was claimed
+  // early on one transport and not the other
+  const delayedDueAt = Date.now() + DELAY_MS;
   await step('add bulk', () =>
     queue.addBulk([
       { payload: 1, group: 'g-1' },
       { payload: 2, group: 'g-1', priority: 5 },
-      { payload: 3, delayMs: 500 },
+      { payload: 3, delayMs: DELAY_MS },
       { payload: { n: 4 }, maxAttempts: 1 },
     ]),
   );
@@ -159,7 +166,8 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('claim while paused', () => leases(queue).claim(5, 30_000));
   await step('resume', () => queue.resume());
   const short = await step('claim on a short lease', () => leases(queue).claim(10, 50));
-  await sleep(600); // the short leases lapse and the delayed job falls due (not before)
+  // the short leases lapse and the delayed job falls due (not before)
+  await sleep(Math.max(600, delayedDueAt + 100 - Date.now()));
   await step('reap', () => leases(queue).reap());
   await step('promote', () => leases(queue).promote());
   const beat = await step('beat', () => leases(queue).beat({ n: 10, leaseMs: 30_000 }));
