@@ -3,6 +3,9 @@ import { connectionError, describeCause, failureOf } from '../connection-failure
 import { type ConnectionError, type ConnectionFailure, InvalidArgumentError } from '../errors.js';
 import { startTimer, type Timer } from '../timers.js';
 
+/** Why a request of a transport closed by its own close() fails. */
+const CLOSED_BY_TRANSPORT = 'the transport was closed';
+
 /** How long a request waits for a connection by default (connectTimeoutMs), in ms. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 
@@ -112,7 +115,7 @@ export class ConnectionWatch {
 
   /** What a request of a transport closed by its own close() fails with. */
   closedError(): ConnectionError {
-    return connectionError(this.url, 'closed', { detail: 'the transport was closed', wasConnected: this.everReady });
+    return connectionError(this.url, 'closed', { detail: CLOSED_BY_TRANSPORT, wasConnected: this.everReady });
   }
 
   /**
@@ -142,7 +145,7 @@ export class ConnectionWatch {
       cause,
       wasConnected: this.everReady,
       ...(withinMs === undefined ? {} : { withinMs }),
-      ...(failure === 'closed' ? { detail: this.closed ? 'the transport was closed' : 'the client gave up reconnecting' } : opened ? { detail: 'the connection opened but Redis did not answer' } : {}),
+      ...(failure === 'closed' ? { detail: this.closed ? CLOSED_BY_TRANSPORT : 'the client gave up reconnecting' } : opened ? { detail: 'the connection opened but Redis did not answer' } : {}),
     });
   }
 
