@@ -73,7 +73,7 @@ export default defineConfig({
     setupFiles: ['test/timer-overflow-guard.ts'],
     // Suites share one Redis but each test works on its own random queue name.
     fileParallelism: true,
-    // the longest suites first within each group, across its projects (test/sequencer.ts)
+    // the longest suites first within each group, a shared project's files together (test/sequencer.ts)
     sequence: { sequencer: LongestFirstSequencer },
     projects: [
       {
