@@ -1,4 +1,4 @@
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, startMeter } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, redisCostPerJob, sized, startMeter } from '../lib/context.js';
 import { bullQueue, echoQueue } from '../lib/impls.js';
 import { round } from '../lib/stats.js';
 
@@ -38,7 +38,7 @@ export const enqueueBulk: BenchCase = {
     return {
       n,
       jobs_per_s: round(n / (m.ms / 1000), 0),
-      commands_per_job: round(m.commands / n),
+      ...redisCostPerJob(m, n),
       round_trips_per_job: round(trips / n, 4),
     };
   },

@@ -1,4 +1,4 @@
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, startMeter } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, redisCostPerJob, sized, startMeter } from '../lib/context.js';
 import { enqueueCalls } from '../lib/enqueue-calls.js';
 import { bullQueue, echoQueue, floorConnection } from '../lib/impls.js';
 import { latencies, round } from '../lib/stats.js';
@@ -58,7 +58,7 @@ export const enqueueSingle: BenchCase = {
       n,
       jobs_per_s: round(n / (m.ms / 1000), 0),
       ...latencies(times, 3),
-      commands_per_job: round(m.commands / n),
+      ...redisCostPerJob(m, n),
       round_trips_per_job: round(trips / n, 3),
     };
   },

@@ -3,7 +3,7 @@ import { type FlowJob, Flows } from '../../src/flows/flows.js';
 import type { Job } from '../../src/job.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized, startMeter } from '../lib/context.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, redisCostPerJob, sized, startMeter } from '../lib/context.js';
 import { bullConnection, bullWorker, echoQueue } from '../lib/impls.js';
 import { CountingTransport } from '../lib/round-trips.js';
 import { latch, quantile, round } from '../lib/stats.js';
@@ -280,7 +280,7 @@ export async function measureFlowFanout(ctx: BenchContext, impl: Impl, spec: Flo
       adds_ms: round(addsDone - t0, 1),
       children_ms: round(tracker.lastChild - t0, 1),
       total_ms: round(t1 - t0, 1),
-      commands_per_job: round(m.commands / jobs),
+      ...redisCostPerJob(m, jobs),
       round_trips_per_job: round(trips / jobs, 3),
       release_p50_ms: round(quantile(tracker.releases, 0.5)),
       release_p95_ms: round(quantile(tracker.releases, 0.95)),

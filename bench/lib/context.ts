@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { commandTotal } from './redis-stats.js';
+import { serverWork } from './redis-stats.js';
 import { socketWrites } from './round-trips.js';
+import { round } from './stats.js';
 
 /**
  * The implementations a case runs for. `floor` is no queue: the least Redis and the client can do
@@ -61,21 +62,50 @@ export interface BenchCase {
 /** A fresh queue name under the bench's prefixes (cleanup on a shared Redis relies on them). */
 export const benchQueueName = (label: string): string => `bench-${label}-${randomBytes(4).toString('hex')}`;
 
-/** Deltas over a measured window: Redis commands (INFO commandstats) and socket writes. */
+/** Deltas over a measured window: Redis's work (commands, time in scripts, CPU) and socket writes. */
 export interface Meter {
-  stop(): Promise<{ commands: number; writes: number; ms: number }>;
+  stop(): Promise<Measured>;
+}
+
+/** What a measured window cost. */
+export interface Measured {
+  readonly commands: number;
+  /** Microseconds inside scripts (EVALSHA's usec in INFO commandstats). */
+  readonly scriptUs: number;
+  /** Microseconds of Redis's CPU (INFO cpu, user + system). */
+  readonly redisUs: number;
+  readonly writes: number;
+  readonly ms: number;
 }
 
 /** Starts a measured window. */
 export async function startMeter(ctx: BenchContext): Promise<Meter> {
-  const commands0 = await commandTotal(ctx.admin);
+  const work0 = await serverWork(ctx.admin);
   const writes0 = socketWrites();
   const t0 = performance.now();
   return {
     async stop() {
       const ms = performance.now() - t0;
       const writes = socketWrites() - writes0;
-      return { commands: (await commandTotal(ctx.admin)) - commands0, writes, ms };
+      const work = await serverWork(ctx.admin);
+      return { commands: work.commands - work0.commands, scriptUs: work.scriptUs - work0.scriptUs, redisUs: work.cpuUs - work0.cpuUs, writes, ms };
     },
+  };
+}
+
+/**
+ * A window's Redis cost per job: commands, microseconds of Redis CPU and of script time, and the
+ * one Redis's ceiling at that CPU (jobs a second it could serve with a core to itself).
+ *
+ * @example
+ * return { n, jobs_per_s, ...redisCostPerJob(await meter.stop(), n) };
+ */
+export function redisCostPerJob(m: Measured, jobs: number): Figures {
+  const usPerJob = m.redisUs / jobs;
+  return {
+    commands_per_job: round(m.commands / jobs),
+    redis_us_per_job: round(usPerJob),
+    script_us_per_job: round(m.scriptUs / jobs),
+    redis_ceiling_jobs_per_s: usPerJob > 0 ? round(1e6 / usPerJob, 0) : null,
   };
 }

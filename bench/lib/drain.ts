@@ -1,5 +1,5 @@
 import { Consumer } from '../../src/node/consumer/index.js';
-import { type BenchContext, benchQueueName, type Figures, type Impl, startMeter } from './context.js';
+import { type BenchContext, benchQueueName, type Figures, type Impl, redisCostPerJob, startMeter } from './context.js';
 import { bullQueue, bullWorker, echoQueue, groupQueue, groupWorker } from './impls.js';
 import { latch, round } from './stats.js';
 
@@ -103,7 +103,7 @@ export async function drain(ctx: BenchContext, impl: Impl, spec: DrainSpec): Pro
   return {
     n: spec.n,
     jobs_per_s: round(spec.n / ((t1 - t0) / 1000), 0),
-    commands_per_job: round(m.commands / spec.n),
+    ...redisCostPerJob(m, spec.n),
     round_trips_per_job: round(trips / spec.n, 3),
   };
 }

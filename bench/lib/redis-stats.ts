@@ -1,16 +1,34 @@
 import type { Redis } from 'ioredis';
 
-/**
- * Total Redis commands executed so far, from INFO commandstats (commands run inside scripts
- * count too: that is the point). The bench's own INFO and CONFIG calls are left out.
- */
-export async function commandTotal(admin: Redis): Promise<number> {
-  const info = await admin.info('commandstats');
-  let total = 0;
-  for (const [, name, calls] of info.matchAll(/cmdstat_([\w|-]+):calls=(\d+)/g)) {
-    if (name !== 'info' && name !== 'config') total += Number(calls);
+/** What Redis has done so far: commands, time inside scripts, and its own CPU. */
+export interface ServerWork {
+  /** Commands executed, from INFO commandstats (commands run inside scripts count too: that is the point); the bench's own INFO and CONFIG left out. */
+  readonly commands: number;
+  /** Microseconds inside scripts: the usec of EVAL, EVALSHA and FCALL (and their _RO forms) in INFO commandstats, each including the commands it ran. */
+  readonly scriptUs: number;
+  /** Microseconds of the server's CPU, user and system (INFO cpu): everything it did, the network's reads and writes included. */
+  readonly cpuUs: number;
+}
+
+const SCRIPT_CALLS = new Set(['eval', 'evalsha', 'eval_ro', 'evalsha_ro', 'fcall', 'fcall_ro']);
+
+/** {@link ServerWork} now, from one INFO of two sections. */
+export async function serverWork(admin: Redis): Promise<ServerWork> {
+  const info = await admin.info('commandstats', 'cpu');
+  let commands = 0;
+  let scriptUs = 0;
+  for (const [, name, calls, usec] of info.matchAll(/cmdstat_([\w|-]+):calls=(\d+),usec=(\d+)/g)) {
+    if (name === 'info' || name === 'config') continue;
+    commands += Number(calls);
+    if (SCRIPT_CALLS.has(name!)) scriptUs += Number(usec);
   }
-  return total;
+  const seconds = (field: string): number => Number(new RegExp(`^${field}:([\\d.]+)`, 'm').exec(info)?.[1] ?? Number.NaN);
+  return { commands, scriptUs, cpuUs: (seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6 };
+}
+
+/** Total Redis commands executed so far ({@link ServerWork}'s `commands`). */
+export async function commandTotal(admin: Redis): Promise<number> {
+  return (await serverWork(admin)).commands;
 }
 
 /** used_memory from INFO memory, in bytes. */
