@@ -1,4 +1,5 @@
 -- @include job_key
+-- @include queue_meta
 -- @include lane_key
 -- @include fifo_key
 -- @include count_existing
@@ -37,12 +38,12 @@
 -- queue is paused. Collects an `active` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
-  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
-  if meta[1] then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
+  local meta = queue_meta()
+  if meta.paused then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  q_limit, q_period = parse_rate(meta[2])
+  q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
@@ -74,7 +75,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
   -- less its starts in the window (rates[g] = {limit, period, used})
   local rates = {}
-  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+  if #named > 0 and tonumber(meta.grates or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
       local limit, period = parse_rate(specs[i])

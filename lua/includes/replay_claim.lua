@@ -1,4 +1,5 @@
 -- @include job_key
+-- @include queue_meta
 -- @include job_defaults
 -- @include next_times
 -- @include kids_key
@@ -22,6 +23,6 @@ local function replay_claim(seen, now, lease_ms)
     end
   end
   local due_at, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
+  reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
 end

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "2412e12498892de7f853f49ec0b574260ea130c7",
+    sha1: "07f041cc376449f7b1bd1657f3ed97094c5db1b9",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -649,6 +649,21 @@ local function readmit_due(now, limit)
   end
   return woke
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
 -- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
 -- the lower order goes first. Takes up to \`count\` ids from both in that order, and returns them,
@@ -789,12 +804,12 @@ end
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
-  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
-  if meta[1] then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
+  local meta = queue_meta()
+  if meta.paused then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  q_limit, q_period = parse_rate(meta[2])
+  q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
@@ -826,7 +841,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
   -- less its starts in the window (rates[g] = {limit, period, used})
   local rates = {}
-  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+  if #named > 0 and tonumber(meta.grates or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
       local limit, period = parse_rate(specs[i])
@@ -1003,7 +1018,7 @@ local function replay_claim(seen, now, lease_ms)
     end
   end
   local due_at, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
+  reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
 end
 -- The reply shared by claim, beat and complete-and-claim:
@@ -1076,24 +1091,18 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -1274,7 +1283,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "d222b9b4a7f8c60f829e68a51224b1a141cfee16",
+    sha1: "0850c90befb694b43f2118e6ef73e98e4dba0068",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1344,6 +1353,21 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
 end
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
@@ -1610,12 +1634,12 @@ end
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
-  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
-  if meta[1] then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
+  local meta = queue_meta()
+  if meta.paused then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  q_limit, q_period = parse_rate(meta[2])
+  q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
@@ -1647,7 +1671,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
   -- less its starts in the window (rates[g] = {limit, period, used})
   local rates = {}
-  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+  if #named > 0 and tonumber(meta.grates or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
       local limit, period = parse_rate(specs[i])
@@ -1824,7 +1848,7 @@ local function replay_claim(seen, now, lease_ms)
     end
   end
   local due_at, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
+  reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
 end
 -- The reply shared by claim, beat and complete-and-claim:
@@ -1871,20 +1895,14 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -1925,7 +1943,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "0dc0665978bbea081222de59a5e8ec742860d95d",
+    sha1: "27ea2f1d2b6acb32aea750a2189cb6fc39a2b8cd",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2180,20 +2198,29 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -2264,7 +2291,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "b7da70f4f62eebb503601149e5219dc5dc7307de",
+    sha1: "a6360e8c7214dbc874ae972d81b548e715e7e467",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2553,6 +2580,21 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -2570,7 +2612,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -2788,12 +2830,12 @@ end
 -- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
   local jobs = {}
-  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one, in one read
-  local meta = redis.call('HMGET', K_META, 'paused', 'rate', 'grates')
-  if meta[1] then return jobs, true end
+  -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
+  local meta = queue_meta()
+  if meta.paused then return jobs, true end
   if n <= 0 then return jobs, false end
   local q_limit, q_period, q_used
-  q_limit, q_period = parse_rate(meta[2])
+  q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
@@ -2825,7 +2867,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the groups' rate limits, read only when some group has one: each one's headroom is its limit
   -- less its starts in the window (rates[g] = {limit, period, used})
   local rates = {}
-  if #named > 0 and tonumber(meta[3] or '0') > 0 then
+  if #named > 0 and tonumber(meta.grates or '0') > 0 then
     local specs = chunked('HMGET', K_GRATE, named)
     for i, g in ipairs(named) do
       local limit, period = parse_rate(specs[i])
@@ -3002,7 +3044,7 @@ local function replay_claim(seen, now, lease_ms)
     end
   end
   local due_at, next_lease = next_times()
-  reply[1] = { now, redis.call('HEXISTS', K_META, 'paused'), due_at, next_lease, 0, 0, 0 }
+  reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
 end
 -- The reply shared by claim, beat and complete-and-claim:
@@ -3068,20 +3110,14 @@ local function index_completed(ids, now, now_text, keep_ms)
   local stale = redis.call('ZCOUNT', K_COMPLETED, '-inf', string.format('(%d', now - keep_ms))
   if stale > 0 then redis.call('ZREMRANGEBYRANK', K_COMPLETED, 0, math.min(stale, 1000) - 1) end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Collect the \`completed\` event of job \`id\` (group nil for none, this run's attempt) with
 -- its result, JSON text or nil for none: carried as \`r\` when it is at most the queue's \`erb\`
@@ -3387,7 +3423,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "ad35e19e7e4fb6cf4d153b1fdbfd73f0d868b1d9",
+    sha1: "7b4eda307130827a1f2c82a7bfaa55b196038e1e",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3703,20 +3739,29 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -3803,7 +3848,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "cd99bc8edf31f0d10f4ccb4db715c01c8f15bf63",
+    sha1: "23e280a4b6369527dcf57cfbd815acbef5d5c603",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4197,6 +4242,21 @@ local function admit(batch)
   end
   return claimable
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -4214,7 +4274,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -4239,20 +4299,14 @@ local function check_traceparent(v)
   end
   return v
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -4808,7 +4862,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "d38996c482b0ef3f4be806b77f2a94ce5325775e",
+    sha1: "835f1c8dab6c9b36c76459d20493098997e6d028",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -4848,20 +4902,29 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 
 local cap, bytes = events_settings()
@@ -4985,7 +5048,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "2f6112a58c84f6379af946fac2266ca026ae26d8",
+    sha1: "7ad84e759634042d1b5cb6decb3b73060cfdd0a1",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5452,6 +5515,21 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   end
   trim_dead(now)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -5469,7 +5547,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -5515,20 +5593,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -5579,7 +5651,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "412ef9c36041d096494bb0890850e532a6081622",
+    sha1: "9ae6c62383238045f736bdd19c2c7533842051ff",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -5909,6 +5981,21 @@ local function admit(batch)
   end
   return claimable
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -5926,7 +6013,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -5952,20 +6039,14 @@ local function next_due()
   end
   return soonest
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -6108,7 +6189,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "377796cb30f568ee824ce450c19c0246ba8cfaf7",
+    sha1: "ec618fbc7507b9f047e8e0a9b7e6b703238fa6ff",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6527,20 +6608,29 @@ local function fail_parent(id, field, err, now)
   bury(id, why, now, nil, r[2], r[3], r[4], r[5])
   collect_event('dead', id, 'g', r[1], 'x', why)
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -6588,7 +6678,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -6921,7 +7011,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "6eeb6cdc86c4f81f249ae506545968cbe057f725",
+    sha1: "87b1c6427c666b870a07cbb3d57803beefdfb514",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7017,6 +7107,21 @@ local function lane_serviceable(g)
   if not lane_nonempty(g) then return false end
   return group_open(g)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -7034,7 +7139,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -7093,20 +7198,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -7163,7 +7262,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "f24c5475e177e0c1993ab356def36f06eb164dda",
+    sha1: "31cdcfe6948369a5953140ed872a8d2bf1d3bb8a",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -7333,20 +7432,29 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -7948,7 +8056,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "c76d71ab91bade38056efd1aaa95cc4e533d4768",
+    sha1: "e3674cbef38bb22ed1b83096cfd56b03a9e033de",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -8123,6 +8231,21 @@ local function admit_one(g, score, id)
   batch_push(batch, g, score, id)
   return admit(batch)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -8140,7 +8263,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -8598,7 +8721,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "c2d1b42399339fe8af2eb040d974105e30ea3cfc",
+    sha1: "81676498f8870dd32b9d36b7dbcb98d75215f5cd",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -8683,20 +8806,29 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -8746,7 +8878,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "744451826fd8c605952e77455da28ea4d06e8b55",
+    sha1: "ffc47004bd7573dff17df39f118391ef8ec532af",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -8829,20 +8961,29 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -8888,7 +9029,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "8948986935b885b6e3564776c1353473398c0f12",
+    sha1: "c5d292e3d07a582f248b4ae905b013d704cf8a54",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9029,20 +9170,29 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -9093,7 +9243,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "3fca0dbc3b942d18b46de1db5175dbe830f90988",
+    sha1: "c79f66c8841f33c4f429ef435b45dd2c060fbf00",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -9412,6 +9562,21 @@ local function readmit_due(now, limit)
   end
   return woke
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -9429,24 +9594,18 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -9655,7 +9814,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "bb156af7390e8eb5a36c44dafd075884a4fb55d9",
+    sha1: "54a642073e5fd4e86f0b6383b45ac76baa140bcb",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -10159,6 +10318,21 @@ local function reap_expired(now, limit)
   if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
   return requeued, buried, free_and_admit(freed, batch)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -10176,24 +10350,18 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -10273,7 +10441,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "74f635ee48b6b7975836d96a8e504420d7f8ebd7",
+    sha1: "92cbe72dabfc2ce770147a9af3eb328a909078eb",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -10663,10 +10831,25 @@ local function hold_entry(entry, until_ms)
   redis.call('LREM', K_RING, 0, entry)
   return held
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -10712,20 +10895,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -10848,7 +11025,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "ade26cb7ce7fda7a03cf33e5bf11e5508e3dec5d",
+    sha1: "f1dfe3ed6f44069f57977557d50bb591cc552a4a",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -11044,6 +11221,21 @@ end
 local function leave_ring(g)
   if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -11061,7 +11253,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -11107,20 +11299,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -11283,7 +11469,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "678b633f9e963590a8a665f12dbc2fa59198e41b",
+    sha1: "b6232221f51f06bb2226841a11fe620aeecca61f",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -11445,6 +11631,21 @@ local function admit(batch)
   end
   return claimable
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -11462,7 +11663,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -11524,20 +11725,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -11624,7 +11819,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "78a3d9881985d864b9b45448c7e13b873308663b",
+    sha1: "bc70d822c1a04e61be83b5246231bfcf98afdbcb",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -11790,6 +11985,21 @@ local function admit_one(g, score, id)
   batch_push(batch, g, score, id)
   return admit(batch)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -11807,7 +12017,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -11853,20 +12063,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -11950,7 +12154,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "f1d6f696ed4742f777a68f5db01564564cda3b3f",
+    sha1: "535c8f90e86923bae8ca44ff64fdb721091e313c",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -12034,6 +12238,21 @@ local function lane_serviceable(g)
   if not lane_nonempty(g) then return false end
   return group_open(g)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -12051,7 +12270,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -12110,20 +12329,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -12174,7 +12387,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "a39fa33ad76a2ad061b11e43d6f5f877e6e4ca51",
+    sha1: "979e812b8eedf41d3d37df1c0db6ca014029020f",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -12216,6 +12429,21 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -12233,7 +12461,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -12279,20 +12507,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -12341,7 +12563,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "35f0c775f2e7f071e25a52d84ac1c5c96a45cabc",
+    sha1: "2136283ce0ec9003de07ce2e0c49a31bad0f053b",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -12860,6 +13082,21 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -12877,7 +13114,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -12933,20 +13170,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -13092,7 +13323,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "7b96da7d2c4909ec5847618a683282c128f72aff",
+    sha1: "ff9d0985f8201e61d65233d9c60d6f1689b80ae4",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -13148,20 +13379,29 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 
 local max_len = arg_int(ARGV[2], 'maxLen', -1)
@@ -13184,7 +13424,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "297c8e300c4099cd9e5308751a6d6282e2187acf",
+    sha1: "72b2c79ab24335172cbea30d497ad1ab09ce259e",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -13408,10 +13648,25 @@ local function throttle(entry, at)
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -13457,20 +13712,14 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 -- Write the events collected in this call (collect_event) to the events stream, in the order they
 -- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
@@ -13543,7 +13792,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "1843187813b70bd208dbd3ca2d757223e3c460b1",
+    sha1: "0fe544bbbbad319ed4b7b5af8d76b36af1da03d4",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -13631,6 +13880,21 @@ local function lane_serviceable(g)
   if not lane_nonempty(g) then return false end
   return group_open(g)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -13648,7 +13912,7 @@ end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
-  if redis.call('HEXISTS', K_META, 'paused') == 1 then return end
+  if queue_meta().paused then return end
   push_token(K_WAKE)
   publish_bell('wake')
 end
@@ -13929,7 +14193,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "3865accff8bf244b188977e4a3ffebe76296e1fc",
+    sha1: "bc4296f301a84ddf5ca92dbda6e12d573e17f323",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -14011,20 +14275,29 @@ local function with_defaults(row)
   end
   return row
 end
--- The queue's events settings, read once per script call (the first time an event is written) and
--- kept in these locals for the rest of it: meta \`ecap\`, the stream's MAXLEN as text (absent:
--- DEFAULT_EVENTS_CAP; '0': events off, nothing is written and the stream never exists), and meta
--- \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+  end
+  return queue_meta_read
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
-local events_cap, event_result_bytes = nil, nil
 local function events_settings()
-  if not events_cap then
-    local r = redis.call('HMGET', K_META, 'ecap', 'erb')
-    events_cap = r[1] or DEFAULT_EVENTS_CAP
-    event_result_bytes = tonumber(r[2]) or DEFAULT_EVENT_RESULT_BYTES
-  end
-  return events_cap, event_result_bytes
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
 end
 
 local id = ARGV[2]
