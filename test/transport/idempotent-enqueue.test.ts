@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IdempotencyConflictError, InvalidArgumentError, Leases, Queue, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
+import { IdempotencyConflictError, InvalidArgumentError, Leases, PartitionedQueue, Queue, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
 
@@ -9,11 +9,16 @@ import { keysOf, sleep, snapshotKeys, useRedis } from '../helpers.js';
  * unanswered after a reconnect): the caller sees the second reply only.
  */
 class TwiceTransport implements Transport {
+  /** The replies of each request's two runs, [first, second], in order. */
+  readonly runs: Array<[Array<Reply | Error>, Array<Reply | Error>]> = [];
+
   constructor(private readonly inner: Transport) {}
 
   async evalsha(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
-    await this.inner.evalsha(calls);
-    return this.inner.evalsha(calls);
+    const first = await this.inner.evalsha(calls);
+    const second = await this.inner.evalsha(calls);
+    this.runs.push([first, second]);
+    return second;
   }
 
   async eval(calls: readonly ScriptCall[]): Promise<Array<Reply | Error>> {
@@ -46,6 +51,42 @@ describe('one enqueue is one job, however often its request runs', () => {
     const { counts } = await queue.stats();
     expect(counts).toMatchObject({ pending: 1502, scheduled: 1 });
     expect(await checkInvariants(redis.raw, name)).toEqual([]);
+  });
+
+  it('a bulk of generated ids that runs twice answers as its first run did, each job pending or scheduled, from a record of a few bytes', async () => {
+    const name = redis.queue().name;
+    const twice = new TwiceTransport(redis.transport);
+    const queue = new Queue<number>(twice, name);
+    await queue.add(-1); // registered (a request of its own): the requests counted below are the enqueues
+    twice.runs.length = 0;
+    const mixed = await queue.addBulk(Array.from({ length: 1000 }, (_, i) => ({ payload: i, ...(i % 3 === 0 ? { delayMs: 60_000 } : {}) })));
+    expect(mixed.map((r) => r.state)).toEqual(Array.from({ length: 1000 }, (_, i) => (i % 3 === 0 ? 'scheduled' : 'pending')));
+    const pending = await queue.addBulk(Array.from({ length: 1000 }, (_, i) => ({ payload: i })));
+    expect(new Set([...mixed, ...pending].map((r) => r.id)).size).toBe(2000);
+    expect(twice.runs).toHaveLength(2);
+    for (const [first, second] of twice.runs) expect(second).toEqual(first);
+    expect(await queue.stats()).toMatchObject({ counts: { pending: 1667, scheduled: 334 } });
+    // the record of a request is its ids' first number and a letter a job, or one for all: what
+    // stays in memory the request key's 2 minutes is a few bytes a call, not 25 a job
+    const records = await redis.raw.keys(`${keysOf(queue).prefix}req:*`);
+    const sizes = (await Promise.all(records.map((key) => redis.raw.strlen(key)))).sort((a, b) => a - b);
+    expect(sizes).toHaveLength(3); // the warm-up's, the pending bulk's, the mixed one's
+    expect(sizes[1]).toBeLessThan(40);
+    expect(sizes[2]).toBeLessThan(1040);
+    expect(await checkInvariants(redis.raw, name)).toEqual([]);
+  });
+
+  it('so does one of a partitioned queue, whose generated ids name their partition', async () => {
+    const twice = new TwiceTransport(redis.transport);
+    const queue = new PartitionedQueue<number>(twice, redis.queue().name, { partitions: 2 });
+    await queue.addBulk([{ payload: -1 }, { payload: -2 }]); // both partitions registered
+    twice.runs.length = 0;
+    const added = [await queue.add(1), await queue.add(2), ...(await queue.addBulk([{ payload: 3 }, { payload: 4, delayMs: 60_000 }]))];
+    expect(added.map((r) => r.id)).toEqual([expect.stringMatching(/^JOB:\d+~\d$/), expect.stringMatching(/^JOB:\d+~\d$/), expect.stringMatching(/^JOB:\d+~\d$/), expect.stringMatching(/^JOB:\d+~\d$/)]);
+    expect(added.map((r) => r.state)).toEqual(['pending', 'pending', 'pending', 'scheduled']);
+    expect(twice.runs.length).toBeGreaterThanOrEqual(3);
+    for (const [first, second] of twice.runs) expect(second).toEqual(first);
+    expect(await queue.stats()).toMatchObject({ counts: { pending: 5, scheduled: 1 } });
   });
 
   it('an idempotency key answers the first call again, with the same jobs only', async () => {
