@@ -1,9 +1,7 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Queue } from '../../src/index.js';
 import { keyspace } from '../../src/keyspace.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';
+import { useCountedRedis } from '../counted-redis.js';
 import { queueName, leases } from '../helpers.js';
 
 /**
@@ -15,36 +13,13 @@ import { queueName, leases } from '../helpers.js';
  * bench/.
  */
 describe('Redis commands per job', () => {
-  let server: LocalRedis;
-  let raw: Redis;
-  let transport: IoredisTransport;
-
-  beforeAll(async () => {
-    server = await startLocalRedis({ env: { PATH: process.env.PATH } });
-    raw = new Redis(server.url);
-    transport = IoredisTransport.connect(server.url);
-  });
-  afterAll(async () => {
-    await transport.close();
-    raw.disconnect();
-    await server.stop();
-  });
-
-  /** Commands Redis ran since the last CONFIG RESETSTAT, this suite's own INFO and CONFIG left out. */
-  async function commandsSinceReset(): Promise<number> {
-    const info = await raw.info('commandstats');
-    let total = 0;
-    for (const [, name, calls] of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
-      if (name !== 'info' && name !== 'config') total += Number(calls);
-    }
-    return total;
-  }
+  const redis = useCountedRedis();
 
   async function commandsPerJob(jobs: number, groups: number, batch: number, limit?: number): Promise<number> {
-    const queue = new Queue(transport, queueName('cmds'));
+    const queue = new Queue(redis.transport, queueName('cmds'));
     await queue.stats(); // scripts cached before counting
     if (limit !== undefined) for (let g = 0; g < groups; g++) await queue.setGroupLimit(`g${g}`, limit);
-    await raw.config('RESETSTAT');
+    await redis.raw.config('RESETSTAT');
     await queue.addBulk(
       Array.from({ length: jobs }, (_, i) => ({ payload: { i }, ...(groups > 0 ? { group: `g${i % groups}` } : {}) })),
     );
@@ -57,19 +32,19 @@ describe('Redis commands per job', () => {
       claimed = next.claimed!;
     }
     expect(completed).toBe(jobs);
-    const perJob = (await commandsSinceReset()) / jobs;
-    expect(await raw.xlen(keyspace(queue.name).key('events'))).toBeGreaterThan(0); // measured with events on
+    const perJob = (await redis.commandsSinceReset()) / jobs;
+    expect(await redis.raw.xlen(keyspace(queue.name).key('events'))).toBeGreaterThan(0); // measured with events on
     return perJob;
   }
 
   /** Commands per job of one addBulk of `jobs` new jobs, ids made by the sequence or given. */
   async function enqueueCommandsPerJob(jobs: number, given: boolean): Promise<number> {
-    const queue = new Queue(transport, queueName('cmds-enq'));
+    const queue = new Queue(redis.transport, queueName('cmds-enq'));
     await queue.stats();
-    await raw.config('RESETSTAT');
+    await redis.raw.config('RESETSTAT');
     await queue.addBulk(Array.from({ length: jobs }, (_, i) => ({ payload: { i }, ...(given ? { id: `order-${i}` } : {}) })));
-    const perJob = (await commandsSinceReset()) / jobs;
-    expect(await raw.xlen(keyspace(queue.name).key('events'))).toBeGreaterThan(0); // measured with events on
+    const perJob = (await redis.commandsSinceReset()) / jobs;
+    expect(await redis.raw.xlen(keyspace(queue.name).key('events'))).toBeGreaterThan(0); // measured with events on
     return perJob;
   }
 

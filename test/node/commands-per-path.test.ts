@@ -1,8 +1,6 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Flows, PartitionedQueue, Queue } from '../../src/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';
+import { useCountedRedis } from '../counted-redis.js';
 import { leases, queueName } from '../helpers.js';
 
 /**
@@ -76,47 +74,24 @@ const PATHS: readonly Path[] = [
 ];
 
 describe('Redis commands per job, path by path', () => {
-  let server: LocalRedis;
-  let raw: Redis;
-  let transport: IoredisTransport;
-
-  beforeAll(async () => {
-    server = await startLocalRedis({ env: { PATH: process.env.PATH } });
-    raw = new Redis(server.url);
-    transport = IoredisTransport.connect(server.url);
-  });
-  afterAll(async () => {
-    await transport.close();
-    raw.disconnect();
-    await server.stop();
-  });
-
-  /** Commands Redis ran since the last CONFIG RESETSTAT, this suite's own INFO and CONFIG left out. */
-  async function commandsSinceReset(): Promise<number> {
-    const info = await raw.info('commandstats');
-    let total = 0;
-    for (const [, name, calls] of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
-      if (name !== 'info' && !name!.startsWith('config')) total += Number(calls);
-    }
-    return total;
-  }
+  const redis = useCountedRedis();
 
   async function costOf(path: Path): Promise<PathCost> {
-    const queue = new Queue(transport, queueName('path'));
+    const queue = new Queue(redis.transport, queueName('path'));
     await path.setup?.(queue);
     const add = path.add ?? ((q: Queue) => q.add({}));
     const from = path.claimFrom?.(queue) ?? queue;
     const once = async (i: number): Promise<PathCost> => {
-      await raw.config('RESETSTAT');
+      await redis.raw.config('RESETSTAT');
       await add(queue, i);
-      const added = await commandsSinceReset();
+      const added = await redis.commandsSinceReset();
       await path.beforeClaim?.(from);
       for (let j = 0; j < (path.jobs ?? 1); j++) {
         const { jobs } = await leases(from).claim(1, 60_000);
         expect(jobs).toHaveLength(1);
         expect((await leases(from).complete([{ id: jobs[0]!.id, token: jobs[0]!.token }])).completed).toEqual([true]);
       }
-      return { add: added, life: await commandsSinceReset() };
+      return { add: added, life: await redis.commandsSinceReset() };
     };
     await once(0); // the path warm: scripts loaded, the queue registered, its keys made
     return once(1);

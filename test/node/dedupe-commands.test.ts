@@ -1,8 +1,6 @@
-import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type EnqueueOptions, Queue } from '../../src/index.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { type LocalRedis, startLocalRedis } from '../../src/node/local-redis.js';
+import { useCountedRedis } from '../counted-redis.js';
 import { leases, queueName } from '../helpers.js';
 
 /**
@@ -12,32 +10,8 @@ import { leases, queueName } from '../helpers.js';
  * key, and nothing per row before.
  */
 describe('Redis commands of deduplication', () => {
-  let server: LocalRedis;
-  let raw: Redis;
-  let transport: IoredisTransport;
-
-  beforeAll(async () => {
-    server = await startLocalRedis({ env: { PATH: process.env.PATH } });
-    raw = new Redis(server.url);
-    transport = IoredisTransport.connect(server.url);
-  });
-  afterAll(async () => {
-    await transport.close();
-    raw.disconnect();
-    await server.stop();
-  });
-
-  /** Commands Redis ran while `work` ran, its own INFO and CONFIG left out. */
-  async function commandsOf(work: () => Promise<unknown>): Promise<number> {
-    await raw.config('RESETSTAT');
-    await work();
-    const info = await raw.info('commandstats');
-    let total = 0;
-    for (const [, name, calls] of info.matchAll(/cmdstat_([\w|]+):calls=(\d+)/g)) {
-      if (name !== 'info' && name !== 'config') total += Number(calls);
-    }
-    return total;
-  }
+  const redis = useCountedRedis();
+  const commandsOf = (work: () => Promise<unknown>): Promise<number> => redis.commandsOf(work);
 
   const JOBS = 1000;
   const jobs = (dedupe: (i: number) => EnqueueOptions['dedupe']): Array<{ payload: { i: number }; dedupe?: EnqueueOptions['dedupe'] }> =>
@@ -59,9 +33,9 @@ describe('Redis commands of deduplication', () => {
   }
 
   it('a job with a key: a GET and a SET more at enqueue, a GET and a DEL more at completion', async () => {
-    const plain = await life(new Queue(transport, queueName('dd-plain')), () => undefined);
-    const keyed = await life(new Queue(transport, queueName('dd-keyed')), (i) => ({ key: `k${i}` }));
-    const ttl = await life(new Queue(transport, queueName('dd-ttl')), (i) => ({ key: `k${i}`, ttlMs: 60_000 }));
+    const plain = await life(new Queue(redis.transport, queueName('dd-plain')), () => undefined);
+    const keyed = await life(new Queue(redis.transport, queueName('dd-keyed')), (i) => ({ key: `k${i}` }));
+    const ttl = await life(new Queue(redis.transport, queueName('dd-ttl')), (i) => ({ key: `k${i}`, ttlMs: 60_000 }));
     expect(keyed.enqueue - plain.enqueue).toBeGreaterThan(1.9);
     expect(keyed.enqueue - plain.enqueue).toBeLessThan(2.1);
     expect(keyed.run - plain.run).toBeGreaterThan(1.9);
@@ -71,12 +45,12 @@ describe('Redis commands of deduplication', () => {
   });
 
   it('a duplicate costs one GET; a bulk delete reads each row\'s key only in a queue that used one', async () => {
-    const queue = new Queue(transport, queueName('dd-dup'));
+    const queue = new Queue(redis.transport, queueName('dd-dup'));
     await queue.addBulk(jobs((i) => ({ key: `k${i}` })));
     const duplicates = (await commandsOf(() => queue.addBulk(jobs((i) => ({ key: `k${i}` }))))) / JOBS;
     expect(duplicates).toBeLessThan(1.05);
 
-    const plain = new Queue(transport, queueName('dd-drain-plain'));
+    const plain = new Queue(redis.transport, queueName('dd-drain-plain'));
     await plain.addBulk(jobs(() => undefined));
     const drainPlain = (await commandsOf(() => plain.drain())) / JOBS;
     const drainKeyed = (await commandsOf(() => queue.drain())) / JOBS;
