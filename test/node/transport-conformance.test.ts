@@ -83,11 +83,31 @@ function normalize(value: unknown, name: string): unknown {
   }
   if (value instanceof EmqError) return { error: value.name, code: value.code, message: normalize(value.message, name) };
   if (value instanceof Error) return { error: value.name, message: normalize(value.message, name) };
-  if (Array.isArray(value)) return value.map((v) => normalize(v, name));
+  if (Array.isArray(value)) return mergeMinutes(value.map((v) => normalize(v, name)));
   if (value && typeof value === 'object') {
+    // a typed last hour (`lastHour`: 60 counts a kind, the last the current minute): its totals,
+    // which a run that straddles a minute's turn spreads over one bucket more
+    if ('minute' in value && 'completed' in value && 'dead' in value && Array.isArray(value.completed) && Array.isArray(value.dead)) {
+      const total = (counts: unknown[]): number => counts.reduce((sum: number, c) => sum + Number(c), 0);
+      return { minute: 'T', completed: total(value.completed), dead: total(value.dead), buckets: [value.completed.length, value.dead.length] };
+    }
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v, name)]));
   }
   return value;
+}
+
+/**
+ * The last hour's buckets read flat (`cM`, count, `dM`, count, ...: a minute's completions and
+ * burials, once normalized) with each kind's counts added up: a run that straddles a minute's turn
+ * writes its counts into two buckets, the other run into one, for the same totals. Any other array
+ * is left as it is.
+ */
+function mergeMinutes(flat: unknown[]): unknown[] {
+  const isBuckets = flat.length > 0 && flat.length % 2 === 0 && flat.every((v, i) => (i % 2 === 0 ? v === 'cM' || v === 'dM' : typeof v === 'string' && /^\d+$/.test(v)));
+  if (!isBuckets) return flat;
+  const totals = new Map<string, number>();
+  for (let i = 0; i < flat.length; i += 2) totals.set(flat[i] as string, (totals.get(flat[i] as string) ?? 0) + Number(flat[i + 1]));
+  return [...totals].sort(([a], [b]) => a.localeCompare(b)).flatMap(([kind, count]) => [kind, String(count)]);
 }
 
 const held = (jobs: ReadonlyArray<Job<unknown>>): Held[] => jobs.map(({ id, token }) => ({ id, token }));
