@@ -185,13 +185,21 @@ local all_ids_new, new_keys = all_new(wanted)
 -- new too: the first run took their numbers). A repeat costs only sequence numbers
 if request and not caller_key then
   if all_ids_new and not dedupe then
-    local first, states = {}, {}
+    local states = {}
     for i = 0, n - 1 do
       states[i + 1] = due_of(FIRST + i * FIELDS, now) > now and 'scheduled' or 'pending'
-      first[#first + 1] = wanted[i + 1]
-      first[#first + 1] = states[i + 1]
     end
-    local record = generated_only and compact_reply(seq + 1, states) or cjson.encode(first)
+    local record
+    if generated_only then
+      record = compact_reply(seq + 1, states)
+    else
+      local first = {}
+      for i = 1, n do
+        first[#first + 1] = wanted[i]
+        first[#first + 1] = states[i]
+      end
+      record = cjson.encode(first)
+    end
     local seen = redis.call('SET', request.key, '\n' .. record, 'NX', 'PX', request.ttl, 'GET')
     if seen then return first_reply(seen) end
     request = nil

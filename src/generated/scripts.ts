@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "07f041cc376449f7b1bd1657f3ed97094c5db1b9",
+    sha1: "b9070b27965ab80cc0d152e31a5611fbb2d9c2c2",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -1097,7 +1097,8 @@ local function ring_doorbell()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -1283,7 +1284,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "0850c90befb694b43f2118e6ef73e98e4dba0068",
+    sha1: "13ee05334bf58a5fc405e9ddf6add031fd2e168b",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1897,7 +1898,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -1943,7 +1945,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "27ea2f1d2b6acb32aea750a2189cb6fc39a2b8cd",
+    sha1: "64ffa2ee5556f0edadfc6b3614a2dded8c8b5c6e",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2215,7 +2217,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -2291,7 +2294,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "a6360e8c7214dbc874ae972d81b548e715e7e467",
+    sha1: "a513f7464644384fce397f51e8b48f18b682fc2d",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -3112,7 +3115,8 @@ local function index_completed(ids, now, now_text, keep_ms)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -3423,7 +3427,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "7b4eda307130827a1f2c82a7bfaa55b196038e1e",
+    sha1: "0ff8e52f459c7387eed4ddf5f5627058ab34ea79",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3756,7 +3760,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -3848,7 +3853,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "685f6a02cee6e5197e66ed2ea24e618b61deff45",
+    sha1: "d66e5996f60986c9e9a9f22c56e2cbed8c13c9d8",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4302,7 +4307,8 @@ local function check_traceparent(v)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -4788,13 +4794,21 @@ local all_ids_new, new_keys = all_new(wanted)
 -- new too: the first run took their numbers). A repeat costs only sequence numbers
 if request and not caller_key then
   if all_ids_new and not dedupe then
-    local first, states = {}, {}
+    local states = {}
     for i = 0, n - 1 do
       states[i + 1] = due_of(FIRST + i * FIELDS, now) > now and 'scheduled' or 'pending'
-      first[#first + 1] = wanted[i + 1]
-      first[#first + 1] = states[i + 1]
     end
-    local record = generated_only and compact_reply(seq + 1, states) or cjson.encode(first)
+    local record
+    if generated_only then
+      record = compact_reply(seq + 1, states)
+    else
+      local first = {}
+      for i = 1, n do
+        first[#first + 1] = wanted[i]
+        first[#first + 1] = states[i]
+      end
+      record = cjson.encode(first)
+    end
     local seen = redis.call('SET', request.key, '\\n' .. record, 'NX', 'PX', request.ttl, 'GET')
     if seen then return first_reply(seen) end
     request = nil
@@ -4895,7 +4909,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "835f1c8dab6c9b36c76459d20493098997e6d028",
+    sha1: "5db73f612996c89fc287f8f363cfd4a4b54e4dc2",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -4952,7 +4966,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -5081,7 +5096,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "7ad84e759634042d1b5cb6decb3b73060cfdd0a1",
+    sha1: "9a4922aa03b25138e6acef46e2774104661f3a32",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5628,7 +5643,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -5684,7 +5700,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "9ae6c62383238045f736bdd19c2c7533842051ff",
+    sha1: "ae7dede52fa13ba2482bd2262d1ac10ff8e551e5",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -6074,7 +6090,8 @@ local function next_due()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -6222,7 +6239,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "ec618fbc7507b9f047e8e0a9b7e6b703238fa6ff",
+    sha1: "153df9d43c46a1c9454969627f54bb5f305a500a",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6658,7 +6675,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -7044,7 +7062,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "87b1c6427c666b870a07cbb3d57803beefdfb514",
+    sha1: "f59e80b23df5d84bd838c47eae356e18c5253973",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7233,7 +7251,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -7295,7 +7314,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "31cdcfe6948369a5953140ed872a8d2bf1d3bb8a",
+    sha1: "f978e7e596999a927086fda90455a8ca1a0a84ae",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -7482,7 +7501,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -8754,7 +8774,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "81676498f8870dd32b9d36b7dbcb98d75215f5cd",
+    sha1: "1751c3e3d5455a4bba71482de7304fd436627d26",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -8856,7 +8876,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -8911,7 +8932,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "ffc47004bd7573dff17df39f118391ef8ec532af",
+    sha1: "0257d8ca6cc2224f404a7c1e3966db928e848077",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -9011,7 +9032,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -9062,7 +9084,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "c5d292e3d07a582f248b4ae905b013d704cf8a54",
+    sha1: "c342113e11a15e41ab9a56c5e4ac38567876084e",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9220,7 +9242,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -9276,7 +9299,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "c79f66c8841f33c4f429ef435b45dd2c060fbf00",
+    sha1: "6fc9e9abc60c729fcb138bb8046e7ec494344db2",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -9633,7 +9656,8 @@ local function ring_doorbell()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -9847,7 +9871,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "54a642073e5fd4e86f0b6383b45ac76baa140bcb",
+    sha1: "096f81dc05744ff312ff8e60c25744d4aaaeed73",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -10389,7 +10413,8 @@ local function ring_doorbell()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -10474,7 +10499,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "92cbe72dabfc2ce770147a9af3eb328a909078eb",
+    sha1: "11f3ad7bc4a0ae2c1a0d6e3b6fec87ff33ecb339",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -10930,7 +10955,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -11058,7 +11084,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "f1dfe3ed6f44069f57977557d50bb591cc552a4a",
+    sha1: "d5f6451216689dd08793e679b9610b7180ca223d",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -11334,7 +11360,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -11502,7 +11529,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "b6232221f51f06bb2226841a11fe620aeecca61f",
+    sha1: "2b313e6f583edf451b4ab9c219e245e8c07003f3",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -11760,7 +11787,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -11852,7 +11880,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "bc70d822c1a04e61be83b5246231bfcf98afdbcb",
+    sha1: "0173bb47ac6daa6d6e84bda96fa15defe9bb8aac",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -12098,7 +12126,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -12187,7 +12216,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "535c8f90e86923bae8ca44ff64fdb721091e313c",
+    sha1: "707a2f3f3cd625de2fc837c2e11cd08ce35ecef2",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -12364,7 +12393,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -12420,7 +12450,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "979e812b8eedf41d3d37df1c0db6ca014029020f",
+    sha1: "7635399433de5454ec43d618466d0dbfdcaa6946",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -12542,7 +12572,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -12596,7 +12627,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "2136283ce0ec9003de07ce2e0c49a31bad0f053b",
+    sha1: "7732bd58d55d514d1140acde3c4ffcb7e0d09cb0",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -13205,7 +13236,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -13356,7 +13388,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "ff9d0985f8201e61d65233d9c60d6f1689b80ae4",
+    sha1: "675c01506f241d88896b6eff9331ae06af69baca",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -13429,7 +13461,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -13457,7 +13490,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "72b2c79ab24335172cbea30d497ad1ab09ce259e",
+    sha1: "6120d370f33dfcb7cc28f8bcadf9a153e3e6d94f",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -13747,7 +13780,8 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
@@ -14226,7 +14260,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "bc4296f301a84ddf5ca92dbda6e12d573e17f323",
+    sha1: "9a83e8b239e4b87dd1742c90c1017c5a4ca836b0",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -14325,7 +14359,8 @@ local function queue_meta()
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
--- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
 -- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
 local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
 local function events_settings()
