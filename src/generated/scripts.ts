@@ -3853,7 +3853,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "d66e5996f60986c9e9a9f22c56e2cbed8c13c9d8",
+    sha1: "e306e9c683646c951c05642ad93a0fa3a3d7a855",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -3992,7 +3992,9 @@ end
 -- A generated job id: "JOB:<seq>", and in a partition of a partitioned queue (named "q~i")
 -- "JOB:<seq>~<i>", so generated ids stay unique across the partitions and name their partition
 -- (no caller's id holds a \`~\`: docs/design.md, "Partitioned queues").
-local FRESH_ID_SUFFIX = string.match(PREFIX, '(~%d+)}:$') or ''
+-- A plain find first: the pattern match on every call of every script that includes this cost a
+-- single add 11k of its instructions (callgrind), and only a partition's prefix has a \`~\`.
+local FRESH_ID_SUFFIX = string.find(PREFIX, '~', 1, true) and string.match(PREFIX, '(~%d+)}:$') or ''
 local function fresh_id(seq)
   return 'JOB:' .. string.format('%d', seq) .. FRESH_ID_SUFFIX
 end
@@ -4297,7 +4299,9 @@ end
 -- A W3C traceparent as the core formats it ("00-<32 hex>-<16 hex>-<2 hex>", lowercase, 55
 -- characters), or nil for "" (none). Anything else is refused with EMQARG before the script
 -- writes anything: the row's \`x\` is always a traceparent a reader can parse.
-local TRACEPARENT = '^00%-' .. string.rep('[0-9a-f]', 32) .. '%-' .. string.rep('[0-9a-f]', 16) .. '%-[0-9a-f][0-9a-f]$'
+-- The pattern written out, not built with string.rep: Redis runs a script's top level on every
+-- call, and building it there cost a single add 5% of its instructions (20k of 384k, callgrind).
+local TRACEPARENT = '^00%-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]%-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]%-[0-9a-f][0-9a-f]$'
 local function check_traceparent(v)
   if v == '' then return nil end
   if type(v) ~= 'string' or not string.find(v, TRACEPARENT) then
