@@ -19,6 +19,7 @@
 -- @include keyspace
 -- @include lane_size
 -- @include now_ms
+-- @include active_skiplist
 
 local pending = 0
 local entries = redis.call('SMEMBERS', K_GROUPS)
@@ -30,7 +31,7 @@ end
 return {
   pending,
   redis.call('ZCARD', K_SCHEDULED),
-  redis.call('ZCARD', K_ACTIVE),
+  lease_count(),
   redis.call('ZCARD', K_DEAD),
   tonumber(redis.call('HGET', K_META, 'completed') or '0'),
   redis.call('HEXISTS', K_META, 'paused'),

@@ -27,6 +27,7 @@
 -- @include keyspace
 -- @include arg_int
 -- @include job_key
+-- @include active_skiplist
 -- @include with_defaults
 -- @include lane_size
 -- @include lane_range
@@ -49,7 +50,7 @@ if state == 'scheduled' then
   scored(redis.call('ZRANGE', K_SCHEDULED, offset, last, 'WITHSCORES'))
 elseif state == 'active' then
   field = 'lease'
-  scored(redis.call('ZRANGE', K_ACTIVE, offset, last, 'WITHSCORES'))
+  scored(lease_range(offset, limit, true))
 elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
 elseif state == 'completed' then

@@ -30,6 +30,7 @@
 -- @include keyspace
 -- @include arg_int
 -- @include job_key
+-- @include active_skiplist
 -- @include chunked
 -- @include delete_rows
 -- @include tally
@@ -41,7 +42,7 @@
 local force = ARGV[2] == '1'
 local n = arg_int(ARGV[3], 'n', 1)
 if not force then
-  local active = redis.call('ZCARD', K_ACTIVE)
+  local active = lease_count()
   if active > 0 then return { -1, active } end
 end
 redis.call('HSET', K_META, 'paused', '1')
@@ -63,7 +64,7 @@ if #schedulers > 0 then
 end
 
 -- active rows, their group slots freed
-local ids = redis.call('ZRANGE', K_ACTIVE, 0, budget - 1)
+local ids = lease_range(0, budget)
 if #ids > 0 then
   local freed = { order = {} }
   for _, id in ipairs(ids) do tally(freed, redis.call('HGET', job_key(id), 'g')) end

@@ -11,12 +11,13 @@
 ]]
 -- @include keyspace
 -- @include job_key
+-- @include active_skiplist
 -- @include match_ring
 
 local g = ARGV[2]
 local stored = tonumber(redis.call('HGET', K_GACTIVE, g) or '0')
 local counted = 0
-for _, id in ipairs(redis.call('ZRANGE', K_ACTIVE, 0, -1)) do
+for _, id in ipairs(lease_range(0, -1)) do
   if redis.call('HGET', job_key(id), 'g') == g then counted = counted + 1 end
 end
 if counted > 0 then

@@ -138,6 +138,12 @@ export async function laneEntries(raw: Redis, k: Keyspace, group?: string): Prom
 }
 
 /** The ids of {@link laneEntries}, in claim order. */
+/**
+ * How many jobs of the queue hold a lease: the active zset's members below +inf (a big claim adds
+ * one member scored +inf that is no lease: lua/includes/active_skiplist.lua).
+ */
+export const leaseCount = (raw: Redis, k: Keyspace): Promise<number> => raw.zcount(k.key('active'), '-inf', '(+inf');
+
 export const laneIds = async (raw: Redis, k: Keyspace, group?: string): Promise<string[]> =>
   (await laneEntries(raw, k, group)).map(([id]) => id);
 

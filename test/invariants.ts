@@ -19,6 +19,7 @@
  * expect(findViolations(snap)).toEqual([]);
  * ```
  */
+import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { expect } from 'vitest';
 import { MAX_PROGRESS_BYTES, PARTITION_JOB_ID } from '../src/encode.js';
@@ -31,6 +32,14 @@ import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-cont
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
+
+/** The member that keeps the active zset a skiplist (lua/includes/active_skiplist.lua), read from the script itself. */
+export const ACTIVE_SKIPLIST_MEMBER = ((): string => {
+  const lua = readFileSync(new URL('../lua/includes/active_skiplist.lua', import.meta.url), 'utf8');
+  const member = /^local ACTIVE_SKIPLIST_MEMBER = '([^']+)'$/m.exec(lua)?.[1];
+  if (member === undefined) throw new Error('lua/includes/active_skiplist.lua: no ACTIVE_SKIPLIST_MEMBER');
+  return member;
+})();
 
 /** The doorbell's cap: `wake` never holds more tokens than this. */
 export const WAKE_CAP = 64;
@@ -98,6 +107,8 @@ export interface QueueSnapshot {
   readonly fifos: ReadonlyMap<string, readonly string[]>;
   /** Leased jobs: id -> lease deadline (ms). */
   readonly active: ReadonlyMap<string, number>;
+  /** Whether the active zset holds the member that keeps it a skiplist (scored +inf; not in `active`). */
+  readonly activeSkiplist: boolean;
   /** Delayed or backing-off jobs: id -> due time (ms). */
   readonly scheduled: ReadonlyMap<string, number>;
   /** Dead jobs: id -> when they died (ms). */
@@ -298,6 +309,12 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   }
 
   const values = (name: string): string[] => fixed.get(name)?.values ?? [];
+  // the member that keeps the active zset a skiplist is no lease: apart, when it is exactly that
+  const activeLeases = (): { active: Map<string, number>; activeSkiplist: boolean } => {
+    const all = pairs(values('active'));
+    const kept = all.filter(([m, score]) => !(m === ACTIVE_SKIPLIST_MEMBER && score === 'inf'));
+    return { active: new Map(kept.map(([m, score]) => [m, Number(score)])), activeSkiplist: kept.length < all.length };
+  };
   const zset = (name: FixedKey): Map<string, number> => new Map(pairs(values(name)).map(([m, s]) => [m, Number(s)]));
   const hash = (name: FixedKey): Record<string, string> => Object.fromEntries(pairs(values(name)));
 
@@ -308,7 +325,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     pending: zset('pending'),
     lanes,
     fifos,
-    active: zset('active'),
+    ...activeLeases(),
     scheduled: zset('scheduled'),
     dead: zset('dead'),
     completed: zset('completed'),

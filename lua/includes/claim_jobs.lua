@@ -13,6 +13,7 @@
 -- @include log_starts
 -- @include throttle
 -- @include kids_key
+-- @include active_skiplist
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -150,7 +151,8 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
-  local leases = {}
+  -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
+  local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "b9070b27965ab80cc0d152e31a5611fbb2d9c2c2",
+    sha1: "d49b413bd482e6e84c9a33e3bdb2630621964849",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -779,6 +779,34 @@ local function throttle(entry, at)
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
+-- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
+-- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
+-- list: a drain that claims and completes 100 jobs a call into a zset of about 100 spent some
+-- 24k of its 137k instructions a job there (callgrind; 6k as a skiplist). A member longer than
+-- 64 bytes (zset-max-listpack-value) makes the zset a skiplist and keeps it one, so a claim of
+-- ACTIVE_SKIPLIST_BATCH jobs or more adds this member, first in its ZADD (a new zset's encoding
+-- follows the first member), scored +inf: no lease ever ends there, so the reads by deadline
+-- (reap's expired range) never see it, and the reads of the leases go up to, not including, +inf
+-- (first_lease, lease_count, the listings). It is not a job id (ids are "JOB:..."); the keyspace
+-- checker allows it and nothing else that is not a leased job (docs/design/keyspace.md).
+local ACTIVE_SKIPLIST_MEMBER = '~ keeps this zset a skiplist: a listpack zset walks all its members on each ZADD and ZREM ~'
+local ACTIVE_SKIPLIST_BATCH = 32
+-- The earliest lease deadline (ms), -1 for none.
+local function first_lease()
+  return tonumber(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]) or -1
+end
+-- How many jobs are leased.
+local function lease_count()
+  return redis.call('ZCOUNT', K_ACTIVE, '-inf', '(+inf')
+end
+-- The leased jobs from the \`offset\`th soonest deadline on, at most \`limit\` (ids and deadlines,
+-- flat, as ZRANGE WITHSCORES answers; ids only without \`scores\`).
+local function lease_range(offset, limit, scores)
+  if scores then
+    return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', offset, limit)
+  end
+  return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -916,7 +944,8 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
-  local leases = {}
+  -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
+  local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}
@@ -996,7 +1025,7 @@ end
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
 -- for none).
 local function next_times()
-  return next_due(), first_score(K_ACTIVE)
+  return next_due(), first_lease()
 end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
@@ -1284,7 +1313,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "13ee05334bf58a5fc405e9ddf6add031fd2e168b",
+    sha1: "b00c62f7c094e154b820ac0e8a80d8cf2fd477d3",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1610,6 +1639,34 @@ end
 local function kids_key(id)
   return PREFIX .. 'kids:' .. id
 end
+-- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
+-- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
+-- list: a drain that claims and completes 100 jobs a call into a zset of about 100 spent some
+-- 24k of its 137k instructions a job there (callgrind; 6k as a skiplist). A member longer than
+-- 64 bytes (zset-max-listpack-value) makes the zset a skiplist and keeps it one, so a claim of
+-- ACTIVE_SKIPLIST_BATCH jobs or more adds this member, first in its ZADD (a new zset's encoding
+-- follows the first member), scored +inf: no lease ever ends there, so the reads by deadline
+-- (reap's expired range) never see it, and the reads of the leases go up to, not including, +inf
+-- (first_lease, lease_count, the listings). It is not a job id (ids are "JOB:..."); the keyspace
+-- checker allows it and nothing else that is not a leased job (docs/design/keyspace.md).
+local ACTIVE_SKIPLIST_MEMBER = '~ keeps this zset a skiplist: a listpack zset walks all its members on each ZADD and ZREM ~'
+local ACTIVE_SKIPLIST_BATCH = 32
+-- The earliest lease deadline (ms), -1 for none.
+local function first_lease()
+  return tonumber(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]) or -1
+end
+-- How many jobs are leased.
+local function lease_count()
+  return redis.call('ZCOUNT', K_ACTIVE, '-inf', '(+inf')
+end
+-- The leased jobs from the \`offset\`th soonest deadline on, at most \`limit\` (ids and deadlines,
+-- flat, as ZRANGE WITHSCORES answers; ids only without \`scores\`).
+local function lease_range(offset, limit, scores)
+  if scores then
+    return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', offset, limit)
+  end
+  return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1747,7 +1804,8 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
-  local leases = {}
+  -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
+  local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}
@@ -1827,7 +1885,7 @@ end
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
 -- for none).
 local function next_times()
-  return next_due(), first_score(K_ACTIVE)
+  return next_due(), first_lease()
 end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
@@ -2294,7 +2352,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "a513f7464644384fce397f51e8b48f18b682fc2d",
+    sha1: "5359f277f32566b0205c084ec450dcab0a2f4031",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2808,6 +2866,34 @@ end
 local function kids_key(id)
   return PREFIX .. 'kids:' .. id
 end
+-- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
+-- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
+-- list: a drain that claims and completes 100 jobs a call into a zset of about 100 spent some
+-- 24k of its 137k instructions a job there (callgrind; 6k as a skiplist). A member longer than
+-- 64 bytes (zset-max-listpack-value) makes the zset a skiplist and keeps it one, so a claim of
+-- ACTIVE_SKIPLIST_BATCH jobs or more adds this member, first in its ZADD (a new zset's encoding
+-- follows the first member), scored +inf: no lease ever ends there, so the reads by deadline
+-- (reap's expired range) never see it, and the reads of the leases go up to, not including, +inf
+-- (first_lease, lease_count, the listings). It is not a job id (ids are "JOB:..."); the keyspace
+-- checker allows it and nothing else that is not a leased job (docs/design/keyspace.md).
+local ACTIVE_SKIPLIST_MEMBER = '~ keeps this zset a skiplist: a listpack zset walks all its members on each ZADD and ZREM ~'
+local ACTIVE_SKIPLIST_BATCH = 32
+-- The earliest lease deadline (ms), -1 for none.
+local function first_lease()
+  return tonumber(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]) or -1
+end
+-- How many jobs are leased.
+local function lease_count()
+  return redis.call('ZCOUNT', K_ACTIVE, '-inf', '(+inf')
+end
+-- The leased jobs from the \`offset\`th soonest deadline on, at most \`limit\` (ids and deadlines,
+-- flat, as ZRANGE WITHSCORES answers; ids only without \`scores\`).
+local function lease_range(offset, limit, scores)
+  if scores then
+    return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', offset, limit)
+  end
+  return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -2945,7 +3031,8 @@ local function claim_jobs(n, lease_ms, now)
 
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
-  local leases = {}
+  -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
+  local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
   local made = {}
@@ -3025,7 +3112,7 @@ end
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
 -- for none).
 local function next_times()
-  return next_due(), first_score(K_ACTIVE)
+  return next_due(), first_lease()
 end
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record \`seen\` (a JSON list id, token, id, token, ...), each still
@@ -3278,7 +3365,7 @@ return { codes, claimed, outbox_written }
   },
   counts: {
     name: "counts",
-    sha1: "59cfa464b85205c067a3079ee2956d54a2c9f6ae",
+    sha1: "d5d3b352a296f4a3392cf53954e3c0661e38cf19",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -3352,6 +3439,34 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+-- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
+-- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
+-- list: a drain that claims and completes 100 jobs a call into a zset of about 100 spent some
+-- 24k of its 137k instructions a job there (callgrind; 6k as a skiplist). A member longer than
+-- 64 bytes (zset-max-listpack-value) makes the zset a skiplist and keeps it one, so a claim of
+-- ACTIVE_SKIPLIST_BATCH jobs or more adds this member, first in its ZADD (a new zset's encoding
+-- follows the first member), scored +inf: no lease ever ends there, so the reads by deadline
+-- (reap's expired range) never see it, and the reads of the leases go up to, not including, +inf
+-- (first_lease, lease_count, the listings). It is not a job id (ids are "JOB:..."); the keyspace
+-- checker allows it and nothing else that is not a leased job (docs/design/keyspace.md).
+local ACTIVE_SKIPLIST_MEMBER = '~ keeps this zset a skiplist: a listpack zset walks all its members on each ZADD and ZREM ~'
+local ACTIVE_SKIPLIST_BATCH = 32
+-- The earliest lease deadline (ms), -1 for none.
+local function first_lease()
+  return tonumber(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]) or -1
+end
+-- How many jobs are leased.
+local function lease_count()
+  return redis.call('ZCOUNT', K_ACTIVE, '-inf', '(+inf')
+end
+-- The leased jobs from the \`offset\`th soonest deadline on, at most \`limit\` (ids and deadlines,
+-- flat, as ZRANGE WITHSCORES answers; ids only without \`scores\`).
+local function lease_range(offset, limit, scores)
+  if scores then
+    return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', offset, limit)
+  end
+  return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
+end
 
 local pending = 0
 local entries = redis.call('SMEMBERS', K_GROUPS)
@@ -3363,7 +3478,7 @@ end
 return {
   pending,
   redis.call('ZCARD', K_SCHEDULED),
-  redis.call('ZCARD', K_ACTIVE),
+  lease_count(),
   redis.call('ZCARD', K_DEAD),
   tonumber(redis.call('HGET', K_META, 'completed') or '0'),
   redis.call('HEXISTS', K_META, 'paused'),
@@ -7786,7 +7901,7 @@ return { cursor, rows }
   },
   listJobs: {
     name: "listJobs",
-    sha1: "c473c7cd956a190d3823cc6b492ea71b89d72fdc",
+    sha1: "6d8501b3f225ee4c822d4790ba4d5f93ecd110a3",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -7856,6 +7971,34 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
+-- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
+-- list: a drain that claims and completes 100 jobs a call into a zset of about 100 spent some
+-- 24k of its 137k instructions a job there (callgrind; 6k as a skiplist). A member longer than
+-- 64 bytes (zset-max-listpack-value) makes the zset a skiplist and keeps it one, so a claim of
+-- ACTIVE_SKIPLIST_BATCH jobs or more adds this member, first in its ZADD (a new zset's encoding
+-- follows the first member), scored +inf: no lease ever ends there, so the reads by deadline
+-- (reap's expired range) never see it, and the reads of the leases go up to, not including, +inf
+-- (first_lease, lease_count, the listings). It is not a job id (ids are "JOB:..."); the keyspace
+-- checker allows it and nothing else that is not a leased job (docs/design/keyspace.md).
+local ACTIVE_SKIPLIST_MEMBER = '~ keeps this zset a skiplist: a listpack zset walks all its members on each ZADD and ZREM ~'
+local ACTIVE_SKIPLIST_BATCH = 32
+-- The earliest lease deadline (ms), -1 for none.
+local function first_lease()
+  return tonumber(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]) or -1
+end
+-- How many jobs are leased.
+local function lease_count()
+  return redis.call('ZCOUNT', K_ACTIVE, '-inf', '(+inf')
+end
+-- The leased jobs from the \`offset\`th soonest deadline on, at most \`limit\` (ids and deadlines,
+-- flat, as ZRANGE WITHSCORES answers; ids only without \`scores\`).
+local function lease_range(offset, limit, scores)
+  if scores then
+    return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', offset, limit)
+  end
+  return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
 end
 -- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
 -- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
@@ -7975,7 +8118,7 @@ if state == 'scheduled' then
   scored(redis.call('ZRANGE', K_SCHEDULED, offset, last, 'WITHSCORES'))
 elseif state == 'active' then
   field = 'lease'
-  scored(redis.call('ZRANGE', K_ACTIVE, offset, last, 'WITHSCORES'))
+  scored(lease_range(offset, limit, true))
 elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
 elseif state == 'completed' then
@@ -8353,7 +8496,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "ed822fdadad62728cc577e99fcb1fd5e7336daa6",
+    sha1: "806463fd46c085f81d37855c628a4deec438f108",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -8426,6 +8569,34 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
+-- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
+-- list: a drain that claims and completes 100 jobs a call into a zset of about 100 spent some
+-- 24k of its 137k instructions a job there (callgrind; 6k as a skiplist). A member longer than
+-- 64 bytes (zset-max-listpack-value) makes the zset a skiplist and keeps it one, so a claim of
+-- ACTIVE_SKIPLIST_BATCH jobs or more adds this member, first in its ZADD (a new zset's encoding
+-- follows the first member), scored +inf: no lease ever ends there, so the reads by deadline
+-- (reap's expired range) never see it, and the reads of the leases go up to, not including, +inf
+-- (first_lease, lease_count, the listings). It is not a job id (ids are "JOB:..."); the keyspace
+-- checker allows it and nothing else that is not a leased job (docs/design/keyspace.md).
+local ACTIVE_SKIPLIST_MEMBER = '~ keeps this zset a skiplist: a listpack zset walks all its members on each ZADD and ZREM ~'
+local ACTIVE_SKIPLIST_BATCH = 32
+-- The earliest lease deadline (ms), -1 for none.
+local function first_lease()
+  return tonumber(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]) or -1
+end
+-- How many jobs are leased.
+local function lease_count()
+  return redis.call('ZCOUNT', K_ACTIVE, '-inf', '(+inf')
+end
+-- The leased jobs from the \`offset\`th soonest deadline on, at most \`limit\` (ids and deadlines,
+-- flat, as ZRANGE WITHSCORES answers; ids only without \`scores\`).
+local function lease_range(offset, limit, scores)
+  if scores then
+    return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', offset, limit)
+  end
+  return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -8704,7 +8875,7 @@ end
 local force = ARGV[2] == '1'
 local n = arg_int(ARGV[3], 'n', 1)
 if not force then
-  local active = redis.call('ZCARD', K_ACTIVE)
+  local active = lease_count()
   if active > 0 then return { -1, active } end
 end
 redis.call('HSET', K_META, 'paused', '1')
@@ -8726,7 +8897,7 @@ if #schedulers > 0 then
 end
 
 -- active rows, their group slots freed
-local ids = redis.call('ZRANGE', K_ACTIVE, 0, budget - 1)
+local ids = lease_range(0, budget)
 if #ids > 0 then
   local freed = { order = {} }
   for _, id in ipairs(ids) do tally(freed, redis.call('HGET', job_key(id), 'g')) end
@@ -13863,7 +14034,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "0fe544bbbbad319ed4b7b5af8d76b36af1da03d4",
+    sha1: "8924a627e3528cfce5e3d189474077af79759cd3",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -13910,6 +14081,34 @@ local QUEUE_ENTRY = '!'
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
+end
+-- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
+-- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
+-- list: a drain that claims and completes 100 jobs a call into a zset of about 100 spent some
+-- 24k of its 137k instructions a job there (callgrind; 6k as a skiplist). A member longer than
+-- 64 bytes (zset-max-listpack-value) makes the zset a skiplist and keeps it one, so a claim of
+-- ACTIVE_SKIPLIST_BATCH jobs or more adds this member, first in its ZADD (a new zset's encoding
+-- follows the first member), scored +inf: no lease ever ends there, so the reads by deadline
+-- (reap's expired range) never see it, and the reads of the leases go up to, not including, +inf
+-- (first_lease, lease_count, the listings). It is not a job id (ids are "JOB:..."); the keyspace
+-- checker allows it and nothing else that is not a leased job (docs/design/keyspace.md).
+local ACTIVE_SKIPLIST_MEMBER = '~ keeps this zset a skiplist: a listpack zset walks all its members on each ZADD and ZREM ~'
+local ACTIVE_SKIPLIST_BATCH = 32
+-- The earliest lease deadline (ms), -1 for none.
+local function first_lease()
+  return tonumber(redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2]) or -1
+end
+-- How many jobs are leased.
+local function lease_count()
+  return redis.call('ZCOUNT', K_ACTIVE, '-inf', '(+inf')
+end
+-- The leased jobs from the \`offset\`th soonest deadline on, at most \`limit\` (ids and deadlines,
+-- flat, as ZRANGE WITHSCORES answers; ids only without \`scores\`).
+local function lease_range(offset, limit, scores)
+  if scores then
+    return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'WITHSCORES', 'LIMIT', offset, limit)
+  end
+  return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
 end
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
@@ -14004,7 +14203,7 @@ end
 local g = ARGV[2]
 local stored = tonumber(redis.call('HGET', K_GACTIVE, g) or '0')
 local counted = 0
-for _, id in ipairs(redis.call('ZRANGE', K_ACTIVE, 0, -1)) do
+for _, id in ipairs(lease_range(0, -1)) do
   if redis.call('HGET', job_key(id), 'g') == g then counted = counted + 1 end
 end
 if counted > 0 then

@@ -6,7 +6,7 @@ import { AUTO_PREFETCH_MAX } from '../../src/node/consumer/prefetch.js';
 import { keyspace } from '../../src/keyspace.js';
 import type { Reply, ScriptCall } from '../../src/transport.js';
 import { checkInvariants } from '../invariants.js';
-import { sleep, until, useRedis } from '../helpers.js';
+import { leaseCount, sleep, until, useRedis } from '../helpers.js';
 
 /**
  * A busy parked consumer keeps a second settle-and-claim in flight behind the first, so Redis runs
@@ -47,14 +47,14 @@ describe('pipelined settle-and-claim', () => {
   it('sends a second request while the first is in flight, within its slots and prefetch, and parks once drained', async () => {
     const queue = redis.queue<number>();
     const transport = counting();
-    const active = keyspace(queue.name).key('active');
+    const k = keyspace(queue.name);
     let leases = 0;
     const ran = new Map<number, number>();
     const consumer = new Consumer<number>(transport, queue.name, (job) => {
       ran.set(job.payload, (ran.get(job.payload) ?? 0) + 1);
     }, { concurrency: 20, beatMs: 10_000, ownsTransport: true }).start();
     stoppers.push(() => consumer.stop(1_000));
-    const sampler = setInterval(() => void redis.raw.zcard(active).then((n) => (leases = Math.max(leases, n))), 1);
+    const sampler = setInterval(() => void leaseCount(redis.raw, k).then((n) => (leases = Math.max(leases, n))), 1);
     try {
       await queue.addBulk(Array.from({ length: 3000 }, (_, i) => ({ payload: i })));
       await until(async () => (await queue.stats()).counts.completed === 3000, 20_000);

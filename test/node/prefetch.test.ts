@@ -7,7 +7,7 @@ import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { AUTO_PREFETCH_MAX } from '../../src/node/consumer/prefetch.js';
 import { keyspace } from '../../src/keyspace.js';
 import { checkInvariants } from '../invariants.js';
-import { sleep, until, useRedis } from '../helpers.js';
+import { leaseCount, sleep, until, useRedis } from '../helpers.js';
 
 /**
  * Prefetch: a consumer may hold claimed jobs waiting for a slot besides those running. These pin
@@ -32,7 +32,7 @@ describe('prefetch in the parked consumer', () => {
     const seen: Array<Job<P>> = [];
     const peak = { running: 0, leases: 0 };
     let running = 0;
-    const active = keyspace(queue.name).key('active');
+    const k = keyspace(queue.name);
     const consumer = new Consumer<P>(
       IoredisTransport.connect(url),
       queue.name,
@@ -41,7 +41,7 @@ describe('prefetch in the parked consumer', () => {
         peak.running = Math.max(peak.running, running);
         seen.push(job);
         try {
-          peak.leases = Math.max(peak.leases, await redis.raw.zcard(active));
+          peak.leases = Math.max(peak.leases, await leaseCount(redis.raw, k));
           await handler(job);
         } finally {
           running--;
@@ -75,8 +75,8 @@ describe('prefetch in the parked consumer', () => {
     }).start();
     stoppers.push(() => consumer.stop(1_000));
     let leases = 0;
-    const active = keyspace(queue.name).key('active');
-    const sampler = setInterval(() => void redis.raw.zcard(active).then((n) => (leases = Math.max(leases, n))), 1);
+    const k = keyspace(queue.name);
+    const sampler = setInterval(() => void leaseCount(redis.raw, k).then((n) => (leases = Math.max(leases, n))), 1);
     try {
       await queue.addBulk(Array.from({ length: 1000 }, (_, i) => ({ payload: i })));
       await until(async () => (await queue.stats()).counts.completed === 1000, 10_000);
@@ -112,9 +112,9 @@ describe('prefetch in the parked consumer', () => {
     const gate = new Promise<void>((resolve) => (open = resolve));
     const { consumer, seen } = consume(queue, () => gate, { concurrency: 1, prefetch: 2 });
     const ids = (await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i })))).map((r) => r.id);
-    const active = keyspace(queue.name).key('active');
+    const k = keyspace(queue.name);
     // Redis holds the third lease a moment before the claim's reply reaches the consumer: wait for both
-    await until(async () => seen.length === 1 && consumer.inFlight === 3 && (await redis.raw.zcard(active)) === 3);
+    await until(async () => seen.length === 1 && consumer.inFlight === 3 && (await leaseCount(redis.raw, k)) === 3);
     expect(consumer.inFlight).toBe(3);
 
     const stopped = consumer.stop(5_000);
@@ -144,8 +144,8 @@ describe('prefetch in the parked consumer', () => {
       hooks: { onFenced: (job) => fenced.push(job.id) },
     });
     const [first, second] = (await queue.addBulk([{ payload: 1 }, { payload: 2 }])).map((r) => r.id);
-    const active = keyspace(queue.name).key('active');
-    await until(async () => seen.length === 1 && (await redis.raw.zcard(active)) === 2);
+    const k = keyspace(queue.name);
+    await until(async () => seen.length === 1 && (await leaseCount(redis.raw, k)) === 2);
     expect(seen[0]!.id).toBe(first);
     await queue.remove(second!);
     await until(() => fenced.includes(second!));

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import * as echomq from '../../src/index.js';
 import { errorCodes } from '../../src/errors.js';
 import { keyspace, QUEUE_REGISTRY } from '../../src/keyspace.js';
+import { leaseCount } from '../helpers.js';
 import { checkInvariants } from '../invariants.js';
 import { bundleForNode, type NodeBundle } from '../node-bundle.js';
 import { type Snippet, snippets } from './readme-snippets.js';
@@ -146,7 +147,7 @@ describe('README.md and the guides', () => {
         // what it left is sound, and it holds no lease: a snippet that exits settles what it took
         for (const queue of await redis.smembers(QUEUE_REGISTRY)) {
           expect(await checkInvariants(redis, queue), `${title}: queue ${queue}`).toEqual([]);
-          expect(await redis.zcard(keyspace(queue).key('active')), `${title}: jobs of ${queue} left active`).toBe(0);
+          expect(await leaseCount(redis, keyspace(queue)), `${title}: jobs of ${queue} left active`).toBe(0);
         }
       });
     }
