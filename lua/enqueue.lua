@@ -35,10 +35,12 @@
            takes its payload and due time instead (includes/replace_job.lua) and it answers
            "replaced". A key taken by an earlier job of the same call is seen as a later call
            would see it: the jobs collected so far are placed first. meta `dd` = 1 once any job
-           took a key, so the scripts that delete rows in bulk read `dk` only where it may be
+           took a key (written before its row), so the claims, the settles and the bulk deletes
+           read `dk` only where it may be
   Flows    a job with children is a flow parent (includes/add_parent.lua): state `waiting`, in
            emq:{q}:waiting, its children in emq:{q}:kids:<id>; a job with a parent keeps it as `fp`.
-           meta `fl` = 1 once any job of a flow was written here (docs/design.md, "Flows")
+           meta `fl` = 1 once any job of a flow was written here, before its row: the claims,
+           settles and bulk deletes read the links only then (docs/design.md, "Flows")
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
            "replaced", and for a flow parent "waiting" (or "pending" or "dead" when its children
            had all finished, or one had failed it, before it was written); a duplicate writes nothing; a known request key answers its first reply again
@@ -222,7 +224,7 @@ local function place()
 end
 -- dedupe keys taken by jobs of this call
 local taken, took = {}, false
--- whether any job of this call is part of a flow (meta `fl`: the bulk deletes then read links)
+-- whether any job of this call is part of a flow (meta `fl`: the claims, settles and bulk deletes then read links)
 local flows = false
 
 for i = 0, n - 1 do
@@ -267,6 +269,10 @@ for i = 0, n - 1 do
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
     local parent, children = ARGV[b + 12], ARGV[b + 13]
     if parent == '' then parent = nil end
+    -- a feature's flag goes before the first row that carries its fields: the claims and settles
+    -- read those fields only under it (includes/queue_meta.lua)
+    if dk and not took then redis.call('HSET', K_META, 'dd', '1') end
+    if (children ~= '' or parent) and not flows then redis.call('HSET', K_META, 'fl', '1') end
     local state
     if children ~= '' then
       local now_claimable
@@ -288,8 +294,6 @@ for i = 0, n - 1 do
 end
 
 place()
-if took then redis.call('HSET', K_META, 'dd', '1') end
-if flows then redis.call('HSET', K_META, 'fl', '1') end
 if claimable then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)

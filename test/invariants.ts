@@ -495,8 +495,8 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   key (`dk`) and no ttl (`dt`); one with a TTL names a row carrying the key and a `dt`, or a row
  *   that is gone (a completed row expires, or is deleted at once with keepCompletedMs 0, while its
  *   window lasts). An unfinished row with a `dk` and no `dt` is named by its key; a `dt` is an
- *   integer >= 1 beside a `dk`. Once any key or row with `dk` exists, meta `dd` is `1` (the bulk
- *   deletes read `dk` only then).
+ *   integer >= 1 beside a `dk`. Once any key or row with `dk` exists, meta `dd` is `1` (the claims,
+ *   the settles and the bulk deletes read `dk` only then).
  * - (n) partitions: a generated id of a partition's (`JOB:<seq>~<i>`) is in partition `i` (the
  *   queue `<q>~<i>`) and in no other queue, partitioned or not. What holds across a partitioned
  *   queue's partitions is {@link checkPartitionedQueue}'s.
@@ -756,8 +756,9 @@ const PARENT_REF = /^[A-Za-z0-9._-]+\|JOB:[^|,]+\|[fir]$/;
  * finished (it would have been released); a parent failed by a child (`fx`) records that child as
  * having failed it; a children hash without a parent row is news for a parent not yet written and
  * expires; rows' `fp`, the records and the outbox entries are well formed, and the outbox's
- * entries are about this queue's jobs. testFlowLinks (test/flow-links.ts) checks the links across
- * queues.
+ * entries are about this queue's jobs. Once any row carries a flow link (`fp` or `fw`), meta `fl`
+ * is `1` (the claims, the settles and the bulk deletes read the links only then). testFlowLinks
+ * (test/flow-links.ts) checks the links across queues.
  */
 function flowViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
@@ -791,6 +792,10 @@ function flowViolations(snap: QueueSnapshot): string[] {
       if (!/^[A-Za-z0-9._-]+\|JOB:/.test(field)) out.push(`kids:${id}: malformed child ${JSON.stringify(field)}`);
     }
   }
+  // the claims and settles read a row's flow links only under meta `fl` (lua/includes/queue_meta.lua)
+  const linked = [...snap.rows].filter(([, row]) => row.fp !== undefined || row.fw !== undefined).map(([id]) => id);
+  if (linked.length > 0 && snap.meta.fl !== '1') out.push(`meta fl is ${JSON.stringify(snap.meta.fl ?? null)} while ${linked[0]} carries flow links`);
+  if (snap.meta.fl !== undefined && snap.meta.fl !== '1') out.push(`meta fl holds ${JSON.stringify(snap.meta.fl)}, not 1`);
   for (const entry of snap.outbox.keys()) {
     const up = OUTBOX_UP.exec(entry);
     const down = OUTBOX_DOWN.exec(entry);

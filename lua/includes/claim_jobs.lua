@@ -171,7 +171,13 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+        local r
+        if meta.fl then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        else
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -191,7 +197,7 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is

@@ -7,8 +7,12 @@
 -- The events of one call are kept in one flat list (`event_fields`) with where each one starts
 -- (`event_starts`), and the pairs are named parameters, not `...`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- @include queue_meta
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta `ecap` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "d49b413bd482e6e84c9a33e3bdb2630621964849",
+    sha1: "d630a87d4382a6bcdc05586bae48b3ac4d510375",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -464,8 +464,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -648,21 +670,6 @@ local function readmit_due(now, limit)
     end
   end
   return woke
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
 -- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
@@ -964,7 +971,13 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+        local r
+        if meta.fl then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        else
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -984,7 +997,7 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1313,7 +1326,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "b00c62f7c094e154b820ac0e8a80d8cf2fd477d3",
+    sha1: "5383a69f52ff7c95627820d9cb21dd28314adf57",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1387,15 +1400,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -1510,6 +1527,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -1824,7 +1844,13 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+        local r
+        if meta.fl then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        else
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -1844,7 +1870,7 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -2003,7 +2029,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "64ffa2ee5556f0edadfc6b3614a2dded8c8b5c6e",
+    sha1: "07d88ddbf33bfcc05b27468ffff4eb1effeed55b",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2225,8 +2251,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -2257,21 +2305,6 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 1] = f4
     fields[n + 2] = v4
   end
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -2352,7 +2385,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "5359f277f32566b0205c084ec450dcab0a2f4031",
+    sha1: "ea6e6fcf0a23327cd091d0d5ad7916a2d8ffb2f5",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2458,16 +2491,41 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
 -- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
 -- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
 -- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
--- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads nine fields in
--- one HMGET: a completing batch pays per job for every one.
+-- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads the row in one
+-- HMGET, its dedupe and flow fields only when the queue ever had them (includes/queue_meta.lua):
+-- a completing batch pays per job for every field it asks for, there or not.
 local function held_run(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
+  local meta, r = queue_meta(), nil
+  if meta.dd or meta.fl then
+    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
+  else
+    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
+  end
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7], r[8], r[9] }
+  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6] or false, r[7] or false, r[8] or false, r[9] or false }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -2641,21 +2699,6 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
-end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -2751,6 +2794,9 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -3051,7 +3097,13 @@ local function claim_jobs(n, lease_ms, now)
       end
       for p, id in ipairs(ids) do
         local key = job_key(id)
-        local r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+        local r
+        if meta.fl then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
+        else
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
+        end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         tokens[#tokens + 1] = token
@@ -3071,7 +3123,7 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7], kids }
+        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -3542,7 +3594,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "0ff8e52f459c7387eed4ddf5f5627058ab34ea79",
+    sha1: "c95d8e8f4ed14ac13f851a5a549a4dff0a6afbe7",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3825,8 +3877,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -3857,21 +3931,6 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 1] = f4
     fields[n + 2] = v4
   end
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -3968,7 +4027,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "e306e9c683646c951c05642ad93a0fa3a3d7a855",
+    sha1: "80a845991343cdb2317e1801032c2de80098f524",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4006,10 +4065,12 @@ return reply('done')
            takes its payload and due time instead (includes/replace_job.lua) and it answers
            "replaced". A key taken by an earlier job of the same call is seen as a later call
            would see it: the jobs collected so far are placed first. meta \`dd\` = 1 once any job
-           took a key, so the scripts that delete rows in bulk read \`dk\` only where it may be
+           took a key (written before its row), so the claims, the settles and the bulk deletes
+           read \`dk\` only where it may be
   Flows    a job with children is a flow parent (includes/add_parent.lua): state \`waiting\`, in
            emq:{q}:waiting, its children in emq:{q}:kids:<id>; a job with a parent keeps it as \`fp\`.
-           meta \`fl\` = 1 once any job of a flow was written here (docs/design.md, "Flows")
+           meta \`fl\` = 1 once any job of a flow was written here, before its row: the claims,
+           settles and bulk deletes read the links only then (docs/design.md, "Flows")
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
            "replaced", and for a flow parent "waiting" (or "pending" or "dead" when its children
            had all finished, or one had failed it, before it was written); a duplicate writes nothing; a known request key answers its first reply again
@@ -4223,8 +4284,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -4364,21 +4447,6 @@ local function admit(batch)
     claimable = claimable or open
   end
   return claimable
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -4950,7 +5018,7 @@ local function place()
 end
 -- dedupe keys taken by jobs of this call
 local taken, took = {}, false
--- whether any job of this call is part of a flow (meta \`fl\`: the bulk deletes then read links)
+-- whether any job of this call is part of a flow (meta \`fl\`: the claims, settles and bulk deletes then read links)
 local flows = false
 
 for i = 0, n - 1 do
@@ -4995,6 +5063,10 @@ for i = 0, n - 1 do
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
     local parent, children = ARGV[b + 12], ARGV[b + 13]
     if parent == '' then parent = nil end
+    -- a feature's flag goes before the first row that carries its fields: the claims and settles
+    -- read those fields only under it (includes/queue_meta.lua)
+    if dk and not took then redis.call('HSET', K_META, 'dd', '1') end
+    if (children ~= '' or parent) and not flows then redis.call('HSET', K_META, 'fl', '1') end
     local state
     if children ~= '' then
       local now_claimable
@@ -5016,8 +5088,6 @@ for i = 0, n - 1 do
 end
 
 place()
-if took then redis.call('HSET', K_META, 'dd', '1') end
-if flows then redis.call('HSET', K_META, 'fl', '1') end
 if claimable then ring_doorbell() end
 -- remembered only when it wrote: a request of duplicates alone answers the same when repeated,
 -- and writes nothing (invariant 3)
@@ -5028,7 +5098,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "5db73f612996c89fc287f8f363cfd4a4b54e4dc2",
+    sha1: "437e1019b2b28b5ef6a3dce80143efa8c1db6451",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -5071,15 +5141,19 @@ local QUEUE_ENTRY = '!'
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -5215,7 +5289,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "9a4922aa03b25138e6acef46e2774104661f3a32",
+    sha1: "21d287c1be67d87680c2dbf5fd61e8db171d6a66",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5685,15 +5759,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -5729,6 +5807,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -5819,7 +5900,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "ae7dede52fa13ba2482bd2262d1ac10ff8e551e5",
+    sha1: "032156cb4a44019edcd9c161c335d858108513e3",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -5994,8 +6075,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -6148,21 +6251,6 @@ local function admit(batch)
     claimable = claimable or open
   end
   return claimable
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -6358,7 +6446,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "153df9d43c46a1c9454969627f54bb5f305a500a",
+    sha1: "6fc3200a5e52f638ffce196def8a359a118e8bcd",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6576,8 +6664,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -6776,21 +6886,6 @@ local function fail_parent(id, field, err, now)
   redis.call('HSET', key, 'fx', field)
   bury(id, why, now, nil, r[2], r[3], r[4], r[5])
   collect_event('dead', id, 'g', r[1], 'x', why)
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -7181,7 +7276,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "f59e80b23df5d84bd838c47eae356e18c5253973",
+    sha1: "0e059f541b9ab1573629ce4584b8265256e8f61f",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7280,15 +7375,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -7337,6 +7436,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -7433,7 +7535,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "f978e7e596999a927086fda90455a8ca1a0a84ae",
+    sha1: "7ae5f71402880de12b98cd540019aa0c384a466c",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -7570,8 +7672,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -7602,21 +7726,6 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 1] = f4
     fields[n + 2] = v4
   end
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -8256,7 +8365,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "e3674cbef38bb22ed1b83096cfd56b03a9e033de",
+    sha1: "756f1af4acdfb1c49f204e615cd0f862c2cffa50",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -8434,15 +8543,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -8949,7 +9062,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "1751c3e3d5455a4bba71482de7304fd436627d26",
+    sha1: "aa2f5aeb7852665691e88ca8393c438b0109adb0",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -9001,8 +9114,30 @@ local QUEUE_ENTRY = '!'
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9033,21 +9168,6 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 1] = f4
     fields[n + 2] = v4
   end
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -9107,7 +9227,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "0257d8ca6cc2224f404a7c1e3966db928e848077",
+    sha1: "bdcec09eab98f9e3b1285fa01286302e71dcd041",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -9157,8 +9277,30 @@ local QUEUE_ENTRY = '!'
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9189,21 +9331,6 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 1] = f4
     fields[n + 2] = v4
   end
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -9259,7 +9386,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "c342113e11a15e41ab9a56c5e4ac38567876084e",
+    sha1: "e691a07116fe3bc0a766c522d4713d8c939417fc",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9323,16 +9450,41 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
 -- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
 -- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
 -- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
--- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads nine fields in
--- one HMGET: a completing batch pays per job for every one.
+-- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads the row in one
+-- HMGET, its dedupe and flow fields only when the queue ever had them (includes/queue_meta.lua):
+-- a completing batch pays per job for every field it asks for, there or not.
 local function held_run(id, token)
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
+  local meta, r = queue_meta(), nil
+  if meta.dd or meta.fl then
+    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
+  else
+    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
+  end
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6], r[7], r[8], r[9] }
+  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6] or false, r[7] or false, r[8] or false, r[9] or false }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -9369,6 +9521,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9399,21 +9554,6 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 1] = f4
     fields[n + 2] = v4
   end
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -9474,7 +9614,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "6fc9e9abc60c729fcb138bb8046e7ec494344db2",
+    sha1: "ea844f2cb16cd04f95571921a461821deeb5c07f",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -9647,8 +9787,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9792,21 +9954,6 @@ local function readmit_due(now, limit)
     end
   end
   return woke
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -10046,7 +10193,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "096f81dc05744ff312ff8e60c25744d4aaaeed73",
+    sha1: "daebcd3f66be6471f0be460077f71bbb5286ddfc",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -10483,8 +10630,30 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+  end
+  return queue_meta_read
+end
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -10549,21 +10718,6 @@ local function reap_expired(now, limit)
   end
   if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
   return requeued, buried, free_and_admit(freed, batch)
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -10674,7 +10828,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "11f3ad7bc4a0ae2c1a0d6e3b6fec87ff33ecb339",
+    sha1: "d9cb0d830859d19f5e5cf189735bd8d26fbfbeca",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -11067,15 +11221,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -11097,6 +11255,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -11259,7 +11420,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "d5f6451216689dd08793e679b9610b7180ca223d",
+    sha1: "96a59282536d88e3145863b6fdb94046a43a6bf1",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -11458,15 +11619,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -11502,6 +11667,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -11704,7 +11872,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "2b313e6f583edf451b4ab9c219e245e8c07003f3",
+    sha1: "9521bd73131278fcbfd30e380d679864eb66efe8",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -11869,15 +12037,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -11929,6 +12101,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -12055,7 +12230,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "0173bb47ac6daa6d6e84bda96fa15defe9bb8aac",
+    sha1: "e6f1006dc91c4c45aa5dc72ed779faa6f4fc6e78",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -12224,15 +12399,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -12268,6 +12447,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -12391,7 +12573,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "707a2f3f3cd625de2fc837c2e11cd08ce35ecef2",
+    sha1: "deb7a0481c52237f43dce9dfc9874c2f4518d6bc",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -12478,15 +12660,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -12535,6 +12721,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -12625,7 +12814,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "7635399433de5454ec43d618466d0dbfdcaa6946",
+    sha1: "5c3e00cd92d27517b4d5c19f9b7ad7ccf46d3836",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -12670,15 +12859,19 @@ local QUEUE_ENTRY = '!'
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -12714,6 +12907,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -12802,7 +12998,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "7732bd58d55d514d1140acde3c4ffcb7e0d09cb0",
+    sha1: "bbc1602e89215a69dada8048a26389692e5bc24c",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -13324,15 +13520,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -13378,6 +13578,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -13563,7 +13766,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "675c01506f241d88896b6eff9331ae06af69baca",
+    sha1: "f593c45cb4eb98f04504035ac7a189fc6db8410b",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -13622,15 +13825,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -13665,7 +13872,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "6120d370f33dfcb7cc28f8bcadf9a153e3e6d94f",
+    sha1: "b2916e4f8f41d1137fce77875c54facde22ac42d",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -13892,15 +14099,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -13922,6 +14133,9 @@ end
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
+  -- would drop it all, and a batch paid for each event's appends
+  if queue_meta().ecap == '0' then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -14034,7 +14248,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "8924a627e3528cfce5e3d189474077af79759cd3",
+    sha1: "9c09d401bc284a2e7aa8d989d80b945d2d8181bc",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -14153,15 +14367,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end
@@ -14463,7 +14681,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "9a83e8b239e4b87dd1742c90c1017c5a4ca836b0",
+    sha1: "c41591be85c28c9d52e97c1a6c3d34ce48bae152",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -14548,15 +14766,19 @@ end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none) and \`grates\` (how many groups have one, false for none).
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
+-- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
+-- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
+-- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5] }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
+    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
   end
   return queue_meta_read
 end

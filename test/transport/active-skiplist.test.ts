@@ -42,7 +42,7 @@ describe('the active zset kept a skiplist', () => {
     const last = await leases(queue).complete(done.claimed!.jobs.map((j) => ({ id: j.id, token: j.token })), { claimN: 1, leaseMs: 10_000 });
     expect(last.claimed?.jobs).toHaveLength(0);
     expect(last.claimed?.nextLeaseEnd).toBeNull();
-    expect(await redis.raw.zrange(k.key('active'), 0, -1)).toEqual([ACTIVE_SKIPLIST_MEMBER]);
+    expect(await redis.raw.zrange(k.key('active'), 0, '-1')).toEqual([ACTIVE_SKIPLIST_MEMBER]);
     expect(await redis.raw.object('ENCODING', k.key('active'))).toBe('skiplist');
     expect(await leaseCount(redis.raw, k)).toBe(0);
     expect((await queue.stats()).counts).toMatchObject({ active: 0, completed: 40 });

@@ -163,6 +163,8 @@ describe('flows', () => {
     await flows.add({ queue: c.name, id: 'x', payload: 0 });
     // a child pointing at a parent not yet written completes: its news waits in the parent's slot
     await redis.raw.hset(keysOf(c).job('JOB:x'), 'fp', `${p.name}|JOB:late|f`);
+    // and its queue marked as having flow jobs, as the enqueue of a child marks it before its row
+    await redis.raw.hset(keysOf(c).key('meta'), 'fl', '1');
     await runAll(c, () => 'early');
     expect(await redis.raw.pttl(`${keysOf(p).prefix}kids:JOB:late`)).toBeGreaterThan(0);
     await consistent(p, c);
