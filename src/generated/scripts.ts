@@ -2385,7 +2385,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "ea6e6fcf0a23327cd091d0d5ad7916a2d8ffb2f5",
+    sha1: "599613fde4bb8c0b1bf9fd06b230b5643685420b",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2515,17 +2515,30 @@ end
 -- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
 -- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
 -- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads the row in one
--- HMGET, its dedupe and flow fields only when the queue ever had them (includes/queue_meta.lua):
--- a completing batch pays per job for every field it asks for, there or not.
+-- HMGET of the fields this call needs, worked out once (includes/queue_meta.lua): \`s\`, \`t\` and \`g\`;
+-- \`a\` and \`z\` only while events are on (this run's attempt is only the events'); the dedupe and
+-- flow fields only once the queue ever had them. A settling batch pays per job for every field it
+-- asks for, there or not (the attempt is 0 with events off, the others false).
+local held_fields, held_attempt, held_links = nil, nil, nil
 local function held_run(id, token)
-  local meta, r = queue_meta(), nil
-  if meta.dd or meta.fl then
-    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
-  else
-    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
+  if not held_fields then
+    local meta = queue_meta()
+    held_fields = { 's', 't', 'g' }
+    if meta.ecap ~= '0' then
+      held_attempt = #held_fields + 1
+      held_fields[held_attempt], held_fields[held_attempt + 1] = 'a', 'z'
+    end
+    if meta.dd or meta.fl then
+      held_links = #held_fields + 1
+      for i, f in ipairs({ 'dk', 'dt', 'fp', 'fw' }) do held_fields[held_links + i - 1] = f end
+    end
   end
+  local r = redis.call('HMGET', job_key(id), unpack(held_fields))
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6] or false, r[7] or false, r[8] or false, r[9] or false }
+  local attempt = held_attempt and (tonumber(r[held_attempt]) or 0) - (tonumber(r[held_attempt + 1]) or 0) or 0
+  if not held_links then return { r[3] or nil, attempt, false, false, false, false } end
+  local l = held_links
+  return { r[3] or nil, attempt, r[l] or false, r[l + 1] or false, r[l + 2] or false, r[l + 3] or false }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
@@ -9386,7 +9399,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "e691a07116fe3bc0a766c522d4713d8c939417fc",
+    sha1: "730a9dd5138c9467ebaa0745e308d9ea7fc15a94",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9474,17 +9487,30 @@ end
 -- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
 -- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
 -- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads the row in one
--- HMGET, its dedupe and flow fields only when the queue ever had them (includes/queue_meta.lua):
--- a completing batch pays per job for every field it asks for, there or not.
+-- HMGET of the fields this call needs, worked out once (includes/queue_meta.lua): \`s\`, \`t\` and \`g\`;
+-- \`a\` and \`z\` only while events are on (this run's attempt is only the events'); the dedupe and
+-- flow fields only once the queue ever had them. A settling batch pays per job for every field it
+-- asks for, there or not (the attempt is 0 with events off, the others false).
+local held_fields, held_attempt, held_links = nil, nil, nil
 local function held_run(id, token)
-  local meta, r = queue_meta(), nil
-  if meta.dd or meta.fl then
-    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z', 'dk', 'dt', 'fp', 'fw')
-  else
-    r = redis.call('HMGET', job_key(id), 's', 't', 'g', 'a', 'z')
+  if not held_fields then
+    local meta = queue_meta()
+    held_fields = { 's', 't', 'g' }
+    if meta.ecap ~= '0' then
+      held_attempt = #held_fields + 1
+      held_fields[held_attempt], held_fields[held_attempt + 1] = 'a', 'z'
+    end
+    if meta.dd or meta.fl then
+      held_links = #held_fields + 1
+      for i, f in ipairs({ 'dk', 'dt', 'fp', 'fw' }) do held_fields[held_links + i - 1] = f end
+    end
   end
+  local r = redis.call('HMGET', job_key(id), unpack(held_fields))
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  return { r[3] or nil, (tonumber(r[4]) or 0) - (tonumber(r[5]) or 0), r[6] or false, r[7] or false, r[8] or false, r[9] or false }
+  local attempt = held_attempt and (tonumber(r[held_attempt]) or 0) - (tonumber(r[held_attempt + 1]) or 0) or 0
+  if not held_links then return { r[3] or nil, attempt, false, false, false, false } end
+  local l = held_links
+  return { r[3] or nil, attempt, r[l] or false, r[l + 1] or false, r[l + 2] or false, r[l + 3] or false }
 end
 -- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
 -- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
