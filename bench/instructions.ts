@@ -1,7 +1,8 @@
 /**
  * Instructions per job: what Redis executes for each of echomq's hot paths, counted exactly by
  * valgrind's callgrind on a private redis-server (bench/lib/callgrind.ts). Time per job on a
- * shared 2-core machine moves by 15% from run to run; this count moves by well under 1%, so it is
+ * shared 2-core machine moves by 15% from run to run; this count by about 1% (compare whole runs:
+ * a case run alone can differ by a few percent from the same case after the others), so it is
  * the figure to compare a script change by (run it before and after; the JSON lines carry the
  * commit). Needs valgrind and redis-server; without them it says so in one line and exits 2.
  *

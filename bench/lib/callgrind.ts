@@ -10,8 +10,8 @@ import { findRedisServer, freePort } from '../../src/node/local-redis.js';
  * stretch of work: `count(work)` zeroes the counters, runs `work`, and answers the instructions
  * (callgrind's `Ir`) the server executed meanwhile, everything it did included (reading the
  * requests, the scripts, the commands, the replies). Unlike time, the count is the same from run
- * to run on any machine within a fraction of a percent, so a change to a script is measured
- * against the one before it exactly, however noisy the machine (docs/design/scripts-and-invariants.md).
+ * to run within about 1% (Lua's garbage collector runs when it runs), however noisy the machine,
+ * so a change to a script is measured against the one before it (docs/design/scripts-and-invariants.md).
  */
 export interface CountedRedis {
   readonly url: string;

@@ -9,10 +9,12 @@
 -- costs appends, not a table an event.
 -- @include queue_meta
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta `ecap` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta `ecap` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1

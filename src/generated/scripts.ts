@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "d630a87d4382a6bcdc05586bae48b3ac4d510375",
+    sha1: "34643817fe052d50ee515eeb65db04b300238447",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -484,10 +484,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -1326,7 +1328,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "5383a69f52ff7c95627820d9cb21dd28314adf57",
+    sha1: "aa462ea222344d944ce67e2d339aea629a93ab2e",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1526,10 +1528,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -2029,7 +2033,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "07d88ddbf33bfcc05b27468ffff4eb1effeed55b",
+    sha1: "1d44216efeb0c40519d02cfc80e16bef97e4406a",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2271,10 +2275,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -2385,7 +2391,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "599613fde4bb8c0b1bf9fd06b230b5643685420b",
+    sha1: "68f39fb19d8f086fc624b8fb149815f6db813818",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2806,10 +2812,12 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -3607,7 +3615,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "c95d8e8f4ed14ac13f851a5a549a4dff0a6afbe7",
+    sha1: "fd71e865460655c5dbc4bd44d2a8651b5b66c870",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3910,10 +3918,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -4040,7 +4050,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "80a845991343cdb2317e1801032c2de80098f524",
+    sha1: "854bcbacbbff9c118690c7083141abba724a908b",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4317,10 +4327,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -5302,7 +5314,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "21d287c1be67d87680c2dbf5fd61e8db171d6a66",
+    sha1: "b44c4dc8c92dc4e0f3ca43e2b1b2bc0ee681df84",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5819,10 +5831,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -5913,7 +5927,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "032156cb4a44019edcd9c161c335d858108513e3",
+    sha1: "04e208b7f7af6217693e3a1da57d841fae58a859",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -6108,10 +6122,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -6459,7 +6475,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "6fc3200a5e52f638ffce196def8a359a118e8bcd",
+    sha1: "fe5394d9c0113c213017b526cfa60bd6c66385bc",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6697,10 +6713,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -7289,7 +7307,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "0e059f541b9ab1573629ce4584b8265256e8f61f",
+    sha1: "523ae9199be48a0e64eb0058c0af9d7849b5b0e5",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7448,10 +7466,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -7548,7 +7568,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "7ae5f71402880de12b98cd540019aa0c384a466c",
+    sha1: "b5ef60366c85efb6c9eefec835a934a391593bb2",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -7705,10 +7725,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9075,7 +9097,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "aa2f5aeb7852665691e88ca8393c438b0109adb0",
+    sha1: "69782fa357eee9ff99e9e676ba4dc0920a04ca49",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -9147,10 +9169,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9240,7 +9264,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "bdcec09eab98f9e3b1285fa01286302e71dcd041",
+    sha1: "4393c35db470b47d9991473f9f1e3b8fd06b25ad",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -9310,10 +9334,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9399,7 +9425,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "730a9dd5138c9467ebaa0745e308d9ea7fc15a94",
+    sha1: "51e30afcc48987933bcbc1977f022b1514ae4050",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9546,10 +9572,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -9640,7 +9668,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "ea844f2cb16cd04f95571921a461821deeb5c07f",
+    sha1: "9e3a8c7d19525d4611c4533f351207d44b83ac0f",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -9833,10 +9861,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -10219,7 +10249,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "daebcd3f66be6471f0be460077f71bbb5286ddfc",
+    sha1: "08f4cbef356d702265a85252182402a0203d9bb3",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -10676,10 +10706,12 @@ local function queue_meta()
   return queue_meta_read
 end
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -10854,7 +10886,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "d9cb0d830859d19f5e5cf189735bd8d26fbfbeca",
+    sha1: "ef52639aec664b37494ad0537fb9e859242ecf6d",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -11280,10 +11312,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -11446,7 +11480,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "96a59282536d88e3145863b6fdb94046a43a6bf1",
+    sha1: "1002559ca2aa707b531598b2da9be7c56da6e187",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -11692,10 +11726,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -11898,7 +11934,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "9521bd73131278fcbfd30e380d679864eb66efe8",
+    sha1: "4ab23db88d211c76a74581111ab51511b651f38b",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -12126,10 +12162,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -12256,7 +12294,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "e6f1006dc91c4c45aa5dc72ed779faa6f4fc6e78",
+    sha1: "1acf4850555de905ab8c2bfbbb89fd432908e26e",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -12472,10 +12510,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -12599,7 +12639,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "deb7a0481c52237f43dce9dfc9874c2f4518d6bc",
+    sha1: "89e52427b46944e965f80c51ad3e552241c29697",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -12746,10 +12786,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -12840,7 +12882,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "5c3e00cd92d27517b4d5c19f9b7ad7ccf46d3836",
+    sha1: "8086d946ef774f12d8b10fc82a573a2108aa91dd",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -12932,10 +12974,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -13024,7 +13068,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "bbc1602e89215a69dada8048a26389692e5bc24c",
+    sha1: "19077b81d1578403be6f4a6d8e1bbf36eeafc347",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -13603,10 +13647,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
@@ -13898,7 +13944,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "b2916e4f8f41d1137fce77875c54facde22ac42d",
+    sha1: "aca622494be3fbc8bbc4211aa629f1930d6d7000",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -14158,10 +14204,12 @@ end
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
 local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
 local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  -- events off (meta \`ecap\` 0: includes/events_settings.lua): nothing to collect, flush_events
-  -- would drop it all, and a batch paid for each event's appends
-  if queue_meta().ecap == '0' then return end
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
   local fields = event_fields
   local n = #fields
   event_starts[#event_starts + 1] = n + 1
