@@ -23,7 +23,7 @@ export interface Scenario {
  * acknowledged completions undone; and for fuzzed input, 5xx answers, malformed error bodies,
  * refused requests that wrote, hangs, sockets or timers a refused call left behind; and after a
  * soak, keys a drained queue should not hold, an end slower than its start, Redis's or a
- * consumer's memory not back to its baseline; and for results and events, a completed job whose
+ * consumer's memory not back to its baseline, completed-index entries left untrimmed; and for results and events, a completed job whose
  * result is not its handler's, a job whose `completed` events are not one (none unless completed),
  * a `completed` event before its job's last `active`; and for schedulers, a slot fired twice, a
  * fired job whose id is off its scheduler's slot grid, a fired job lost (never completed); and for
@@ -51,6 +51,7 @@ export const MUST_BE_ZERO = [
   'orphans',
   'throughput_dropped',
   'redis_memory_not_back',
+  'completed_index_stale',
   'consumer_memory_not_back',
   'handles_leaked',
   'results_wrong',
