@@ -50,12 +50,14 @@ export async function serverVersion(admin: Redis): Promise<string> {
  * on a Redis given with --redis-url only keys under the bench's own prefixes go, so a shared
  * server keeps everything else.
  */
-export async function cleanup(admin: Redis, privateServer: boolean): Promise<void> {
+export async function cleanup(admin: Redis, privateServer: boolean, label = ''): Promise<void> {
   if (privateServer) {
     await admin.flushall();
     return;
   }
-  for (const pattern of ['emq:{bench-*', 'bull:bench-*', 'groupmq:bench-*']) {
+  // with a label, only the queues of that case (benchQueueName(label)): a test that runs one case
+  // on a shared Redis must not take the keys of another case running beside it
+  for (const pattern of [`emq:{bench-${label}*`, `bull:bench-${label}*`, `groupmq:bench-${label}*`]) {
     let cursor = '0';
     do {
       const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);

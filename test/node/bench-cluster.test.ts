@@ -28,7 +28,7 @@ describe('bench: the cluster case', () => {
   });
 
   afterAll(async () => {
-    await cleanup(admin, false);
+    await cleanup(admin, false, 'cluster');
     admin.disconnect();
   });
 

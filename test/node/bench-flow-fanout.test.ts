@@ -25,7 +25,7 @@ describe('bench: the flow-fanout case', () => {
   });
 
   afterAll(async () => {
-    await cleanup(admin, false);
+    await cleanup(admin, false, 'flow');
     admin.disconnect();
   });
 

@@ -36,7 +36,7 @@ describe('bench: the rate-limit case', () => {
   const spec: RateLimitSpec = { groups: 2, limit: 5, periodMs: 400, windows: 2, perGroup: 15, concurrency: 5, idleMs: 100 };
 
   afterAll(async () => {
-    await cleanup(admin, false);
+    await cleanup(admin, false, 'rate');
     admin.disconnect();
   });
 
