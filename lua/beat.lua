@@ -20,7 +20,9 @@
            timers. The due schedulers (at most 100, includes/due_schedulers.lua) are for the
            caller to fire (fire-schedulers.lua) once it has worked out their next slots; the
            flow news (outbox entries, includes/outbox_append.lua) for it to relay to their
-           parents' queues (flow-apply.lua) and acknowledge (flow-ack.lua)
+           parents' queues (flow-apply.lua) and acknowledge (flow-ack.lua). The outbox, the
+           schedulers and the throttled entries are read only on a queue that ever had them
+           (meta `fl`, `sc`, `th`: includes/queue_meta.lua)
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta `stalled` += the jobs reaped
   Errors   EMQARG (a malformed number)
@@ -37,6 +39,7 @@
 -- @include due_schedulers
 -- @include ring_doorbell
 -- @include flush_events
+-- @include queue_meta
 
 local reap_limit = arg_int(ARGV[2], 'reapLimit', 0)
 local promote_limit = arg_int(ARGV[3], 'promoteLimit', 0)
@@ -59,8 +62,10 @@ reply[1][8] = due_schedulers(now, 100)
 -- and entries older than 5 s, which the runtime that wrote them did not relay (it died, or its
 -- relay failed): at most 100 a beat
 local news = outbox_written
-local stale = redis.call('ZRANGEBYSCORE', K_OUTBOX, '-inf', now - 5000, 'LIMIT', 0, 100)
-for _, e in ipairs(stale) do news[#news + 1] = e end
+if queue_meta().fl then
+  local stale = redis.call('ZRANGEBYSCORE', K_OUTBOX, '-inf', now - 5000, 'LIMIT', 0, 100)
+  for _, e in ipairs(stale) do news[#news + 1] = e end
+end
 reply[1][9] = news
 flush_events()
 return reply

@@ -19,6 +19,7 @@
            v revision (every upsert and firing adds 1), n next slot (absent: fires no more),
            l last slot fired, f slots fired, c created, u updated (server ms)
   Reply    {1, revision written, next slot or -1} or {0, the revision found (-1: none)}
+  Meta     sets `sc` (the queue has schedulers: includes/queue_meta.lua) before its first entry
   Errors   EMQARG (a malformed number)
   Rings    the schedule bell when its next slot is now the queue's next due time
 ]]
@@ -27,6 +28,7 @@
 -- @include now_ms
 -- @include scheduler_key
 -- @include ring_sched_bell_at
+-- @include queue_meta
 
 local id = ARGV[2]
 local expected = arg_int(ARGV[3], 'revision', -1)
@@ -52,6 +54,7 @@ local cleared = {}
 if ARGV[9] ~= '' then redis.call('HSET', key, 'g', ARGV[9]) else cleared[#cleared + 1] = 'g' end
 if anchor >= 0 then redis.call('HSET', key, 'an', string.format('%d', anchor)) else cleared[#cleared + 1] = 'an' end
 if limit >= 0 then redis.call('HSET', key, 'm', string.format('%d', limit)) else cleared[#cleared + 1] = 'm' end
+mark_feature('sc')
 if next_slot >= 0 then
   redis.call('HSET', key, 'n', string.format('%d', next_slot))
   redis.call('ZADD', K_SCHEDULERS, next_slot, id)

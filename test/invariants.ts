@@ -482,14 +482,16 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   takes, its limit the row's `m`, an `every` spec with its anchor `an`) are well formed; it has
  *   fired no more than its limit, and none left to fire once it reached it; its next slot is after
  *   its last (`l`, present once it fired); a job it fired since it was made (`JOB:<id>@<slot>`, made
- *   no earlier than the scheduler) is for a slot no later than its last. meta `fired` is a count.
+ *   no earlier than the scheduler) is for a slot no later than its last. meta `fired` is a count;
+ *   meta `sc` is `1` once any scheduler exists (the beats and claims read `schedulers` only then).
  * - (k) rate limits and holds: the queue's limit (meta `rate`) and each group's (`grate`) are
  *   `limit:periodMs` with both >= 1, and meta `grates` counts the groups that have one (absent for
  *   none); the bound itself: no entry has more starts in its log within the period before now than
  *   its limit, and one at its limit is throttled (so off the ring, see (c)); a starts log exists
  *   only for an entry with a limit, its members tokens the queue handed out (<= meta `fence`) at
  *   times no later than now; `throttled` holds groups, `*` and `!` only; every hold is of a
- *   throttled entry whose score is no earlier than the hold's end. meta `rated` is a count.
+ *   throttled entry whose score is no earlier than the hold's end. meta `rated` is a count; meta
+ *   `th` is `1` once any entry is throttled (the scripts read `throttled` only then).
  * - (l) deduplication: a dedupe key (`dd:<key>`) names a `JOB:` id. One without a TTL (until the
  *   job finishes) names an existing unfinished row (pending, scheduled or active) that carries the
  *   key (`dk`) and no ttl (`dt`); one with a TTL names a row carrying the key and a `dt`, or a row
@@ -796,6 +798,8 @@ function flowViolations(snap: QueueSnapshot): string[] {
   const linked = [...snap.rows].filter(([, row]) => row.fp !== undefined || row.fw !== undefined).map(([id]) => id);
   if (linked.length > 0 && snap.meta.fl !== '1') out.push(`meta fl is ${JSON.stringify(snap.meta.fl ?? null)} while ${linked[0]} carries flow links`);
   if (snap.meta.fl !== undefined && snap.meta.fl !== '1') out.push(`meta fl holds ${JSON.stringify(snap.meta.fl)}, not 1`);
+  // the beat reads the outbox only under meta `fl` too
+  if (snap.outbox.size > 0 && snap.meta.fl !== '1') out.push(`meta fl is ${JSON.stringify(snap.meta.fl ?? null)} while the outbox holds ${snap.outbox.size} entries`);
   for (const entry of snap.outbox.keys()) {
     const up = OUTBOX_UP.exec(entry);
     const down = OUTBOX_DOWN.exec(entry);
@@ -863,10 +867,22 @@ function eventsViolations(snap: QueueSnapshot): string[] {
   return out;
 }
 
+/**
+ * A sticky feature flag of meta (`sc`, `th`: lua/includes/queue_meta.lua): `1` or absent, and `1`
+ * while `present` keys it guards exist, since the scripts read those keys only under it.
+ */
+function featureFlagViolations(snap: QueueSnapshot, flag: 'sc' | 'th', present: number, what: string): string[] {
+  const value = snap.meta[flag];
+  if (value !== undefined && value !== '1') return [`meta ${flag} holds ${JSON.stringify(value)}, not 1`];
+  if (present > 0 && value !== '1') return [`meta ${flag} is ${JSON.stringify(value ?? null)} while ${present} ${what}`];
+  return [];
+}
+
 /** The violations of (j), the schedulers (see findViolations). */
 function schedulerViolations(snap: QueueSnapshot): string[] {
   const out: string[] = [];
   if (snap.meta.fired !== undefined && !isCount(snap.meta.fired)) out.push(`meta fired holds ${JSON.stringify(snap.meta.fired)}, not a count`);
+  out.push(...featureFlagViolations(snap, 'sc', snap.schedulers.size, 'schedulers exist'));
   for (const id of snap.schedulers.keys()) if (!snap.schedulerRows.has(id)) out.push(`scheduler ${id}: in schedulers without a row`);
   for (const [id, row] of snap.schedulerRows) {
     const score = snap.schedulers.get(id);
@@ -920,6 +936,7 @@ function rateViolations(snap: QueueSnapshot): string[] {
   const grates = Object.keys(snap.grate).length;
   if ((snap.meta.grates === undefined ? 0 : Number(snap.meta.grates)) !== grates) out.push(`meta grates holds ${JSON.stringify(snap.meta.grates)} but ${grates} groups have a rate limit`);
   if (snap.meta.rated !== undefined && !isCount(snap.meta.rated)) out.push(`meta rated holds ${JSON.stringify(snap.meta.rated)}, not a count`);
+  out.push(...featureFlagViolations(snap, 'th', snap.throttled.size, 'entries are throttled'));
   const fence = Number(snap.meta.fence ?? '0');
   for (const [entry, log] of snap.starts) {
     const rate = limits.get(entry);

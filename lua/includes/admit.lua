@@ -3,14 +3,16 @@
 -- @include lane_nonempty
 -- @include group_admits
 -- @include chunked
+-- @include queue_meta
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)

@@ -1,5 +1,6 @@
 -- @include lanes_nonempty
 -- @include chunked
+-- @include queue_meta
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -30,7 +31,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do

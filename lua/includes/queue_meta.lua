@@ -2,18 +2,34 @@
 -- asked for, kept for the rest of the call: `paused` (true or false), `ecap` and `erb` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), `rate` (the queue's rate
 -- limit "limit:periodMs", false for none), `grates` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: `dd` (true once any job took a dedupe
--- key) and `fl` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for `dk`, `dt`,
--- `fp` and `fw` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: `dd` (true once any job took a dedupe key),
+-- `fl` (true once any job of a flow was written here), `sc` (true once any scheduler was made) and
+-- `th` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for `dk`, `dt`, `fp` and
+-- `fw` only under `dd` and `fl` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under `fl`, the schedulers only under `sc` (first_slot, due_schedulers) and the
+-- throttled entries only under `th` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag `name` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end

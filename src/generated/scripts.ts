@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "34643817fe052d50ee515eeb65db04b300238447",
+    sha1: "af4b4211dffd66b88085c73ca7a058bcac570562",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -38,7 +38,9 @@ export const scripts = {
            timers. The due schedulers (at most 100, includes/due_schedulers.lua) are for the
            caller to fire (fire-schedulers.lua) once it has worked out their next slots; the
            flow news (outbox entries, includes/outbox_append.lua) for it to relay to their
-           parents' queues (flow-apply.lua) and acknowledge (flow-ack.lua)
+           parents' queues (flow-apply.lua) and acknowledge (flow-ack.lua). The outbox, the
+           schedulers and the throttled entries are read only on a queue that ever had them
+           (meta \`fl\`, \`sc\`, \`th\`: includes/queue_meta.lua)
   Events   as reap's, then promote's, then claim's, in one entry
   Counts   as reap's: meta \`stalled\` += the jobs reaped
   Errors   EMQARG (a malformed number)
@@ -360,6 +362,41 @@ local function lanes_nonempty(entries)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -390,7 +427,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -418,8 +455,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -464,25 +502,6 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
-end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -636,7 +655,7 @@ end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -660,7 +679,9 @@ end
 -- Throttled entries due by \`now\` (at most \`limit\`, earliest first) start again when their hold and
 -- rate limit let them (reopen), or wait on at the time they now may (a hold lengthened, a limit
 -- lowered meanwhile). Returns true when work became claimable; the caller rings the doorbell.
+-- Nothing is read on a queue that never throttled an entry (meta \`th\`).
 local function readmit_due(now, limit)
+  if not queue_meta().th then return false end
   local due = redis.call('ZRANGEBYSCORE', K_THROTTLED, '-inf', string.format('%d', now), 'LIMIT', 0, limit)
   local woke = false
   for _, entry in ipairs(due) do
@@ -747,18 +768,21 @@ local function push_token(key)
   if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
 end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -783,8 +807,10 @@ end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
 -- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it.
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
 local function throttle(entry, at)
+  mark_feature('th')
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
@@ -1116,10 +1142,12 @@ end
 -- The schedulers whose next slot is due by \`now\`, at most \`limit\`, soonest first, as a flat list
 -- of 5 values each: id, revision \`v\`, the slot due \`n\`, the spec \`k\` (JSON) and the anchor \`an\`
 -- ('' for none). A beat hands them to its caller, which works out each one's next slot (cron
--- needs croner, which the scripts lack) and fires them with fire-schedulers.lua.
+-- needs croner, which the scripts lack) and fires them with fire-schedulers.lua. Nothing is read
+-- on a queue that never made a scheduler (meta \`sc\`).
 local function due_schedulers(now, limit)
-  local ids = redis.call('ZRANGEBYSCORE', K_SCHEDULERS, '-inf', now, 'LIMIT', 0, limit)
   local due = {}
+  if not queue_meta().sc then return due end
+  local ids = redis.call('ZRANGEBYSCORE', K_SCHEDULERS, '-inf', now, 'LIMIT', 0, limit)
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', scheduler_key(id), 'v', 'n', 'k', 'an')
     if r[1] and r[2] then
@@ -1200,8 +1228,10 @@ reply[1][8] = due_schedulers(now, 100)
 -- and entries older than 5 s, which the runtime that wrote them did not relay (it died, or its
 -- relay failed): at most 100 a beat
 local news = outbox_written
-local stale = redis.call('ZRANGEBYSCORE', K_OUTBOX, '-inf', now - 5000, 'LIMIT', 0, 100)
-for _, e in ipairs(stale) do news[#news + 1] = e end
+if queue_meta().fl then
+  local stale = redis.call('ZRANGEBYSCORE', K_OUTBOX, '-inf', now - 5000, 'LIMIT', 0, 100)
+  for _, e in ipairs(stale) do news[#news + 1] = e end
+end
 reply[1][9] = news
 flush_events()
 return reply
@@ -1328,7 +1358,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "aa462ea222344d944ce67e2d339aea629a93ab2e",
+    sha1: "fb7df904bc8711045de5d368da51d3ab684fa096",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1403,20 +1433,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
@@ -1617,18 +1663,21 @@ local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -1653,8 +1702,10 @@ end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
 -- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it.
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
 local function throttle(entry, at)
+  mark_feature('th')
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
@@ -2033,7 +2084,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "1d44216efeb0c40519d02cfc80e16bef97e4406a",
+    sha1: "0678327ff97871c399bad727dc905efb522d4af1",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2259,20 +2310,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
@@ -2391,7 +2458,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "68f39fb19d8f086fc624b8fb149815f6db813818",
+    sha1: "38e1aebc04420a91aca2750ec5886b09dd88032b",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2501,20 +2568,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
 -- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
@@ -2653,7 +2736,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -2681,8 +2764,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -2895,18 +2979,21 @@ local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -2923,8 +3010,10 @@ end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
 -- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it.
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
 local function throttle(entry, at)
+  mark_feature('th')
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
@@ -3615,7 +3704,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "fd71e865460655c5dbc4bd44d2a8651b5b66c870",
+    sha1: "dd7d468414ca4fa2088429b429e23798b9df8161",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -3828,10 +3917,45 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -3898,25 +4022,6 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
-end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -4050,7 +4155,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "854bcbacbbff9c118690c7083141abba724a908b",
+    sha1: "c79f8cb9b651cfc3dddaa4543da34c7507d80e59",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4311,20 +4416,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
@@ -4446,8 +4567,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -4564,7 +4686,7 @@ end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -5123,7 +5245,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "437e1019b2b28b5ef6a3dce80143efa8c1db6451",
+    sha1: "6fe1079dc0056004a5c32b63d2562e9addd4da3c",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -5167,20 +5289,36 @@ local QUEUE_ENTRY = '!'
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -5314,7 +5452,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "b44c4dc8c92dc4e0f3ca43e2b1b2bc0ee681df84",
+    sha1: "47f542c7a78462e5f6ea1f3bc34668fcbd09948d",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5514,6 +5652,41 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -5544,7 +5717,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -5572,8 +5745,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -5781,25 +5955,6 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   end
   trim_dead(now)
 end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
-end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
 -- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
@@ -5927,7 +6082,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "04e208b7f7af6217693e3a1da57d841fae58a859",
+    sha1: "3ead649b39eecd5e24d4a46d9a2e80a67e57eafa",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -6106,20 +6261,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
@@ -6254,8 +6425,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -6308,18 +6480,21 @@ local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -6475,7 +6650,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "fe5394d9c0113c213017b526cfa60bd6c66385bc",
+    sha1: "b569afcba7e48997cd1e94f129cb243dff77a69c",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6644,14 +6819,50 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -6693,25 +6904,6 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
-end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -7307,7 +7499,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "523ae9199be48a0e64eb0058c0af9d7849b5b0e5",
+    sha1: "562edc34243af9e568b951b5af1c89cb8aeb2c1a",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7392,35 +7584,51 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
--- limit: includes/throttle.lua), and for a group not paused and below its limit.
-local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
-  return group_admits(g)
-end
--- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
-local function lane_serviceable(g)
-  if not lane_nonempty(g) then return false end
-  return group_open(g)
-end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -7568,7 +7776,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "b5ef60366c85efb6c9eefec835a934a391593bb2",
+    sha1: "68433a9ab5f6638013d217a296767a6848535ccb",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -7641,19 +7849,57 @@ end
 local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -7678,8 +7924,10 @@ end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
 -- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it.
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
 local function throttle(entry, at)
+  mark_feature('th')
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
@@ -7705,25 +7953,6 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
-end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -8400,7 +8629,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "756f1af4acdfb1c49f204e615cd0f862c2cffa50",
+    sha1: "f4dab69bb90f327a396ce6e67641691f4007bb37",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -8486,10 +8715,45 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -8541,8 +8805,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -8574,25 +8839,6 @@ local function admit_one(g, score, id)
   local batch = { order = {} }
   batch_push(batch, g, score, id)
   return admit(batch)
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -8644,7 +8890,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "806463fd46c085f81d37855c628a4deec438f108",
+    sha1: "deb75d976538c5cb1257c46785d0c55f8f1105c9",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -8925,6 +9171,41 @@ local function lanes_nonempty(entries)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -8955,7 +9236,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -8980,7 +9261,7 @@ end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -9097,7 +9378,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "69782fa357eee9ff99e9e676ba4dc0920a04ca49",
+    sha1: "4fa3c97910412325d94e375c84a9171fe5859d23",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -9153,20 +9434,36 @@ local QUEUE_ENTRY = '!'
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
@@ -9264,7 +9561,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "4393c35db470b47d9991473f9f1e3b8fd06b25ad",
+    sha1: "4e27fb58f3e34f6e37884b2012502da7c36a4be8",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -9318,20 +9615,36 @@ local QUEUE_ENTRY = '!'
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
@@ -9425,7 +9738,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "51e30afcc48987933bcbc1977f022b1514ae4050",
+    sha1: "eeffc8be62827f1db28a21efe84817130ea1d6f3",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9493,20 +9806,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
 -- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
@@ -9668,7 +9997,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "9e3a8c7d19525d4611c4533f351207d44b83ac0f",
+    sha1: "71073a2b371000f6cdf97dc0d19c5c88c44f8a2a",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -9794,14 +10123,50 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -9841,25 +10206,6 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
-end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -9974,7 +10320,7 @@ end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -9998,7 +10344,9 @@ end
 -- Throttled entries due by \`now\` (at most \`limit\`, earliest first) start again when their hold and
 -- rate limit let them (reopen), or wait on at the time they now may (a hold lengthened, a limit
 -- lowered meanwhile). Returns true when work became claimable; the caller rings the doorbell.
+-- Nothing is read on a queue that never throttled an entry (meta \`th\`).
 local function readmit_due(now, limit)
+  if not queue_meta().th then return false end
   local due = redis.call('ZRANGEBYSCORE', K_THROTTLED, '-inf', string.format('%d', now), 'LIMIT', 0, limit)
   local woke = false
   for _, entry in ipairs(due) do
@@ -10249,7 +10597,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "08f4cbef356d702265a85252182402a0203d9bb3",
+    sha1: "11f31dbd9a8c3e1683c45ab4be33a155a5f0fc7e",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -10582,6 +10930,41 @@ local function lanes_nonempty(entries)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -10612,7 +10995,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -10640,8 +11023,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -10686,25 +11070,6 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
-end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -10886,7 +11251,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "ef52639aec664b37494ad0537fb9e859242ecf6d",
+    sha1: "53dab688dfb0bbfb342b394cd9bbf99165a24a07",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -11102,6 +11467,41 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -11132,7 +11532,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -11160,8 +11560,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -11222,18 +11623,21 @@ local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -11258,8 +11662,10 @@ end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
 -- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it.
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
 local function throttle(entry, at)
+  mark_feature('th')
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
 end
@@ -11275,25 +11681,6 @@ local function hold_entry(entry, until_ms)
   throttle(entry, held)
   redis.call('LREM', K_RING, 0, entry)
   return held
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
@@ -11480,7 +11867,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "1002559ca2aa707b531598b2da9be7c56da6e187",
+    sha1: "c5736c0f0557767eead8a46d3aaca6bd0572b35f",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -11600,6 +11987,41 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -11630,7 +12052,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -11663,7 +12085,7 @@ end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -11675,25 +12097,6 @@ end
 -- was lowered): take it off the ring if so.
 local function leave_ring(g)
   if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -11934,7 +12337,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "4ab23db88d211c76a74581111ab51511b651f38b",
+    sha1: "33bb79f0e9b32d93e628d79fceadbef85342f4ed",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -12063,14 +12466,50 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -12095,25 +12534,6 @@ local function admit(batch)
     claimable = claimable or open
   end
   return claimable
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -12294,7 +12714,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "1acf4850555de905ab8c2bfbbb89fd432908e26e",
+    sha1: "51e97653f0fda18d2c4683f7808544e160be0516",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -12420,14 +12840,50 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -12459,25 +12915,6 @@ local function admit_one(g, score, id)
   local batch = { order = {} }
   batch_push(batch, g, score, id)
   return admit(batch)
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -12639,7 +13076,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "89e52427b46944e965f80c51ad3e552241c29697",
+    sha1: "975991a77160c05c437db4a0a68bdad80b79e88b",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -12712,35 +13149,51 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
--- limit: includes/throttle.lua), and for a group not paused and below its limit.
-local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
-  return group_admits(g)
-end
--- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
-local function lane_serviceable(g)
-  if not lane_nonempty(g) then return false end
-  return group_open(g)
-end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -12882,7 +13335,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "8086d946ef774f12d8b10fc82a573a2108aa91dd",
+    sha1: "d1b7a175c6e51ea1674c3a57a3d655181af64296",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -12928,20 +13381,36 @@ local QUEUE_ENTRY = '!'
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -13068,7 +13537,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "19077b81d1578403be6f4a6d8e1bbf36eeafc347",
+    sha1: "d14895d4815c435320beb48c41f56b24f3c4f87c",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -13492,6 +13961,41 @@ local function chunked(command, key, list)
   end
   return out
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -13522,7 +14026,7 @@ local function free_slots(t)
   local back = {}
   if #reopened > 0 then
     local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = chunked('ZMSCORE', K_THROTTLED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
     -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
     -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
     for i, g in ipairs(reopened) do
@@ -13550,8 +14054,9 @@ end
 -- now (its group is open); the caller then rings the doorbell once.
 local function admit(batch)
   local claimable = false
-  -- the entries' throttles in one command for the batch (group_open asks one entry at a time)
-  local throttled = chunked('ZMSCORE', K_THROTTLED, batch.order)
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
   for i, g in ipairs(batch.order) do
     local e = batch[g]
     local zset = lane_key(g)
@@ -13586,25 +14091,6 @@ local function free_and_admit(freed, batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -13838,7 +14324,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "f593c45cb4eb98f04504035ac7a189fc6db8410b",
+    sha1: "4ad7c005118a2cca90f4c506eb8c672e037cee4e",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -13898,20 +14384,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -13944,7 +14446,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "aca622494be3fbc8bbc4211aa629f1930d6d7000",
+    sha1: "2c4860f6d3ce142b7fa89924e2daf36795764895",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -14091,10 +14593,45 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
   return group_admits(g)
 end
 -- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
@@ -14127,18 +14664,21 @@ local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -14163,29 +14703,12 @@ end
 -- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
 -- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
 -- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it.
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
 local function throttle(entry, at)
+  mark_feature('th')
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
-  end
-  return queue_meta_read
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
@@ -14322,7 +14845,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "9c09d401bc284a2e7aa8d989d80b945d2d8181bc",
+    sha1: "c3c23cb193d7ef737a7ebd2042143b18c29854d6",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -14427,35 +14950,51 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
--- limit: includes/throttle.lua), and for a group not paused and below its limit.
-local function group_open(g)
-  if redis.call('ZSCORE', K_THROTTLED, g) then return false end
-  return group_admits(g)
-end
--- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
-local function lane_serviceable(g)
-  if not lane_nonempty(g) then return false end
-  return group_open(g)
-end
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -14597,7 +15136,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "b3d808b2fb817231a71a0655e174ff4f4b809dd8",
+    sha1: "2aed6b1379bdc71f8c63c66e25493d38471cf07a",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -14619,6 +15158,7 @@ return 1
            v revision (every upsert and firing adds 1), n next slot (absent: fires no more),
            l last slot fired, f slots fired, c created, u updated (server ms)
   Reply    {1, revision written, next slot or -1} or {0, the revision found (-1: none)}
+  Meta     sets \`sc\` (the queue has schedulers: includes/queue_meta.lua) before its first entry
   Errors   EMQARG (a malformed number)
   Rings    the schedule bell when its next slot is now the queue's next due time
 ]]
@@ -14682,19 +15222,57 @@ end
 local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 -- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf".
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
 local function first_slot()
+  if not queue_meta().sc then return -1 end
   local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
   if score == nil or score == 'inf' then return -1 end
   return tonumber(score)
 end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then.
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`).
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), first_score(K_THROTTLED) }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -14741,6 +15319,7 @@ local cleared = {}
 if ARGV[9] ~= '' then redis.call('HSET', key, 'g', ARGV[9]) else cleared[#cleared + 1] = 'g' end
 if anchor >= 0 then redis.call('HSET', key, 'an', string.format('%d', anchor)) else cleared[#cleared + 1] = 'an' end
 if limit >= 0 then redis.call('HSET', key, 'm', string.format('%d', limit)) else cleared[#cleared + 1] = 'm' end
+mark_feature('sc')
 if next_slot >= 0 then
   redis.call('HSET', key, 'n', string.format('%d', next_slot))
   redis.call('ZADD', K_SCHEDULERS, next_slot, id)
@@ -14755,7 +15334,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "c41591be85c28c9d52e97c1a6c3d34ce48bae152",
+    sha1: "10ace168a967c7ea8b77b99d50aeb9eaee2fa3af",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -14841,20 +15420,36 @@ end
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a row may carry fields for: \`dd\` (true once any job took a dedupe
--- key) and \`fl\` (true once any job of a flow was written here). A job of a queue that never used
--- one does not pay for its fields: the reads of every claimed and settled row ask for \`dk\`, \`dt\`,
--- \`fp\` and \`fw\` only under these (includes/claim_jobs.lua, held_run.lua).
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
 -- One read where a call that rings the doorbell, claims and writes events read three times.
 -- A script that writes one of these fields writes it before its first read (resume, set-events
 -- and obliterate do), or the rest of its call sees what it was.
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl')
-    queue_meta_read = { paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5], dd = r[6] ~= false, fl = r[7] ~= false }
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+    }
   end
   return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
