@@ -11,9 +11,10 @@
   Empties  the doorbell and the schedule bell when fewer than n jobs were claimed (see
            includes/claim_reply.lua): a consumer about to park must not wake for stale tokens
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
-           {id, token, payload, group or "", attempt of this run, max attempts, created at};
-           the token (unique in the queue, kept in the row's `t`) fences every later call about
+  Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job one
+           string "<id> <token> <group> <attempt of this run> <max attempts> <created at>
+           <traceparent> <parent> <payload>" (a flow parent: that string and its children;
+           includes/claimed_job.lua); the token (unique in the queue, kept in the row's `t`) fences every later call about
            the job
   Events   `active` (j, g, a) per job claimed, in turn order, in one entry; a repeat answered from
            the request key appends nothing

@@ -4,7 +4,6 @@
 -- @include fifo_key
 -- @include count_existing
 -- @include pop_lane
--- @include job_defaults
 -- @include chunked
 -- @include collect_event
 -- @include parse_rate
@@ -14,6 +13,7 @@
 -- @include throttle
 -- @include kids_key
 -- @include active_skiplist
+-- @include claimed_job
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -33,23 +33,23 @@
 -- The claim also writes the job's order into the row's `o` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
--- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or false, a flow child's parent `fp` or false, a flow parent's children
--- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused. Collects an `active` event (j, g, a) per job in that order: the caller flushes.
+-- Returns the jobs as a claim's reply carries them (includes/claimed_job.lua) in turn order (what
+-- n single claims would hand out, one by one), whether the queue is paused, and the ids and
+-- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
+-- Collects an `active` event (j, g, a) per job in turn order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
-  local jobs = {}
+  local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
   local meta = queue_meta()
-  if meta.paused then return jobs, true end
-  if n <= 0 then return jobs, false end
+  if meta.paused then return jobs, true, held end
+  if n <= 0 then return jobs, false, held end
   local q_limit, q_period, q_used
   q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
-      return jobs, false
+      return jobs, false, held
     end
     n = math.min(n, q_limit - q_used)
   end
@@ -59,7 +59,7 @@ local function claim_jobs(n, lease_ms, now)
   local whole = #entries <= n
   if not whole then entries[#entries] = nil end
   local k = #entries
-  if k == 0 then return jobs, false end
+  if k == 0 then return jobs, false, held end
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do
@@ -155,7 +155,8 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  local made = {}
+  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
+  local made, made_ids, made_runs = {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
@@ -163,8 +164,10 @@ local function claim_jobs(n, lease_ms, now)
   for i, g in ipairs(entries) do
     local tokens = {}
     if take[i] > 0 then
-      made[i] = {}
+      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      made_ids[i] = ids
+      local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
         counts[#counts + 1] = string.format('%d', actives[g] + #ids)
@@ -192,12 +195,15 @@ local function claim_jobs(n, lease_ms, now)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
-        local group = g
-        if g == UNGROUPED then group = '' end
+        held[#held + 1] = id
+        held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
+        -- this run's attempt: the claims less those given back unstarted (`z`, rarely there)
+        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        made_runs[i][p] = run
+        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -227,10 +233,11 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
+      local g = entries[i]
+      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
-  return jobs, false
+  return jobs, false, held
 end

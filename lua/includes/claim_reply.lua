@@ -3,7 +3,7 @@
 -- @include replay_claim
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
 -- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
@@ -21,13 +21,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused = claim_jobs(n, lease_ms, now)
+  local jobs, paused, held = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then
-    local held = {}
-    for _, job in ipairs(jobs) do
-      held[#held + 1] = job[1]
-      held[#held + 1] = string.format('%d', job[2])
-    end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
   local due_at, next_lease = -1, -1

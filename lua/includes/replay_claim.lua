@@ -1,8 +1,8 @@
 -- @include job_key
 -- @include queue_meta
--- @include job_defaults
 -- @include next_times
 -- @include kids_key
+-- @include claimed_job
 -- A claim sent again (its reply was lost and the client repeated the request): the jobs the first
 -- claim handed out, from its record `seen` (a JSON list id, token, id, token, ...), each still
 -- held under that token, in claim_reply's shape. A job whose lease has lapsed or been settled
@@ -18,7 +18,7 @@ local function replay_claim(seen, now, lease_ms)
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end

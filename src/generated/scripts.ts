@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "af4b4211dffd66b88085c73ca7a058bcac570562",
+    sha1: "5c77a24d9727c37ccedc0d351c41707b5eb578ba",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -842,6 +842,22 @@ local function lease_range(offset, limit, scores)
   end
   return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
 end
+-- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
+-- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
+-- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
+-- a flow parent, { that string, its children hash flat } (\`kids\`, false for none). No field but the
+-- payload can hold a space: ids, group and queue names and traceparents are checked for their
+-- characters before they are written (src/encode.ts, src/keyspace.ts), and the payload, which
+-- may, comes last (src/ops/claim.ts reads it). One string where a table of ten was: Redis writes,
+-- and the client reads, one reply element a job instead of eleven.
+-- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
+-- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids)
+  local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
+    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+  if kids then return { wire, kids } end
+  return wire
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -861,23 +877,23 @@ end
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
--- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or false, a flow child's parent \`fp\` or false, a flow parent's children
--- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
+-- Returns the jobs as a claim's reply carries them (includes/claimed_job.lua) in turn order (what
+-- n single claims would hand out, one by one), whether the queue is paused, and the ids and
+-- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
+-- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
-  local jobs = {}
+  local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
   local meta = queue_meta()
-  if meta.paused then return jobs, true end
-  if n <= 0 then return jobs, false end
+  if meta.paused then return jobs, true, held end
+  if n <= 0 then return jobs, false, held end
   local q_limit, q_period, q_used
   q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
-      return jobs, false
+      return jobs, false, held
     end
     n = math.min(n, q_limit - q_used)
   end
@@ -887,7 +903,7 @@ local function claim_jobs(n, lease_ms, now)
   local whole = #entries <= n
   if not whole then entries[#entries] = nil end
   local k = #entries
-  if k == 0 then return jobs, false end
+  if k == 0 then return jobs, false, held end
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do
@@ -983,7 +999,8 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  local made = {}
+  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
+  local made, made_ids, made_runs = {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
@@ -991,8 +1008,10 @@ local function claim_jobs(n, lease_ms, now)
   for i, g in ipairs(entries) do
     local tokens = {}
     if take[i] > 0 then
-      made[i] = {}
+      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      made_ids[i] = ids
+      local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
         counts[#counts + 1] = string.format('%d', actives[g] + #ids)
@@ -1020,12 +1039,15 @@ local function claim_jobs(n, lease_ms, now)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
-        local group = g
-        if g == UNGROUPED then group = '' end
+        held[#held + 1] = id
+        held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there)
+        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        made_runs[i][p] = run
+        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1055,12 +1077,13 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
+      local g = entries[i]
+      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
-  return jobs, false
+  return jobs, false, held
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
@@ -1083,7 +1106,7 @@ local function replay_claim(seen, now, lease_ms)
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -1093,7 +1116,7 @@ local function replay_claim(seen, now, lease_ms)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
 -- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
@@ -1111,13 +1134,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused = claim_jobs(n, lease_ms, now)
+  local jobs, paused, held = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then
-    local held = {}
-    for _, job in ipairs(jobs) do
-      held[#held + 1] = job[1]
-      held[#held + 1] = string.format('%d', job[2])
-    end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
   local due_at, next_lease = -1, -1
@@ -1358,7 +1376,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "fb7df904bc8711045de5d368da51d3ab684fa096",
+    sha1: "444de0cc13625dc3983048aa58bf362a356a74d2",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1372,9 +1390,10 @@ return 1
   Empties  the doorbell and the schedule bell when fewer than n jobs were claimed (see
            includes/claim_reply.lua): a consumer about to park must not wake for stale tokens
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:req:<key>
-  Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job
-           {id, token, payload, group or "", attempt of this run, max attempts, created at};
-           the token (unique in the queue, kept in the row's \`t\`) fences every later call about
+  Reply    { {now, paused, next due, next lease deadline, 0, 0, 0}, job, ... }, each job one
+           string "<id> <token> <group> <attempt of this run> <max attempts> <created at>
+           <traceparent> <parent> <payload>" (a flow parent: that string and its children;
+           includes/claimed_job.lua); the token (unique in the queue, kept in the row's \`t\`) fences every later call about
            the job
   Events   \`active\` (j, g, a) per job claimed, in turn order, in one entry; a repeat answered from
            the request key appends nothing
@@ -1543,14 +1562,6 @@ local function pop_lane(g, count, zn, fn)
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
 end
--- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
--- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
--- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
--- of the scripts, never a setting stored in Redis: changing a stored default would silently
--- change every row that relies on it.
-local DEFAULT_MAX_ATTEMPTS = 3
-local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
 -- of a command that answers one value per member, concatenated (nothing for other commands).
@@ -1742,6 +1753,30 @@ local function lease_range(offset, limit, scores)
   end
   return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
+-- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
+-- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
+-- a flow parent, { that string, its children hash flat } (\`kids\`, false for none). No field but the
+-- payload can hold a space: ids, group and queue names and traceparents are checked for their
+-- characters before they are written (src/encode.ts, src/keyspace.ts), and the payload, which
+-- may, comes last (src/ops/claim.ts reads it). One string where a table of ten was: Redis writes,
+-- and the client reads, one reply element a job instead of eleven.
+-- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
+-- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids)
+  local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
+    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+  if kids then return { wire, kids } end
+  return wire
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1761,23 +1796,23 @@ end
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
--- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or false, a flow child's parent \`fp\` or false, a flow parent's children
--- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
+-- Returns the jobs as a claim's reply carries them (includes/claimed_job.lua) in turn order (what
+-- n single claims would hand out, one by one), whether the queue is paused, and the ids and
+-- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
+-- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
-  local jobs = {}
+  local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
   local meta = queue_meta()
-  if meta.paused then return jobs, true end
-  if n <= 0 then return jobs, false end
+  if meta.paused then return jobs, true, held end
+  if n <= 0 then return jobs, false, held end
   local q_limit, q_period, q_used
   q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
-      return jobs, false
+      return jobs, false, held
     end
     n = math.min(n, q_limit - q_used)
   end
@@ -1787,7 +1822,7 @@ local function claim_jobs(n, lease_ms, now)
   local whole = #entries <= n
   if not whole then entries[#entries] = nil end
   local k = #entries
-  if k == 0 then return jobs, false end
+  if k == 0 then return jobs, false, held end
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do
@@ -1883,7 +1918,8 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  local made = {}
+  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
+  local made, made_ids, made_runs = {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
@@ -1891,8 +1927,10 @@ local function claim_jobs(n, lease_ms, now)
   for i, g in ipairs(entries) do
     local tokens = {}
     if take[i] > 0 then
-      made[i] = {}
+      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      made_ids[i] = ids
+      local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
         counts[#counts + 1] = string.format('%d', actives[g] + #ids)
@@ -1920,12 +1958,15 @@ local function claim_jobs(n, lease_ms, now)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
-        local group = g
-        if g == UNGROUPED then group = '' end
+        held[#held + 1] = id
+        held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there)
+        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        made_runs[i][p] = run
+        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1955,12 +1996,13 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
+      local g = entries[i]
+      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
-  return jobs, false
+  return jobs, false, held
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
@@ -1983,7 +2025,7 @@ local function replay_claim(seen, now, lease_ms)
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -1993,7 +2035,7 @@ local function replay_claim(seen, now, lease_ms)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
 -- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
@@ -2011,13 +2053,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused = claim_jobs(n, lease_ms, now)
+  local jobs, paused, held = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then
-    local held = {}
-    for _, job in ipairs(jobs) do
-      held[#held + 1] = job[1]
-      held[#held + 1] = string.format('%d', job[2])
-    end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
   local due_at, next_lease = -1, -1
@@ -2458,7 +2495,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "38e1aebc04420a91aca2750ec5886b09dd88032b",
+    sha1: "662239d54d28d1663675c60cf15ceeda39a4261c",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2878,14 +2915,6 @@ local function pop_lane(g, count, zn, fn)
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
 end
--- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
--- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
--- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
--- of the scripts, never a setting stored in Redis: changing a stored default would silently
--- change every row that relies on it.
-local DEFAULT_MAX_ATTEMPTS = 3
-local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
 -- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
@@ -3050,6 +3079,30 @@ local function lease_range(offset, limit, scores)
   end
   return redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', '(+inf', 'LIMIT', offset, limit)
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
+-- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
+-- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
+-- a flow parent, { that string, its children hash flat } (\`kids\`, false for none). No field but the
+-- payload can hold a space: ids, group and queue names and traceparents are checked for their
+-- characters before they are written (src/encode.ts, src/keyspace.ts), and the payload, which
+-- may, comes last (src/ops/claim.ts reads it). One string where a table of ten was: Redis writes,
+-- and the client reads, one reply element a job instead of eleven.
+-- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
+-- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids)
+  local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
+    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+  if kids then return { wire, kids } end
+  return wire
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -3069,23 +3122,23 @@ end
 -- The claim also writes the job's order into the row's \`o\` (a job waiting in a zset has it only as
 -- its score): a job out of its lane needs it to go back in its place (retry, reap, release,
 -- reprocess). The lane's zset and arrivals list are popped as one order (includes/pop_lane.lua).
--- Returns the list of {id, token, payload, group or "", attempt of this run, max attempts,
--- created, traceparent or false, a flow child's parent \`fp\` or false, a flow parent's children
--- (its children hash, flat) or false} in turn order (what n single claims would hand out, one by one), and whether the
--- queue is paused. Collects an \`active\` event (j, g, a) per job in that order: the caller flushes.
+-- Returns the jobs as a claim's reply carries them (includes/claimed_job.lua) in turn order (what
+-- n single claims would hand out, one by one), whether the queue is paused, and the ids and
+-- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
+-- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
 local function claim_jobs(n, lease_ms, now)
-  local jobs = {}
+  local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
   local meta = queue_meta()
-  if meta.paused then return jobs, true end
-  if n <= 0 then return jobs, false end
+  if meta.paused then return jobs, true, held end
+  if n <= 0 then return jobs, false, held end
   local q_limit, q_period, q_used
   q_limit, q_period = parse_rate(meta.rate)
   if q_limit then
     q_used = rate_used(QUEUE_ENTRY, q_period, now)
     if q_used >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
-      return jobs, false
+      return jobs, false, held
     end
     n = math.min(n, q_limit - q_used)
   end
@@ -3095,7 +3148,7 @@ local function claim_jobs(n, lease_ms, now)
   local whole = #entries <= n
   if not whole then entries[#entries] = nil end
   local k = #entries
-  if k == 0 then return jobs, false end
+  if k == 0 then return jobs, false, held end
 
   local limits, actives, named = {}, {}, {}
   for _, g in ipairs(entries) do
@@ -3191,7 +3244,8 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  local made = {}
+  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
+  local made, made_ids, made_runs = {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
@@ -3199,8 +3253,10 @@ local function claim_jobs(n, lease_ms, now)
   for i, g in ipairs(entries) do
     local tokens = {}
     if take[i] > 0 then
-      made[i] = {}
+      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
+      made_ids[i] = ids
+      local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
         counts[#counts + 1] = string.format('%d', actives[g] + #ids)
@@ -3228,12 +3284,15 @@ local function claim_jobs(n, lease_ms, now)
         end
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
-        local group = g
-        if g == UNGROUPED then group = '' end
+        held[#held + 1] = id
+        held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        made[i][p] = { id, token, r[1], group, attempts - (tonumber(r[4]) or 0), tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[5]), r[6], r[7] or false, kids }
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there)
+        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        made_runs[i][p] = run
+        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -3263,12 +3322,13 @@ local function claim_jobs(n, lease_ms, now)
     local job = made[i][c]
     if job then
       jobs[#jobs + 1] = job
-      collect_event('active', job[1], 'g', job[4] ~= '' and job[4] or nil, 'a', job[5])
+      local g = entries[i]
+      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
   chunked('ZADD', K_ACTIVE, leases)
-  return jobs, false
+  return jobs, false, held
 end
 -- When the queue runs dry a consumer parks until the next thing that can make work claimable:
 -- the next due time (a scheduled job or a scheduler's slot) and the earliest lease deadline (-1
@@ -3291,7 +3351,7 @@ local function replay_claim(seen, now, lease_ms)
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
-      reply[#reply + 1] = { id, tonumber(token), r[3], r[4] or '', runs, tonumber(r[7]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[8]), r[9], r[10], kids }
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -3301,7 +3361,7 @@ local function replay_claim(seen, now, lease_ms)
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
--- where each job is claim_jobs' tuple. When fewer than n jobs were claimed (n = 0 included), the
+-- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
 -- caller is about to park (or re-arm its timers): the reply carries the next times (-1 for none)
 -- and the schedule bell is emptied, its news being in the reply. A claim that asked for n > 0 and
 -- got fewer also empties the doorbell: nothing is claimable at this instant, so every token is
@@ -3319,13 +3379,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused = claim_jobs(n, lease_ms, now)
+  local jobs, paused, held = claim_jobs(n, lease_ms, now)
   if record and #jobs > 0 then
-    local held = {}
-    for _, job in ipairs(jobs) do
-      held[#held + 1] = job[1]
-      held[#held + 1] = string.format('%d', job[2])
-    end
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
   local due_at, next_lease = -1, -1

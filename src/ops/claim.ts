@@ -1,4 +1,5 @@
 import { scripts } from '../generated/scripts.js';
+import { RedisError } from '../errors.js';
 import { asArray, asNumber, asString } from './reply.js';
 import type { DueScheduler } from '../schedulers/schedulers.js';
 import type { Reply } from '../transport.js';
@@ -87,22 +88,47 @@ export function readClaim(reply: Reply, leaseMs: number): ClaimResult {
     buried: head[6] ?? 0,
     dueSchedulers: readDueSchedulers(raw[7]),
     outbox: strings(raw[8], 'beat outbox'),
-    jobs: list.slice(1).map((entry) => {
-      const j = asArray(entry, 'claimed job');
-      const group = asString(j[3], 'group');
-      return {
-        id: asString(j[0], 'id'),
-        token: asNumber(j[1], 'token'),
-        payload: asString(j[2], 'payload'),
-        group: group === '' ? undefined : group,
-        attempt: asNumber(j[4], 'attempt'),
-        maxAttempts: asNumber(j[5], 'maxAttempts'),
-        createdAt: asNumber(j[6], 'createdAt'),
-        leaseUntil: now + leaseMs,
-        traceparent: j[7] == null ? undefined : asString(j[7], 'traceparent'),
-        parent: j[8] == null ? undefined : asString(j[8], 'parent'),
-        children: j[9] == null ? undefined : strings(j[9], 'children'),
-      };
-    }),
+    jobs: list.slice(1).map((entry) => readClaimedJob(entry, now + leaseMs)),
+  };
+}
+
+/** The fields before a claimed job's payload (lua/includes/claimed_job.lua). */
+const CLAIMED_FIELDS = 8;
+
+/**
+ * One claimed job as lua/includes/claimed_job.lua writes it: a string of eight fields and the
+ * payload, each field ended by a space (no field but the payload, which is last, may hold one),
+ * or, for a flow parent, that string and its children hash.
+ */
+function readClaimedJob(entry: Reply | undefined, leaseUntil: number): ClaimedRow {
+  let wire: string;
+  let children: string[] | undefined;
+  if (Array.isArray(entry)) {
+    wire = asString(entry[0], 'claimed job');
+    children = strings(entry[1], 'children');
+  } else {
+    wire = asString(entry, 'claimed job');
+  }
+  const fields: string[] = [];
+  let at = 0;
+  for (let i = 0; i < CLAIMED_FIELDS; i++) {
+    const end = wire.indexOf(' ', at);
+    if (end < 0) throw new RedisError(`claimed job: expected ${CLAIMED_FIELDS} fields before the payload, got ${JSON.stringify(wire)}`);
+    fields.push(wire.slice(at, end));
+    at = end + 1;
+  }
+  const [id, token, group, attempt, maxAttempts, createdAt, traceparent, parent] = fields as [string, string, string, string, string, string, string, string];
+  return {
+    id,
+    token: asNumber(token, 'token'),
+    payload: wire.slice(at),
+    group: group === '' ? undefined : group,
+    attempt: asNumber(attempt, 'attempt'),
+    maxAttempts: asNumber(maxAttempts, 'maxAttempts'),
+    createdAt: asNumber(createdAt, 'createdAt'),
+    leaseUntil,
+    traceparent: traceparent === '' ? undefined : traceparent,
+    parent: parent === '' ? undefined : parent,
+    children,
   };
 }

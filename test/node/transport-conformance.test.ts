@@ -75,11 +75,12 @@ function normalize(value: unknown, name: string): unknown {
   // a time in ms, or a minute (the last hour's buckets: floor(ms / 60000), 8 digits, and the
   // `c<minute>` / `d<minute>` fields), which differs when the two runs straddle a minute's turn
   if (typeof value === 'number') return value > 1e12 ? 'T' : value >= 1e7 && value < 1e9 ? 'M' : value;
-  // (a fired job's id carries its slot: `JOB:<scheduler>@<ms>`)
+  // (a fired job's id carries its slot: `JOB:<scheduler>@<ms>`; a claimed job, one string of
+  // fields joined by spaces, its created time: lua/includes/claimed_job.lua)
   if (typeof value === 'string') {
     if (/^\d{13}(-\d+)?$/.test(value)) return 'T';
     if (/^[cd]?\d{8}$/.test(value)) return `${value.replace(/\d+/, '')}M`;
-    return value.replace(/@\d{13}/g, '@T').split(name).join('Q');
+    return value.replace(/@\d{13}/g, '@T').replace(/ \d{13} /g, ' T ').split(name).join('Q');
   }
   if (value instanceof EmqError) return { error: value.name, code: value.code, message: normalize(value.message, name) };
   if (value instanceof Error) return { error: value.name, message: normalize(value.message, name) };
