@@ -214,12 +214,23 @@ const noProgress: ProgressWriter = async (value) => {
  * Aborting the controller works either way. `progress` is what the runtime writes progress with.
  */
 export function contextOf(controller: AbortController, progress: ProgressWriter = noProgress): HandlerContext {
-  return {
-    get signal(): AbortSignal {
-      return controller.signal;
-    },
-    progress,
-  };
+  return new RunContext(controller, progress);
+}
+
+/** contextOf's context: its getter is the class's, where an object literal's made a closure a job. */
+class RunContext implements HandlerContext {
+  readonly #controller: AbortController;
+
+  constructor(
+    controller: AbortController,
+    readonly progress: ProgressWriter,
+  ) {
+    this.#controller = controller;
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
 }
 
 /**

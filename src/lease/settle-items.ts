@@ -46,19 +46,21 @@ export function settleItems(finished: readonly Finished[], maxResultBytes: numbe
     complete: { indices: [], items: [] },
     hold: { indices: [], items: [] },
   };
-  finished.forEach(({ job, outcome: given }, i) => {
+  // each item written out (no spread of the lease into it): every settled job comes through here
+  for (let i = 0; i < finished.length; i++) {
+    const { job, outcome: given } = finished[i]!;
     const outcome = storable(given, maxResultBytes);
-    const held = leaseOf(job);
+    const { id, token } = job;
     if (outcome.kind === 'retry') {
-      bins.retry.items.push({ ...held, error: outcome.error, ...(outcome.delayMs === undefined ? {} : { delayMs: outcome.delayMs }) });
+      bins.retry.items.push(outcome.delayMs === undefined ? { id, token, error: outcome.error } : { id, token, error: outcome.error, delayMs: outcome.delayMs });
     } else if (outcome.kind === 'fail') {
-      bins.fail.items.push({ ...held, error: outcome.error });
+      bins.fail.items.push({ id, token, error: outcome.error });
     } else if (outcome.kind === 'hold') {
-      bins.hold.items.push({ ...held, holdMs: outcome.holdMs });
+      bins.hold.items.push({ id, token, holdMs: outcome.holdMs });
     } else {
-      bins.complete.items.push({ ...held, result: outcome.result });
+      bins.complete.items.push({ id, token, result: outcome.result });
     }
     bins[outcome.kind].indices.push(i);
-  });
+  }
   return bins;
 }

@@ -25,9 +25,12 @@ export function completeOp(
   options: { keepMs: number; claimN?: number; leaseMs?: number; requestKey?: string },
 ): ScriptOp<CompleteResult> {
   const leaseMs = options.leaseMs ?? 30_000;
+  const args: Array<string | number> = [options.keepMs, options.claimN ?? 0, leaseMs, options.requestKey ?? ''];
+  // pushed, not flatMapped: an array a job less, for every job completed
+  for (const h of held) args.push(h.id, h.token, h.result ?? '');
   return {
     script: scripts.complete,
-    args: [options.keepMs, options.claimN ?? 0, leaseMs, options.requestKey ?? '', ...held.flatMap((h) => [h.id, h.token, h.result ?? ''])],
+    args,
     read: (reply) => {
       const [done, claimed, outbox] = asArray(reply, 'complete');
       const claimList = asArray(claimed, 'complete claim');

@@ -117,9 +117,10 @@ export class Settles<Payload> {
       const live = liveEntries(batch);
       if (live.length === 0) return;
       const giveUpAt = performance.now() + this.leaseMs;
+      const finished = live.map(finishedOf);
       for (let failures = 0; ; failures++) {
         try {
-          this.recorded(live, await this.leases.round({ finished: live.map(finishedOf), leaseMs: this.leaseMs }));
+          this.recorded(live, await this.leases.round({ finished, leaseMs: this.leaseMs }));
           return;
         } catch (error) {
           fireHook(this.hooks, 'onError', error);
@@ -188,6 +189,10 @@ export class Settles<Payload> {
 
 const finishedOf = <P>(e: SettleEntry<P>): Finished => ({ job: e.held.job, outcome: e.outcome });
 const errorOf = (outcome: Outcome): string => (outcome.kind === 'complete' ? '' : outcome.error);
-const liveEntries = <P>(batch: ReadonlyArray<SettleCall<P>>): Array<SettleEntry<P>> =>
-  batch.flatMap((r) => r.entries.filter((e) => !e.held.fenced && !e.held.abandoned));
+/** The entries of `batch` whose leases are still ours: neither fenced nor abandoned. */
+function liveEntries<P>(batch: ReadonlyArray<SettleCall<P>>): Array<SettleEntry<P>> {
+  const live: Array<SettleEntry<P>> = [];
+  for (const { entries } of batch) for (const e of entries) if (!e.held.fenced && !e.held.abandoned) live.push(e);
+  return live;
+}
 const durationOf = <P>(h: HeldJob<P>): number => performance.now() - h.startedAt;
