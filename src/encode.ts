@@ -29,7 +29,7 @@ export const DEFAULT_JOB_DEFAULTS: JobDefaults = {
   backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
 };
 
-/** One job as enqueue.lua takes it: 13 values. */
+/** One job as enqueue.lua takes it in its full form: 13 values (a plain one goes as 2: src/ops/enqueue.ts). */
 export type EncodedJob = readonly [
   id: string,
   payload: string,

@@ -4210,7 +4210,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "c79f8cb9b651cfc3dddaa4543da34c7507d80e59",
+    sha1: "2b93b1089f4d512b9e7467abf98d25c60be4537e",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4225,7 +4225,11 @@ return reply('done')
            (docs/design.md, "The row"); not part of a caller's key's fingerprint, so a retry
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
-  then 13 values per job:
+  ARGV[7]  the jobs' form: "p" (plain) gives each job as 2 values, its payload (JSON text) and
+           group ("" = ungrouped), every other field the default below; "f" (full) as 13:
+           (a call of plain jobs, the usual bulk add, sends 2 arguments a job instead of 13: each
+           argument is parsed, made a Lua string and freed by Redis, and written by the client)
+  then, "f", 13 values per job:
            id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
@@ -4307,6 +4311,14 @@ local function check_kind(id)
     error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
   end
 end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -4370,14 +4382,6 @@ local function chunked(command, key, list)
   end
   return out
 end
--- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
--- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
--- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
--- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
--- of the scripts, never a setting stored in Redis: changing a stored default would silently
--- change every row that relies on it.
-local DEFAULT_MAX_ATTEMPTS = 3
-local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- A new row's fields that it has only when they differ from the defaults: \`m\` max attempts, \`b\`
 -- the backoff spec (both text, as enqueue takes them), \`p\` the priority (a number, > 0), \`x\` the
 -- traceparent (nil for none), \`fp\` a flow child's parent (nil for none), as a flat field-value
@@ -5073,37 +5077,55 @@ local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
 local FIELDS = 13
-local FIRST = 6
+local FIRST = 7
+-- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain jobs ("p"),
+-- their payloads and groups with the other fields' defaults written in (J[7] "f" either way, so
+-- a caller's key fingerprints the same jobs alike in both forms)
+local J = ARGV
+local form = ARGV[7]
+if form == 'p' then
+  if #ARGV ~= FIRST + 2 * n then error(redis.error_reply('EMQARG plain jobs take 2 values each: ' .. n .. ' jobs, ' .. (#ARGV - FIRST) .. ' values')) end
+  J = { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], 'f' }
+  local max_text = string.format('%d', DEFAULT_MAX_ATTEMPTS)
+  for i = 0, n - 1 do
+    local b, s = FIRST + i * FIELDS, FIRST + i * 2
+    J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = '', ARGV[s + 1], ARGV[s + 2], '-1', '-1', '0', max_text
+    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13] = DEFAULT_BACKOFF, '', '-1', '0', '', ''
+  end
+elseif form ~= 'f' then
+  error(redis.error_reply('EMQARG the jobs\\' form is "p" or "f", got ' .. tostring(form)))
+end
 -- whether any job has a dedupe key: its answer is not known before the key is read
 local dedupe = false
 -- whether every job takes a generated id (its reply can then be recorded compactly)
 local generated_only = true
-for i = 0, n - 1 do
+-- plain jobs need no checks: their fields are the defaults (a group's name is checked by the client)
+for i = 0, form == 'f' and n - 1 or -1 do
   local b = FIRST + i * FIELDS
-  if ARGV[b + 1] ~= '' then
-    check_kind(ARGV[b + 1])
+  if J[b + 1] ~= '' then
+    check_kind(J[b + 1])
     generated_only = false
   end
-  arg_int(ARGV[b + 4], 'delayMs', -1)
-  arg_int(ARGV[b + 5], 'runAt', -1)
-  arg_int(ARGV[b + 6], 'priority', 0)
-  arg_int(ARGV[b + 7], 'maxAttempts', 1)
-  if ARGV[b + 9] ~= '' then
+  arg_int(J[b + 4], 'delayMs', -1)
+  arg_int(J[b + 5], 'runAt', -1)
+  arg_int(J[b + 6], 'priority', 0)
+  arg_int(J[b + 7], 'maxAttempts', 1)
+  if J[b + 9] ~= '' then
     dedupe = true
-    if #ARGV[b + 9] > 1024 then error(redis.error_reply('EMQARG a dedupe key is at most 1024 bytes')) end
-    if ARGV[b + 1] ~= '' then error(redis.error_reply('EMQARG a job takes a dedupe key or an id, not both')) end
-    if arg_int(ARGV[b + 10], 'dedupe ttlMs', -1) == 0 then error(redis.error_reply('EMQARG dedupe ttlMs must be -1 or >= 1, got 0')) end
-    if ARGV[b + 11] ~= '1' and ARGV[b + 11] ~= '0' then error(redis.error_reply('EMQARG dedupe replace must be 1 or 0, got ' .. tostring(ARGV[b + 11]))) end
+    if #J[b + 9] > 1024 then error(redis.error_reply('EMQARG a dedupe key is at most 1024 bytes')) end
+    if J[b + 1] ~= '' then error(redis.error_reply('EMQARG a job takes a dedupe key or an id, not both')) end
+    if arg_int(J[b + 10], 'dedupe ttlMs', -1) == 0 then error(redis.error_reply('EMQARG dedupe ttlMs must be -1 or >= 1, got 0')) end
+    if J[b + 11] ~= '1' and J[b + 11] ~= '0' then error(redis.error_reply('EMQARG dedupe replace must be 1 or 0, got ' .. tostring(J[b + 11]))) end
   end
   -- a flow's links (docs/design.md, "Flows"): a parent is written with its id, and runs when its
   -- children have finished, never at a time of its own
-  local parent, children = ARGV[b + 12], ARGV[b + 13]
+  local parent, children = J[b + 12], J[b + 13]
   if parent ~= '' and not string.match(parent, '^[%w%._%-]+|JOB:[^|,]+|[fir]$') then
     error(redis.error_reply('EMQARG a flow parent is "<queue>|<id>|<f|i|r>", got ' .. parent))
   end
   if children ~= '' then
-    if ARGV[b + 1] == '' then error(redis.error_reply('EMQARG a flow parent needs an id')) end
-    if ARGV[b + 4] ~= '-1' or ARGV[b + 5] ~= '-1' then error(redis.error_reply('EMQARG a flow parent takes no delayMs or runAt')) end
+    if J[b + 1] == '' then error(redis.error_reply('EMQARG a flow parent needs an id')) end
+    if J[b + 4] ~= '-1' or J[b + 5] ~= '-1' then error(redis.error_reply('EMQARG a flow parent takes no delayMs or runAt')) end
     for f in string.gmatch(children, '[^,]+') do
       if not string.match(f, '^[%w%._%-]+|JOB:[^|]+$') then error(redis.error_reply('EMQARG a flow child is "<queue>|<id>", got ' .. f)) end
     end
@@ -5150,7 +5172,7 @@ if request_key ~= '' then
   -- a caller's key may come back with other jobs, and its repeat must write nothing at all: it is
   -- looked up first. A key of the core's own is random per call: see below
   if caller_key then
-    fingerprint = redis.sha1hex(table.concat(ARGV, '\\n', FIRST))
+    fingerprint = redis.sha1hex(table.concat(J, '\\n', FIRST - 1))
     local seen = redis.call('GET', request.key)
     if seen then return first_reply(seen) end
   end
@@ -5158,7 +5180,7 @@ end
 
 -- a job's due time (-1: claimable now) from its delay or run-at time
 local function due_of(b, now)
-  local delay, run_at = tonumber(ARGV[b + 4]), tonumber(ARGV[b + 5])
+  local delay, run_at = tonumber(J[b + 4]), tonumber(J[b + 5])
   if delay > 0 then return now + delay end
   if run_at >= 0 then return run_at end
   return -1
@@ -5172,7 +5194,7 @@ local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
 -- known with one EXISTS for the batch; otherwise each id is checked as it comes
 local wanted = {}
 for i = 0, n - 1 do
-  local id = ARGV[FIRST + i * FIELDS + 1]
+  local id = J[FIRST + i * FIELDS + 1]
   if id == '' then id = fresh_id(seq + i + 1) end
   wanted[i + 1] = id
 end
@@ -5225,9 +5247,9 @@ local flows = false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
-  local id, payload, group = ARGV[b + 1], ARGV[b + 2], ARGV[b + 3]
-  local priority, max_attempts, backoff = tonumber(ARGV[b + 6]), ARGV[b + 7], ARGV[b + 8]
-  local dk, dt = ARGV[b + 9], ARGV[b + 10]
+  local id, payload, group = J[b + 1], J[b + 2], J[b + 3]
+  local priority, max_attempts, backoff = tonumber(J[b + 6]), J[b + 7], J[b + 8]
+  local dk, dt = J[b + 9], J[b + 10]
   if dk == '' then dk = nil end
   if dt == '-1' then dt = nil end
   seq = seq + 1
@@ -5239,7 +5261,7 @@ for i = 0, n - 1 do
   end
   if holder then
     local state = 'duplicate'
-    if ARGV[b + 11] == '1' then
+    if J[b + 11] == '1' then
       local replaced, now_claimable = replace_job(holder, payload, due_of(b, now), now, dk, dt)
       if replaced then
         state, wrote = 'replaced', true
@@ -5263,7 +5285,7 @@ for i = 0, n - 1 do
   end
   if id then
     local key = all_ids_new and new_keys[i + 1] or job_key(id)
-    local parent, children = ARGV[b + 12], ARGV[b + 13]
+    local parent, children = J[b + 12], J[b + 13]
     if parent == '' then parent = nil end
     -- a feature's flag goes before the first row that carries its fields: the claims and settles
     -- read those fields only under it (includes/queue_meta.lua)

@@ -1,4 +1,4 @@
-import type { EncodedJob } from '../encode.js';
+import { DEFAULT_JOB_DEFAULTS, type EncodedJob, encodeBackoff } from '../encode.js';
 import { scripts } from '../generated/scripts.js';
 import type { EnqueueResult } from '../job.js';
 import { asArray, asString } from './reply.js';
@@ -17,15 +17,45 @@ export interface EnqueueRequest {
 
 const NO_REQUEST: EnqueueRequest = { key: '', ttlMs: 0, callerKey: false };
 
+/** The backoff every field of a plain job has: the scripts' default (lua/includes/job_defaults.lua). */
+const PLAIN_BACKOFF = encodeBackoff(DEFAULT_JOB_DEFAULTS.backoff);
+
+/**
+ * A job whose every field but its payload and group is the scripts' default: no id, due now at
+ * priority 0, the default attempts and backoff, no dedupe key, no flow link.
+ */
+const isPlain = (job: EncodedJob): boolean =>
+  job[0] === '' &&
+  job[3] === -1 &&
+  job[4] === -1 &&
+  job[5] === 0 &&
+  job[6] === DEFAULT_JOB_DEFAULTS.maxAttempts &&
+  job[7] === PLAIN_BACKOFF &&
+  job[8] === '' &&
+  job[9] === -1 &&
+  job[10] === '0' &&
+  job[11] === '' &&
+  job[12] === '';
+
 /**
  * Enqueues `jobs`; with `request`, once per key for `ttlMs`: the key again answers the first
  * reply (a caller's key with other jobs is EMQCONFLICT): lua/enqueue.lua.
  */
 export function enqueueOp(jobs: readonly EncodedJob[], request: EnqueueRequest = NO_REQUEST): ScriptOp<EnqueueResult[]> {
   const { key, ttlMs, callerKey, traceparent = '' } = request;
+  const args: Array<string | number> = [key, ttlMs, callerKey ? '1' : '0', traceparent, jobs.length];
+  // plain jobs (the usual bulk add) go as their payloads and groups alone, the script writing in
+  // the other fields' defaults: 2 arguments a job instead of 13 (lua/enqueue.lua, ARGV[7])
+  if (jobs.every(isPlain)) {
+    args.push('p');
+    for (const job of jobs) args.push(job[1], job[2]);
+  } else {
+    args.push('f');
+    for (const job of jobs) for (const value of job) args.push(value);
+  }
   return {
     script: scripts.enqueue,
-    args: [key, ttlMs, callerKey ? '1' : '0', traceparent, jobs.length, ...jobs.flat()],
+    args,
     read: (reply) => {
       const list = asArray(reply, 'enqueue');
       const out: EnqueueResult[] = [];
