@@ -17,6 +17,8 @@
  *   drain-c100-events   the same with events on
  *   drain-c50           complete 50 and claim 50 in one call, nothing more held, events off
  *   drain-c1            complete one and claim the next in one call, events off
+ *   drain-groups        100 groups each limited to one active job, as the bench's groups cases:
+ *                       complete 30 and claim 30 in one call, 30 more held, events on
  */
 import { execFileSync } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -86,11 +88,14 @@ const enqueueBulk: Case = async (redis, name) => {
  * `ahead` sends (the bench's process-c100 consumer holds about 200 leases for its 100 slots).
  */
 const drain =
-  (label: string, n: number, batch: number, ahead: number, events: boolean): Case =>
+  (label: string, n: number, batch: number, ahead: number, events: boolean, groups = 0): Case =>
   async (redis, name) => {
     const { queue, close } = queueOf(redis.url, name);
     if (!events) await queue.setEvents({ maxLen: 0 });
-    for (let i = 0; i < n; i += 1000) await queue.addBulk(Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ payload: i + j })));
+    // grouped as the bench's groups cases are: each group limited to one active job
+    for (let g = 0; g < groups; g++) await queue.setGroupLimit(`g${g}`, 1);
+    const groupOf = (i: number): { group?: string } => (groups > 0 ? { group: `g${i % groups}` } : {});
+    for (let i = 0; i < n; i += 1000) await queue.addBulk(Array.from({ length: Math.min(1000, n - i) }, (_, j) => ({ payload: i + j, ...groupOf(i + j) })));
     const leases = new Leases(queue);
     const held = (await leases.claim(batch + ahead, 30_000)).jobs;
     let jobs = 0;
@@ -113,6 +118,7 @@ const CASES: Record<string, Case> = {
   'drain-c100-events': drain('drain-c100-events', 2000, 100, 100, true),
   'drain-c50': drain('drain-c50', 2000, 50, 0, false),
   'drain-c1': drain('drain-c1', 200, 1, 0, false),
+  'drain-groups': drain('drain-groups', 2000, 30, 30, true, 100),
 };
 
 async function main(): Promise<void> {

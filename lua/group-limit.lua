@@ -18,6 +18,7 @@
 -- @include lane_serviceable
 -- @include match_ring
 -- @include emit
+-- @include hash_as_table
 
 local g = ARGV[2]
 local limit = arg_int(ARGV[3], 'limit', -1)
@@ -27,6 +28,8 @@ if was == set then return 1 end
 local before = lane_serviceable(g)
 if set then
   redis.call('HSET', K_GLIMIT, g, set)
+  -- every claim and settle of a limited group reads its limit: many of them, from a hashtable
+  if redis.call('HLEN', K_GLIMIT) >= HASH_AS_TABLE_FIELDS then hash_as_table(K_GLIMIT) end
 else
   redis.call('HDEL', K_GLIMIT, g)
 end

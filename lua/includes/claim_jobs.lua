@@ -14,6 +14,7 @@
 -- @include kids_key
 -- @include active_skiplist
 -- @include claimed_job
+-- @include hash_as_table
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -238,6 +239,9 @@ local function claim_jobs(n, lease_ms, now)
     end
   end
   chunked('HSET', K_GACTIVE, counts)
+  -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
+  -- the hash is deleted each time its last count reaches 0, and made again packed
+  if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end

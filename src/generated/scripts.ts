@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "5c77a24d9727c37ccedc0d351c41707b5eb578ba",
+    sha1: "4d828d5a6b9627f3cc883740d798ccb473c59658",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -858,6 +858,23 @@ local function claimed_job(id, token, group, attempt, max_attempts, created, tra
   if kids then return { wire, kids } end
   return wire
 end
+-- Turn hash \`key\` into Redis's hashtable encoding for good: a field written with a value longer
+-- than hash-max-listpack-value (64 by default) converts it, and deleting that field does not
+-- convert it back (Redis never packs a hash again while it exists), so nothing stays behind for
+-- any reader to skip. Redis keeps a hash of up to 128 fields as a listpack, one packed list that
+-- every HGET, HMGET field and HSET walks: the groups' limits and active counts of a queue of 100
+-- groups, read and written a field per group at every claim and settle, cost a grouped drain 11%
+-- of its instructions that way (bench:instructions drain-groups). On a server that packs nothing
+-- the two commands change nothing. The field \`~\` is no group name (src/keyspace.ts NAME).
+-- Callers convert a hash once it holds HASH_AS_TABLE_FIELDS fields or more: below that a walk of
+-- the packed list costs about what a hashtable's lookup does, and a queue of a few groups keeps
+-- its small hashes small.
+local HASH_AS_TABLE_FIELDS = 16
+local HASH_AS_TABLE_VALUE = '~ a value over 64 bytes: writing it makes this hash a hashtable for good ~'
+local function hash_as_table(key)
+  redis.call('HSET', key, '~', HASH_AS_TABLE_VALUE)
+  redis.call('HDEL', key, '~')
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1082,6 +1099,9 @@ local function claim_jobs(n, lease_ms, now)
     end
   end
   chunked('HSET', K_GACTIVE, counts)
+  -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
+  -- the hash is deleted each time its last count reaches 0, and made again packed
+  if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end
@@ -1376,7 +1396,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "444de0cc13625dc3983048aa58bf362a356a74d2",
+    sha1: "b2aa348eae7048187313641dc07409a15c8cdcfa",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1777,6 +1797,23 @@ local function claimed_job(id, token, group, attempt, max_attempts, created, tra
   if kids then return { wire, kids } end
   return wire
 end
+-- Turn hash \`key\` into Redis's hashtable encoding for good: a field written with a value longer
+-- than hash-max-listpack-value (64 by default) converts it, and deleting that field does not
+-- convert it back (Redis never packs a hash again while it exists), so nothing stays behind for
+-- any reader to skip. Redis keeps a hash of up to 128 fields as a listpack, one packed list that
+-- every HGET, HMGET field and HSET walks: the groups' limits and active counts of a queue of 100
+-- groups, read and written a field per group at every claim and settle, cost a grouped drain 11%
+-- of its instructions that way (bench:instructions drain-groups). On a server that packs nothing
+-- the two commands change nothing. The field \`~\` is no group name (src/keyspace.ts NAME).
+-- Callers convert a hash once it holds HASH_AS_TABLE_FIELDS fields or more: below that a walk of
+-- the packed list costs about what a hashtable's lookup does, and a queue of a few groups keeps
+-- its small hashes small.
+local HASH_AS_TABLE_FIELDS = 16
+local HASH_AS_TABLE_VALUE = '~ a value over 64 bytes: writing it makes this hash a hashtable for good ~'
+local function hash_as_table(key)
+  redis.call('HSET', key, '~', HASH_AS_TABLE_VALUE)
+  redis.call('HDEL', key, '~')
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -2001,6 +2038,9 @@ local function claim_jobs(n, lease_ms, now)
     end
   end
   chunked('HSET', K_GACTIVE, counts)
+  -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
+  -- the hash is deleted each time its last count reaches 0, and made again packed
+  if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end
@@ -2495,7 +2535,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "662239d54d28d1663675c60cf15ceeda39a4261c",
+    sha1: "03df862402bf2f3269d4741dfa225019e5a19c48",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -3103,6 +3143,23 @@ local function claimed_job(id, token, group, attempt, max_attempts, created, tra
   if kids then return { wire, kids } end
   return wire
 end
+-- Turn hash \`key\` into Redis's hashtable encoding for good: a field written with a value longer
+-- than hash-max-listpack-value (64 by default) converts it, and deleting that field does not
+-- convert it back (Redis never packs a hash again while it exists), so nothing stays behind for
+-- any reader to skip. Redis keeps a hash of up to 128 fields as a listpack, one packed list that
+-- every HGET, HMGET field and HSET walks: the groups' limits and active counts of a queue of 100
+-- groups, read and written a field per group at every claim and settle, cost a grouped drain 11%
+-- of its instructions that way (bench:instructions drain-groups). On a server that packs nothing
+-- the two commands change nothing. The field \`~\` is no group name (src/keyspace.ts NAME).
+-- Callers convert a hash once it holds HASH_AS_TABLE_FIELDS fields or more: below that a walk of
+-- the packed list costs about what a hashtable's lookup does, and a queue of a few groups keeps
+-- its small hashes small.
+local HASH_AS_TABLE_FIELDS = 16
+local HASH_AS_TABLE_VALUE = '~ a value over 64 bytes: writing it makes this hash a hashtable for good ~'
+local function hash_as_table(key)
+  redis.call('HSET', key, '~', HASH_AS_TABLE_VALUE)
+  redis.call('HDEL', key, '~')
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -3327,6 +3384,9 @@ local function claim_jobs(n, lease_ms, now)
     end
   end
   chunked('HSET', K_GACTIVE, counts)
+  -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
+  -- the hash is deleted each time its last count reaches 0, and made again packed
+  if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end
@@ -7576,7 +7636,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "562edc34243af9e568b951b5af1c89cb8aeb2c1a",
+    sha1: "2a9bf4127414e98868d43cb850f633be21f526ab",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7834,6 +7894,23 @@ local function emit(event, id, ...)
   collect_event(event, id, ...)
   flush_events()
 end
+-- Turn hash \`key\` into Redis's hashtable encoding for good: a field written with a value longer
+-- than hash-max-listpack-value (64 by default) converts it, and deleting that field does not
+-- convert it back (Redis never packs a hash again while it exists), so nothing stays behind for
+-- any reader to skip. Redis keeps a hash of up to 128 fields as a listpack, one packed list that
+-- every HGET, HMGET field and HSET walks: the groups' limits and active counts of a queue of 100
+-- groups, read and written a field per group at every claim and settle, cost a grouped drain 11%
+-- of its instructions that way (bench:instructions drain-groups). On a server that packs nothing
+-- the two commands change nothing. The field \`~\` is no group name (src/keyspace.ts NAME).
+-- Callers convert a hash once it holds HASH_AS_TABLE_FIELDS fields or more: below that a walk of
+-- the packed list costs about what a hashtable's lookup does, and a queue of a few groups keeps
+-- its small hashes small.
+local HASH_AS_TABLE_FIELDS = 16
+local HASH_AS_TABLE_VALUE = '~ a value over 64 bytes: writing it makes this hash a hashtable for good ~'
+local function hash_as_table(key)
+  redis.call('HSET', key, '~', HASH_AS_TABLE_VALUE)
+  redis.call('HDEL', key, '~')
+end
 
 local g = ARGV[2]
 local limit = arg_int(ARGV[3], 'limit', -1)
@@ -7843,6 +7920,8 @@ if was == set then return 1 end
 local before = lane_serviceable(g)
 if set then
   redis.call('HSET', K_GLIMIT, g, set)
+  -- every claim and settle of a limited group reads its limit: many of them, from a hashtable
+  if redis.call('HLEN', K_GLIMIT) >= HASH_AS_TABLE_FIELDS then hash_as_table(K_GLIMIT) end
 else
   redis.call('HDEL', K_GLIMIT, g)
 end
