@@ -7,7 +7,9 @@
  * script. With `--profile FILE` it also writes a V8 CPU profile of the drain alone (the enqueue
  * before it left out), for Chrome's DevTools or any .cpuprofile reader.
  *
- *   npx tsx bench/drain-cost.ts [--concurrency 100] [--jobs 100000] [--rounds 3] [--events] [--profile c100.cpuprofile]
+ *   npx tsx bench/drain-cost.ts [--concurrency 100] [--jobs 100000] [--groups 0] [--rounds 3] [--events] [--profile c100.cpuprofile]
+ *
+ * `--groups N` spreads the jobs over N groups, each limited to one active job, as the bench's groups cases.
  *
  * Prints one JSON line a round: jobs_per_s, node_us_per_job, node_busy (cores), redis_us_per_job.
  */
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '100' },
     jobs: { type: 'string', default: '100000' },
     rounds: { type: 'string', default: '3' },
+    groups: { type: 'string', default: '0' },
     events: { type: 'boolean', default: false },
     profile: { type: 'string' },
   },
@@ -33,6 +36,7 @@ const { values } = parseArgs({
 const concurrency = Number(values.concurrency);
 const jobs = Number(values.jobs);
 const rounds = Number(values.rounds);
+const groups = Number(values.groups);
 
 /** Redis's CPU so far, in seconds (user and system, as the bench's redis_us_per_job reads it). */
 async function redisCpu(admin: Redis): Promise<number> {
@@ -46,7 +50,9 @@ async function drainRound(url: string, admin: Redis, round: number, profile: Ses
   const producer = IoredisTransport.connect(url);
   const queue = new Queue<{ i: number }>(producer, name, ECHO_QUEUE_OPTIONS);
   if (!values.events) await queue.setEvents({ maxLen: 0 });
-  for (let i = 0; i < jobs; i += 1000) await queue.addBulk(Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ payload: { i: i + j } })));
+  for (let g = 0; g < groups; g++) await queue.setGroupLimit(`g${g}`, 1);
+  const groupOf = (i: number): { group?: string } => (groups > 0 ? { group: `g${i % groups}` } : {});
+  for (let i = 0; i < jobs; i += 1000) await queue.addBulk(Array.from({ length: Math.min(1000, jobs - i) }, (_, j) => ({ payload: { i: i + j }, ...groupOf(i + j) })));
   await producer.close();
 
   const transport = IoredisTransport.connect(url);
@@ -76,6 +82,7 @@ async function drainRound(url: string, admin: Redis, round: number, profile: Ses
   return {
     round,
     concurrency,
+    groups,
     jobs,
     jobs_per_s: Math.round((jobs / ms) * 1000),
     node_us_per_job: Number((nodeUs / jobs).toFixed(2)),
