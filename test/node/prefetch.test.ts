@@ -65,7 +65,7 @@ describe('prefetch in the parked consumer', () => {
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);
   });
 
-  it('with handlers far shorter than a round trip holds enough to cover it, at most its slots plus 64', async () => {
+  it('with handlers far shorter than a round trip holds enough to cover it, at most its slots plus AUTO_PREFETCH_MAX', async () => {
     const queue = redis.queue();
     // the handler does nothing: one slot runs many jobs while one claim is in flight
     const consumer = new Consumer(IoredisTransport.connect(url), queue.name, () => {}, {

@@ -32,7 +32,7 @@ export interface ParkedLoopOptions<Payload> extends DurabilityOptions {
    * Waiting jobs' leases are renewed like running ones'; stop() gives them back uncounted.
    * `'auto'` (default) prefetches while the recent handler durations (a moving average) stay
    * under 20 ms: as many jobs as the slots hold, or, when the slots run more than that during one
-   * claim round trip (also a moving average), enough to cover it, at most 64. Once handlers take
+   * claim round trip (also a moving average), enough to cover it, at most 256 more. Once handlers take
    * longer it prefetches none, so a consumer with long jobs never hoards work another consumer
    * could run. A number fixes it (0: never; at most 1,000,000).
    *

@@ -14,7 +14,7 @@ describe('the prefetch policy', () => {
     expect(sized(4, 5, 0.3)).toBe(4); // a slot runs under one job per trip: the slots
     expect(sized(4, 0.1, 0.3)).toBe(12); // 4 slots x 3 jobs per trip
     expect(sized(4, 0.001, 0.3)).toBe(AUTO_PREFETCH_MAX); // capped
-    expect(sized(100, 0.001, 0.3)).toBe(100); // the slots' count is the floor
+    expect(sized(300, 0.001, 0.3)).toBe(300); // the slots' count is the floor
     expect(sized(4, 25, 0.3)).toBe(0); // long jobs: none
     expect(new Prefetch(7, () => 4).allowance()).toBe(7); // a number is fixed
   });

@@ -4,9 +4,14 @@ const AUTO_PREFETCH_BELOW_MS = 20;
 /**
  * The most jobs 'auto' lets wait to cover a round trip, beyond the slots' own count: with
  * handlers far shorter than a round trip, one slot could run dozens of jobs while one settle is
- * in flight, and what waits in hand is work no other consumer can take meanwhile.
+ * in flight, and what waits in hand is work no other consumer can take meanwhile. The allowance
+ * itself is one round trip's worth of the slots' work (see allowance), so what waits is never
+ * longer a wait than that for anyone; this count bounds it only when handlers take next to no
+ * time (and the memory it holds). At 64, 10 slots of no-op handlers held 74 jobs for a round trip
+ * in which they could run hundreds: 78-88k jobs a second drained, 112-116k at 256
+ * (bench/drain-cost.ts --concurrency 10).
  */
-export const AUTO_PREFETCH_MAX = 64;
+export const AUTO_PREFETCH_MAX = 256;
 
 /** Weight of the newest sample in the moving averages. */
 const SMOOTHING = 0.2;
