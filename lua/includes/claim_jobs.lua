@@ -201,10 +201,12 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- this run's attempt: the claims less those given back unstarted (`z`, rarely there)
-        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        -- this run's attempt: the claims less those given back unstarted (`z`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the `active` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
+        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is

@@ -1,7 +1,7 @@
 -- @include job_key
 -- @include queue_meta
 -- The fence of complete: whether job `id` is active under lease token `token`. Returns {group or
--- nil, this run's attempt (`a - z`), its dedupe key `dk` or false, its key's ttl `dt` or false,
+-- nil, this run's attempt (`a - z`, a number, or the row's `a` as text when there is no `z`), its dedupe key `dk` or false, its key's ttl `dt` or false,
 -- a flow child's parent `fp` or false, a flow parent's `fw` or false} when it is, for the settle,
 -- its `completed` event, the key it releases (release_settled) and its flow links, else nil and
 -- the row's state and `t` (false when absent), for each_held's repeat check. Reads the row in one
@@ -25,7 +25,13 @@ local function held_run(id, token)
   end
   local r = redis.call('HMGET', job_key(id), unpack(held_fields))
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  local attempt = held_attempt and (tonumber(r[held_attempt]) or 0) - (tonumber(r[held_attempt + 1]) or 0) or 0
+  -- the row's own text when no claim was given back (`z` absent): a Lua number is formatted as a
+  -- float where the event writes it
+  local attempt = 0
+  if held_attempt then
+    local z = r[held_attempt + 1]
+    attempt = z and (tonumber(r[held_attempt]) or 0) - tonumber(z) or (r[held_attempt] or 0)
+  end
   if not held_links then return { r[3] or nil, attempt, false, false, false, false } end
   local l = held_links
   return { r[3] or nil, attempt, r[l] or false, r[l + 1] or false, r[l + 2] or false, r[l + 3] or false }

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "4d828d5a6b9627f3cc883740d798ccb473c59658",
+    sha1: "431072b858d5b7fac0e431e25cba1710ed098a7d",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -1061,10 +1061,12 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there)
-        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the \`active\` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
+        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1396,7 +1398,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "b2aa348eae7048187313641dc07409a15c8cdcfa",
+    sha1: "1bf019c574dba550291afccaead43cc6315c6575",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -2000,10 +2002,12 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there)
-        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the \`active\` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
+        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -2535,7 +2539,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "03df862402bf2f3269d4741dfa225019e5a19c48",
+    sha1: "61cadf88c2270ec6eb1f7533c1dea5f4ede62f70",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2677,7 +2681,7 @@ local function mark_feature(name)
   meta[name] = true
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
--- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
+-- nil, this run's attempt (\`a - z\`, a number, or the row's \`a\` as text when there is no \`z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
 -- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
 -- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
 -- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads the row in one
@@ -2701,7 +2705,13 @@ local function held_run(id, token)
   end
   local r = redis.call('HMGET', job_key(id), unpack(held_fields))
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  local attempt = held_attempt and (tonumber(r[held_attempt]) or 0) - (tonumber(r[held_attempt + 1]) or 0) or 0
+  -- the row's own text when no claim was given back (\`z\` absent): a Lua number is formatted as a
+  -- float where the event writes it
+  local attempt = 0
+  if held_attempt then
+    local z = r[held_attempt + 1]
+    attempt = z and (tonumber(r[held_attempt]) or 0) - tonumber(z) or (r[held_attempt] or 0)
+  end
   if not held_links then return { r[3] or nil, attempt, false, false, false, false } end
   local l = held_links
   return { r[3] or nil, attempt, r[l] or false, r[l + 1] or false, r[l + 2] or false, r[l + 3] or false }
@@ -3346,10 +3356,12 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there)
-        local run = r[4] and attempts - tonumber(r[4]) or attempts
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the \`active\` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, r[4] and run or a_text, r[3], r[5], r[6], r[7], r[1], kids)
+        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -9894,7 +9906,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "eeffc8be62827f1db28a21efe84817130ea1d6f3",
+    sha1: "144ea9a6f859794c2532bcb4c0481dcfc72b5001",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9994,7 +10006,7 @@ local function mark_feature(name)
   meta[name] = true
 end
 -- The fence of complete: whether job \`id\` is active under lease token \`token\`. Returns {group or
--- nil, this run's attempt (\`a - z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
+-- nil, this run's attempt (\`a - z\`, a number, or the row's \`a\` as text when there is no \`z\`), its dedupe key \`dk\` or false, its key's ttl \`dt\` or false,
 -- a flow child's parent \`fp\` or false, a flow parent's \`fw\` or false} when it is, for the settle,
 -- its \`completed\` event, the key it releases (release_settled) and its flow links, else nil and
 -- the row's state and \`t\` (false when absent), for each_held's repeat check. Reads the row in one
@@ -10018,7 +10030,13 @@ local function held_run(id, token)
   end
   local r = redis.call('HMGET', job_key(id), unpack(held_fields))
   if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
-  local attempt = held_attempt and (tonumber(r[held_attempt]) or 0) - (tonumber(r[held_attempt + 1]) or 0) or 0
+  -- the row's own text when no claim was given back (\`z\` absent): a Lua number is formatted as a
+  -- float where the event writes it
+  local attempt = 0
+  if held_attempt then
+    local z = r[held_attempt + 1]
+    attempt = z and (tonumber(r[held_attempt]) or 0) - tonumber(z) or (r[held_attempt] or 0)
+  end
   if not held_links then return { r[3] or nil, attempt, false, false, false, false } end
   local l = held_links
   return { r[3] or nil, attempt, r[l] or false, r[l + 1] or false, r[l + 2] or false, r[l + 3] or false }
