@@ -218,6 +218,14 @@ export function encodeBackoff(backoff: number | BackoffOptions): string {
   return `${options.type === 'fixed' ? 'f' : 'e'},${delay},${cap},${fraction}`;
 }
 
+/** Each defaults object's backoff as enqueue takes it: worked out at its first job, not at every job. */
+const defaultBackoffs = new WeakMap<JobDefaults, string>();
+function defaultBackoffOf(defaults: JobDefaults): string {
+  let spec = defaultBackoffs.get(defaults);
+  if (spec === undefined) defaultBackoffs.set(defaults, (spec = encodeBackoff(defaults.backoff)));
+  return spec;
+}
+
 /** The backoff options a row's spec stands for. */
 export function decodeBackoff(spec: string | undefined): BackoffOptions {
   const [kind, delay, cap, jitter] = (spec ?? '').split(',');
@@ -262,6 +270,6 @@ export function encodeJob(
   }
   const priority = o.priority === undefined ? 0 : intOption('priority', o.priority, 0, MAX_PRIORITY);
   const maxAttempts = intOption('maxAttempts', o.maxAttempts ?? defaults.maxAttempts, 1, 1_000_000);
-  const backoff = encodeBackoff(o.backoff ?? defaults.backoff);
+  const backoff = o.backoff === undefined ? defaultBackoffOf(defaults) : encodeBackoff(o.backoff);
   return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', ''];
 }

@@ -4282,7 +4282,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "2b93b1089f4d512b9e7467abf98d25c60be4537e",
+    sha1: "3b306f820edf58ff9423b77747566e486152ce9e",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4298,7 +4298,8 @@ return reply('done')
            under another span is the same request
   ARGV[6]  n, the number of jobs (>= 1)
   ARGV[7]  the jobs' form: "p" (plain) gives each job as 2 values, its payload (JSON text) and
-           group ("" = ungrouped), every other field the default below; "f" (full) as 13:
+           group ("" = ungrouped); "l" (linked) as 5, its id, payload, group, parent and children
+           (a flow's jobs); every other field the default below; "f" (full) as all 13 below
            (a call of plain jobs, the usual bulk add, sends 2 arguments a job instead of 13: each
            argument is parsed, made a Lua string and freed by Redis, and written by the client)
   then, "f", 13 values per job:
@@ -5150,29 +5151,34 @@ local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
 local FIELDS = 13
 local FIRST = 7
--- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain jobs ("p"),
--- their payloads and groups with the other fields' defaults written in (J[7] "f" either way, so
--- a caller's key fingerprints the same jobs alike in both forms)
+-- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain ("p") and
+-- linked ("l") jobs, the values given with the other fields' defaults written in (J[7] "f"
+-- whatever the form, so a caller's key fingerprints the same jobs alike in every form)
 local J = ARGV
 local form = ARGV[7]
-if form == 'p' then
-  if #ARGV ~= FIRST + 2 * n then error(redis.error_reply('EMQARG plain jobs take 2 values each: ' .. n .. ' jobs, ' .. (#ARGV - FIRST) .. ' values')) end
+local per = ({ p = 2, l = 5 })[form]
+if per then
+  if #ARGV ~= FIRST + per * n then
+    error(redis.error_reply('EMQARG jobs of form ' .. form .. ' take ' .. per .. ' values each: ' .. n .. ' jobs, ' .. (#ARGV - FIRST) .. ' values'))
+  end
   J = { ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], 'f' }
   local max_text = string.format('%d', DEFAULT_MAX_ATTEMPTS)
   for i = 0, n - 1 do
-    local b, s = FIRST + i * FIELDS, FIRST + i * 2
-    J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = '', ARGV[s + 1], ARGV[s + 2], '-1', '-1', '0', max_text
-    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13] = DEFAULT_BACKOFF, '', '-1', '0', '', ''
+    local b, s = FIRST + i * FIELDS, FIRST + i * per
+    local id, payload, group, parent, children = '', ARGV[s + 1], ARGV[s + 2], '', ''
+    if per == 5 then id, payload, group, parent, children = ARGV[s + 1], ARGV[s + 2], ARGV[s + 3], ARGV[s + 4], ARGV[s + 5] end
+    J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = id, payload, group, '-1', '-1', '0', max_text
+    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13] = DEFAULT_BACKOFF, '', '-1', '0', parent, children
   end
 elseif form ~= 'f' then
-  error(redis.error_reply('EMQARG the jobs\\' form is "p" or "f", got ' .. tostring(form)))
+  error(redis.error_reply('EMQARG the jobs\\' form is "p", "l" or "f", got ' .. tostring(form)))
 end
 -- whether any job has a dedupe key: its answer is not known before the key is read
 local dedupe = false
 -- whether every job takes a generated id (its reply can then be recorded compactly)
 local generated_only = true
 -- plain jobs need no checks: their fields are the defaults (a group's name is checked by the client)
-for i = 0, form == 'f' and n - 1 or -1 do
+for i = 0, form ~= 'p' and n - 1 or -1 do
   local b = FIRST + i * FIELDS
   if J[b + 1] ~= '' then
     check_kind(J[b + 1])

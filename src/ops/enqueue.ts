@@ -21,11 +21,10 @@ const NO_REQUEST: EnqueueRequest = { key: '', ttlMs: 0, callerKey: false };
 const PLAIN_BACKOFF = encodeBackoff(DEFAULT_JOB_DEFAULTS.backoff);
 
 /**
- * A job whose every field but its payload and group is the scripts' default: no id, due now at
- * priority 0, the default attempts and backoff, no dedupe key, no flow link.
+ * A job whose every field but its id, payload, group and flow links is the scripts' default: due
+ * now at priority 0, the default attempts and backoff, no dedupe key (a flow's jobs, as a rule).
  */
-const isPlain = (job: EncodedJob): boolean =>
-  job[0] === '' &&
+const isLinked = (job: EncodedJob): boolean =>
   job[3] === -1 &&
   job[4] === -1 &&
   job[5] === 0 &&
@@ -33,9 +32,10 @@ const isPlain = (job: EncodedJob): boolean =>
   job[7] === PLAIN_BACKOFF &&
   job[8] === '' &&
   job[9] === -1 &&
-  job[10] === '0' &&
-  job[11] === '' &&
-  job[12] === '';
+  job[10] === '0';
+
+/** A linked job with no id and no flow link: its payload and group are all it has of its own. */
+const isPlain = (job: EncodedJob): boolean => isLinked(job) && job[0] === '' && job[11] === '' && job[12] === '';
 
 /**
  * Enqueues `jobs`; with `request`, once per key for `ttlMs`: the key again answers the first
@@ -44,11 +44,15 @@ const isPlain = (job: EncodedJob): boolean =>
 export function enqueueOp(jobs: readonly EncodedJob[], request: EnqueueRequest = NO_REQUEST): ScriptOp<EnqueueResult[]> {
   const { key, ttlMs, callerKey, traceparent = '' } = request;
   const args: Array<string | number> = [key, ttlMs, callerKey ? '1' : '0', traceparent, jobs.length];
-  // plain jobs (the usual bulk add) go as their payloads and groups alone, the script writing in
-  // the other fields' defaults: 2 arguments a job instead of 13 (lua/enqueue.lua, ARGV[7])
+  // plain jobs (the usual bulk add) go as their payloads and groups alone, a flow's as those, their
+  // ids and links, the script writing in the other fields' defaults: 2 or 5 arguments a job
+  // instead of 13 (lua/enqueue.lua, ARGV[7])
   if (jobs.every(isPlain)) {
     args.push('p');
     for (const job of jobs) args.push(job[1], job[2]);
+  } else if (jobs.every(isLinked)) {
+    args.push('l');
+    for (const job of jobs) args.push(job[0], job[1], job[2], job[11], job[12]);
   } else {
     args.push('f');
     for (const job of jobs) for (const value of job) args.push(value);

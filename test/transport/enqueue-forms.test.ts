@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, encodeJob } from '../../src/encode.js';
-import { InvalidArgumentError } from '../../src/errors.js';
+import { InvalidArgumentError, KindError } from '../../src/errors.js';
 import { scripts } from '../../src/generated/scripts.js';
 import type { EnqueueResult } from '../../src/job.js';
 import { enqueueOp } from '../../src/ops/enqueue.js';
@@ -18,12 +18,16 @@ import { queueName, scriptsOf, useRedis } from '../helpers.js';
 describe('enqueue: the plain and the full form of the same jobs', () => {
   const redis = useRedis();
 
-  /** The same jobs as enqueueOp would send them, but always in the full form. */
-  const fullForm = (payloads: ReadonlyArray<{ payload: unknown; group?: string }>, request: { key: string; callerKey: boolean } = { key: '', callerKey: false }): ScriptOp<EnqueueResult[]> => {
-    const jobs = payloads.map(({ payload, group }) => encodeJob(payload, group === undefined ? {} : { group }, DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES));
-    const plain = enqueueOp(jobs, { ...request, ttlMs: 60_000 });
-    expect(plain.args[5], 'enqueueOp sends default jobs plain').toBe('p');
-    return { ...plain, args: [...plain.args.slice(0, 5), 'f', ...jobs.flat()] };
+  /** The same jobs as enqueueOp would send them (in `form`, checked), but in the full form. */
+  const fullForm = (
+    payloads: ReadonlyArray<{ payload: unknown; group?: string; id?: string }>,
+    request: { key: string; callerKey: boolean } = { key: '', callerKey: false },
+    form = 'p',
+  ): ScriptOp<EnqueueResult[]> => {
+    const jobs = payloads.map(({ payload, ...options }) => encodeJob(payload, options, DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES));
+    const sent = enqueueOp(jobs, { ...request, ttlMs: 60_000 });
+    expect(sent.args[5], `enqueueOp sends these jobs in form ${form}`).toBe(form);
+    return { ...sent, args: [...sent.args.slice(0, 5), 'f', ...jobs.flat()] };
   };
 
   /** A queue's rows, their times and the queue's name put aside. */
@@ -44,6 +48,21 @@ describe('enqueue: the plain and the full form of the same jobs', () => {
     expect(await checkInvariants(redis.raw, fullQueue.name)).toEqual([]);
   });
 
+  it('writes the same rows for jobs with ids sent linked (form l) as sent in full', async () => {
+    const jobs = [{ payload: { n: 1 }, id: 'order-1' }, { payload: 'two', group: 'g', id: 'order-2' }, { payload: 3 }];
+    const linkedQueue = redis.queue({ name: queueName('forms-l') });
+    const fullQueue = redis.queue({ name: queueName('forms-lf') });
+    const linked = await linkedQueue.addBulk(jobs);
+    const full = await scriptsOf(fullQueue).run(fullForm(jobs, undefined, 'l'));
+    expect(full).toEqual(linked.map(({ id, state }) => ({ id, state })));
+    const ids = linked.map((r) => r.id);
+    expect(await rowsOf(fullQueue.name, ids)).toEqual(await rowsOf(linkedQueue.name, ids));
+    // a duplicate id answers the same in either form
+    expect((await linkedQueue.addBulk([jobs[0]!]))[0]!.state).toBe('duplicate');
+    expect(await checkInvariants(redis.raw, linkedQueue.name)).toEqual([]);
+    expect(await checkInvariants(redis.raw, fullQueue.name)).toEqual([]);
+  });
+
   it("fingerprints a caller's key the same in either form: the repeat answers the first reply", async () => {
     const queue = redis.queue({ name: queueName('forms-key') });
     const jobs = [{ payload: 1 }, { payload: 2, group: 'g' }];
@@ -54,7 +73,7 @@ describe('enqueue: the plain and the full form of the same jobs', () => {
     expect((await queue.stats()).counts.pending).toBe(2);
   });
 
-  it('refuses an unknown form, and plain jobs whose values do not come in pairs, writing nothing', async () => {
+  it('refuses an unknown form, a job of the wrong count of values and a linked job of the wrong kind, writing nothing', async () => {
     const queue = redis.queue({ name: queueName('forms-bad') });
     const raw = (args: Array<string | number>): ScriptOp<string[]> => ({
       script: scripts.enqueue,
@@ -66,9 +85,12 @@ describe('enqueue: the plain and the full form of the same jobs', () => {
       ['', 0, '0', '', 2, 'p', '{}', '', '{}'],
       ['', 0, '0', '', 1, 'p', '{}'],
       ['', 0, '0', '', 1, 'p', '{}', '', 'extra'],
+      ['', 0, '0', '', 1, 'l', 'JOB:1', '{}', '', ''],
     ]) {
       await expect(scriptsOf(queue).run(raw(args)), JSON.stringify(args)).rejects.toBeInstanceOf(InvalidArgumentError);
     }
+    // a linked job's id goes through the kind door as a full one's does
+    await expect(scriptsOf(queue).run(raw(['', 0, '0', '', 1, 'l', 'FLOW:1', '{}', '', '', '']))).rejects.toBeInstanceOf(KindError);
     expect(await redis.raw.keys(`emq:{${queue.name}}:*`)).toEqual([]);
   });
 });
