@@ -236,8 +236,11 @@ describe('a parked consumer with only rate-limited work left', () => {
       // BLPOP is refused (NOSCRIPT; the loop then claims the ordinary way) until a claim loads it
       for (const script of Object.values(SCRIPTS)) await raw.script('LOAD', script.lua);
       // the same consumer in the same state: it ran a job (which teaches 'auto' prefetch its
-      // round trip), and its queue is now empty
+      // round trip), and its queue is now empty. Its queue has throttled an entry once (a hold of
+      // 1 ms, long over), as the limited one has: a queue that never did reads no throttled entries
+      // at all (meta `th`, lua/includes/queue_meta.lua), two commands a beat period less
       const idleQueue = new Queue(transport, queueName('idle'));
+      await idleQueue.holdGroup('other', 1);
       await idleQueue.add(0);
       const idle = start(idleQueue.name);
       await until(async () => (await idleQueue.stats()).counts.completed === 1);

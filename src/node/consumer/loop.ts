@@ -170,7 +170,7 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
     let next: RequestKind = 'beat';
     /** Jobs the park claimed behind its BLPOP, and how many it asked for. */
     let early: EarlyClaim<Payload> | undefined;
-    /** A reply came back empty (the queue ran dry): nothing more goes out until those in flight are back. */
+    /** A reply came back short (nothing more claimable at that instant): no claim alone goes out until those in flight are back. */
     let drained = false;
     for (let failures = 0; !this.#stopping; ) {
       if (early) {
@@ -230,9 +230,7 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
       // deadline even when full: the timers promote and reap on time while the loop has no reason
       // to park
       if (reply.nextDueAt !== null || reply.nextLeaseEnd !== null) this.timers.arm(reply.nextDueAt, reply.nextLeaseEnd);
-      // empty, not merely short: a claim of groups at their limits hands out their free slots only,
-      // and the settles that free more go with the next request (docs/design/runtimes.md)
-      if (reply.jobs.length === 0) drained = true;
+      if (reply.jobs.length < oldest.asked) drained = true;
       // the others in flight come back before anything else goes out
       if (this.requests.count > 0) continue;
       // settles came in while the claim was in flight: they go out now, not after a park

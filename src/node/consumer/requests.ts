@@ -91,7 +91,7 @@ export class Requests<Payload> {
   /**
    * Sends a request when there is room for one: the first at once, a second behind it (it runs
    * in Redis while this process runs the first one's jobs) only when it fills its half; `room` is
-   * what the consumer may claim now, `drained` says a reply came back empty. With no claim to
+   * what the consumer may claim now, `drained` says a reply came back short. With no claim to
    * make, the cargo goes on its own. Says what went out, if anything.
    */
   sendIfRoom(kind: RequestKind, room: number, drained: boolean): 'request' | 'settles' | undefined {
@@ -102,8 +102,11 @@ export class Requests<Payload> {
     const taken = this.taken;
     const half = this.size();
     const want = Math.max(0, Math.min(room - taken + freed, half));
-    // a second request waits until it fills its half, and none follows a reply that came back empty
-    const sendNow = this.inFlight.length === 0 || (want >= half && !drained);
+    // a second request waits until it fills its half. After a reply that came back short (nothing
+    // more was claimable then: the queue ran dry, or its groups or rate limits are at their
+    // limits) only one that carries settles goes: they free slots, a claim alone would find
+    // nothing (docs/design/runtimes.md, "Two requests in flight")
+    const sendNow = this.inFlight.length === 0 || (want >= half && (!drained || cargo.length > 0));
     if (sendNow && want > 0) {
       this.send(this.settles.takeCargo(), freed, want, kind);
       return 'request';
