@@ -38,6 +38,8 @@ export class IsolateQueue<P = unknown> {
   /** Drains of other queues this queue's drains started (flow parents released): the last drain out awaits them. */
   private spawned: Array<Promise<unknown>> = [];
   private readonly drains = new Set<QueueDrain<P>>();
+  /** First beats riding in an enqueue's request, not yet answered: a drain starts from each. */
+  private ridesPending = 0;
   /** When the latest beat of any drain was sent, how many are in flight, and when the latest answered one was sent and the next due time it saw (local ms). */
   private beatSentAt = 0;
   private beatsInFlight = 0;
@@ -60,6 +62,10 @@ export class IsolateQueue<P = unknown> {
    * request's budget, not another's.
    */
   covers(): boolean {
+    if (this.ridesPending > 0) {
+      this.news = true;
+      return true;
+    }
     for (const drain of this.drains) {
       if (drain.claimsAgain()) {
         this.news = true;
@@ -67,6 +73,19 @@ export class IsolateQueue<P = unknown> {
       }
     }
     return false;
+  }
+
+  /**
+   * A drain's first beat rides in an enqueue's request (the Worker's `rideEnqueue`): until it is
+   * answered (`rideEnded`), work arriving is covered, as by a drain in its beats, since the drain
+   * that starts from that reply claims again before it ends.
+   */
+  rideStarted(): void {
+    this.ridesPending++;
+  }
+
+  rideEnded(): void {
+    this.ridesPending--;
   }
 
   /**

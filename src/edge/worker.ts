@@ -2,13 +2,15 @@ import type { Hono } from 'hono';
 import type { Handler, Outcome } from '../handler.js';
 import { type AppEnv, BOUNDED_STREAMING, createApp, type RequestLog } from '../http/app.js';
 import type { Job } from '../job.js';
-import { Leases, sendRounds } from '../lease/leases.js';
+import { keyspace } from '../keyspace.js';
+import { type Claimed, Leases, type PreparedRound, readRiddenRound, sendRounds } from '../lease/leases.js';
 import { Queue, type QueueOptions } from '../queue/queue.js';
 import { sleep } from '../timers.js';
-import type { BeatSummary } from './bounded-beat.js';
+import type { BeatSummary, FinishedJob } from './bounded-beat.js';
 import { type DrainBeatOptions, IsolateQueue, QueueDrain } from './drain.js';
 import { type WorkerEnv, type WorkerSettings, workerSettings } from './env.js';
 import { ServedQueues } from './served-queues.js';
+import { RidingTransport, type Ride } from './riding-transport.js';
 import { UpstashTransport } from './upstash-transport.js';
 
 export type { WorkerEnv } from './env.js';
@@ -103,11 +105,13 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
   // takes whatever its queue holds
   const served = new ServedQueues(options.handlers as Readonly<Record<string, unknown>>, options.partitions as Readonly<Record<string, unknown>> | undefined);
   /** Per env object (one per isolate in practice): its transport and what it knows of each queue. */
-  const isolates = new WeakMap<object, { transport: UpstashTransport; queues: Map<string, IsolateQueue> }>();
+  const isolates = new WeakMap<object, { transport: RidingTransport; queues: Map<string, IsolateQueue> }>();
+  /** The ride each request's enqueue took (by the request's execution context), withdrawn when the request ends. */
+  const rides = new WeakMap<object, Ride>();
 
-  const isolateOf = (env: WorkerEnv): { transport: UpstashTransport; queues: Map<string, IsolateQueue> } => {
+  const isolateOf = (env: WorkerEnv): { transport: RidingTransport; queues: Map<string, IsolateQueue> } => {
     let isolate = isolates.get(env);
-    if (!isolate) isolates.set(env, (isolate = { transport: UpstashTransport.fromEnv(env), queues: new Map() }));
+    if (!isolate) isolates.set(env, (isolate = { transport: new RidingTransport(UpstashTransport.fromEnv(env)), queues: new Map() }));
     return isolate;
   };
 
@@ -160,6 +164,55 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
       (summaries) => log({ msg: 'drain after enqueue', summaries: report(drain, summaries) }),
       (error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }),
     );
+  };
+
+  /**
+   * Before an enqueue through the API of jobs claimable now: the first beat of the drain that
+   * follows rides in the enqueue's own request, behind it (RidingTransport), and the drain starts
+   * from its reply, so an enqueue and the claim of its job cost one request, not two. Nothing
+   * rides when no drain would start (no handler, no drains, a partitioned queue's name: its
+   * partitions drain as before) or a drain of this isolate will claim the job anyway. A ride no
+   * enqueue took by the end of its request (the add was refused before it was sent) is withdrawn.
+   */
+  const rideEnqueue = (env: WorkerEnv, ctx: WaitUntil & object, name: string): void => {
+    const settings = workerSettings(env, options.beat);
+    if (settings.drainOnEnqueueMs <= 0 || served.partitionsOf(name)) return;
+    const shared = queueOf(env, name);
+    if (!shared || shared.covers()) return;
+    const startUntil = Date.now() + settings.drainOnEnqueueMs;
+    const deadline = startUntil + settings.beat.jobTimeoutMs;
+    const drain = new QueueDrain(shared, settings, deadline, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
+    const asked = drain.firstClaim();
+    const leaseMs = Math.max(1, deadline - Date.now()) + (settings.beat.leaseMarginMs ?? 15_000);
+    const meta = keyspace(name).fixed[0];
+    const { transport } = isolateOf(env);
+    let prepared: PreparedRound<unknown> | undefined;
+    let finished: Array<FinishedJob<unknown>> = [];
+    let answered: ((claimed: Claimed<unknown> | null) => void) | undefined;
+    const ride = transport.ride(
+      (call) => call.script.name === 'enqueue' && call.keys[0] === meta,
+      // completions held for a request to ride with go too: they are acknowledged now
+      () => (prepared = shared.leases.prepare({ finished: (finished = shared.takeCarried()), claim: asked, beat: true, leaseMs })).calls,
+      () => shared.beatSent(new Promise((resolve) => (answered = resolve))),
+    );
+    shared.rideStarted();
+    rides.set(ctx, ride);
+    const run = async (): Promise<void> => {
+      let claimed: Claimed<unknown> | null = null;
+      try {
+        const replies = await ride.replies;
+        if (!replies || !prepared) return;
+        const result = await readRiddenRound(transport, prepared, replies, () => shared.leases.requests++);
+        claimed = result.claimed;
+        result.settled.forEach((how, i) => onOutcome(name)(finished[i]!.job, how === 'fenced' ? { kind: 'fenced' } : finished[i]!.outcome));
+      } finally {
+        shared.rideEnded();
+        answered?.(claimed);
+      }
+      const summaries = await drain.run({ first: { claimed: claimed!, asked } });
+      log({ msg: 'drain after enqueue', rode: true, summaries: report(drain, summaries) });
+    };
+    ctx.waitUntil(run().catch((error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) })));
   };
 
   /**
@@ -251,7 +304,10 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     log: (entry: RequestLog) => log({ ...entry }),
     // an isolate cannot park: SSE reads every second and closes after 25 s, ?wait is cut to 20 s
     streaming: BOUNDED_STREAMING,
+    beforeEnqueue: (c, name) => rideEnqueue(c.env, c.executionCtx, name),
     afterEnqueue: (c, name, dueAt) => {
+      // the drain whose first beat rode in this request's enqueue claims the job
+      if (rides.get(c.executionCtx)?.went()) return;
       const drain = startDrain(c.env, name, dueAt);
       if (drain) c.executionCtx.waitUntil(drain);
     },
@@ -279,8 +335,14 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
 
   return {
     app,
-    fetch: (request, env, ctx) =>
-      app.fetch(request, env, { waitUntil: (promise) => ctx.waitUntil(promise), passThroughOnException: () => {}, props: {} }),
+    fetch: async (request, env, ctx) => {
+      const executionCtx = { waitUntil: (promise: Promise<unknown>) => ctx.waitUntil(promise), passThroughOnException: () => {}, props: {} };
+      try {
+        return await app.fetch(request, env, executionCtx);
+      } finally {
+        rides.get(executionCtx)?.cancel();
+      }
+    },
     async scheduled(trigger, env, ctx) {
       const run = scheduled(trigger, env).catch((error: unknown) =>
         log({ msg: 'scheduled beat failed', cron: trigger.cron, error: String(error) }),

@@ -86,6 +86,12 @@ export interface AppOptions<Bindings extends object = {}> {
    * The Worker wakes or starts a short drain here.
    */
   readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string, dueAt: number) => void;
+  /**
+   * Called just before jobs claimable now are enqueued through the API (`POST .../jobs` and
+   * `.../jobs/bulk`), with the queue's name as the route has it: the Worker makes its drain's first
+   * beat ride in the enqueue's own request here.
+   */
+  readonly beforeEnqueue?: (c: AppContext<Bindings>, queue: string) => void;
   /** The largest bulk request body in bytes (default 10 MiB), and a flow's (`POST /v1/flows`). */
   readonly maxBulkBodyBytes?: number;
   /**
@@ -204,7 +210,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   const afterEnqueue = (c: AppContext<Bindings>, queue: string, dueAt: number) => options.afterEnqueue?.(c, queue, dueAt);
   const payloadLimit = tooLarge(enqueueBodyLimit(maxPayload));
   registerServiceRoutes(app, { transport: options.transport });
-  registerJobRoutes(app, { queueOf, streaming, payloadLimit, bulkLimit: tooLarge(maxBulkBody), afterEnqueue });
+  const beforeEnqueue = (c: AppContext<Bindings>, queue: string) => options.beforeEnqueue?.(c, queue);
+  registerJobRoutes(app, { queueOf, streaming, payloadLimit, bulkLimit: tooLarge(maxBulkBody), beforeEnqueue, afterEnqueue });
   registerQueueRoutes(app, { queueOf, transport: options.transport });
   registerGroupRoutes(app, { queueOf });
   registerEventRoutes(app, { queueOf, streaming });

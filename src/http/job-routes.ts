@@ -31,6 +31,8 @@ export interface JobWiring<E extends Env> {
    * partitioned queue, the partition the job went to) and when the earliest of them may run.
    */
   readonly afterEnqueue: (c: Context<E>, queue: string, dueAt: number) => void;
+  /** Told just before jobs of which one at least is claimable now are enqueued, with the route's queue name. */
+  readonly beforeEnqueue?: (c: Context<E>, queue: string) => void;
 }
 
 const noSuchJob = { 404: failure('no such job (EMQNOTFOUND)') };
@@ -165,6 +167,7 @@ export function registerJobRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: Jo
         return c.json({ id, state: job.state }, 202);
       }
     }
+    if (body.delayMs === undefined && body.runAt === undefined) wiring.beforeEnqueue?.(c, queue);
     const result = await q.add(body.payload, addOptions);
     // the reply is `add`'s result as it is: one shape in TypeScript, over HTTP and from `emq enqueue`
     if (result.state === 'duplicate') return c.json({ id: result.id, state: result.state }, 200);
@@ -179,7 +182,9 @@ export function registerJobRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: Jo
   app.openapi(bulkRoute, async (c) => {
     const { queue } = c.req.valid('param');
     const { jobs } = c.req.valid('json');
-    const results = await (await queueOf(c, queue)).addBulk(
+    const q = await queueOf(c, queue);
+    if (jobs.some((job) => job.delayMs === undefined && job.runAt === undefined)) wiring.beforeEnqueue?.(c, queue);
+    const results = await q.addBulk(
       jobs.map((job) => ({ payload: job.payload, ...toOptions(job) })),
       requestOptions(c.req.valid('header')['idempotency-key'], c.req.header('traceparent')),
     );

@@ -26,7 +26,7 @@ import { assertCount, type BeatOptions, type Claimed, type ClaimCall, type Prepa
 import { leaseOf, settleItems } from './settle-items.js';
 
 export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './rounds.js';
-export { sendRounds } from './send-rounds.js';
+export { readRiddenRound, sendRounds } from './send-rounds.js';
 
 /** How long after a firing that failed its slots are looked at again, in ms. */
 const FIRE_RETRY_MS = 1000;

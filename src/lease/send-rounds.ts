@@ -1,7 +1,7 @@
 import { relayOrLeave } from '../flows/flow-relay.js';
 import { findOpenTelemetry } from '../telemetry/opentelemetry.js';
-import { runCalls } from '../ops/scripts.js';
-import type { Replication, Transport } from '../transport.js';
+import { finishRiddenCalls, runCalls } from '../ops/scripts.js';
+import type { Replication, Reply, Transport } from '../transport.js';
 import type { PreparedRound, RoundResult } from './rounds.js';
 
 /**
@@ -30,4 +30,21 @@ export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
   return results as {
     [K in keyof T]: T[K] extends PreparedRound<infer P> ? RoundResult<P> : never;
   };
+}
+
+/**
+ * Reads a round whose calls went in another party's request (they rode in it: the Worker's first
+ * beat in an enqueue's request, src/edge/riding-transport.ts) as sendRounds reads its own: a call
+ * Redis answered NOSCRIPT runs again (a request of its own, told to `onRequest`), flow news is
+ * relayed. `replies` are the replies to `round.calls`, in order.
+ */
+export async function readRiddenRound<P>(
+  transport: Transport,
+  round: PreparedRound<P>,
+  replies: Array<Reply | Error>,
+  onRequest?: () => void,
+): Promise<RoundResult<P>> {
+  const result = round.read(await finishRiddenCalls(transport, round.calls, replies, onRequest, round.replication));
+  await relayOrLeave(transport, round.queue, result.outbox, onRequest, round.onRelease);
+  return result;
 }

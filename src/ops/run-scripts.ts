@@ -30,6 +30,23 @@ export async function runScripts(
   const bySha = calls.length === 1 || allKnown(known, calls);
   onRequest?.();
   const results = bySha ? await transport.evalsha(calls, replication) : await transport.eval(calls, replication);
+  return finishCalls(transport, calls, results, onRequest, replication);
+}
+
+/**
+ * The second half of runScripts, for replies to `calls` that came back by some other request (a
+ * call that rode in another's: RidingTransport): a call Redis answered NOSCRIPT runs again by
+ * EVAL in a round trip of its own, and the first call that failed rejects with its typed error.
+ */
+export async function finishCalls(
+  transport: Transport,
+  calls: readonly ScriptCall[],
+  results: Array<Reply | Error>,
+  onRequest?: () => void,
+  replication?: Replication,
+): Promise<Reply[]> {
+  let known = loaded.get(transport);
+  if (!known) loaded.set(transport, (known = new Set()));
   // plain loops, no intermediate arrays: this is every request's path (enqueue one at a time)
   let missing: number[] | undefined;
   for (let i = 0; i < results.length; i++) if (isNoScript(results[i]!)) (missing ??= []).push(i);

@@ -1,6 +1,6 @@
 import { keyspace, type Keyspace } from '../keyspace.js';
 import type { ScriptOp } from './op.js';
-import { runScripts } from './run-scripts.js';
+import { finishCalls, runScripts } from './run-scripts.js';
 import type { BlockingTransport, Replication, Reply, ScriptCall, StreamEntry, Transport } from '../transport.js';
 
 /** An op made ready for one queue: its script call, and how to read the reply. */
@@ -42,6 +42,21 @@ export async function runOps<T extends readonly BoundOp<unknown>[]>(
 /** Runs script calls prepared already (Leases' rounds) in one round trip: their raw replies, as runScripts answers. */
 export function runCalls(transport: Transport, calls: readonly ScriptCall[], onRequest?: () => void, replication?: Replication): Promise<Reply[]> {
   return runScripts(transport, calls, onRequest, replication);
+}
+
+/**
+ * The replies of script calls prepared already that went in another party's request (they rode
+ * in it: RidingTransport), finished as runScripts finishes its own (finishCalls: a NOSCRIPT runs
+ * again by EVAL, the first failure rejects typed).
+ */
+export function finishRiddenCalls(
+  transport: Transport,
+  calls: readonly ScriptCall[],
+  replies: Array<Reply | Error>,
+  onRequest?: () => void,
+  replication?: Replication,
+): Promise<Reply[]> {
+  return finishCalls(transport, calls, replies, onRequest, replication);
 }
 
 /**

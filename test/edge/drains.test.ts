@@ -72,7 +72,7 @@ describe('the edge drains, request by request', () => {
     expect(bridge.stats().requests).toBe(2);
   });
 
-  it('runs jobs enqueued one at a time at two requests each: a completion rides with the next claim', async () => {
+  it("runs jobs enqueued one at a time at one request each: the drain's claim rides in the enqueue's request, a completion with the next", async () => {
     const name = queueName('one');
     await warm(name);
     const w = worker([name]);
@@ -85,13 +85,44 @@ describe('the edge drains, request by request', () => {
     }
     await w.settled();
     // the isolate's one read of the registry for the name (so a partitioned queue is served by its
-    // name), ten enqueues, ten beats each carrying the previous completion, and the last completion
-    // alone; before completions rode along it was 3 a job (and 22 while an old sleeper sent a
-    // newer drain's completion alone before its time)
-    expect(bridge.stats().requests).toBe(22);
+    // name), ten enqueues each carrying the previous completion and the beat that claims its job,
+    // and the last completion alone; 22 while the beat went in a request of its own after the
+    // enqueue's reply, and 3 a job before completions rode along
+    expect(bridge.stats().requests).toBe(12);
     expect(w.ran).toEqual(ids);
     const queue = new Queue(UpstashTransport.connect({ url: bridge.url, token }), name);
     expect((await queue.stats()).counts).toMatchObject({ completed: 11, active: 0, pending: 0 });
+  });
+
+  it('withdraws the ride of an enqueue refused before it was sent, and the next enqueue rides its own', async () => {
+    const name = queueName('refused');
+    await warm(name);
+    const ran: string[] = [];
+    const w = createWorker({ handlers: { [name]: (job: { id: string }) => void ran.push(job.id) }, queueOptions: { maxPayloadBytes: 64 }, log: () => {} });
+    const pending: Array<Promise<unknown>> = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
+    const enqueue = (payload: unknown) =>
+      w.fetch(
+        new Request(`http://edge/v1/queues/${name}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify({ payload }) }),
+        env,
+        ctx,
+      );
+    await enqueue('first'); // the isolate's registry read for the name
+    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    bridge.reset();
+    // past the payload cap: refused by the queue before anything is sent, its ride withdrawn
+    const refused = await enqueue('x'.repeat(100));
+    expect(refused.status).toBe(413);
+    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    expect(bridge.stats().requests).toBe(0);
+    const res = await enqueue('next');
+    const { id } = (await res.json()) as { id: string };
+    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    expect(ran).toContain(id);
+    // the enqueue with its ride (the first job's completion and the claim), and the last completion alone
+    expect(bridge.stats().requests).toBe(2);
+    const queue = new Queue(UpstashTransport.connect({ url: bridge.url, token }), name);
+    expect((await queue.stats()).counts).toMatchObject({ completed: 3, active: 0, pending: 0 });
   });
 
   it('sends a held completion on its own once nothing took it for EMQ_ACK_WITHIN_MS', async () => {
