@@ -46,6 +46,9 @@
            emq:{q}:waiting, its children in emq:{q}:kids:<id>; a job with a parent keeps it as `fp`.
            meta `fl` = 1 once any job of a flow was written here, before its row: the claims,
            settles and bulk deletes read the links only then (docs/design.md, "Flows")
+  Ids      a generated id is "JOB:<seq>": a batch of generated ids alone is known new without an
+           EXISTS while meta `ng` holds (includes/take_seq.lua); a caller's id "JOB:<n>" with n
+           past the sequence takes `ng` away, before its row is written
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
            "replaced", and for a flow parent "waiting" (or "pending" or "dead" when its children
            had all finished, or one had failed it, before it was written); a duplicate writes nothing; a known request key answers its first reply again
@@ -68,6 +71,7 @@
 -- @include job_key
 -- @include all_new
 -- @include fresh_id
+-- @include take_seq
 -- @include chunked
 -- @include add_job
 -- @include admit
@@ -200,16 +204,32 @@ end
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text = string.format('%d', now)
-local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
+local seq = take_seq(n)
 -- the common case, every id new (a generated one is "JOB:" and its job's sequence number), is
--- known with one EXISTS for the batch; otherwise each id is checked as it comes
-local wanted = {}
+-- known with one EXISTS for the batch, or with none when every id is generated and no caller's
+-- id can hold one (meta `ng`; in a partition no caller's id has the `~` a generated one has);
+-- otherwise each id is checked as it comes
+local wanted, given, above_seq = {}, false, false
 for i = 0, n - 1 do
   local id = J[FIRST + i * FIELDS + 1]
-  if id == '' then id = fresh_id(seq + i + 1) end
+  if id == '' then
+    id = fresh_id(seq + i + 1)
+  else
+    given = true
+    -- a caller's id of a generated one's form, numbered past what this call takes: a later
+    -- generated id may be it
+    local number = string.match(id, '^JOB:([1-9]%d*)$')
+    if number and tonumber(number) > seq + n then above_seq = true end
+  end
   wanted[i + 1] = id
 end
-local all_ids_new, new_keys = all_new(wanted)
+local all_ids_new, new_keys
+if given or not (queue_meta().ng or FRESH_ID_SUFFIX ~= '') then
+  all_ids_new, new_keys = all_new(wanted)
+else
+  all_ids_new, new_keys = true, {}
+  for i, id in ipairs(wanted) do new_keys[i] = job_key(id) end
+end
 
 -- a key of the core's own: when every id is new (the usual case) the reply is known before any
 -- row is written, so one SET NX GET both records it and finds a repeat (whose generated ids are
@@ -238,6 +258,11 @@ if request and not caller_key then
     local seen = redis.call('GET', request.key)
     if seen then return first_reply(seen) end
   end
+end
+-- before the first row that could hold a later generated id is written (a repeat wrote nothing)
+if above_seq and queue_meta().ng then
+  redis.call('HDEL', K_META, 'ng')
+  queue_meta().ng = false
 end
 local batch = { order = {} }
 local reply = {}
@@ -287,7 +312,7 @@ for i = 0, n - 1 do
   elseif id == '' then
     id = fresh_id(seq)
     while redis.call('EXISTS', job_key(id)) == 1 do
-      id = fresh_id(redis.call('HINCRBY', K_META, 'seq', 1))
+      id = fresh_id(take_seq(1) + 1)
     end
   elseif redis.call('EXISTS', job_key(id)) == 1 then
     reply[#reply + 1] = id

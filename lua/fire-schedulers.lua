@@ -28,6 +28,7 @@
 -- @include job_key
 -- @include scheduler_key
 -- @include add_job
+-- @include take_seq
 -- @include admit
 -- @include ring_doorbell
 -- @include next_due
@@ -61,7 +62,7 @@ for i = 0, n - 1 do
     -- a job of this slot exists only when the scheduler was removed and made again: the slot is
     -- fired, and the job that has its id is its job
     if redis.call('EXISTS', row) == 0 then
-      local seq = redis.call('HINCRBY', K_META, 'seq', 1)
+      local seq = take_seq(1) + 1
       add_job(batch, later, row, job, r[5], r[6] or '', tonumber(r[7] or '0'), r[8], r[9], seq, -1, now, now_text, nil, id, slot_text)
     end
     fired = fired + 1

@@ -502,6 +502,9 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  * - (n) partitions: a generated id of a partition's (`JOB:<seq>~<i>`) is in partition `i` (the
  *   queue `<q>~<i>`) and in no other queue, partitioned or not. What holds across a partitioned
  *   queue's partitions is {@link checkPartitionedQueue}'s.
+ * - (p) generated ids: meta `ng` is `1` or absent, and while it is `1` no row's id is `JOB:<n>`
+ *   (n an integer with no leading zero) with n above meta `seq`: an enqueue of generated ids alone
+ *   asks for no EXISTS then (lua/includes/take_seq.lua), so such a row would be overwritten.
  * - (o) the per-minute buckets (`emq:{q}:minutes`, lua/includes/count_minute.lua): only fields
  *   `c<minute>` and `d<minute>` (minute = floor(ms / 60000), an integer), each a count >= 1; none
  *   in a minute after the server's current one; none more than 60 minutes before the newest (the
@@ -699,6 +702,23 @@ export function findViolations(snap: QueueSnapshot): string[] {
   // (o) the per-minute buckets
   out.push(...minuteViolations(snap));
 
+  // (p) generated ids
+  out.push(...generatedIdViolations(snap));
+
+  return out;
+}
+
+/** The violations of (p), generated ids (see findViolations). */
+function generatedIdViolations(snap: QueueSnapshot): string[] {
+  const flag = snap.meta.ng;
+  if (flag === undefined) return [];
+  if (flag !== '1') return [`meta ng holds ${JSON.stringify(flag)}, not 1`];
+  const seq = Number(snap.meta.seq ?? '0');
+  const out: string[] = [];
+  for (const id of snap.rows.keys()) {
+    const m = /^JOB:([1-9]\d*)$/.exec(id);
+    if (m && Number(m[1]) > seq) out.push(`meta ng is 1 while row ${id} is numbered above seq ${seq}: a generated id may overwrite it`);
+  }
   return out;
 }
 

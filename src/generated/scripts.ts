@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "431072b858d5b7fac0e431e25cba1710ed098a7d",
+    sha1: "15ed9c00fce9e492c9ce93e08c89f5b3e81c15fd",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -368,7 +368,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -380,10 +381,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -1398,7 +1399,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "1bf019c574dba550291afccaead43cc6315c6575",
+    sha1: "7f307d37fe186e0754aee9c33c273479f04b9b7f",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1476,7 +1477,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -1488,10 +1490,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -2165,7 +2167,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "0678327ff97871c399bad727dc905efb522d4af1",
+    sha1: "a09b577e0ae0829285d3ca16b092f93c369074c7",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2393,7 +2395,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -2405,10 +2408,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -2539,7 +2542,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "61cadf88c2270ec6eb1f7533c1dea5f4ede62f70",
+    sha1: "5a6c99849bff7a43b46b6c419d150c5afaa1aa9f",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2651,7 +2654,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -2663,10 +2667,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -3831,7 +3835,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "dd7d468414ca4fa2088429b429e23798b9df8161",
+    sha1: "b12cc038e7ce82097b9830360d1c48f59c1a681a",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -4050,7 +4054,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -4062,10 +4067,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -4282,7 +4287,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "3b306f820edf58ff9423b77747566e486152ce9e",
+    sha1: "16757ab4ba91b79b3ce679cc6104449a8a470ad1",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4331,6 +4336,9 @@ return reply('done')
            emq:{q}:waiting, its children in emq:{q}:kids:<id>; a job with a parent keeps it as \`fp\`.
            meta \`fl\` = 1 once any job of a flow was written here, before its row: the claims,
            settles and bulk deletes read the links only then (docs/design.md, "Flows")
+  Ids      a generated id is "JOB:<seq>": a batch of generated ids alone is known new without an
+           EXISTS while meta \`ng\` holds (includes/take_seq.lua); a caller's id "JOB:<n>" with n
+           past the sequence takes \`ng\` away, before its row is written
   Reply    flat {id, state, id, state, ...} with state "pending" | "scheduled" | "duplicate" |
            "replaced", and for a flow parent "waiting" (or "pending" or "dead" when its children
            had all finished, or one had failed it, before it was written); a duplicate writes nothing; a known request key answers its first reply again
@@ -4442,6 +4450,56 @@ local FRESH_ID_SUFFIX = string.find(PREFIX, '~', 1, true) and string.match(PREFI
 local function fresh_id(seq)
   return 'JOB:' .. string.format('%d', seq) .. FRESH_ID_SUFFIX
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- Takes \`n\` arrival sequence numbers (meta \`seq\`) and answers the one before the first of them.
+-- A queue's very first numbers also set meta \`ng\`: "every generated id is new". A generated id is
+-- \`JOB:<seq>\`, and while no caller has given an id of that form numbered above \`seq\`, no row
+-- can hold the next one: an enqueue of generated ids alone then asks for no EXISTS (enqueue.lua).
+-- A caller's id \`JOB:<n>\` with n above \`seq\` takes the flag away for good (before its row is
+-- written), and so does this queue's age: a queue whose \`seq\` predates the flag never gets it.
+local function take_seq(n)
+  local last = redis.call('HINCRBY', K_META, 'seq', n)
+  if last == n then
+    redis.call('HSET', K_META, 'ng', '1')
+    queue_meta().ng = true
+  end
+  return last - n
+end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
 -- of a command that answers one value per member, concatenated (nothing for other commands).
@@ -4544,41 +4602,6 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
--- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
--- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
--- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
--- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
--- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
--- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
-    queue_meta_read = {
-      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
-    }
-  end
-  return queue_meta_read
-end
-
--- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
--- the first write of what it guards (see above); no write when it is set already.
-local function mark_feature(name)
-  local meta = queue_meta()
-  if meta[name] then return end
-  redis.call('HSET', K_META, name, '1')
-  meta[name] = true
-end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -5267,16 +5290,32 @@ end
 local now = now_ms()
 -- as text once: a Lua number passed to Redis is formatted on every call
 local now_text = string.format('%d', now)
-local seq = redis.call('HINCRBY', K_META, 'seq', n) - n
+local seq = take_seq(n)
 -- the common case, every id new (a generated one is "JOB:" and its job's sequence number), is
--- known with one EXISTS for the batch; otherwise each id is checked as it comes
-local wanted = {}
+-- known with one EXISTS for the batch, or with none when every id is generated and no caller's
+-- id can hold one (meta \`ng\`; in a partition no caller's id has the \`~\` a generated one has);
+-- otherwise each id is checked as it comes
+local wanted, given, above_seq = {}, false, false
 for i = 0, n - 1 do
   local id = J[FIRST + i * FIELDS + 1]
-  if id == '' then id = fresh_id(seq + i + 1) end
+  if id == '' then
+    id = fresh_id(seq + i + 1)
+  else
+    given = true
+    -- a caller's id of a generated one's form, numbered past what this call takes: a later
+    -- generated id may be it
+    local number = string.match(id, '^JOB:([1-9]%d*)$')
+    if number and tonumber(number) > seq + n then above_seq = true end
+  end
   wanted[i + 1] = id
 end
-local all_ids_new, new_keys = all_new(wanted)
+local all_ids_new, new_keys
+if given or not (queue_meta().ng or FRESH_ID_SUFFIX ~= '') then
+  all_ids_new, new_keys = all_new(wanted)
+else
+  all_ids_new, new_keys = true, {}
+  for i, id in ipairs(wanted) do new_keys[i] = job_key(id) end
+end
 
 -- a key of the core's own: when every id is new (the usual case) the reply is known before any
 -- row is written, so one SET NX GET both records it and finds a repeat (whose generated ids are
@@ -5305,6 +5344,11 @@ if request and not caller_key then
     local seen = redis.call('GET', request.key)
     if seen then return first_reply(seen) end
   end
+end
+-- before the first row that could hold a later generated id is written (a repeat wrote nothing)
+if above_seq and queue_meta().ng then
+  redis.call('HDEL', K_META, 'ng')
+  queue_meta().ng = false
 end
 local batch = { order = {} }
 local reply = {}
@@ -5354,7 +5398,7 @@ for i = 0, n - 1 do
   elseif id == '' then
     id = fresh_id(seq)
     while redis.call('EXISTS', job_key(id)) == 1 do
-      id = fresh_id(redis.call('HINCRBY', K_META, 'seq', 1))
+      id = fresh_id(take_seq(1) + 1)
     end
   elseif redis.call('EXISTS', job_key(id)) == 1 then
     reply[#reply + 1] = id
@@ -5400,7 +5444,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "6fe1079dc0056004a5c32b63d2562e9addd4da3c",
+    sha1: "1536a96a8d1a20a09c767030bc552084571bba63",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -5446,7 +5490,8 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -5458,10 +5503,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -5607,7 +5652,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "47f542c7a78462e5f6ea1f3bc34668fcbd09948d",
+    sha1: "31bc494dd577ef06607a358ed75664787d12d0c8",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5813,7 +5858,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -5825,10 +5871,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -6237,7 +6283,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "3ead649b39eecd5e24d4a46d9a2e80a67e57eafa",
+    sha1: "37ea7de19bb8bdfe0c729c6ee4214538691be0bf",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -6418,7 +6464,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -6430,10 +6477,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -6531,6 +6578,20 @@ local function add_job(batch, later, key, id, payload, group, priority, max_atte
     collect_event('added', id, 'g', event_group, 'k', fired_by, 'd', slot)
   end
   return state
+end
+-- Takes \`n\` arrival sequence numbers (meta \`seq\`) and answers the one before the first of them.
+-- A queue's very first numbers also set meta \`ng\`: "every generated id is new". A generated id is
+-- \`JOB:<seq>\`, and while no caller has given an id of that form numbered above \`seq\`, no row
+-- can hold the next one: an enqueue of generated ids alone then asks for no EXISTS (enqueue.lua).
+-- A caller's id \`JOB:<n>\` with n above \`seq\` takes the flag away for good (before its row is
+-- written), and so does this queue's age: a queue whose \`seq\` predates the flag never gets it.
+local function take_seq(n)
+  local last = redis.call('HINCRBY', K_META, 'seq', n)
+  if last == n then
+    redis.call('HSET', K_META, 'ng', '1')
+    queue_meta().ng = true
+  end
+  return last - n
 end
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
@@ -6722,7 +6783,7 @@ for i = 0, n - 1 do
     -- a job of this slot exists only when the scheduler was removed and made again: the slot is
     -- fired, and the job that has its id is its job
     if redis.call('EXISTS', row) == 0 then
-      local seq = redis.call('HINCRBY', K_META, 'seq', 1)
+      local seq = take_seq(1) + 1
       add_job(batch, later, row, job, r[5], r[6] or '', tonumber(r[7] or '0'), r[8], r[9], seq, -1, now, now_text, nil, id, slot_text)
     end
     fired = fired + 1
@@ -6805,7 +6866,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "b569afcba7e48997cd1e94f129cb243dff77a69c",
+    sha1: "95da24ff99030bb08d02090b2b45aee7d2ee714d",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -6980,7 +7041,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -6992,10 +7054,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -7654,7 +7716,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "2a9bf4127414e98868d43cb850f633be21f526ab",
+    sha1: "128fcda329df6af99101fec08e91f01e2e906368",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7745,7 +7807,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -7757,10 +7820,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -7950,7 +8013,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "68433a9ab5f6638013d217a296767a6848535ccb",
+    sha1: "14b5103b012fe85806f3dff37bf511ecb00fe20e",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -8029,7 +8092,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -8041,10 +8105,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -8803,7 +8867,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "f4dab69bb90f327a396ce6e67641691f4007bb37",
+    sha1: "ced67c1fc0330f55b2c6e4bb4b103619341f53ab",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -8895,7 +8959,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -8907,10 +8972,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -9064,7 +9129,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "deb75d976538c5cb1257c46785d0c55f8f1105c9",
+    sha1: "cabcb77ee4744deea16a95266da236b1829fe371",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -9351,7 +9416,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -9363,10 +9429,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -9552,7 +9618,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "4fa3c97910412325d94e375c84a9171fe5859d23",
+    sha1: "2aaa1dbc910353374326218570582604eefa5cf3",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -9610,7 +9676,8 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -9622,10 +9689,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -9735,7 +9802,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "4e27fb58f3e34f6e37884b2012502da7c36a4be8",
+    sha1: "b5672765deca7b93cbf962a137ddbfedfd17215c",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -9791,7 +9858,8 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -9803,10 +9871,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -9912,7 +9980,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "144ea9a6f859794c2532bcb4c0481dcfc72b5001",
+    sha1: "c9496c8667061c6b2e69d94459f92c879be8741d",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -9982,7 +10050,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -9994,10 +10063,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -10177,7 +10246,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "71073a2b371000f6cdf97dc0d19c5c88c44f8a2a",
+    sha1: "c28f2db935faf62f2cbec854453df9440b6dbf8e",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -10309,7 +10378,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -10321,10 +10391,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -10777,7 +10847,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "11f31dbd9a8c3e1683c45ab4be33a155a5f0fc7e",
+    sha1: "a6d9f4404c7e38cf0c788d8722d4863b0899159b",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -11116,7 +11186,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -11128,10 +11199,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -11431,7 +11502,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "53dab688dfb0bbfb342b394cd9bbf99165a24a07",
+    sha1: "be530aba10db349d35aa915efb564a4858d6efb5",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -11653,7 +11724,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -11665,10 +11737,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -12047,7 +12119,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "c5736c0f0557767eead8a46d3aaca6bd0572b35f",
+    sha1: "cfe2c930814fa0c797ddb999d55314fec75ed6d7",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -12173,7 +12245,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -12185,10 +12258,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -12517,7 +12590,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "33bb79f0e9b32d93e628d79fceadbef85342f4ed",
+    sha1: "fb63b4e5fd241619df0bfe24639ba78197de3c77",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -12652,7 +12725,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -12664,10 +12738,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -12894,7 +12968,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "51e97653f0fda18d2c4683f7808544e160be0516",
+    sha1: "2518cf0b9ff3832a8b70e96e326e8cadeed828cc",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -13026,7 +13100,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -13038,10 +13113,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -13256,7 +13331,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "975991a77160c05c437db4a0a68bdad80b79e88b",
+    sha1: "eb9dcdadd2bf0264f58a0568068e8f5caa1781c2",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -13335,7 +13410,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -13347,10 +13423,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -13515,7 +13591,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "d1b7a175c6e51ea1674c3a57a3d655181af64296",
+    sha1: "fc5f512367d965f4b7b854e751b292dd587e9b61",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -13563,7 +13639,8 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -13575,10 +13652,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -13717,7 +13794,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "d14895d4815c435320beb48c41f56b24f3c4f87c",
+    sha1: "7ff434e49877d465676992ab93a42d6f7a10a3f6",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -14147,7 +14224,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -14159,10 +14237,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -14504,7 +14582,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "4ad7c005118a2cca90f4c506eb8c672e037cee4e",
+    sha1: "656ba035c51fc47885fc2f978fac0756de185968",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -14566,7 +14644,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -14578,10 +14657,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -14626,7 +14705,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "2c4860f6d3ce142b7fa89924e2daf36795764895",
+    sha1: "a226ec958bd9173079c77ec9349669a6f38603ca",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -14779,7 +14858,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -14791,10 +14871,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -15025,7 +15105,7 @@ return 1
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "c3c23cb193d7ef737a7ebd2042143b18c29854d6",
+    sha1: "afc7883fd6b28f82efd0bcfb5c0d281040a34fdf",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -15136,7 +15216,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -15148,10 +15229,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -15316,7 +15397,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "2aed6b1379bdc71f8c63c66e25493d38471cf07a",
+    sha1: "007e8b031fa32c2d6e5b4c48ab892d0b786cf4f9",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -15408,7 +15489,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -15420,10 +15502,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
@@ -15514,7 +15596,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "10ace168a967c7ea8b77b99d50aeb9eaee2fa3af",
+    sha1: "a7aef7ecf55e12eadb54c46b19cc1ecd71c6cbab",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -15602,7 +15684,8 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit). A queue that never used one
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
 -- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
@@ -15614,10 +15697,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
     }
   end
   return queue_meta_read
