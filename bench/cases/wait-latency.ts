@@ -1,7 +1,7 @@
 import { QueueEvents } from 'bullmq';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { type BenchCase, type BenchContext, benchQueueName, type Figures, type Impl, sized } from '../lib/context.js';
-import { bullConnection, bullQueue, bullWorker, echoQueue } from '../lib/impls.js';
+import { bullConnection, bullQueue, bullWorker, echoQueue, floorConnection } from '../lib/impls.js';
 import { latencies, sleep } from '../lib/stats.js';
 
 /**
@@ -13,10 +13,16 @@ import { latencies, sleep } from '../lib/stats.js';
  * the first sample. Between samples a few ms so both sides are parked again. Both keep completed
  * jobs (an hour): BullMQ's waitUntilFinished fails with "Missing key" for a job removed as it
  * completes, and echomq's waiter reads a result too large for its event from the row.
+ *
+ * The `floor` is the same four trips through Redis with nothing else on them: the producer
+ * LPUSHes the job to a list a consumer connection is parked on with BLPOP (producer to Redis,
+ * Redis to consumer), the consumer LPUSHes the result to a list the producer's waiting connection
+ * is parked on (consumer to Redis, Redis to producer). A sample is from just before the LPUSH to
+ * the result in JS. Connections made as echomq's are; the same samples, warm-up and pauses.
  */
 export const waitLatency: BenchCase = {
   name: 'wait-latency',
-  impls: ['echomq', 'bullmq'],
+  impls: ['echomq', 'bullmq', 'floor'],
   async run(ctx: BenchContext, impl: Impl): Promise<Figures> {
     const n = sized(ctx, { full: 500, quick: 100, smoke: 10 });
     const name = benchQueueName('wait');
@@ -34,6 +40,8 @@ export const waitLatency: BenchCase = {
         await consumer.stop();
         await Promise.all([worker.transport.close(), producer.transport.close()]);
       };
+    } else if (impl === 'floor') {
+      ({ addAndWait, stop } = await pingPong(ctx, name));
     } else {
       const queue = bullQueue(ctx, name);
       const events = new QueueEvents(name, { connection: bullConnection(ctx) });
@@ -62,3 +70,35 @@ export const waitLatency: BenchCase = {
     return { n, ...latencies(samples, 3) };
   },
 };
+
+/**
+ * The floor: a consumer connection parked on BLPOP of `<key>:jobs` that LPUSHes what it pops to
+ * `<key>:results` (from a connection of its own) and parks again; `addAndWait` LPUSHes `{i}` and
+ * waits on a parked BLPOP of `<key>:results` for it. `stop` ends the loop (a last token it does not
+ * answer) and closes the connections.
+ */
+async function pingPong(ctx: BenchContext, key: string): Promise<{ addAndWait: (i: number) => Promise<unknown>; stop: () => Promise<void> }> {
+  const [parked, answer, pusher, waiter] = [floorConnection(ctx), floorConnection(ctx), floorConnection(ctx), floorConnection(ctx)];
+  await Promise.all([parked, answer, pusher, waiter].map((c) => c.redis.ping()));
+  const STOP = 'stop';
+  const loop = (async () => {
+    for (;;) {
+      const reply = await parked.redis.blpop(`${key}:jobs`, 0);
+      if (!reply || reply[1] === STOP) return;
+      const job = JSON.parse(reply[1]) as { i: number };
+      await answer.redis.lpush(`${key}:results`, JSON.stringify({ i: job.i }));
+    }
+  })();
+  return {
+    addAndWait: async (i) => {
+      const [, popped] = await Promise.all([pusher.redis.lpush(`${key}:jobs`, JSON.stringify({ i })), waiter.redis.blpop(`${key}:results`, 5)]);
+      if (!popped) throw new Error(`wait-latency floor: no result for ${i} in 5 s`);
+      return JSON.parse(popped[1]) as { i: number };
+    },
+    stop: async () => {
+      await pusher.redis.lpush(`${key}:jobs`, STOP);
+      await loop;
+      await Promise.all([parked, answer, pusher, waiter].map((c) => c.close()));
+    },
+  };
+}
