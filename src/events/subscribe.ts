@@ -30,6 +30,13 @@ const PARK_MS = 10_000;
 const READ_COUNT = 100;
 /** Events a catch-up page holds at most (readEvents' limit): whole entries, at least one. */
 const PAGE_EVENTS = 1000;
+/** The most events one entry holds (lua/includes/flush_events.lua). */
+const ENTRY_EVENTS_MAX = 500;
+/**
+ * A page holding at most this many events reached the stream's end when it was read: one more
+ * entry, of at most ENTRY_EVENTS_MAX events, would have fit in it.
+ */
+const PAGE_WHOLE_EVENTS = PAGE_EVENTS - ENTRY_EVENTS_MAX;
 /** Entries a live subscriber may have unread before it is dropped back to catching up. */
 const BEHIND = 1000;
 
@@ -215,7 +222,16 @@ export interface BatchOptions {
 export async function* eventBatches(source: EventSource, options: BatchOptions): AsyncGenerator<EventBatch, void, undefined> {
   const { signal, pollMs } = options;
   let cursor = options.after;
-  const page = async (): Promise<EventBatch[]> => (await source.page(cursor, PAGE_EVENTS)).map(decode);
+  /** The events the last page held as written, those this version does not decode included. */
+  let pageEvents = 0;
+  const page = async (): Promise<EventBatch[]> => {
+    pageEvents = 0;
+    return (await source.page(cursor, PAGE_EVENTS)).map((entry) => {
+      const { events, skipped } = decodeEntry(entry.id, entry.fields);
+      pageEvents += events.length + skipped;
+      return { id: entry.id, events };
+    });
+  };
 
   if (!source.canPark) {
     for (;;) {
@@ -225,6 +241,8 @@ export async function* eventBatches(source: EventSource, options: BatchOptions):
         cursor = batch.id;
         yield batch;
       }
+      // read again at once after a page that held something: events come in runs (a job's
+      // added, active and completed), and the next may be there already
       if (batches.length === 0) await sleep(pollMs, { signal });
     }
   }
@@ -234,9 +252,11 @@ export async function* eventBatches(source: EventSource, options: BatchOptions):
   reader.join(subscriber);
   try {
     for (;;) {
-      // catch up: read until the stream has nothing past our position, and we stand at or past
-      // where the shared reader started (a read that came back empty just before it started may
-      // have missed what it started after: read once more)
+      // catch up: read until a page reaches the stream's end (one that could not have held more,
+      // or an empty one), and we stand at or past where the shared reader started (a read that
+      // reached the end just before it started may have missed what it started after: read once
+      // more). The reader was joined first: what it reads from then on is handed to us, and it
+      // reads on from no later than the end of the stream when our page was read
       let readAgain = true;
       for (;;) {
         if (signal?.aborted) return;
@@ -245,7 +265,8 @@ export async function* eventBatches(source: EventSource, options: BatchOptions):
           cursor = batch.id;
           yield batch;
         }
-        if (batches.length > 0) continue;
+        // a page that may have stopped short of the end: read on
+        if (pageEvents > PAGE_WHOLE_EVENTS) continue;
         if (reader.start === undefined) reader.begin(cursor);
         else if (compareEventIds(cursor, reader.start) < 0 && readAgain) {
           readAgain = false;

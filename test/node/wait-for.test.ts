@@ -80,6 +80,31 @@ describe('waitFor and events() on Node', () => {
     await until(async () => (await parkedReads(name)) === 0);
   });
 
+  it('a subscriber joining a running reader pages on while a page may have stopped short of the end, and loses nothing', async () => {
+    const { transport } = namedTransport();
+    const queue = new Queue<number>(transport, queueName());
+    closing.push(async () => void (await redis.raw.del(...(await redis.raw.keys(`emq:{${queue.name}}:*`)), 'none')));
+    const stop = new AbortController();
+    const first: QueueEvent[] = [];
+    const running = (async () => {
+      for await (const e of queue.events({ signal: stop.signal })) first.push(e);
+    })();
+    await sleep(50); // the shared reader is parked
+    // three entries of 400 events each: a page of 1000 events holds two (800: it may have stopped
+    // short of the end), and the shared reader has read all three before the second subscriber joins
+    for (let i = 0; i < 3; i++) await queue.addBulk(Array.from({ length: 400 }, (_, j) => ({ payload: i * 400 + j })));
+    await until(() => first.length === 1200);
+    const second: QueueEvent[] = [];
+    const late = (async () => {
+      for await (const e of queue.events({ after: '0', signal: stop.signal })) second.push(e);
+    })();
+    await until(() => second.length >= 1200);
+    await sleep(50);
+    expect(second).toEqual(first);
+    stop.abort();
+    await Promise.all([running, late]);
+  });
+
   it('a closed transport parks no read: the reader a finished waitFor leaves lingering ends with it', async () => {
     const { transport, name } = namedTransport();
     const queue = new Queue<number>(transport, queueName());
