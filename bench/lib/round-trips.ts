@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
 import type { Redis } from 'ioredis';
-import type { BlockingTransport, ParkedReply, Replication, Reply, ScriptCall } from '../../src/transport.js';
+import type { BlockingTransport, ParkedReply, Replication, Reply, ScriptCall, StreamEntry } from '../../src/transport.js';
 
 /**
  * echomq's client round trips: a BlockingTransport that counts each request it sends (one
@@ -15,7 +15,15 @@ import type { BlockingTransport, ParkedReply, Replication, Reply, ScriptCall } f
 export class CountingTransport implements BlockingTransport {
   requests = 0;
 
-  constructor(readonly inner: BlockingTransport) {}
+  constructor(readonly inner: BlockingTransport) {
+    const xread = inner.xread;
+    this.xread = xread
+      ? (key: string, after: string, count: number, blockMs: number, signal?: AbortSignal): Promise<StreamEntry[]> => {
+          this.requests++;
+          return xread.call(inner, key, after, count, blockMs, signal);
+        }
+      : undefined;
+  }
 
   evalsha(calls: readonly ScriptCall[], replication?: Replication): Promise<Array<Reply | Error>> {
     this.requests++;
@@ -42,6 +50,12 @@ export class CountingTransport implements BlockingTransport {
     if (this.inner.blpopThen) return this.inner.blpopThen(keys, timeoutMs, call);
     return this.inner.blpop(keys, timeoutMs).then((key) => ({ key, reply: undefined }));
   }
+
+  /**
+   * The events stream's parked read, when the inner transport has one (a Queue's waits park on it
+   * rather than poll): without it here, a wait through this transport would poll readEvents.
+   */
+  readonly xread: BlockingTransport['xread'];
 
   interrupt(): void {
     this.inner.interrupt();
