@@ -10,6 +10,11 @@ export interface Ride {
   readonly replies: Promise<Array<Reply | Error> | null>;
   /** Whether a request took it (and so whether the calls went). */
   readonly went: () => boolean;
+  /**
+   * Whether its calls ran behind the call they rode with: it went, and Redis ran that call in the
+   * same request (not NOSCRIPT or another error, after which the caller sends it again alone).
+   */
+  readonly covered: () => boolean;
   /** Withdraws it if no request took it yet (replies then resolves null); else nothing. */
   cancel(): void;
 }
@@ -19,6 +24,7 @@ interface Waiting {
   readonly make: () => readonly ScriptCall[];
   readonly onSent: () => void;
   went: boolean;
+  covered: boolean;
   settle(replies: Array<Reply | Error> | null): void;
   fail(error: unknown): void;
 }
@@ -54,11 +60,12 @@ export class RidingTransport implements Transport {
       settle = resolve;
       fail = reject;
     });
-    const waiting: Waiting = { match, make, onSent, went: false, settle, fail };
+    const waiting: Waiting = { match, make, onSent, went: false, covered: false, settle, fail };
     this.waiting.push(waiting);
     return {
       replies,
       went: () => waiting.went,
+      covered: () => waiting.covered,
       cancel: () => {
         if (waiting.went) return;
         this.waiting = this.waiting.filter((w) => w !== waiting);
@@ -104,7 +111,11 @@ export class RidingTransport implements Transport {
       for (const rider of riders) rider.fail(error);
       throw error;
     }
-    riders.forEach((rider, i) => rider.settle(replies.slice(...spans[i]!)));
+    riders.forEach((rider, i) => {
+      const rodeWith = calls.findIndex(rider.match);
+      rider.covered = !(replies[rodeWith] instanceof Error);
+      rider.settle(replies.slice(...spans[i]!));
+    });
     return replies.slice(0, calls.length);
   }
 }

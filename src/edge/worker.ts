@@ -199,17 +199,21 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     rides.set(ctx, ride);
     const run = async (): Promise<void> => {
       let claimed: Claimed<unknown> | null = null;
+      let running: Promise<BeatSummary[]> | undefined;
       try {
         const replies = await ride.replies;
         if (!replies || !prepared) return;
         const result = await readRiddenRound(transport, prepared, replies, () => shared.leases.requests++);
         claimed = result.claimed;
         result.settled.forEach((how, i) => onOutcome(name)(finished[i]!.job, how === 'fenced' ? { kind: 'fenced' } : finished[i]!.outcome));
+        answered?.(claimed);
+        // the drain is among the isolate's (it joins as it starts) before the ride stops covering
+        running = drain.run({ first: { claimed: claimed!, asked } });
       } finally {
         shared.rideEnded();
-        answered?.(claimed);
+        if (!running) answered?.(claimed);
       }
-      const summaries = await drain.run({ first: { claimed: claimed!, asked } });
+      const summaries = await running;
       log({ msg: 'drain after enqueue', rode: true, summaries: report(drain, summaries) });
     };
     ctx.waitUntil(run().catch((error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) })));
@@ -306,8 +310,9 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     streaming: BOUNDED_STREAMING,
     beforeEnqueue: (c, name) => rideEnqueue(c.env, c.executionCtx, name),
     afterEnqueue: (c, name, dueAt) => {
-      // the drain whose first beat rode in this request's enqueue claims the job
-      if (rides.get(c.executionCtx)?.went()) return;
+      // the drain whose first beat rode behind this request's enqueue claims the job (unless the
+      // enqueue did not run in that request: a NOSCRIPT sent it again alone)
+      if (rides.get(c.executionCtx)?.covered()) return;
       const drain = startDrain(c.env, name, dueAt);
       if (drain) c.executionCtx.waitUntil(drain);
     },

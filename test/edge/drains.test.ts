@@ -241,4 +241,29 @@ describe('the edge drains on a Redis that forgot its scripts', () => {
     // the beat's EVALSHA and its EVAL after NOSCRIPT; the complete's likewise (the flush forgot both)
     expect(summary.requests).toBe(4);
   });
+
+  it('runs a job enqueued through the Worker whose enqueue and riding claim Redis answered NOSCRIPT', async () => {
+    const name = queueName('noscript-ride');
+    const ran: number[] = [];
+    const w = createWorker({ handlers: { [name]: (job: { payload: number }) => void ran.push(job.payload) }, log: () => {} });
+    const env: WorkerEnv = { UPSTASH_REDIS_REST_URL: own.restBridge.url, UPSTASH_REDIS_REST_TOKEN: token, EMQ_TOKEN: 'edge', EMQ_DRAIN_ON_ENQUEUE_MS: '1000', EMQ_ACK_WITHIN_MS: '100' };
+    const pending: Array<Promise<unknown>> = [];
+    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
+    const enqueue = (payload: number) =>
+      w.fetch(
+        new Request(`http://edge/v1/queues/${name}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify({ payload }) }),
+        env,
+        ctx,
+      );
+    expect((await enqueue(1)).status).toBe(201);
+    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    // every script forgotten: the enqueue runs again alone by EVAL, its ride after NOSCRIPT too,
+    // in either order; the job still runs in this drain, not at the next cron
+    await own.raw.script('FLUSH');
+    expect((await enqueue(2)).status).toBe(201);
+    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    expect(ran).toEqual([1, 2]);
+    const queue = new Queue(UpstashTransport.connect({ url: own.restBridge.url, token }), name);
+    expect((await queue.stats()).counts).toMatchObject({ completed: 2, pending: 0, active: 0 });
+  });
 });
