@@ -3,12 +3,42 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { boundedBeat } from '../../src/edge/bounded-beat.js';
 import { UpstashTransport } from '../../src/edge/upstash-transport.js';
-import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
+import { createWorker, type WorkerEnv, type WorkerOptions } from '../../src/edge/worker.js';
 import { RateLimitedError } from '../../src/handler.js';
 import { Queue } from '../../src/queue/queue.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { queueName, sleep, until } from '../helpers.js';
 import { usePrivateRedis } from '../private-redis.js';
+
+/**
+ * A Worker serving `queues` on `env`, what its handlers saw (their job ids, and payloads), and the
+ * waitUntil promises of its requests.
+ */
+function edgeWorker(env: WorkerEnv, queues: readonly string[], options: Omit<WorkerOptions, 'handlers' | 'log'> = {}) {
+  const ran: string[] = [];
+  const payloads: unknown[] = [];
+  const handler = (job: { id: string; payload: unknown }): void => {
+    ran.push(job.id);
+    payloads.push(job.payload);
+  };
+  const w = createWorker({ ...options, handlers: Object.fromEntries(queues.map((q) => [q, handler])), log: () => {} });
+  const pending: Array<Promise<unknown>> = [];
+  const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
+  return {
+    ran,
+    payloads,
+    enqueue: (queue: string, body: Record<string, unknown>) =>
+      w.fetch(
+        new Request(`http://edge/v1/queues/${queue}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+        env,
+        ctx,
+      ),
+    scheduled: () => w.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, env, ctx),
+    settled: async () => {
+      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    },
+  };
+}
 
 /**
  * The Worker's drains, counted: the Worker's own code (createWorker) run on Node over
@@ -32,26 +62,7 @@ describe('the edge drains, request by request', () => {
     raw.disconnect();
   });
 
-  /** A Worker serving `queues`, what its handlers saw, and the waitUntil promises of its requests. */
-  function worker(queues: readonly string[]) {
-    const ran: string[] = [];
-    const w = createWorker({ handlers: Object.fromEntries(queues.map((q) => [q, (job: { id: string }) => void ran.push(job.id)])), log: () => {} });
-    const pending: Array<Promise<unknown>> = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
-    return {
-      ran,
-      enqueue: (queue: string, body: Record<string, unknown>) =>
-        w.fetch(
-          new Request(`http://edge/v1/queues/${queue}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
-          env,
-          ctx,
-        ),
-      scheduled: () => w.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, env, ctx),
-      settled: async () => {
-        while (pending.length > 0) await Promise.allSettled(pending.splice(0));
-      },
-    };
-  }
+  const worker = (queues: readonly string[], options: Omit<WorkerOptions, 'handlers' | 'log'> = {}) => edgeWorker(env, queues, options);
 
   /** Scripts loaded, so a cold EVAL is not counted. */
   async function warm(queue: string): Promise<void> {
@@ -97,28 +108,20 @@ describe('the edge drains, request by request', () => {
   it('withdraws the ride of an enqueue refused before it was sent, and the next enqueue rides its own', async () => {
     const name = queueName('refused');
     await warm(name);
-    const ran: string[] = [];
-    const w = createWorker({ handlers: { [name]: (job: { id: string }) => void ran.push(job.id) }, queueOptions: { maxPayloadBytes: 64 }, log: () => {} });
-    const pending: Array<Promise<unknown>> = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
-    const enqueue = (payload: unknown) =>
-      w.fetch(
-        new Request(`http://edge/v1/queues/${name}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify({ payload }) }),
-        env,
-        ctx,
-      );
-    await enqueue('first'); // the isolate's registry read for the name
-    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    const w = worker([name], { queueOptions: { maxPayloadBytes: 64 } });
+    await w.enqueue(name, { payload: 'first' }); // the isolate's registry read for the name
+    await w.settled();
     bridge.reset();
-    // past the payload cap: refused by the queue before anything is sent, its ride withdrawn
-    const refused = await enqueue('x'.repeat(100));
+    // past the payload cap: refused by the queue before anything is sent, its ride withdrawn (a
+    // ride left waiting would hold its request's waitUntil open: settled() would not return)
+    const refused = await w.enqueue(name, { payload: 'x'.repeat(100) });
     expect(refused.status).toBe(413);
-    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    await w.settled();
     expect(bridge.stats().requests).toBe(0);
-    const res = await enqueue('next');
+    const res = await w.enqueue(name, { payload: 'next' });
     const { id } = (await res.json()) as { id: string };
-    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
-    expect(ran).toContain(id);
+    await w.settled();
+    expect(w.ran).toContain(id);
     // the enqueue with its ride (the first job's completion and the claim), and the last completion alone
     expect(bridge.stats().requests).toBe(2);
     const queue = new Queue(UpstashTransport.connect({ url: bridge.url, token }), name);
@@ -244,25 +247,16 @@ describe('the edge drains on a Redis that forgot its scripts', () => {
 
   it('runs a job enqueued through the Worker whose enqueue and riding claim Redis answered NOSCRIPT', async () => {
     const name = queueName('noscript-ride');
-    const ran: number[] = [];
-    const w = createWorker({ handlers: { [name]: (job: { payload: number }) => void ran.push(job.payload) }, log: () => {} });
     const env: WorkerEnv = { UPSTASH_REDIS_REST_URL: own.restBridge.url, UPSTASH_REDIS_REST_TOKEN: token, EMQ_TOKEN: 'edge', EMQ_DRAIN_ON_ENQUEUE_MS: '1000', EMQ_ACK_WITHIN_MS: '100' };
-    const pending: Array<Promise<unknown>> = [];
-    const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
-    const enqueue = (payload: number) =>
-      w.fetch(
-        new Request(`http://edge/v1/queues/${name}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify({ payload }) }),
-        env,
-        ctx,
-      );
-    expect((await enqueue(1)).status).toBe(201);
-    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    const w = edgeWorker(env, [name]);
+    expect((await w.enqueue(name, { payload: 1 })).status).toBe(201);
+    await w.settled();
     // every script forgotten: the enqueue runs again alone by EVAL, its ride after NOSCRIPT too,
     // in either order; the job still runs in this drain, not at the next cron
     await own.raw.script('FLUSH');
-    expect((await enqueue(2)).status).toBe(201);
-    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
-    expect(ran).toEqual([1, 2]);
+    expect((await w.enqueue(name, { payload: 2 })).status).toBe(201);
+    await w.settled();
+    expect(w.payloads).toEqual([1, 2]);
     const queue = new Queue(UpstashTransport.connect({ url: own.restBridge.url, token }), name);
     expect((await queue.stats()).counts).toMatchObject({ completed: 2, pending: 0, active: 0 });
   });
