@@ -6,6 +6,7 @@ import { keyspace } from '../keyspace.js';
 import { type Claimed, Leases, type PreparedRound, readRiddenRound, sendRounds } from '../lease/leases.js';
 import { Queue, type QueueOptions } from '../queue/queue.js';
 import { sleep } from '../timers.js';
+import type { ScriptCall } from '../transport.js';
 import type { BeatSummary, FinishedJob } from './bounded-beat.js';
 import { type DrainBeatOptions, IsolateQueue, QueueDrain } from './drain.js';
 import { type WorkerEnv, type WorkerSettings, workerSettings } from './env.js';
@@ -74,6 +75,9 @@ export interface EchomqWorker {
   readonly app: Hono<AppEnv<WorkerEnv>>;
 }
 
+/** The lane of the isolate's transport a call is in: a queue's enqueues, by its meta key (RidingTransport). */
+const enqueueLane = (call: ScriptCall): string | undefined => (call.script.name === 'enqueue' ? call.keys[0] : undefined);
+
 /** A drain after an enqueue spends at most this many requests. */
 const ENQUEUE_DRAIN_BUDGET = 50;
 
@@ -111,7 +115,7 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
 
   const isolateOf = (env: WorkerEnv): { transport: RidingTransport; queues: Map<string, IsolateQueue> } => {
     let isolate = isolates.get(env);
-    if (!isolate) isolates.set(env, (isolate = { transport: new RidingTransport(UpstashTransport.fromEnv(env)), queues: new Map() }));
+    if (!isolate) isolates.set(env, (isolate = { transport: new RidingTransport(UpstashTransport.fromEnv(env), enqueueLane), queues: new Map() }));
     return isolate;
   };
 
@@ -184,13 +188,13 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     const drain = new QueueDrain(shared, settings, deadline, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
     const asked = drain.firstClaim();
     const leaseMs = Math.max(1, deadline - Date.now()) + (settings.beat.leaseMarginMs ?? 15_000);
-    const meta = keyspace(name).fixed[0];
+    const meta = keyspace(name).fixed[0]!;
     const { transport } = isolateOf(env);
     let prepared: PreparedRound<unknown> | undefined;
     let finished: Array<FinishedJob<unknown>> = [];
     let answered: ((claimed: Claimed<unknown> | null) => void) | undefined;
     const ride = transport.ride(
-      (call) => call.script.name === 'enqueue' && call.keys[0] === meta,
+      meta,
       // completions held for a request to ride with go too: they are acknowledged now
       () => (prepared = shared.leases.prepare({ finished: (finished = shared.takeCarried()), claim: asked, beat: true, leaseMs })).calls,
       () => shared.beatSent(new Promise((resolve) => (answered = resolve))),
@@ -310,8 +314,9 @@ export function createWorker<Payloads extends { [Name in keyof Payloads]: unknow
     streaming: BOUNDED_STREAMING,
     beforeEnqueue: (c, name) => rideEnqueue(c.env, c.executionCtx, name),
     afterEnqueue: (c, name, dueAt) => {
-      // the drain whose first beat rode behind this request's enqueue claims the job (unless the
-      // enqueue did not run in that request: a NOSCRIPT sent it again alone)
+      // a beat that rode behind this request's enqueue claims the job (this request's ride, or one
+      // of a request of the same queue that went first): unless an enqueue of the queue went
+      // without one since, or did not run where it rode (a NOSCRIPT sent it again alone)
       if (rides.get(c.executionCtx)?.covered()) return;
       const drain = startDrain(c.env, name, dueAt);
       if (drain) c.executionCtx.waitUntil(drain);
