@@ -156,18 +156,21 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
-  local made, made_ids, made_runs = {}, {}, {}
+  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
+  -- order: an entry's are `made_count[i]` of them from `made_first[i]` on (flat arrays, not three
+  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
+  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
   for i, g in ipairs(entries) do
-    local tokens = {}
+    local rate = rates[g]
+    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
+    local tokens = rate and {} or nil
     if take[i] > 0 then
-      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_ids[i] = ids
+      made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
@@ -184,13 +187,14 @@ local function claim_jobs(n, lease_ms, now)
         end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        tokens[#tokens + 1] = token
-        started[#started + 1] = token
+        if tokens then tokens[#tokens + 1] = token end
+        if q_limit then started[#started + 1] = token end
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
         else
           redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
@@ -205,13 +209,13 @@ local function claim_jobs(n, lease_ms, now)
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the `active` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made_ids[#made_ids + 1] = id
+        made_runs[#made_runs + 1] = run
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
-    local rate = rates[g]
     if rate then
       log_starts(g, tokens, rate[2], now)
       if rate[3] + #tokens >= rate[1] then
@@ -233,11 +237,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    local job = made[i][c]
-    if job then
-      jobs[#jobs + 1] = job
+    if c <= (made_count[i] or 0) then
+      local at = made_first[i] + c - 1
+      jobs[#jobs + 1] = made[at]
       local g = entries[i]
-      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
+      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)

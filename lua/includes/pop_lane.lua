@@ -7,12 +7,13 @@
 -- The lane's order is one order over both: each list member's order is its row's `o`, each zset
 -- member's its score; the lower goes first. Returns the ids in that order and their orders; an
 -- order is nil where it is the row's `o` (a list member), so only a mix of both parts reads rows
--- here.
+-- here; the orders are nil altogether when every job came from the arrivals list.
 local function pop_lane(g, count, zn, fn)
-  local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end
-  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to; from
+  -- the arrivals list alone every order is its row's, so there are no orders to hand back
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or {}, nil end
+  local ids, orders = {}, {}
   if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)

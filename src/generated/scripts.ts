@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "15ed9c00fce9e492c9ce93e08c89f5b3e81c15fd",
+    sha1: "df6c3079cc01475c9ba53c6c6d79081fd0e26c71",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -724,12 +724,13 @@ end
 -- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
 -- member's its score; the lower goes first. Returns the ids in that order and their orders; an
 -- order is nil where it is the row's \`o\` (a list member), so only a mix of both parts reads rows
--- here.
+-- here; the orders are nil altogether when every job came from the arrivals list.
 local function pop_lane(g, count, zn, fn)
-  local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end
-  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to; from
+  -- the arrivals list alone every order is its row's, so there are no orders to hand back
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or {}, nil end
+  local ids, orders = {}, {}
   if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
@@ -1017,18 +1018,21 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
-  local made, made_ids, made_runs = {}, {}, {}
+  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
+  -- order: an entry's are \`made_count[i]\` of them from \`made_first[i]\` on (flat arrays, not three
+  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
+  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
   for i, g in ipairs(entries) do
-    local tokens = {}
+    local rate = rates[g]
+    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
+    local tokens = rate and {} or nil
     if take[i] > 0 then
-      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_ids[i] = ids
+      made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
@@ -1045,13 +1049,14 @@ local function claim_jobs(n, lease_ms, now)
         end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        tokens[#tokens + 1] = token
-        started[#started + 1] = token
+        if tokens then tokens[#tokens + 1] = token end
+        if q_limit then started[#started + 1] = token end
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
         else
           redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
@@ -1066,13 +1071,13 @@ local function claim_jobs(n, lease_ms, now)
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the \`active\` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made_ids[#made_ids + 1] = id
+        made_runs[#made_runs + 1] = run
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
-    local rate = rates[g]
     if rate then
       log_starts(g, tokens, rate[2], now)
       if rate[3] + #tokens >= rate[1] then
@@ -1094,11 +1099,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    local job = made[i][c]
-    if job then
-      jobs[#jobs + 1] = job
+    if c <= (made_count[i] or 0) then
+      local at = made_first[i] + c - 1
+      jobs[#jobs + 1] = made[at]
       local g = entries[i]
-      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
+      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -1399,7 +1404,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "7f307d37fe186e0754aee9c33c273479f04b9b7f",
+    sha1: "f8f62fb08635dddc58e82603f6aaa7cc6156dc7a",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1560,12 +1565,13 @@ end
 -- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
 -- member's its score; the lower goes first. Returns the ids in that order and their orders; an
 -- order is nil where it is the row's \`o\` (a list member), so only a mix of both parts reads rows
--- here.
+-- here; the orders are nil altogether when every job came from the arrivals list.
 local function pop_lane(g, count, zn, fn)
-  local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end
-  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to; from
+  -- the arrivals list alone every order is its row's, so there are no orders to hand back
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or {}, nil end
+  local ids, orders = {}, {}
   if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
@@ -1959,18 +1965,21 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
-  local made, made_ids, made_runs = {}, {}, {}
+  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
+  -- order: an entry's are \`made_count[i]\` of them from \`made_first[i]\` on (flat arrays, not three
+  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
+  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
   for i, g in ipairs(entries) do
-    local tokens = {}
+    local rate = rates[g]
+    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
+    local tokens = rate and {} or nil
     if take[i] > 0 then
-      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_ids[i] = ids
+      made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
@@ -1987,13 +1996,14 @@ local function claim_jobs(n, lease_ms, now)
         end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        tokens[#tokens + 1] = token
-        started[#started + 1] = token
+        if tokens then tokens[#tokens + 1] = token end
+        if q_limit then started[#started + 1] = token end
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
         else
           redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
@@ -2008,13 +2018,13 @@ local function claim_jobs(n, lease_ms, now)
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the \`active\` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made_ids[#made_ids + 1] = id
+        made_runs[#made_runs + 1] = run
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
-    local rate = rates[g]
     if rate then
       log_starts(g, tokens, rate[2], now)
       if rate[3] + #tokens >= rate[1] then
@@ -2036,11 +2046,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    local job = made[i][c]
-    if job then
-      jobs[#jobs + 1] = job
+    if c <= (made_count[i] or 0) then
+      local at = made_first[i] + c - 1
+      jobs[#jobs + 1] = made[at]
       local g = entries[i]
-      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
+      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -2542,7 +2552,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "5a6c99849bff7a43b46b6c419d150c5afaa1aa9f",
+    sha1: "3b46477421051c738cc104dee1bd88fa9c2a1605",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2943,12 +2953,13 @@ end
 -- The lane's order is one order over both: each list member's order is its row's \`o\`, each zset
 -- member's its score; the lower goes first. Returns the ids in that order and their orders; an
 -- order is nil where it is the row's \`o\` (a list member), so only a mix of both parts reads rows
--- here.
+-- here; the orders are nil altogether when every job came from the arrivals list.
 local function pop_lane(g, count, zn, fn)
-  local ids, orders = {}, {}
   if not zn then zn = redis.call('ZCARD', lane_key(g)) end
-  -- the count as text: a Lua number is formatted for Redis on every call it is passed to
-  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or ids, orders end
+  -- the count as text: a Lua number is formatted for Redis on every call it is passed to; from
+  -- the arrivals list alone every order is its row's, so there are no orders to hand back
+  if zn == 0 then return redis.call('LPOP', fifo_key(g), string.format('%d', count)) or {}, nil end
+  local ids, orders = {}, {}
   if not fn then
     fn = redis.call('LLEN', fifo_key(g))
     count = math.min(count, zn + fn)
@@ -3315,18 +3326,21 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- per entry: its jobs as the reply carries them, their ids and this run's attempts, in pop order
-  local made, made_ids, made_runs = {}, {}, {}
+  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
+  -- order: an entry's are \`made_count[i]\` of them from \`made_first[i]\` on (flat arrays, not three
+  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
+  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
   for i, g in ipairs(entries) do
-    local tokens = {}
+    local rate = rates[g]
+    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
+    local tokens = rate and {} or nil
     if take[i] > 0 then
-      made[i], made_runs[i] = {}, {}
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_ids[i] = ids
+      made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
       if g ~= UNGROUPED and #ids > 0 then
         counts[#counts + 1] = g
@@ -3343,13 +3357,14 @@ local function claim_jobs(n, lease_ms, now)
         end
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
-        tokens[#tokens + 1] = token
-        started[#started + 1] = token
+        if tokens then tokens[#tokens + 1] = token end
+        if q_limit then started[#started + 1] = token end
         -- the numbers as text (see the deadline above); a job from the arrivals list has its order
         -- in its row already (orders[p] is nil)
         local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        if orders[p] then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', orders[p])
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
         else
           redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
         end
@@ -3364,13 +3379,13 @@ local function claim_jobs(n, lease_ms, now)
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the \`active\` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_runs[i][p] = run
-        made[i][p] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made_ids[#made_ids + 1] = id
+        made_runs[#made_runs + 1] = run
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
-    local rate = rates[g]
     if rate then
       log_starts(g, tokens, rate[2], now)
       if rate[3] + #tokens >= rate[1] then
@@ -3392,11 +3407,11 @@ local function claim_jobs(n, lease_ms, now)
   for _, i in ipairs(turns) do
     local c = (next_of[i] or 0) + 1
     next_of[i] = c
-    local job = made[i][c]
-    if job then
-      jobs[#jobs + 1] = job
+    if c <= (made_count[i] or 0) then
+      local at = made_first[i] + c - 1
+      jobs[#jobs + 1] = made[at]
       local g = entries[i]
-      collect_event('active', made_ids[i][c], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[i][c])
+      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
