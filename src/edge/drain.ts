@@ -38,7 +38,7 @@ export class IsolateQueue<P = unknown> {
   /** Drains of other queues this queue's drains started (flow parents released): the last drain out awaits them. */
   private spawned: Array<Promise<unknown>> = [];
   private readonly drains = new Set<QueueDrain<P>>();
-  /** First beats riding in an enqueue's request, not yet answered: a drain starts from each. */
+  /** First beats riding in an enqueue's request whose drain has not joined yet: a drain starts from each. */
   private ridesPending = 0;
   /** When the latest beat of any drain was sent, how many are in flight, and when the latest answered one was sent and the next due time it saw (local ms). */
   private beatSentAt = 0;
@@ -76,9 +76,10 @@ export class IsolateQueue<P = unknown> {
   }
 
   /**
-   * A drain's first beat rides in an enqueue's request (the Worker's `rideEnqueue`): until it is
-   * answered (`rideEnded`), work arriving is covered, as by a drain in its beats, since the drain
-   * that starts from that reply claims again before it ends.
+   * A drain's first beat rides in an enqueue's request (the Worker's `rideEnqueue`): until the
+   * drain that starts from its reply has joined this queue's drains (`rideEnded`; or the ride was
+   * withdrawn or failed), work arriving is covered, as by a drain in its beats, since that drain
+   * claims again before it ends.
    */
   rideStarted(): void {
     this.ridesPending++;
