@@ -118,6 +118,11 @@ export interface EventSource {
 class SharedReader {
   /** The entry id it started after, once a subscriber has caught up and started it. */
   start: string | undefined;
+  /**
+   * The last entry it handed over (`start` until it read one): every entry after it goes to the
+   * subscribers present when it is read. Undefined until started, and once it stopped.
+   */
+  tail: string | undefined;
   private readonly subscribers = new Set<Subscriber>();
   private readonly stop = new AbortController();
   private linger: Timer | undefined;
@@ -153,6 +158,7 @@ class SharedReader {
   }
 
   private end(): void {
+    this.tail = undefined;
     this.linger?.cancel();
     this.forget();
     this.stop.abort();
@@ -161,6 +167,7 @@ class SharedReader {
   /** Starts reading after `at` (the first subscriber's position once it caught up). */
   begin(at: string): void {
     this.start = at;
+    this.tail = at;
     void this.run(at);
   }
 
@@ -172,13 +179,14 @@ class SharedReader {
         const entries = await this.source.park(tail, READ_COUNT, PARK_MS, this.stop.signal);
         if (this.stop.signal.aborted) return;
         for (const entry of entries) {
-          tail = entry.id;
+          tail = this.tail = entry.id;
           const batch = decode(entry);
           for (const subscriber of this.subscribers) subscriber.push(batch);
         }
       }
     } catch (error) {
       // every subscriber sees the failure; the next one to subscribe starts a new reader
+      this.tail = undefined;
       this.forget();
       this.stop.abort();
       for (const subscriber of this.subscribers) subscriber.fail(error);
@@ -204,6 +212,49 @@ function sharedReader(source: EventSource): SharedReader {
   return reader;
 }
 
+/**
+ * A subscriber that joined its queue's shared reader before it knew where to read from: a waiter
+ * joins, then reads the stream's position (with the enqueue of the job it waits for, in one round
+ * trip), then follows from there (`BatchOptions.joined`). When the reader was running at the join
+ * and had handed over nothing past that position, everything after it reaches the subscriber, so
+ * it skips the catch-up read. `leave` (once; the subscription leaves it when it ends) lets go of
+ * one that was never followed.
+ */
+export interface JoinedReader {
+  leave(): void;
+}
+
+/** What JoinedReader stands for, kept inside this module. */
+interface Joined extends JoinedReader {
+  readonly reader: SharedReader;
+  readonly subscriber: Subscriber;
+  /** The reader's tail at the join: undefined when it was not running. */
+  readonly tail: string | undefined;
+}
+
+const joinedReaders = new WeakMap<JoinedReader, Joined>();
+
+/** Joins `source`'s shared reader now (see JoinedReader); undefined on a transport that cannot park. */
+export function joinReader(source: EventSource): JoinedReader | undefined {
+  if (!source.canPark) return undefined;
+  const reader = sharedReader(source);
+  const subscriber = new Subscriber();
+  reader.join(subscriber);
+  let left = false;
+  const joined: Joined = {
+    reader,
+    subscriber,
+    tail: reader.tail,
+    leave: () => {
+      if (left) return;
+      left = true;
+      reader.leave(subscriber);
+    },
+  };
+  joinedReaders.set(joined, joined);
+  return joined;
+}
+
 /** How a subscription reads: where from, until when, and (on a transport that cannot park) how often. */
 export interface BatchOptions {
   /** The entry id to read after (exclusive), `'0'` from the start. */
@@ -212,6 +263,8 @@ export interface BatchOptions {
   readonly signal?: AbortSignal | undefined;
   /** The interval of the reads on a transport that cannot park, in ms. */
   readonly pollMs: number;
+  /** Joined before `after` was read (joinReader): the subscription follows it, and leaves it when it ends. */
+  readonly joined?: JoinedReader | undefined;
 }
 
 /**
@@ -247,9 +300,12 @@ export async function* eventBatches(source: EventSource, options: BatchOptions):
     }
   }
 
-  const reader = sharedReader(source);
-  const subscriber = new Subscriber();
-  reader.join(subscriber);
+  const joined = options.joined ? joinedReaders.get(options.joined) : undefined;
+  const reader = joined?.reader ?? sharedReader(source);
+  const subscriber = joined?.subscriber ?? new Subscriber();
+  if (!joined) reader.join(subscriber);
+  // joined while running, at or before our position: all past it is handed to us, no catch-up
+  let caughtUp = joined?.tail !== undefined && compareEventIds(joined.tail, cursor) <= 0;
   try {
     for (;;) {
       // catch up: read until a page reaches the stream's end (one that could not have held more,
@@ -259,6 +315,10 @@ export async function* eventBatches(source: EventSource, options: BatchOptions):
       // reads on from no later than the end of the stream when our page was read
       let readAgain = true;
       for (;;) {
+        if (caughtUp) {
+          caughtUp = false;
+          break;
+        }
         if (signal?.aborted) return;
         const batches = await page();
         for (const batch of batches) {
@@ -294,6 +354,7 @@ export async function* eventBatches(source: EventSource, options: BatchOptions):
       }
     }
   } finally {
-    reader.leave(subscriber);
+    if (joined) joined.leave();
+    else reader.leave(subscriber);
   }
 }

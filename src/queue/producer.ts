@@ -80,17 +80,28 @@ export class Producer<Payload> {
     // the stream's position read and the enqueue in one round trip, the position first: a job
     // that finishes at once is not missed
     let start: WatchStart | undefined;
-    const [added] = await traceSend(this.name, 1, options.traceparent, async (traceparent) => {
-      const ops = [watchJobOp(''), enqueueOp([job], { ...request, traceparent })] as const;
-      await this.registrar.ensure();
-      const [watched, results] = await this.scripts.runOps(ops, this.settings.replication);
-      start = watched;
-      return results;
-    });
-    if (!added || !start) throw new Error('addAndWait: the enqueue answered nothing');
-    options.onAdded?.(added);
-    if (added.state === 'duplicate') return { id: added.id, result: await waitFor(added.id) };
-    return { id: added.id, result: await this.stream.outcome(added.id, start, wait) };
+    // joined before the position is read: a reader already parked hands over what follows it
+    const joined = this.stream.join();
+    let added: EnqueueResult | undefined;
+    try {
+      [added] = await traceSend(this.name, 1, options.traceparent, async (traceparent) => {
+        const ops = [watchJobOp(''), enqueueOp([job], { ...request, traceparent })] as const;
+        await this.registrar.ensure();
+        const [watched, results] = await this.scripts.runOps(ops, this.settings.replication);
+        start = watched;
+        return results;
+      });
+      if (!added || !start) throw new Error('addAndWait: the enqueue answered nothing');
+      options.onAdded?.(added);
+    } catch (error) {
+      joined?.leave();
+      throw error;
+    }
+    if (added.state === 'duplicate') {
+      joined?.leave();
+      return { id: added.id, result: await waitFor(added.id) };
+    }
+    return { id: added.id, result: await this.stream.outcome(added.id, start, wait, joined) };
   }
 
   /** Queue.upsertScheduler: fenced on the revision read, so an upsert or a firing in between makes it work out again. */

@@ -35,7 +35,7 @@ import { setEventsOp } from '../ops/set-events.js';
 import { setRateOp } from '../ops/set-rate.js';
 import { sweepGroupOp } from '../ops/sweep-group.js';
 import { checkUpdateData, updateDataOp } from '../ops/update-data.js';
-import { watchJobOp } from '../ops/watch-job.js';
+import { type WatchStart, watchJobOp } from '../ops/watch-job.js';
 import { checkHoldMs, checkRateLimit, type RateLimit, type RateLimits, rateLimitsOf } from './rate-limits.js';
 import { assertSchedulerId, decodeScheduler, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from '../schedulers/schedulers.js';
 import { Scripts } from '../ops/scripts.js';
@@ -329,9 +329,16 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
   async waitFor(id: string, options: WaitForOptions = {}): Promise<unknown> {
     const jobId = jobIdOf(id);
     const wait = waitOf(options);
-    const start = await this.scripts.run(watchJobOp(jobId));
-    if (!start.job) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
-    return this.stream.outcome(jobId, start, wait);
+    const joined = this.stream.join();
+    let start: WatchStart;
+    try {
+      start = await this.scripts.run(watchJobOp(jobId));
+      if (!start.job) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
+    } catch (error) {
+      joined?.leave();
+      throw error;
+    }
+    return this.stream.outcome(jobId, start, wait, joined);
   }
 
   /** A Queue's jobs are all in it. */

@@ -6,7 +6,7 @@ import { getJobOp } from '../ops/get-job.js';
 import { readEventsOp } from '../ops/read-events.js';
 import { type WatchStart, watchJobOp } from '../ops/watch-job.js';
 import type { Scripts } from '../ops/scripts.js';
-import { type EventBatch, eventBatches, type EventSource } from '../events/subscribe.js';
+import { type EventBatch, eventBatches, type EventSource, joinReader, type JoinedReader } from '../events/subscribe.js';
 import { sleep, startTimer } from '../timers.js';
 import { assertObject, pollOf, type Wait } from './checks.js';
 import type { EventsOptions } from './options.js';
@@ -54,8 +54,28 @@ export class QueueStream {
     })();
   }
 
-  /** The outcome of `jobId`, from `start` (the job then, if read, and the stream's position): Queue.waitFor. */
-  async outcome(jobId: string, start: WatchStart, wait: Wait): Promise<unknown> {
+  /**
+   * Joins the stream's shared reader ahead of a wait (src/events/subscribe.ts, JoinedReader), for
+   * `outcome` to follow; undefined where the transport cannot park. Join before the round trip
+   * that reads the wait's start.
+   */
+  join(): JoinedReader | undefined {
+    return joinReader(this.source);
+  }
+
+  /**
+   * The outcome of `jobId`, from `start` (the job then, if read, and the stream's position):
+   * Queue.waitFor. `joined` (from `join`, before `start` was read) is followed, and left, whatever happens.
+   */
+  async outcome(jobId: string, start: WatchStart, wait: Wait, joined?: JoinedReader): Promise<unknown> {
+    try {
+      return await this.follow(jobId, start, wait, joined);
+    } finally {
+      joined?.leave();
+    }
+  }
+
+  private async follow(jobId: string, start: WatchStart, wait: Wait, joined: JoinedReader | undefined): Promise<unknown> {
     if (start.job) {
       const done = finished(start.job);
       if (done) return done.result;
@@ -74,7 +94,7 @@ export class QueueStream {
           if (done) return done.result;
         }
       } else {
-        for await (const batch of eventBatches(this.source, { after: start.last, signal, pollMs: wait.pollMs })) {
+        for await (const batch of eventBatches(this.source, { after: start.last, signal, pollMs: wait.pollMs, joined })) {
           for (const e of batch.events) {
             if (!('jobId' in e) || e.jobId !== jobId) continue;
             if (e.event === 'completed') {

@@ -4,6 +4,8 @@ import { JobFailedError, Queue, type QueueEvent } from '../../src/index.js';
 import { decodeEntry } from '../../src/events/decode.js';
 import { Consumer } from '../../src/node/consumer/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
+import { scripts } from '../../src/generated/scripts.js';
+import type { ScriptCall } from '../../src/transport.js';
 import { keysOf, queueName, sleep, until, useRedis } from '../helpers.js';
 
 /**
@@ -103,6 +105,35 @@ describe('waitFor and events() on Node', () => {
     expect(second).toEqual(first);
     stop.abort();
     await Promise.all([running, late]);
+  });
+
+  it('a wait that joins a parked reader before its enqueue reads no catch-up page, and sees its job end', async () => {
+    const { transport } = namedTransport();
+    let pages = 0;
+    // counts the calls of readEvents (the catch-up page) among the transport's script calls
+    const counted = new Proxy(transport, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop, target);
+        if (prop !== 'evalsha' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        return (calls: readonly ScriptCall[], ...rest: unknown[]) => {
+          pages += calls.filter((c) => c.script === scripts.readEvents).length;
+          return (value as (...a: unknown[]) => unknown).call(target, calls, ...rest);
+        };
+      },
+    });
+    const queue = new Queue<number>(counted, queueName());
+    closing.push(async () => void (await redis.raw.del(...(await redis.raw.keys(`emq:{${queue.name}}:*`)), 'none')));
+    consume(queue, (n) => n * 3);
+    // the first wait starts the shared reader, catching up once
+    await expect(queue.addAndWait(1, { timeoutMs: 10_000 })).resolves.toMatchObject({ result: 3 });
+    expect(pages).toBe(1);
+    // the next ones, one after another and at once, find it parked (it lingers between them)
+    for (let i = 2; i <= 6; i++) await expect(queue.addAndWait(i, { timeoutMs: 10_000 })).resolves.toMatchObject({ result: i * 3 });
+    const results = await Promise.all([7, 8, 9].map((n) => queue.addAndWait(n, { timeoutMs: 10_000 })));
+    expect(results.map((r) => r.result)).toEqual([21, 24, 27]);
+    const { id } = await queue.add(10);
+    await expect(queue.waitFor(id, { timeoutMs: 10_000 })).resolves.toBe(30);
+    expect(pages).toBe(1);
   });
 
   it('a closed transport parks no read: the reader a finished waitFor leaves lingering ends with it', async () => {
