@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, inject } from 'vitest';
-import { UpstashTransport } from '../src/edge/upstash-transport.js';
+import { UpstashTransport } from '../src/serverless/upstash-transport.js';
 import { Leases, Queue, type QueueOptions } from '../src/index.js';
 import { Scripts } from '../src/ops/scripts.js';
 import { keyspace, type Keyspace } from '../src/keyspace.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { boundedBeat } from '../../src/edge/bounded-beat.js';
+import { boundedBeat } from '../../src/serverless/bounded-beat.js';
 import { scripts } from '../../src/generated/scripts.js';
-import { UpstashTransport } from '../../src/edge/upstash-transport.js';
+import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { Leases } from '../../src/lease/leases.js';
 import { startBridge } from '../../src/node/bridge/index.js';

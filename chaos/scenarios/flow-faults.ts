@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { UpstashTransport } from '../../src/edge/upstash-transport.js';
+import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import type { QueueEvent } from '../../src/events/events.js';
 import type { ChildOutcome, OnFailure } from '../../src/flows/flow.js';

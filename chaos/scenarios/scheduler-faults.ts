@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import type { BeatSummary } from '../../src/edge/bounded-beat.js';
+import type { BeatSummary } from '../../src/serverless/bounded-beat.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { type InjectedFault, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';

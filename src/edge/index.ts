@@ -4,10 +4,10 @@
  *
  * @module echomq/edge
  */
-export { UpstashTransport } from './upstash-transport.js';
-export type { UpstashConnectOptions, UpstashEnv } from './upstash-transport.js';
-export { boundedBeat } from './bounded-beat.js';
-export type { BeatSummary, BoundedBeatOptions, FinishedJob } from './bounded-beat.js';
+export { UpstashTransport } from '../serverless/upstash-transport.js';
+export type { UpstashConnectOptions, UpstashEnv } from '../serverless/upstash-transport.js';
+export { boundedBeat } from '../serverless/bounded-beat.js';
+export type { BeatSummary, BoundedBeatOptions, FinishedJob } from '../serverless/bounded-beat.js';
 export { createWorker } from './worker.js';
 export type { EchomqWorker, ScheduledTrigger, WaitUntil, WorkerEnv, WorkerHandlers, WorkerOptions } from './worker.js';
-export type { DrainBeatOptions } from './drain.js';
+export type { DrainBeatOptions } from '../serverless/drain.js';

@@ -1,26 +1,11 @@
 import type { Hono } from 'hono';
-import type { Handler, Outcome } from '../handler.js';
-import { type AppEnv, BOUNDED_STREAMING, createApp, type RequestLog } from '../http/app.js';
-import type { Job } from '../job.js';
-import { keyspace } from '../keyspace.js';
-import { type Claimed, Leases, type PreparedRound, readRiddenRound, sendRounds } from '../lease/leases.js';
-import { Queue, type QueueOptions } from '../queue/queue.js';
-import { sleep } from '../timers.js';
-import type { ScriptCall } from '../transport.js';
-import type { BeatSummary, FinishedJob } from './bounded-beat.js';
-import { type DrainBeatOptions, IsolateQueue, QueueDrain } from './drain.js';
-import { type WorkerEnv, type WorkerSettings, workerSettings } from './env.js';
-import { ServedQueues } from './served-queues.js';
-import { RidingTransport, type Ride } from './riding-transport.js';
-import { UpstashTransport } from './upstash-transport.js';
+import type { AppEnv } from '../http/app.js';
+import { type BeatHostOptions, createBeatHost, type Platform, type QueueHandlers, type WaitUntil } from '../serverless/host.js';
+import { UpstashTransport } from '../serverless/upstash-transport.js';
+import type { WorkerEnv } from './env.js';
 
 export type { WorkerEnv } from './env.js';
-
-/** The little of Cloudflare's ExecutionContext the Worker uses. */
-export interface WaitUntil {
-  /** Keeps the isolate alive until `promise` settles, after the response is sent. */
-  waitUntil(promise: Promise<unknown>): void;
-}
+export type { WaitUntil } from '../serverless/host.js';
 
 /** The little of Cloudflare's ScheduledController the Worker uses. */
 export interface ScheduledTrigger {
@@ -34,36 +19,14 @@ export interface ScheduledTrigger {
  * A handler per queue name, each typed by its queue's payload in `Payloads` (a map from queue
  * name to payload type): `{ mail: Handler<{ to: string }> }` for `{ mail: { to: string } }`.
  */
-export type WorkerHandlers<Payloads> = { readonly [Name in keyof Payloads]: Handler<Payloads[Name]> };
+export type WorkerHandlers<Payloads> = QueueHandlers<Payloads>;
 
 /**
- * What to run: handlers by queue name, and how to run them. `Payloads` maps each queue name to
- * its payload type; `createWorker` infers it from the handlers when not given.
+ * What to run: handlers by queue name, and how to run them (the options every platform's
+ * adapter takes, src/serverless/host.ts). `Payloads` maps each queue name to its payload type;
+ * `createWorker` infers it from the handlers when not given.
  */
-export interface WorkerOptions<Payloads = Record<string, unknown>> {
-  /** A handler per queue: the scheduled beat and the drain after enqueue serve these queues. */
-  readonly handlers: WorkerHandlers<Payloads>;
-  /**
-   * The partitioned queues among the handlers' (docs/design.md, "Partitioned queues"), with their
-   * counts: `{ mail: 8 }` runs mail's handler on `mail~0` to `mail~7`, and a scheduled event's first
-   * claims for every partition go in its one first request. Given here rather than read from the
-   * registry: a beat then costs no lookup, and what the Worker drains does not depend on what Redis
-   * holds. The count must be the queue's (its PartitionedQueue's `partitions`): with fewer, the
-   * partitions past it are not drained.
-   */
-  readonly partitions?: { readonly [Name in keyof Payloads]?: number };
-  /**
-   * Options of every Queue the Worker builds, the API's included (payload cap, defaults,
-   * retention).
-   */
-  readonly queueOptions?: QueueOptions;
-  /** Bounded beat options (concurrency, batchSize, jobTimeoutMs, maxRequests, leaseMarginMs, reapEveryMs). */
-  readonly beat?: DrainBeatOptions;
-  /** Where logs go (default: one JSON line per event on console.log). */
-  readonly log?: (entry: Record<string, unknown>) => void;
-  /** Whether the Worker serves the dashboard at `/ui` (default true; README, "Dashboard"). */
-  readonly dashboard?: boolean;
-}
+export type WorkerOptions<Payloads = Record<string, unknown>> = BeatHostOptions<Payloads>;
 
 /** The Worker's exported handlers. */
 export interface EchomqWorker {
@@ -75,19 +38,28 @@ export interface EchomqWorker {
   readonly app: Hono<AppEnv<WorkerEnv>>;
 }
 
-/** The lane of the isolate's transport a call is in: a queue's enqueues, by its meta key (RidingTransport). */
-const enqueueLane = (call: ScriptCall): string | undefined => (call.script.name === 'enqueue' ? call.keys[0] : undefined);
-
-/** A drain after an enqueue spends at most this many requests. */
-const ENQUEUE_DRAIN_BUDGET = 50;
+/**
+ * Cloudflare as a platform of the serverless core: Redis over @upstash/redis from the Worker's
+ * bindings, one transport per isolate (its env object), the Worker's limits as the defaults.
+ */
+const cloudflare: Platform<WorkerEnv> = {
+  label: 'Worker',
+  secretHint: '`wrangler secret put EMQ_TOKEN`',
+  connect: (env) => UpstashTransport.fromEnv(env),
+  settingsOf: (env) => env,
+  refuse: (env) =>
+    !env.UPSTASH_REDIS_REST_URL || !env.UPSTASH_REDIS_REST_TOKEN
+      ? 'the Worker has no UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (wrangler secret put ...)'
+      : undefined,
+};
 
 /**
  * The Worker: `fetch` is the HTTP API (the same hono app as `emq serve`); `scheduled` drains every
  * queue that has a handler with bounded beats until a deadline inside the cron period, waiting
  * for scheduled jobs that fall due before it; after an enqueue through the API a short drain runs
  * in `ctx.waitUntil` (unless a drain of this isolate will claim the job anyway), so an edge-only
- * user does not wait for the next minute. What one isolate keeps per queue (IsolateQueue) lets a
- * completion ride with the next request instead of costing one of its own.
+ * user does not wait for the next minute. The serverless core (src/serverless/host.ts) does the
+ * work; this is Cloudflare's adapter over it.
  *
  * The payload types come from a map from queue name to payload type, given as the type argument
  * or inferred from the handlers' own parameter types; every queue of the map needs its handler.
@@ -104,259 +76,12 @@ const ENQUEUE_DRAIN_BUDGET = 50;
 export function createWorker<Payloads extends { [Name in keyof Payloads]: unknown } = Record<string, unknown>>(
   options: WorkerOptions<Payloads>,
 ): EchomqWorker {
-  const log = options.log ?? ((entry: Record<string, unknown>) => console.log(JSON.stringify(entry)));
-  // the payload types are the caller's promise about what its queues carry: at run time a handler
-  // takes whatever its queue holds
-  const served = new ServedQueues(options.handlers as Readonly<Record<string, unknown>>, options.partitions as Readonly<Record<string, unknown>> | undefined);
-  /** Per env object (one per isolate in practice): its transport and what it knows of each queue. */
-  const isolates = new WeakMap<object, { transport: RidingTransport; queues: Map<string, IsolateQueue> }>();
-  /** The ride each request's enqueue took (by the request's execution context), withdrawn when the request ends. */
-  const rides = new WeakMap<object, Ride>();
-
-  const isolateOf = (env: WorkerEnv): { transport: RidingTransport; queues: Map<string, IsolateQueue> } => {
-    let isolate = isolates.get(env);
-    if (!isolate) isolates.set(env, (isolate = { transport: new RidingTransport(UpstashTransport.fromEnv(env), enqueueLane), queues: new Map() }));
-    return isolate;
-  };
-
-  /**
-   * The isolate's state of `name` (a queue, or a partition `mail~3`), or undefined when the Worker
-   * has no handler for it (see ServedQueues).
-   */
-  const queueOf = (env: WorkerEnv, name: string): IsolateQueue | undefined => {
-    const { transport, queues } = isolateOf(env);
-    let shared = queues.get(name);
-    if (!shared) {
-      const servedQueue = served.resolve(name);
-      if (!servedQueue) return undefined;
-      const queueOptions = servedQueue.partitions === undefined ? options.queueOptions : { ...options.queueOptions, partitions: servedQueue.partitions };
-      const queue = new Queue<unknown>(transport, name, queueOptions);
-      const leases = new Leases(queue);
-      const made = new IsolateQueue(queue, leases, servedQueue.handler);
-      // a flow parent this queue's child released in a queue of this Worker runs now, as an
-      // enqueue's job does: a drain of its queue, awaited by a drain of this one
-      leases.onRelease = (released) => {
-        for (const parentQueue of released) {
-          const drain = startDrain(env, parentQueue, Date.now());
-          if (drain) made.spawn(drain);
-        }
-      };
-      queues.set(name, (shared = made));
-    }
-    return shared;
-  };
-
-  /**
-   * A short drain of queue `name` for work due at `dueAt` (after an enqueue, or a flow parent
-   * released): its promise, or undefined when none is needed (no handler, no drains configured,
-   * due after the window, or a drain of this isolate in its beats will claim it).
-   */
-  const startDrain = (env: WorkerEnv, name: string, dueAt: number): Promise<void> | undefined => {
-    const settings = workerSettings(env, options.beat);
-    const partitions = served.partitionsOf(name);
-    if (partitions) return drainPartitions(env, partitions, dueAt, settings);
-    const shared = queueOf(env, name);
-    const startUntil = Date.now() + settings.drainOnEnqueueMs;
-    // no drain for a job due after the window (the cron's beat runs it), nor for one claimable
-    // now that a drain of this isolate in its beats will claim; a job due later gets its own
-    // drain, asleep until then (IsolateQueue)
-    if (settings.drainOnEnqueueMs <= 0 || !shared || dueAt > startUntil) return undefined;
-    const now = Date.now();
-    if (dueAt <= now && shared.covers()) return undefined;
-    const drain = new QueueDrain(shared, settings, startUntil + settings.beat.jobTimeoutMs, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
-    return drain.run(dueAt > now ? { sleepUntil: dueAt } : {}).then(
-      (summaries) => log({ msg: 'drain after enqueue', summaries: report(drain, summaries) }),
-      (error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }),
-    );
-  };
-
-  /**
-   * Before an enqueue through the API of jobs claimable now: the first beat of the drain that
-   * follows rides in the enqueue's own request, behind it (RidingTransport), and the drain starts
-   * from its reply, so an enqueue and the claim of its job cost one request, not two. Nothing
-   * rides when no drain would start (no handler, no drains, a partitioned queue's name: its
-   * partitions drain as before) or a drain of this isolate will claim the job anyway. A ride no
-   * enqueue took by the end of its request (the add was refused before it was sent) is withdrawn.
-   */
-  const rideEnqueue = (env: WorkerEnv, ctx: WaitUntil & object, name: string): void => {
-    const settings = workerSettings(env, options.beat);
-    if (settings.drainOnEnqueueMs <= 0 || served.partitionsOf(name)) return;
-    const shared = queueOf(env, name);
-    if (!shared || shared.covers()) return;
-    const startUntil = Date.now() + settings.drainOnEnqueueMs;
-    const deadline = startUntil + settings.beat.jobTimeoutMs;
-    const drain = new QueueDrain(shared, settings, deadline, ENQUEUE_DRAIN_BUDGET, onOutcome(name));
-    const asked = drain.firstClaim();
-    const leaseMs = Math.max(1, deadline - Date.now()) + (settings.beat.leaseMarginMs ?? 15_000);
-    const meta = keyspace(name).fixed[0]!;
-    const { transport } = isolateOf(env);
-    let prepared: PreparedRound<unknown> | undefined;
-    let finished: Array<FinishedJob<unknown>> = [];
-    let answered: ((claimed: Claimed<unknown> | null) => void) | undefined;
-    const ride = transport.ride(
-      meta,
-      // completions held for a request to ride with go too: they are acknowledged now
-      () => (prepared = shared.leases.prepare({ finished: (finished = shared.takeCarried()), claim: asked, beat: true, leaseMs })).calls,
-      () => shared.beatSent(new Promise((resolve) => (answered = resolve))),
-    );
-    shared.rideStarted();
-    rides.set(ctx, ride);
-    const run = async (): Promise<void> => {
-      let claimed: Claimed<unknown> | null = null;
-      let running: Promise<BeatSummary[]> | undefined;
-      try {
-        const replies = await ride.replies;
-        if (!replies || !prepared) return;
-        const result = await readRiddenRound(transport, prepared, replies, () => shared.leases.requests++);
-        claimed = result.claimed;
-        result.settled.forEach((how, i) => onOutcome(name)(finished[i]!.job, how === 'fenced' ? { kind: 'fenced' } : finished[i]!.outcome));
-        answered?.(claimed);
-        // the drain is among the isolate's (it joins as it starts) before the ride stops covering
-        running = drain.run({ first: { claimed: claimed!, asked } });
-      } finally {
-        shared.rideEnded();
-        if (!running) answered?.(claimed);
-      }
-      const summaries = await running;
-      log({ msg: 'drain after enqueue', rode: true, summaries: report(drain, summaries) });
-    };
-    ctx.waitUntil(run().catch((error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) })));
-  };
-
-  /**
-   * Drains `shareds` together until `deadline`: their first beats in one request (an idle set of
-   * queues costs that one request), then each that has work on its own, `budget` requests each.
-   * What the first request cost, and every drain's summaries.
-   */
-  const drainTogether = async (
-    env: WorkerEnv,
-    shareds: readonly IsolateQueue[],
-    settings: WorkerSettings,
-    deadline: number,
-    budget: number,
-  ): Promise<{ firstRequests: number; summaries: Array<BeatSummary | Pick<QueueDrain, 'acknowledgedLater'>> }> => {
-    const drains = shareds.map((shared) => new QueueDrain(shared, settings, deadline, budget - 1, onOutcome(shared.queue.name)));
-    const asked = drains.map((drain) => drain.firstClaim());
-    const leaseMs = Math.max(1, deadline - Date.now()) + (settings.beat.leaseMarginMs ?? 15_000);
-    let firstRequests = 0;
-    const sent = sendRounds(
-      isolateOf(env).transport,
-      shareds.map((shared, i) => shared.leases.prepare({ claim: asked[i]!, beat: true, leaseMs })),
-      () => firstRequests++,
-    );
-    // a beat that claims is in flight for each queue: a drain of this isolate asleep for a job
-    // due by now need not beat for it (the drain this beat starts claims all it promoted)
-    shareds.forEach((shared, i) => {
-      if (asked[i]! > 0) shared.beatSent(sent.then((firsts) => firsts[i]!.claimed ?? null));
-    });
-    const firsts = await sent;
-    const all = await Promise.all(
-      drains.map(async (drain, i) => {
-        const first = { claimed: firsts[i]!.claimed!, asked: asked[i]! };
-        return report(drain, await drain.run({ first }));
-      }),
-    );
-    return { firstRequests, summaries: all.flat() };
-  };
-
-  /**
-   * The drain after an enqueue the API reported by a partitioned queue's own name (a bulk enqueue
-   * spread over its partitions, say): the partitions no drain of this isolate covers drain
-   * together, their first beats in one request, the enqueue drain's budget shared among them. One
-   * reported by a partition's name (`mail~3`) drains that partition alone, as any queue.
-   */
-  const drainPartitions = (env: WorkerEnv, partitions: readonly string[], dueAt: number, settings: WorkerSettings): Promise<void> | undefined => {
-    const startUntil = Date.now() + settings.drainOnEnqueueMs;
-    if (settings.drainOnEnqueueMs <= 0 || dueAt > startUntil) return undefined;
-    const shareds = partitions.map((name) => queueOf(env, name)!);
-    const uncovered = (): IsolateQueue[] => shareds.filter((shared) => !shared.covers());
-    if (dueAt <= Date.now() && uncovered().length === 0) return undefined;
-    const budget = Math.max(2, Math.floor(ENQUEUE_DRAIN_BUDGET / partitions.length));
-    const run = async (): Promise<void> => {
-      if (dueAt > Date.now()) await sleep(dueAt - Date.now());
-      const left = uncovered();
-      if (left.length === 0) return;
-      const { summaries } = await drainTogether(env, left, settings, startUntil + settings.beat.jobTimeoutMs, budget);
-      log({ msg: 'drain after enqueue', summaries });
-    };
-    return run().catch((error: unknown) => log({ msg: 'drain after enqueue failed', error: String(error) }));
-  };
-
-  const onOutcome =
-    (queue: string) =>
-    (job: Job<unknown>, outcome: Outcome | { kind: 'fenced' }): void => {
-      if (outcome.kind !== 'complete') {
-        log({ msg: 'job', queue, id: job.id, outcome: outcome.kind, ...('error' in outcome ? { error: outcome.error.split('\n')[0] } : {}) });
-      }
-    };
-
-  /** A drain's summaries for the log: its beats, and what it acknowledged on its own after them. */
-  const report = (drain: QueueDrain, summaries: BeatSummary[]): Array<BeatSummary | Pick<QueueDrain, 'acknowledgedLater'>> =>
-    drain.acknowledgedLater.requests > 0 ? [...summaries, { acknowledgedLater: drain.acknowledgedLater }] : summaries;
-
-  const app = createApp<WorkerEnv>({
-    transport: (c) => isolateOf(c.env).transport,
-    token: (c) => c.env.EMQ_TOKEN || undefined,
-    refuse: (c) => {
-      if (!c.env.UPSTASH_REDIS_REST_URL || !c.env.UPSTASH_REDIS_REST_TOKEN) {
-        return 'the Worker has no UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN (wrangler secret put ...)';
-      }
-      if (!c.env.EMQ_TOKEN && c.env.EMQ_LOCAL_DEV !== '1') {
-        return 'the Worker has no EMQ_TOKEN: set it with `wrangler secret put EMQ_TOKEN` (an open API is for local dev only, EMQ_LOCAL_DEV=1)';
-      }
-      return undefined;
-    },
-    warning: (c) => (c.env.EMQ_TOKEN ? undefined : 'no EMQ_TOKEN: this API is open (local dev only)'),
-    ...(options.queueOptions ? { queueOptions: options.queueOptions } : {}),
-    ...(options.dashboard === undefined ? {} : { dashboard: options.dashboard }),
-    log: (entry: RequestLog) => log({ ...entry }),
-    // an isolate cannot park: SSE reads every second and closes after 25 s, ?wait is cut to 20 s
-    streaming: BOUNDED_STREAMING,
-    beforeEnqueue: (c, name) => rideEnqueue(c.env, c.executionCtx, name),
-    afterEnqueue: (c, name, dueAt) => {
-      // a beat that rode behind this request's enqueue claims the job (this request's ride, or one
-      // of a request of the same queue that went first): unless an enqueue of the queue went
-      // without one since, or did not run where it rode (a NOSCRIPT sent it again alone)
-      if (rides.get(c.executionCtx)?.covered()) return;
-      const drain = startDrain(c.env, name, dueAt);
-      if (drain) c.executionCtx.waitUntil(drain);
-    },
-  });
-
-  /**
-   * A scheduled event: the first beat of every queue in one request (all an idle event sends),
-   * then each queue that has work drains on its own until the deadline.
-   */
-  const scheduled = async (trigger: ScheduledTrigger, env: WorkerEnv): Promise<void> => {
-    const settings = workerSettings(env, options.beat);
-    if (settings.noJobCanStart) log({ level: 'warn', msg: 'no job can start', cron: trigger.cron, reason: settings.noJobCanStart });
-    const deadline = Date.now() + settings.deadlineMs;
-    // a partitioned queue is each of its partitions: every one drained, the event's budget shared
-    const names = served.drained();
-    const budget = Math.floor(settings.beat.maxRequests / Math.max(1, names.length));
-    const queues = names.map((name) => queueOf(env, name)!);
-    const { firstRequests: requests, summaries: flat } = await drainTogether(env, queues, settings, deadline, budget);
-    // what the event spent, and on how many scheduler slots: an idle event is its first request
-    // alone; a slot fired costs its beat, its firing and the requests that run its job
-    const spent = flat.reduce((n, s) => n + ('acknowledgedLater' in s ? s.acknowledgedLater.requests : s.requests), requests);
-    const fired = flat.reduce((n, s) => n + ('fired' in s ? s.fired : 0), 0);
-    log({ msg: 'scheduled beat', cron: trigger.cron, firstRequests: requests, requests: spent, firedSlots: fired, summaries: flat });
-  };
-
+  const host = createBeatHost(options, cloudflare);
   return {
-    app,
-    fetch: async (request, env, ctx) => {
-      const executionCtx = { waitUntil: (promise: Promise<unknown>) => ctx.waitUntil(promise), passThroughOnException: () => {}, props: {} };
-      try {
-        return await app.fetch(request, env, executionCtx);
-      } finally {
-        rides.get(executionCtx)?.cancel();
-      }
-    },
+    app: host.app,
+    fetch: (request, env, ctx) => host.fetch(request, env, ctx),
     async scheduled(trigger, env, ctx) {
-      const run = scheduled(trigger, env).catch((error: unknown) =>
-        log({ msg: 'scheduled beat failed', cron: trigger.cron, error: String(error) }),
-      );
+      const run = host.scheduled(env, { trigger: trigger.cron });
       ctx.waitUntil(run);
       await run;
     },

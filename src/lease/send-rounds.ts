@@ -34,7 +34,7 @@ export async function sendRounds<T extends readonly PreparedRound<unknown>[]>(
 
 /**
  * Reads a round whose calls went in another party's request (they rode in it: the Worker's first
- * beat in an enqueue's request, src/edge/riding-transport.ts) as sendRounds reads its own: a call
+ * beat in an enqueue's request, src/serverless/riding-transport.ts) as sendRounds reads its own: a call
  * Redis answered NOSCRIPT runs again (a request of its own, told to `onRequest`), flow news is
  * relayed. `replies` are the replies to `round.calls`, in order.
  */

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { boundedBeat } from '../../src/edge/bounded-beat.js';
-import { UpstashTransport } from '../../src/edge/upstash-transport.js';
+import { boundedBeat } from '../../src/serverless/bounded-beat.js';
+import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { createWorker, type WorkerEnv, type WorkerOptions } from '../../src/edge/worker.js';
 import { RateLimitedError } from '../../src/handler.js';
 import { Queue } from '../../src/queue/queue.js';

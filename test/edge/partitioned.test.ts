@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BeatSummary } from '../../src/edge/bounded-beat.js';
+import type { BeatSummary } from '../../src/serverless/bounded-beat.js';
 import type { RunningBridge } from '../../src/node/bridge/index.js';
 import type { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';

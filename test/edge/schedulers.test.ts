@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import type { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { BeatSummary } from '../../src/edge/bounded-beat.js';
+import type { BeatSummary } from '../../src/serverless/bounded-beat.js';
 import { scripts } from '../../src/generated/scripts.js';
 import type { RunningBridge } from '../../src/node/bridge/index.js';
 import { Consumer } from '../../src/node/consumer/index.js';
@@ -200,7 +200,7 @@ describe('schedulers on the Worker and on Node', () => {
   }, 90_000);
 
   // (this once failed: after its own beat fired a slot, the drain compared two local readings of
-  // the next slot a round trip apart and took it as served; src/edge/drain.ts now compares the
+  // the next slot a round trip apart and took it as served; src/serverless/drain.ts now compares the
   // server's own figure)
   it('the Worker alone: one scheduled event fires an every: 500 scheduler at each slot before its deadline, sleeping between them', async () => {
     const EVERY = 500;

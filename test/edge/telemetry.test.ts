@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { UpstashTransport } from '../../src/edge/upstash-transport.js';
+import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { Queue } from '../../src/queue/queue.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';

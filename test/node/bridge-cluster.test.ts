@@ -1,7 +1,7 @@
 import { dirname } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstashTransport } from '../../src/edge/upstash-transport.js';
+import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { Flows } from '../../src/flows/flows.js';
 import { Leases } from '../../src/lease/leases.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';

@@ -1,7 +1,7 @@
 import { createServer, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UpstashTransport } from '../../src/edge/upstash-transport.js';
+import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { ConnectionError, Queue } from '../../src/index.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';

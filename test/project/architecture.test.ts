@@ -34,12 +34,18 @@ function importGraph(): Map<string, string[]> {
 /** The room a module of src/ lives in: `core` for src/*.ts, else its folder path (`node/consumer`, `queue`). */
 const roomOf = (module: string): string => (module.includes('/') ? dirname(module) : 'core');
 
-/** The runtimes' and the HTTP app's folders: every other folder of src/ (queue/, ops/, lease/...) is the core's. */
-const OUTER = ['node', 'edge', 'http'];
+/** The serverless platforms' adapters: each a small folder over src/serverless/ (docs/design/runtimes.md). */
+const ADAPTERS = ['edge', 'lambda', 'vercel', 'netlify', 'deno'];
+/** The runtimes', the serverless core's and the HTTP app's folders: every other folder of src/ (queue/, ops/, lease/...) is the core's. */
+const OUTER = ['node', 'serverless', 'http', ...ADAPTERS];
 const inCore = (module: string): boolean => !OUTER.some((outer) => module === outer || module.startsWith(`${outer}/`));
 
 const isRuntime = (t: string): boolean => t.startsWith('node:') || t === 'ioredis' || t.startsWith('@upstash/');
 const isHono = (t: string): boolean => t === 'hono' || t.startsWith('hono/') || t.startsWith('@hono/');
+/** A platform's own package or hono's adapter for one: only that platform's adapter imports it. */
+const isPlatform = (t: string): boolean =>
+  ['@vercel/', '@netlify/', '@cloudflare/', '@aws-sdk/', 'hono/aws-lambda', 'hono/vercel', 'hono/netlify', 'hono/deno', 'hono/bun', 'hono/cloudflare-workers'].some((p) => t.startsWith(p)) ||
+  t === 'aws-lambda';
 const inRoom = (t: string, ...rooms: string[]): boolean =>
   t.startsWith('src/') && rooms.some((r) => roomOf(t.slice(4)) === r || roomOf(t.slice(4)).startsWith(`${r}/`));
 
@@ -50,13 +56,23 @@ const inRoom = (t: string, ...rooms: string[]): boolean =>
 const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target: string, module: string) => boolean; why: string }> = [
   {
     room: inCore,
-    forbids: (t) => isRuntime(t) || isHono(t) || inRoom(t, 'node', 'edge', 'http'),
+    forbids: (t) => isRuntime(t) || isHono(t) || inRoom(t, 'node', 'serverless', 'http', ...ADAPTERS),
     why: 'the core runs in a Worker and on Node: no runtime, no HTTP, no adapter',
   },
   {
     room: (m) => roomOf(m) === 'http' || roomOf(m).startsWith('http/'),
-    forbids: (t) => isRuntime(t) || inRoom(t, 'node', 'edge'),
+    forbids: (t) => isRuntime(t) || inRoom(t, 'node', 'serverless', ...ADAPTERS),
     why: 'the HTTP app is the same object on Node and in the Worker',
+  },
+  {
+    room: (m) => roomOf(m) === 'serverless',
+    forbids: (t) => t.startsWith('node:') || t === 'ioredis' || isPlatform(t) || inRoom(t, 'node', ...ADAPTERS),
+    why: 'the serverless core runs on every platform: no Node, no ioredis, no platform, no adapter',
+  },
+  {
+    room: (m) => ADAPTERS.includes(roomOf(m)),
+    forbids: (t, m) => ADAPTERS.some((a) => a !== roomOf(m) && inRoom(t, a)),
+    why: 'a platform adapter never imports another: what two share is the serverless core\'s',
   },
   {
     room: (m) => roomOf(m) === 'edge',
@@ -65,8 +81,8 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
   },
   {
     room: (m) => roomOf(m).startsWith('node'),
-    forbids: (t) => t.startsWith('@upstash/') || inRoom(t, 'edge'),
-    why: 'the Node runtime never imports the edge one',
+    forbids: (t) => t.startsWith('@upstash/') || inRoom(t, 'serverless', ...ADAPTERS),
+    why: 'the Node runtime never imports the serverless one',
   },
   {
     room: (m) => roomOf(m) === 'node/consumer',
@@ -122,10 +138,17 @@ describe('the dependency rules', () => {
       ['http/app', 'ioredis'],
       ['http/ui/dashboard', 'node:fs'],
       ['edge/worker', 'node:fs'],
-      ['node/consumer/loop', 'src/edge/drain'],
+      ['node/consumer/loop', 'src/serverless/drain'],
+      ['serverless/host', 'node:async_hooks'],
+      ['serverless/host', 'hono/aws-lambda'],
+      ['serverless/host', 'src/edge/worker'],
+      ['lambda/handler', 'src/edge/worker'],
+      ['edge/worker', 'src/vercel/route'],
+      ['queue/queue', 'src/serverless/host'],
+      ['http/app', 'src/serverless/host'],
       ['node/consumer/loop', 'src/node/cli/cli'],
       ['node/bridge/bridge', 'src/node/consumer/loop'],
-      ['edge/drain', 'src/ops/run-scripts'],
+      ['serverless/drain', 'src/ops/run-scripts'],
       ['http/metrics', 'src/generated/scripts'],
       ['node/consumer/park', 'src/ops/scripts'],
       ['http/app', 'src/ops/claim'],

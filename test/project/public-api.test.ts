@@ -24,7 +24,7 @@ function exportsOf(entries: readonly string[]): Record<string, string[]> {
  */
 describe('the public API', () => {
   it('exports exactly these names', () => {
-    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'http/index.ts'])).toMatchInlineSnapshot(`
+    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'serverless/index.ts', 'http/index.ts'])).toMatchInlineSnapshot(`
       {
         "edge/index.ts": [
           "BeatSummary",
@@ -219,6 +219,27 @@ describe('the public API', () => {
           "serveApi",
           "startBridge",
           "startLocalRedis",
+        ],
+        "serverless/index.ts": [
+          "AcknowledgedLater",
+          "BeatHost",
+          "BeatHostOptions",
+          "BeatSummary",
+          "BoundedBeatOptions",
+          "DrainBeatOptions",
+          "FinishedJob",
+          "Platform",
+          "PlatformDefaults",
+          "QueueHandlers",
+          "ScheduledEvent",
+          "ScheduledReport",
+          "ServerlessEnv",
+          "UpstashConnectOptions",
+          "UpstashEnv",
+          "UpstashTransport",
+          "WaitUntil",
+          "boundedBeat",
+          "createBeatHost",
         ],
       }
     `);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RidingTransport } from '../../src/edge/riding-transport.js';
+import { RidingTransport } from '../../src/serverless/riding-transport.js';
 import { keyspace } from '../../src/keyspace.js';
 import { Leases, readRiddenRound } from '../../src/lease/leases.js';
 import { Queue } from '../../src/queue/queue.js';
@@ -7,7 +7,7 @@ import type { ScriptCall } from '../../src/transport.js';
 import { queueName, useRedis } from '../helpers.js';
 
 /**
- * RidingTransport (src/edge/riding-transport.ts), the Worker's isolate transport: a drain's first
+ * RidingTransport (src/serverless/riding-transport.ts), the Worker's isolate transport: a drain's first
  * beat rides behind its enqueue in one request. Over a real Redis: what rides runs after the call
  * it rode with, a request takes one ride of a lane, and `covered` tells a request whether every
  * call of the lane since its ride was made had a ride behind it that Redis ran after it.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { boundedBeat } from '../../src/edge/bounded-beat.js';
+import { boundedBeat } from '../../src/serverless/bounded-beat.js';
 import { RedisError } from '../../src/errors.js';
 import { Queue, type Reply, type ScriptCall, type Transport } from '../../src/index.js';
 import { checkInvariants } from '../invariants.js';
