@@ -12,6 +12,7 @@ const CPU_BOUND = [
   'test/node/package.test.ts',
   'test/node/start.test.ts',
   'test/edge/**/*.test.ts',
+  'test/platforms/**/*.test.ts',
   'test/browser/**/*.test.ts',
   'test/project/readme.test.ts',
 ];

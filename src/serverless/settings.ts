@@ -86,7 +86,7 @@ export function beatSettings(env: ServerlessEnv, base: DrainBeatOptions = {}, de
     deadlineMs,
     beat,
     drainOnEnqueueMs: number(env.EMQ_DRAIN_ON_ENQUEUE_MS, defaults.drainOnEnqueueMs ?? 5_000),
-    ackWithinMs: number(env.EMQ_ACK_WITHIN_MS, 1_000),
+    ackWithinMs: number(env.EMQ_ACK_WITHIN_MS, defaults.ackWithinMs ?? 1_000),
     noJobCanStart:
       beat.jobTimeoutMs > deadlineMs
         ? `the job timeout (EMQ_JOB_TIMEOUT_MS ${beat.jobTimeoutMs} ms) is longer than a scheduled event's drain (EMQ_BEAT_DEADLINE_MS ${deadlineMs} ms): scheduled beats only reap and promote`
@@ -102,4 +102,9 @@ export interface PlatformDefaults {
   readonly drainOnEnqueueMs?: number;
   /** Redis requests a scheduled event may send (Worker: 900, under its 1,000 subrequests). */
   readonly maxRequests?: number;
+  /**
+   * How long a finished job's acknowledgement may wait for a request to ride with, in ms (Worker:
+   * 1,000). 0 where an instance may be frozen once it answers: what it held would wait for a thaw.
+   */
+  readonly ackWithinMs?: number;
 }

@@ -24,7 +24,7 @@ function exportsOf(entries: readonly string[]): Record<string, string[]> {
  */
 describe('the public API', () => {
   it('exports exactly these names', () => {
-    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'serverless/index.ts', 'http/index.ts'])).toMatchInlineSnapshot(`
+    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'serverless/index.ts', 'lambda/index.ts', 'http/index.ts'])).toMatchInlineSnapshot(`
       {
         "edge/index.ts": [
           "BeatSummary",
@@ -181,6 +181,15 @@ describe('the public API', () => {
           "partitionName",
           "partitionOf",
           "queueOverviews",
+        ],
+        "lambda/index.ts": [
+          "EchomqLambdaHandler",
+          "LambdaEnv",
+          "LambdaHandlerOptions",
+          "LambdaInvocationContext",
+          "LambdaScheduledEvent",
+          "createLambdaHandler",
+          "isScheduledEvent",
         ],
         "node/index.ts": [
           "ApiServer",

@@ -16,6 +16,7 @@ export const ECHOMQ_PATHS: Record<string, string[]> = {
   'echomq/node': [join(root, 'src', 'node', 'index.ts')],
   'echomq/edge': [join(root, 'src', 'edge', 'index.ts')],
   'echomq/serverless': [join(root, 'src', 'serverless', 'index.ts')],
+  'echomq/lambda': [join(root, 'src', 'lambda', 'index.ts')],
   'echomq/http': [join(root, 'src', 'http', 'index.ts')],
 };
 
