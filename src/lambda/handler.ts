@@ -41,6 +41,12 @@ export interface LambdaHandlerOptions<Payloads = Record<string, unknown>> extend
 export type EchomqLambdaHandler = ((event: LambdaEvent | LambdaScheduledEvent, context: LambdaInvocationContext) => Promise<unknown>) & {
   /** The host beneath: its hono app, for tests and composition. */
   readonly host: BeatHost<LambdaEnv>;
+  /**
+   * Closes the TCP connections the handler opened (REDIS_URL), so a script that invoked it (a
+   * local try, a test) can exit; the handler is not to be invoked after. Lambda itself needs no
+   * call: the connections close on the instance's shutdown.
+   */
+  close(): Promise<void>;
 };
 
 /**
@@ -82,26 +88,30 @@ function closeOnShutdown(transport: Transport): void {
 /**
  * AWS Lambda as a platform of the serverless core: Redis over TCP (ioredis) when REDIS_URL is set,
  * else over REST (@upstash/redis); one transport per warm instance, reused by its invocations and
- * closed on the instance's shutdown. Lambda freezes an instance once it has answered, so a
- * completion is acknowledged at once (ackWithinMs 0) and the drain after an enqueue starts only
- * jobs due within a second: the answer waits for it (see createLambdaHandler).
+ * closed on the instance's shutdown (each TCP one also kept in `mine`, for the handler's close).
+ * Lambda freezes an instance once it has answered, so a completion is acknowledged at once
+ * (ackWithinMs 0) and the drain after an enqueue starts only jobs due within a second: the answer
+ * waits for it (see createLambdaHandler).
  */
-const lambda: Platform<LambdaEnv> = {
-  label: 'function',
-  secretHint: 'the function\'s environment (`EMQ_TOKEN`, from a secret)',
-  connect: (env) => {
-    if (!env.REDIS_URL) return UpstashTransport.fromEnv(env);
-    const transport = IoredisTransport.connect(env.REDIS_URL);
-    closeOnShutdown(transport);
-    return transport;
-  },
-  settingsOf: (env) => env,
-  refuse: (env) =>
-    env.REDIS_URL || (env.UPSTASH_REDIS_REST_URL && env.UPSTASH_REDIS_REST_TOKEN)
-      ? undefined
-      : 'the function has no REDIS_URL, nor UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN: set them in its environment',
-  defaults: { drainOnEnqueueMs: 1_000, ackWithinMs: 0 },
-};
+function lambdaPlatform(mine: Set<Transport>): Platform<LambdaEnv> {
+  return {
+    label: 'function',
+    secretHint: "the function's environment (`EMQ_TOKEN`, from a secret)",
+    connect: (env) => {
+      if (!env.REDIS_URL) return UpstashTransport.fromEnv(env);
+      const transport = IoredisTransport.connect(env.REDIS_URL);
+      mine.add(transport);
+      closeOnShutdown(transport);
+      return transport;
+    },
+    settingsOf: (env) => env,
+    refuse: (env) =>
+      env.REDIS_URL || (env.UPSTASH_REDIS_REST_URL && env.UPSTASH_REDIS_REST_TOKEN)
+        ? undefined
+        : 'the function has no REDIS_URL, nor UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN: set them in its environment',
+    defaults: { drainOnEnqueueMs: 1_000, ackWithinMs: 0 },
+  };
+}
 
 /**
  * The Lambda adapter: one handler for both kinds of invocation. A scheduled event (an
@@ -126,7 +136,8 @@ export function createLambdaHandler<Payloads extends { [Name in keyof Payloads]:
   options: LambdaHandlerOptions<Payloads>,
 ): EchomqLambdaHandler {
   const env: LambdaEnv = options.env ?? (process.env as LambdaEnv);
-  const host = createBeatHost(options, lambda);
+  const mine = new Set<Transport>();
+  const host = createBeatHost(options, lambdaPlatform(mine));
   /** What each HTTP invocation left running after its answer, by its context object. */
   const pending = new WeakMap<object, Array<Promise<unknown>>>();
   const app = new Hono<{ Bindings: { lambdaContext?: object } }>();
@@ -157,5 +168,11 @@ export function createLambdaHandler<Payloads extends { [Name in keyof Payloads]:
     pending.delete(context);
     return answer;
   };
-  return Object.assign(handler, { host });
+  const close = async (): Promise<void> => {
+    const closing = [...mine];
+    mine.clear();
+    for (const transport of closing) opened.delete(transport);
+    await Promise.allSettled(closing.map((transport) => transport.close()));
+  };
+  return Object.assign(handler, { host, close });
 }

@@ -1,10 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { main } from '../../src/node/cli/cli.js';
+import { LAMBDA_ENTRY } from '../../src/node/cli/init-lambda.js';
+import { isScheduledEvent } from '../../src/lambda/handler.js';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';
 import { cli, emq, root, type Run, startEmq } from '../cli-run.js';
 import { passwordRedis, silentPort } from '../fixtures/unreachable.js';
@@ -36,7 +39,7 @@ describe('the emq CLI', () => {
       [['consume', 'mail', '--handler', 'h.mjs', '--concurency', '2'], 'emq consume: unknown option --concurency: did you mean --concurrency?'],
       [['enqueue', 'mail', '{}', '--delay', '5'], 'emq enqueue: unknown option --delay: did you mean --delay-ms?'],
       [['serve', '--prot', '1'], 'emq serve: unknown option --prot: did you mean --port?'],
-      [['init', 'wroker'], 'emq init: init writes a worker, not "wroker": did you mean worker?'],
+      [['init', 'wroker'], 'emq init: init writes worker or lambda, not "wroker": did you mean worker?'],
       [['stats', 'mail', '--verbose'], 'emq stats: unknown option --verbose'],
     ] as const) {
       runs.push(emq([...args]).then((run) => {
@@ -395,15 +398,61 @@ describe('emq init worker', () => {
     expect(readFileSync(join(dir, 'workers', 'index.ts'), 'utf8')).toMatch(/createWorker/);
   });
 
-  it('takes worker and nothing else (exit 2)', async () => {
+  it('takes worker or lambda and nothing else (exit 2)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'emq-init-'));
     await Promise.all(
-      [['init'], ['init', 'worker', 'extra'], ['init', 'consumer']].map(async (args) => {
+      [['init'], ['init', 'worker', 'extra'], ['init', 'consumer'], ['init', 'constructor']].map(async (args) => {
         const run = await emq(args, {}, { cwd: dir });
         expect(run.code, args.join(' ')).toBe(2);
-        expect(run.stderr).toMatch(/^emq init: init (takes what to write: worker|writes a worker, not "consumer")\n/);
+        expect(run.stderr).toMatch(/^emq init: init (takes what to write: worker or lambda|writes worker or lambda, not "(consumer|constructor)")\n/);
       }),
     );
-    expect(existsSync(join(dir, 'wrangler.toml'))).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
+
+describe('emq init lambda', () => {
+  it('writes template.yaml (SAM: a Function URL, a beat a minute) and src/handler.ts, and refuses to overwrite them unless --force', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'emq-init-')), 'Mail Jobs');
+    mkdirSync(dir);
+    const run = await emq(['init', 'lambda'], {}, { cwd: dir });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/wrote template\.yaml and src\/handler\.ts; next: sam build/);
+    const template = parseYaml(readFileSync(join(dir, 'template.yaml'), 'utf8'), { customTags: CLOUDFORMATION_TAGS }) as SamTemplate;
+    const fn = template.Resources.QueueFunction.Properties;
+    expect(fn.FunctionName).toBe('mail-jobs');
+    expect(`${fn.CodeUri}${fn.Handler.split('.')[0]}.ts`).toBe('src/handler.ts');
+    expect(fn.Handler.split('.')[1]).toBe('handler');
+    expect(fn.Events.Beat).toEqual({ Type: 'ScheduleV2', Properties: { ScheduleExpression: 'rate(1 minute)', Input: '{"emq":"beat"}' } });
+    // the beat's deadline fits inside the function's timeout, with the adapter's 2 s margin
+    expect(Number(fn.Environment.Variables.EMQ_BEAT_DEADLINE_MS)).toBeLessThanOrEqual(fn.Timeout * 1000 - 2_000);
+    expect(isScheduledEvent(JSON.parse(fn.Events.Beat.Properties.Input))).toBe(true);
+    expect(readFileSync(join(dir, 'src', 'handler.ts'), 'utf8')).toBe(LAMBDA_ENTRY);
+
+    const refused = await emq(['init', 'lambda'], {}, { cwd: dir });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe('emq init: template.yaml and src/handler.ts already exist: nothing written (--force overwrites)');
+    const forced = await emq(['init', 'lambda', '--force', '--name', 'billing'], {}, { cwd: dir });
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(readFileSync(join(dir, 'template.yaml'), 'utf8')).toMatch(/FunctionName: billing$/m);
+  });
+});
+
+/** The part of a SAM template `emq init lambda` writes that the test reads. */
+interface SamTemplate {
+  Resources: {
+    QueueFunction: {
+      Properties: {
+        FunctionName: string;
+        CodeUri: string;
+        Handler: string;
+        Timeout: number;
+        Environment: { Variables: Record<string, string> };
+        Events: { Beat: { Type: string; Properties: { ScheduleExpression: string; Input: string } } };
+      };
+    };
+  };
+}
+
+/** CloudFormation's short-form functions (`!Ref`, `!GetAtt`), read as plain values. */
+const CLOUDFORMATION_TAGS = ['!Ref', '!GetAtt', '!Sub'].map((tag) => ({ tag, resolve: (value: string) => ({ [tag]: value }) }));

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LAMBDA_ENTRY } from '../../src/node/cli/init-lambda.js';
 import { WORKER_ENTRY } from '../../src/node/cli/init-worker.js';
 import { root, typecheck } from './typecheck.js';
 
@@ -9,6 +10,8 @@ const fixture = join(root, 'test', 'fixtures', 'worker-handlers.ts');
 const stripped = join(root, 'test', 'fixtures', 'worker-handlers.stripped.ts');
 /** Where `emq init worker` writes its entry, as a user's project: here, a file never written. */
 const initEntry = join(root, 'test', 'fixtures', 'init-worker', 'workers', 'index.ts');
+/** Where `emq init lambda` writes its handler, as a user's project: a file never written. */
+const lambdaEntry = join(root, 'test', 'fixtures', 'init-lambda', 'src', 'handler.ts');
 const DIRECTIVE = /^(\s*)\/\/ @ts-expect-error (.+)$/;
 
 /**
@@ -26,6 +29,7 @@ describe('createWorker handler types', () => {
       [fixture, source],
       [stripped, lines.map((line) => line.replace(DIRECTIVE, '$1//')).join('\n')],
       [initEntry, WORKER_ENTRY],
+      [lambdaEntry, LAMBDA_ENTRY],
     ]),
   );
 
@@ -33,12 +37,13 @@ describe('createWorker handler types', () => {
     expect(errors.filter((e) => e.file === fixture)).toEqual([]);
   });
 
-  it('compile the Worker entry `emq init worker` writes', () => {
+  it('compile the Worker entry `emq init worker` writes, and the handler `emq init lambda` writes', () => {
     expect(errors.filter((e) => e.file === initEntry)).toEqual([]);
+    expect(errors.filter((e) => e.file === lambdaEntry)).toEqual([]);
   });
 
   it('report no error outside the files they check', () => {
-    expect(errors.filter((e) => ![fixture, stripped, initEntry].includes(e.file))).toEqual([]);
+    expect(errors.filter((e) => ![fixture, stripped, initEntry, lambdaEntry].includes(e.file))).toEqual([]);
   });
 
   it('refuse a wrong field, a wrong type, an untyped payload, a missing or unknown queue', () => {

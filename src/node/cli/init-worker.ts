@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
-import { mkdir, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
+import { projectName } from './init-files.js';
 
 /**
  * The compatibility date the Worker is built and tested with (the project's own wrangler.toml):
@@ -9,16 +8,7 @@ import { basename, dirname, join } from 'node:path';
 const COMPATIBILITY_DATE = '2026-04-26';
 
 /** A Worker name wrangler takes: lowercase letters, digits and dashes, at most 63. */
-export function workerName(from: string): string {
-  const name = from
-    .toLowerCase()
-    .replace(/^@[^/]*\//, '')
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 63)
-    .replace(/-+$/, '');
-  return name || 'echomq';
-}
+export const workerName = projectName;
 
 /** The `wrangler.toml` `emq init worker` writes: the cron beat, `minify`, the vars and secrets. */
 export function wranglerToml(name: string): string {
@@ -81,31 +71,4 @@ export function workerFiles(name: string): ReadonlyMap<string, string> {
     ['wrangler.toml', wranglerToml(name)],
     [join('workers', 'index.ts'), WORKER_ENTRY],
   ]);
-}
-
-/** `emq init worker` found files it would overwrite: nothing was written. */
-export class WouldOverwriteError extends Error {
-  constructor(readonly paths: readonly string[]) {
-    super(`${paths.join(' and ')} already ${paths.length === 1 ? 'exists' : 'exist'}: nothing written (--force overwrites)`);
-    this.name = 'WouldOverwriteError';
-  }
-}
-
-/**
- * Writes a Worker to start from into `dir`: `wrangler.toml` and `workers/index.ts`, named `name`
- * (default: `dir`'s name, made a Worker name). Writes nothing when either file exists, unless
- * `force`. Resolves to the paths written, relative to `dir`.
- *
- * @example
- * await initWorker(process.cwd()); // ['wrangler.toml', 'workers/index.ts']
- */
-export async function initWorker(dir: string, options: { force?: boolean; name?: string } = {}): Promise<string[]> {
-  const files = workerFiles(workerName(options.name ?? basename(dir)));
-  const existing = [...files.keys()].filter((path) => existsSync(join(dir, path)));
-  if (existing.length > 0 && !options.force) throw new WouldOverwriteError(existing);
-  for (const [path, text] of files) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), text);
-  }
-  return [...files.keys()];
 }

@@ -1,20 +1,30 @@
+import { basename } from 'node:path';
 import { type Commands, EXIT } from './command.js';
-import { initWorker } from './init-worker.js';
+import { projectName, writeStarterFiles } from './init-files.js';
+import { lambdaFiles } from './init-lambda.js';
+import { workerFiles } from './init-worker.js';
 import { didYouMean, parseArgs, UsageError } from './strict-args.js';
 
 /** The usage lines of the init command, for `emq --help`. */
-export const INIT_USAGE = `  emq init worker [--name N] [--force]
-      Writes a Cloudflare Worker to start from into the current directory: wrangler.toml (the
-      cron beat, minify) and workers/index.ts (one typed queue). Refuses, writing nothing, when
-      either file exists (exit 1), unless --force. --name: the Worker's name (default: the
-      directory's).`;
+export const INIT_USAGE = `  emq init worker|lambda [--name N] [--force]
+      Writes a project to start from into the current directory. worker: a Cloudflare Worker,
+      wrangler.toml (the cron beat, minify) and workers/index.ts; lambda: an AWS Lambda function,
+      template.yaml (SAM: a Function URL, a beat a minute) and src/handler.ts. One typed queue
+      each. Refuses, writing nothing, when a file exists (exit 1), unless --force. --name: the
+      Worker's or function's name (default: the directory's).`;
+
+/** What each kind writes, and the next step it prints. */
+const KINDS: Readonly<Record<string, { files: (name: string) => ReadonlyMap<string, string>; next: string }>> = {
+  worker: { files: workerFiles, next: 'npm install -D wrangler, then npx wrangler dev' },
+  lambda: { files: lambdaFiles, next: 'sam build && sam deploy --guided (docs/guides/lambda.md)' },
+};
 
 /**
- * The init command by name, resolving to its exit code: `initWorker` in the working directory
- * (it needs no Redis).
+ * The init command by name, resolving to its exit code: the starter files of a platform in the
+ * working directory (it needs no Redis).
  *
  * @example
- * await initCommands().init(['worker', '--name', 'mail']); // writes wrangler.toml and workers/index.ts
+ * await initCommands().init(['lambda', '--name', 'mail']); // writes template.yaml and src/handler.ts
  */
 export function initCommands(): Commands {
   return {
@@ -25,13 +35,18 @@ export function initCommands(): Commands {
         options: { name: { type: 'string' }, force: { type: 'boolean' } },
       });
       const [kind, ...extra] = positionals;
-      if (kind !== 'worker' || extra.length > 0) {
+      const names = Object.keys(KINDS);
+      const chosen = kind !== undefined && Object.hasOwn(KINDS, kind) ? KINDS[kind] : undefined;
+      if (!chosen || extra.length > 0) {
         throw new UsageError(
-          kind === undefined || extra.length > 0 ? 'init takes what to write: worker' : `init writes a worker, not ${JSON.stringify(kind)}${didYouMean(kind, ['worker'])}`,
+          kind === undefined || extra.length > 0
+            ? `init takes what to write: ${names.join(' or ')}`
+            : `init writes ${names.join(' or ')}, not ${JSON.stringify(kind)}${didYouMean(kind, names)}`,
         );
       }
-      const written = await initWorker(process.cwd(), { force: values.force === true, ...(values.name === undefined ? {} : { name: values.name }) });
-      process.stderr.write(`[emq] wrote ${written.join(' and ')}; next: npm install -D wrangler, then npx wrangler dev\n`);
+      const dir = process.cwd();
+      const written = await writeStarterFiles(dir, chosen.files(projectName(values.name ?? basename(dir))), values.force === true);
+      process.stderr.write(`[emq] wrote ${written.join(' and ')}; next: ${chosen.next}\n`);
       return EXIT.ok;
     },
   };
