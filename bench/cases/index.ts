@@ -2,6 +2,7 @@ import type { BenchCase } from '../lib/context.js';
 import { adminChunks } from './admin-chunks.js';
 import { clusterCase } from './cluster.js';
 import { edgeBusy, edgeDelayed, edgeEnqueue, edgeIdle } from './edge.js';
+import { platformCloudflare, platformLambda } from './platforms.js';
 import { delayedBurst } from './delayed-burst.js';
 import { delayedSpread } from './delayed-spread.js';
 import { enqueueBulk } from './enqueue-bulk.js';
@@ -41,6 +42,8 @@ export const CASES: readonly BenchCase[] = [
   edgeIdle,
   edgeEnqueue,
   edgeDelayed,
+  platformCloudflare,
+  platformLambda,
   memory,
   groupsC1,
   groupsC10,

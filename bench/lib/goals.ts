@@ -63,6 +63,13 @@ export const GOALS: readonly Goal[] = [
   { case: 'edge-enqueue', figure: 'left_behind', better: 'lower', anchor: 'echomq', bound: 0, text: '0 (every job run by the drains)' },
   { case: 'edge-delayed', figure: 'requests_per_job', better: 'lower', anchor: 'echomq', bound: 1.5, text: '<= 1.5' },
   { case: 'edge-delayed', figure: 'left_behind', better: 'lower', anchor: 'echomq', bound: 0, text: '0 (every job run by the drains)' },
+  // issue 33: each platform's adapter held to the Worker's economics
+  ...['cloudflare', 'lambda'].flatMap((platform): Goal[] => [
+    { case: `platform-${platform}`, figure: 'idle_requests_per_event', better: 'lower', anchor: 'echomq', bound: 1, text: '1 (three queues)' },
+    { case: `platform-${platform}`, figure: 'requests_per_job', better: 'lower', anchor: 'echomq', bound: 2, text: '<= 2 (one at a time)' },
+    { case: `platform-${platform}`, figure: 'burst_requests_per_job', better: 'lower', anchor: 'echomq', bound: 1.2, text: '<= 1.2 (burst)' },
+    { case: `platform-${platform}`, figure: 'left_behind', better: 'lower', anchor: 'echomq', bound: 0, text: '0 (every job run by the drains)' },
+  ]),
   { case: 'memory', figure: 'bytes_per_job', better: 'lower', anchor: 'bullmq', minRatio: 1, text: "<= BullMQ's" },
   { case: 'memory', figure: 'bytes_per_job', better: 'lower', anchor: 'bullmq', bound: 200, text: '<= 200 B' },
   { case: 'groups-c10', figure: 'jobs_per_s', better: 'higher', anchor: 'groupmq', minRatio: 2.2, text: '>= 2.2x groupmq' },

@@ -37,8 +37,12 @@ export interface LambdaHandlerOptions<Payloads = Record<string, unknown>> extend
   readonly env?: LambdaEnv;
 }
 
-/** The Lambda handler: a scheduled event's beats, or an HTTP event's answer (API Gateway v1 and v2, a Function URL, an ALB). */
-export type EchomqLambdaHandler = ((event: LambdaEvent | LambdaScheduledEvent, context: LambdaInvocationContext) => Promise<unknown>) & {
+/**
+ * The Lambda handler: a scheduled event's beats, or an HTTP event's answer (API Gateway v1 and v2,
+ * a Function URL, an ALB). The event is what Lambda delivers, told apart at run time
+ * (isScheduledEvent); an HTTP one goes to hono's Lambda adapter as it came.
+ */
+export type EchomqLambdaHandler = ((event: unknown, context: LambdaInvocationContext) => Promise<unknown>) & {
   /** The host beneath: its hono app, for tests and composition. */
   readonly host: BeatHost<LambdaEnv>;
   /**
@@ -147,7 +151,7 @@ export function createLambdaHandler<Payloads extends { [Name in keyof Payloads]:
   });
   const http = handle(app);
 
-  const handler = async (event: LambdaEvent | LambdaScheduledEvent, context: LambdaInvocationContext): Promise<unknown> => {
+  const handler = async (event: unknown, context: LambdaInvocationContext): Promise<unknown> => {
     const timeLeftMs = (): number => context.getRemainingTimeInMillis() - TIME_MARGIN_MS;
     if (isScheduledEvent(event)) {
       const trigger = event.resources?.[0] ?? event.source ?? 'schedule';
@@ -158,7 +162,8 @@ export function createLambdaHandler<Payloads extends { [Name in keyof Payloads]:
     }
     const kept: Array<Promise<unknown>> = [];
     pending.set(context, kept);
-    const answer = await http(event, context as LambdaContext);
+    // an HTTP event of one of the shapes hono's adapter reads (it answers 400 to one it cannot)
+    const answer = await http(event as LambdaEvent, context as LambdaContext);
     // the drains the answer started end before it goes: a frozen instance would hold them
     if (kept.length > 0) {
       const waited = new AbortController();

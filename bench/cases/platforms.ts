@@ -1,0 +1,221 @@
+import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
+import { scripts } from '../../src/generated/scripts.js';
+import { createLambdaHandler, type LambdaEnv } from '../../src/lambda/index.js';
+import { Leases } from '../../src/lease/leases.js';
+import { startBridge } from '../../src/node/bridge/index.js';
+import { Queue } from '../../src/queue/queue.js';
+import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
+import { type BenchCase, type BenchContext, benchQueueName, type Figures, sized } from '../lib/context.js';
+
+const root = join(import.meta.dirname, '..', '..');
+
+/**
+ * What each serverless platform costs in Redis requests (issue 33, section 4), measured as the
+ * Worker's edge cases are (bench/cases/edge.ts): the platform's adapter run on Node over
+ * @upstash/redis through the Upstash-REST bridge, which counts every HTTP request (each a billed
+ * Upstash request). One case per platform, the same figures each:
+ * - `idle_requests_per_event`: a scheduled event of a host serving three queues with nothing to claim;
+ * - `requests_per_job` / `burst_requests_per_job`: jobs enqueued through the platform's API, one at
+ *   a time (20 ms apart, one warm instance) and all at once, counting the enqueues themselves;
+ * - `delayed_requests_per_job`: the same one at a time, each job delayed 500 ms;
+ * - `requests_per_slot`: a scheduled event that fires an every-200 ms scheduler for its 2 s;
+ * - `left_behind`: jobs no drain after an enqueue ran (left to the next scheduled event);
+ * - `bundle_kb` / `bundle_gzip_kb`: the adapter's entry bundled and minified with esbuild, as a
+ *   deployment ships it.
+ * On Lambda a burst is a request per instance (Lambda runs one request at a time in an instance
+ * and scales out for the rest): each a fresh handler, none sharing another's drain.
+ */
+interface PlatformDriver {
+  /** A scheduled event, resolved when it and what it started are over. */
+  scheduled(): Promise<void>;
+  /** An HTTP request to the API (POST with a JSON body), resolved with the answer. */
+  post(path: string, body: unknown): Promise<Response>;
+  /** Resolves once what the requests started after their answers (waitUntil) is over. */
+  settled(): Promise<void>;
+}
+
+/** Makes a warm instance of the platform serving `queues` (no-op handlers) on `env`. */
+type PlatformFactory = (queues: readonly string[], env: PlatformEnv) => PlatformDriver;
+
+/** The environment every platform's instance gets: the bridge's REST endpoint, the API token, the drain window. */
+type PlatformEnv = WorkerEnv & LambdaEnv;
+
+const handlersFor = (queues: readonly string[]): Record<string, () => void> => Object.fromEntries(queues.map((q) => [q, () => {}]));
+
+/** Cloudflare: createWorker, its waitUntil promises awaited as the isolate would keep them. */
+const cloudflare: PlatformFactory = (queues, env) => {
+  const w = createWorker({ handlers: handlersFor(queues), log: () => {} });
+  const pending: Array<Promise<unknown>> = [];
+  const ctx = { waitUntil: (p: Promise<unknown>) => void pending.push(p) };
+  const settled = async (): Promise<void> => {
+    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+  };
+  return {
+    scheduled: async () => {
+      await w.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, env, ctx);
+      await settled();
+    },
+    post: async (path, body) =>
+      w.fetch(new Request(`http://edge${path}`, { method: 'POST', headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' }, body: JSON.stringify(body) }), env, ctx),
+    settled,
+  };
+};
+
+/** A Function URL request, as Lambda hands it to the handler. */
+function functionUrlEvent(path: string, body: unknown): APIGatewayProxyEventV2 {
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: path,
+    rawQueryString: '',
+    headers: { host: 'fn.lambda-url.us-east-1.on.aws', 'content-type': 'application/json', authorization: 'Bearer bench' },
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'fn',
+      domainName: 'fn.lambda-url.us-east-1.on.aws',
+      domainPrefix: 'fn',
+      http: { method: 'POST', path, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' },
+      requestId: randomBytes(8).toString('hex'),
+      routeKey: '$default',
+      stage: '$default',
+      time: new Date().toUTCString(),
+      timeEpoch: Date.now(),
+    },
+    body: JSON.stringify(body),
+    isBase64Encoded: false,
+  };
+}
+
+/** Lambda: createLambdaHandler invoked as Lambda invokes it, a minute left each time. */
+const lambda: PlatformFactory = (queues, env) => {
+  const handler = createLambdaHandler({ handlers: handlersFor(queues), log: () => {}, env: { ...env } });
+  const context = { getRemainingTimeInMillis: () => 60_000 };
+  return {
+    scheduled: async () => void (await handler({ 'detail-type': 'Scheduled Event', source: 'aws.events' }, context)),
+    post: async (path, body) => {
+      const answer = (await handler(functionUrlEvent(path, body), context)) as { statusCode: number; body?: string };
+      return new Response(answer.body ?? null, { status: answer.statusCode });
+    },
+    // an invocation answers only once its drain is over: nothing runs after
+    settled: async () => {},
+  };
+};
+
+/** Each platform's factory, whether a burst shares one instance, and the entry its bundle is measured from. */
+const PLATFORMS: Readonly<Record<string, { factory: PlatformFactory; burstShares: boolean; entry: string }>> = {
+  cloudflare: { factory: cloudflare, burstShares: true, entry: 'export { createWorker } from "./src/edge/index.ts";' },
+  lambda: { factory: lambda, burstShares: false, entry: 'export { createLambdaHandler } from "./src/lambda/index.ts";' },
+};
+
+/** A bridge over the bench's Redis with every script cached (as a Redis that served before has them), and its request count. */
+async function onBridge<T>(ctx: BenchContext, work: (env: PlatformEnv, requests: () => number, transport: UpstashTransport) => Promise<T>): Promise<T> {
+  const token = randomBytes(12).toString('hex');
+  const bridge = await startBridge({ redisUrl: ctx.url, token });
+  try {
+    for (const script of Object.values(scripts)) await ctx.admin.script('LOAD', script.lua);
+    const transport = UpstashTransport.connect({ url: bridge.url, token });
+    const warm = new Queue(transport, benchQueueName('platform-warm'));
+    await warm.stats();
+    await new Leases(warm).beat({ n: 0, leaseMs: 1000 });
+    const env: PlatformEnv = { UPSTASH_REDIS_REST_URL: bridge.url, UPSTASH_REDIS_REST_TOKEN: token, EMQ_TOKEN: 'bench', EMQ_DRAIN_ON_ENQUEUE_MS: '1000' };
+    bridge.reset();
+    return await work(env, () => bridge.stats().requests, transport);
+  } finally {
+    await bridge.close();
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The adapter's entry bundled for its platform, minified: its size and gzipped size in KiB. */
+async function bundleSize(entry: string): Promise<{ bundle_kb: number; bundle_gzip_kb: number }> {
+  const out = await build({
+    stdin: { contents: entry, resolveDir: root, loader: 'ts' },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'node',
+    write: false,
+    logLevel: 'silent',
+  });
+  const bytes = out.outputFiles[0]!.contents;
+  return { bundle_kb: Math.round(bytes.length / 1024), bundle_gzip_kb: Math.round(gzipSync(bytes).length / 1024) };
+}
+
+/** The economics of one platform (see above). */
+async function economics(ctx: BenchContext, platform: string): Promise<Figures> {
+  const { factory, burstShares, entry } = PLATFORMS[platform]!;
+  const n = sized(ctx, { full: 50, quick: 20, smoke: 3 });
+  return onBridge(ctx, async (env, requests, transport) => {
+    // an idle event over three queues, after the instance's first (which may load scripts)
+    const idleNames = [1, 2, 3].map(() => benchQueueName(`${platform}-idle`));
+    for (const name of idleNames) await new Queue(transport, name).add(1, { delayMs: 3_600_000 });
+    const idle = factory(idleNames, env);
+    await idle.scheduled();
+    let before = requests();
+    const events = 5;
+    for (let i = 0; i < events; i++) await idle.scheduled();
+    const idleRequests = (requests() - before) / events;
+
+    const through = async (jobs: number, gapMs: number | null, delayMs: number): Promise<{ perJob: number; completed: number }> => {
+      const name = benchQueueName(`${platform}-api`);
+      const shared = factory([name], env);
+      const body = (i: number): unknown => ({ payload: i, ...(delayMs > 0 ? { delayMs } : {}) });
+      before = requests();
+      if (gapMs === null) {
+        const instances = Array.from({ length: jobs }, () => (burstShares ? shared : factory([name], env)));
+        await Promise.all(instances.map((instance, i) => instance.post(`/v1/queues/${name}/jobs`, body(i))));
+        await Promise.all(instances.map((instance) => instance.settled()));
+      } else {
+        for (let i = 0; i < jobs; i++) {
+          await shared.post(`/v1/queues/${name}/jobs`, body(i));
+          await sleep(gapMs);
+        }
+        await shared.settled();
+      }
+      const spent = requests() - before;
+      const { counts } = await new Queue(transport, name).stats();
+      return { perJob: spent / jobs, completed: counts.completed };
+    };
+    const single = await through(n, 20, 0);
+    const burst = await through(n * 4, null, 0);
+    const delayed = await through(n, 20, 500);
+
+    // a scheduler every 200 ms, fired by one scheduled event drained for 2 s
+    const slotName = benchQueueName(`${platform}-slots`);
+    const slots = new Queue(transport, slotName);
+    await slots.upsertScheduler('tick', { every: 200 }, { payload: 1 });
+    const ticking = factory([slotName], { ...env, EMQ_BEAT_DEADLINE_MS: '2000', EMQ_JOB_TIMEOUT_MS: '100' });
+    before = requests();
+    await ticking.scheduled();
+    const slotRequests = requests() - before;
+    const fired = (await slots.stats()).counts.completed;
+    await slots.removeScheduler('tick');
+
+    return {
+      idle_requests_per_event: idleRequests,
+      requests_per_job: single.perJob,
+      burst_requests_per_job: burst.perJob,
+      delayed_requests_per_job: delayed.perJob,
+      requests_per_slot: fired > 0 ? slotRequests / fired : Number.NaN,
+      left_behind: n * 6 - single.completed - burst.completed - delayed.completed,
+      jobs: n * 6,
+      ...(await bundleSize(entry)),
+    };
+  });
+}
+
+/** `platform-<name>`: one platform's economics (see above). */
+const platformCase = (platform: string): BenchCase => ({
+  name: `platform-${platform}`,
+  impls: ['echomq'],
+  run: (ctx) => economics(ctx, platform),
+});
+
+export const platformCloudflare = platformCase('cloudflare');
+export const platformLambda = platformCase('lambda');
