@@ -13,6 +13,7 @@ import { broken, type Scenario, type ScenarioResult } from './lib/scenario.js';
 import { clusterFailover } from './scenarios/cluster-failover.js';
 import { dedupeFaults } from './scenarios/dedupe-faults.js';
 import { edgeDrainFaults, edgeFaults } from './scenarios/edge-faults.js';
+import { platformsFaults } from './scenarios/platforms-faults.js';
 import { flowFaults } from './scenarios/flow-faults.js';
 import { fuzzHttp } from './scenarios/fuzz-http.js';
 import { fuzzOptions } from './scenarios/fuzz-options.js';
@@ -24,7 +25,7 @@ import { redisRestartEverysec } from './scenarios/redis-restart-everysec.js';
 import { schedulerFaults } from './scenarios/scheduler-faults.js';
 import { soak } from './scenarios/soak.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, edgeDrainFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, partitionFaults, clusterFailover, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, edgeDrainFaults, platformsFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, partitionFaults, clusterFailover, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },

@@ -2,51 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { startBridge } from '../../src/node/bridge/index.js';
-import { type FaultKind, type InjectedFault, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
+import { type InjectedFault, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue/queue.js';
-import { checkInvariants } from '../../test/invariants.js';
-import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed } from '../lib/results-events.js';
+import { accountForJobs } from '../lib/edge-accounting.js';
+import { CHAOS_EVENTS_MAX_LEN } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
-
-/** Every string in a REST reply, base64-decoded as well (the client asks for base64 strings), joined. */
-function replyText(reply: string): string {
-  const texts: string[] = [reply];
-  const walk = (value: unknown): void => {
-    if (typeof value === 'string') texts.push(Buffer.from(value, 'base64').toString());
-    else if (Array.isArray(value)) value.forEach(walk);
-    else if (value !== null && typeof value === 'object') Object.values(value).forEach(walk);
-  };
-  try {
-    walk(JSON.parse(reply));
-  } catch {
-    // not JSON: the raw text is all there is
-  }
-  return texts.join('\n');
-}
-
-/**
- * Why each job that ran more than once did: the kind of the first fault, after its first run, that
- * hit a request naming the job (a settle or a beat for it in its request, a claim answering it in
- * its reply): what came after is the recovery. `no_fault_names_it` when none did (a lease that
- * lapsed under a slow beat with no fault of its own).
- */
-function rerunsByFault(runs: ReadonlyMap<string, readonly number[]>, faults: readonly InjectedFault[]): Record<string, number> {
-  const texts = faults
-    .map((fault) => ({ kind: fault.kind, at: fault.at, text: `${fault.request}\n${fault.reply ? replyText(fault.reply) : ''}` }))
-    .sort((a, b) => a.at - b.at);
-  const out: Record<string, number> = {};
-  for (const [id, times] of runs) {
-    if (times.length < 2) continue;
-    // the id whole: JOB:12 is not named by a request for JOB:121
-    const named = new RegExp(`${id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9])`);
-    const cause = texts.find((t) => t.at >= times[0]! && t.at <= times.at(-1)! && named.test(t.text));
-    const why: FaultKind | 'no_fault_names_it' = cause?.kind ?? 'no_fault_names_it';
-    out[why] = (out[why] ?? 0) + 1;
-  }
-  return out;
-}
 
 /**
  * The edge path over a faulty network: the Worker's own code (its API and its scheduled drains,
@@ -168,24 +130,7 @@ function edgeScenario(name: string, drainOnEnqueueMs: number): Scenario {
           if (counts.active > 0) await new Promise((resolve) => setTimeout(resolve, 500));
           counts = await stats();
         }
-        // every row: which job (payload n), its state, claims and result
-        const rows: Array<{ id: string; n: number; state: string; attempts: number; result: string | undefined }> = [];
-        const prefix = `emq:{${QUEUE}}:job:`;
-        for (const key of await raw.keys(`${prefix}*`)) {
-          const [d, s, a, r] = await raw.hmget(key, 'd', 's', 'a', 'r');
-          const n = (JSON.parse(d ?? '{}') as { n: number }).n;
-          rows.push({ id: key.slice(prefix.length), n, state: s ?? '', attempts: Number(a ?? 0), result: r ?? undefined });
-        }
-        const perN = new Map<number, number>();
-        for (const row of rows) perN.set(row.n, (perN.get(row.n) ?? 0) + 1);
-        const duplicates = [...perN.values()].reduce((sum, c) => sum + (c - 1), 0);
-        const lost = Array.from({ length: jobs }, (_, n) => n).filter((n) => !perN.has(n)).length - gaveUp;
-        const rerun = [...runs.values()].filter((times) => times.length > 1).length;
-        // a job run again was claimed again: its first lease lapsed (its reply or its settle lost)
-        const unexplained = rows.filter((row) => (runs.get(row.id)?.length ?? 0) > row.attempts).length;
-        const violations = await checkInvariants(raw, QUEUE);
-        const nOf = new Map(rows.map((row) => [row.id, row.n]));
-        const checked = await checkResultsAndEvents(queue, rows, (id) => ({ n: nOf.get(id)! * 2 }), await eventsStreamTrimmed(raw, QUEUE));
+        const accounted = await accountForJobs(raw, queue, jobs, gaveUp, runs, injected);
         return {
           scenario: name,
           jobs,
@@ -194,17 +139,11 @@ function edgeScenario(name: string, drainOnEnqueueMs: number): Scenario {
           acknowledged,
           enqueue_gave_up: gaveUp,
           client_retries: clientRetries,
-          jobs_lost: Math.max(0, lost),
-          duplicate_jobs: duplicates,
           completed: counts.completed,
           // attempts used up on leases lost to the faults (3 by default): dead, as designed
           dead: counts.dead,
           not_finished: counts.pending + counts.scheduled + counts.active,
-          ran_more_than_once: rerun,
-          reruns_by_fault: rerunsByFault(runs, injected),
-          reruns_unexplained: unexplained,
-          invariant_violations: violations.length,
-          ...checked,
+          ...accounted,
           duration_s: Math.round((performance.now() - started) / 100) / 10,
         };
       } finally {
