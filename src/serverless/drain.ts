@@ -285,7 +285,12 @@ export class QueueDrain<P = unknown> {
   private async sleep(dueAt: number | null, dueServer: number | null = null): Promise<boolean> {
     for (;;) {
       const ackBy = this.shared.carriedDueAt(this.settings.ackWithinMs);
-      if (dueAt === null && ackBy === null) return false;
+      if (dueAt === null && ackBy === null) {
+        // ending, as of now: work that arrives before the caller's `break` runs (its replies read
+        // in the same turn as ours) is not ours to claim (covers() says so), it starts a drain
+        this.phase = 'done';
+        return false;
+      }
       const until = Math.min(dueAt ?? Infinity, ackBy ?? Infinity);
       this.phase = 'sleeping';
       await sleep(until - Date.now());

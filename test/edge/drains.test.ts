@@ -6,6 +6,8 @@ import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { createWorker, type WorkerEnv, type WorkerOptions } from '../../src/edge/worker.js';
 import { RateLimitedError } from '../../src/handler.js';
 import { Queue } from '../../src/queue/queue.js';
+import { createBeatHost } from '../../src/serverless/host.js';
+import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { type RunningBridge, startBridge } from '../../src/node/bridge/index.js';
 import { queueName, sleep, until } from '../helpers.js';
 import { usePrivateRedis } from '../private-redis.js';
@@ -252,12 +254,46 @@ describe('the edge drains on a Redis that forgot its scripts', () => {
     expect((await w.enqueue(name, { payload: 1 })).status).toBe(201);
     await w.settled();
     // every script forgotten: the enqueue runs again alone by EVAL, its ride after NOSCRIPT too,
-    // in either order; the job still runs in this drain, not at the next cron
-    await own.raw.script('FLUSH');
-    expect((await w.enqueue(name, { payload: 2 })).status).toBe(201);
-    await w.settled();
-    expect(w.payloads).toEqual([1, 2]);
+    // in either order; the job still runs in this drain, not at the next cron. Several times: the
+    // ride that claimed nothing ends its drain while the enqueue's reply asks whether a drain will
+    // claim the job, and a drain that has decided to end must not say it will
+    for (let i = 2; i <= 9; i++) {
+      await own.raw.script('FLUSH');
+      expect((await w.enqueue(name, { payload: i })).status).toBe(201);
+      await w.settled();
+      expect(w.payloads).toEqual(Array.from({ length: i }, (_, j) => j + 1));
+    }
     const queue = new Queue(UpstashTransport.connect({ url: own.restBridge.url, token }), name);
-    expect((await queue.stats()).counts).toMatchObject({ completed: 2, pending: 0, active: 0 });
+    expect((await queue.stats()).counts).toMatchObject({ completed: 9, pending: 0, active: 0 });
+  });
+
+  it('runs a job enqueued through a fresh host over ioredis whose riding claim ran before its enqueue after NOSCRIPT, every time', async () => {
+    // a cold instance (a new host and connection) after the scripts were forgotten: over ioredis
+    // the enqueue and its ride go again by EVAL and may run in either order; their replies come in
+    // one read, so the drain of a ride that claimed nothing and the enqueue's question (will a
+    // drain claim this job?) interleave: a drain that decided to end must not answer that it will
+    const name = queueName('noscript-tcp');
+    const ran: number[] = [];
+    for (let i = 1; i <= 10; i++) {
+      await own.raw.script('FLUSH');
+      const transport = IoredisTransport.connect(own.at.redisUrl);
+      const host = createBeatHost(
+        { handlers: { [name]: (job: { payload: unknown }) => void ran.push(job.payload as number) }, log: () => {} },
+        { label: 'test host', secretHint: 'EMQ_TOKEN', connect: () => transport, settingsOf: () => ({ EMQ_TOKEN: 'edge', EMQ_DRAIN_ON_ENQUEUE_MS: '1000', EMQ_ACK_WITHIN_MS: '0' }) },
+      );
+      try {
+        const pending: Array<Promise<unknown>> = [];
+        const answer = await host.fetch(
+          new Request(`http://host/v1/queues/${name}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer edge', 'Content-Type': 'application/json' }, body: JSON.stringify({ payload: i }) }),
+          {},
+          { waitUntil: (p) => void pending.push(p) },
+        );
+        expect(answer.status).toBe(201);
+        while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+        expect(ran, `job ${i}`).toEqual(Array.from({ length: i }, (_, j) => j + 1));
+      } finally {
+        await transport.close();
+      }
+    }
   });
 });
