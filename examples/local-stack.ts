@@ -18,7 +18,9 @@
  * partitions (on a cluster, spread over the masters) takes jobs of 8 groups from both runtimes,
  * each group in order. Ctrl-C
  * ends everything cleanly. `--once` exits when the mix is done;
- * `--no-edge` leaves the bridge and the Worker out; `--cluster` runs it all over a Redis Cluster.
+ * `--no-edge` leaves the bridge and the Worker out; `--cluster` runs it all over a Redis Cluster;
+ * `--platform lambda` runs an AWS Lambda function (examples/lambda-local.ts: createLambdaHandler
+ * behind a local Function URL, an EventBridge beat every 10 s) in place of the Worker.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,10 +37,21 @@ import type { Transport } from '../src/transport.js';
 import { startLocalCluster } from '../src/node/local-cluster.js';
 import { connectTarget, type RedisTarget, redisTargetFromEnv, targetName } from '../src/node/redis-target.js';
 import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
+import { startLocalLambda } from './lambda-local.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const once = process.argv.includes('--once');
 const withEdge = !process.argv.includes('--no-edge');
+/** Which serverless platform runs beside the Node consumer: the Worker (default) or a Lambda function. */
+const PLATFORMS = ['cloudflare', 'lambda'] as const;
+const platformArg = process.argv[process.argv.indexOf('--platform') + 1];
+const platform = (process.argv.includes('--platform') ? platformArg : 'cloudflare') as (typeof PLATFORMS)[number];
+/** How the platform's runtime names itself in the demo's lines, and in what the stack says. */
+if (!PLATFORMS.includes(platform)) {
+  console.error(`npm start: --platform takes ${PLATFORMS.join(' or ')}, not ${JSON.stringify(platformArg)}`);
+  process.exit(2);
+}
+const RUNTIME = platform === 'lambda' ? { label: 'lambda', name: 'the Lambda function' } : { label: 'edge', name: 'the Worker' };
 const asCluster = process.argv.includes('--cluster');
 const t0 = performance.now();
 const say = (line: string): void => console.log(`${((performance.now() - t0) / 1000).toFixed(2).padStart(6)}s  ${line}`);
@@ -136,7 +149,7 @@ async function dashboardCheck(nodeUrl: string, edgeUrl: string | undefined): Pro
   // the API's counts in the page's order of states
   const api = node.split(', ').map((cell) => `${cell.split(' ')[0]} ${counts[cell.split(' ')[0]!] ?? '?'}`).join(', ');
   const edge = edgeUrl ? await rowOf(edgeUrl) : undefined;
-  return `dashboard: /ui shows "${QUEUE}" with ${node}; the same as GET /v1/queues (${node === api})${edge === undefined ? '' : ` and as the Worker's /ui (${edge === node})`}`;
+  return `dashboard: /ui shows "${QUEUE}" with ${node}; the same as GET /v1/queues (${node === api})${edge === undefined ? '' : ` and as ${RUNTIME.name}'s /ui (${edge === node})`}`;
 }
 
 async function main(): Promise<void> {
@@ -170,6 +183,8 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   let edgeUrl: string | undefined;
+  /** One scheduled event of the platform's runtime (the Worker's cron, Lambda's EventBridge schedule). */
+  let edgeBeat: () => void = () => {};
   if (withEdge) {
     try {
       const token = randomBytes(16).toString('hex');
@@ -177,13 +192,22 @@ async function main(): Promise<void> {
       const bridge = await startBridge({ ...(target.kind === 'url' ? { redisUrl: target.url } : { clusterNodes: target.nodes }), token });
       cleanups.push(() => bridge.close());
       say(`bridge: Upstash REST over ${target.kind === 'cluster' ? 'the Redis Cluster' : 'Redis'} on ${bridge.url}`);
-      const worker = await startWorker(bridge, token);
-      cleanups.push(() => {
-        worker.child.kill('SIGTERM');
-      });
-      edgeUrl = worker.url;
-      say(`worker: wrangler dev on ${edgeUrl} (scheduled beat every ${BEAT_EVERY_MS / 1000} s)`);
-      const beat = setInterval(() => void fetch(`${edgeUrl}/__scheduled?cron=*+*+*+*+*`).catch(() => {}), BEAT_EVERY_MS);
+      if (platform === 'lambda') {
+        const fn = await startLocalLambda(bridge.url, token, say);
+        cleanups.push(() => fn.close());
+        edgeUrl = fn.url;
+        edgeBeat = () => void fn.beat();
+        say(`lambda: createLambdaHandler behind a Function URL on ${edgeUrl} (an EventBridge beat every ${BEAT_EVERY_MS / 1000} s)`);
+      } else {
+        const worker = await startWorker(bridge, token);
+        cleanups.push(() => {
+          worker.child.kill('SIGTERM');
+        });
+        edgeUrl = worker.url;
+        edgeBeat = () => void fetch(`${worker.url}/__scheduled?cron=*+*+*+*+*`).catch(() => {});
+        say(`worker: wrangler dev on ${edgeUrl} (scheduled beat every ${BEAT_EVERY_MS / 1000} s)`);
+      }
+      const beat = setInterval(edgeBeat, BEAT_EVERY_MS);
       cleanups.push(() => clearInterval(beat));
     } catch (error) {
       say(`npm start: ${(error as Error).message}`);
@@ -195,7 +219,7 @@ async function main(): Promise<void> {
   // Worker serves the same pages at its own /ui
   const dashboard = await serveDashboard(transport);
   cleanups.push(() => dashboard.close());
-  say(`dashboard: ${dashboard.url}/ui (Node, live over SSE)${edgeUrl ? `; the Worker's: ${edgeUrl}/ui (reloads every 5 s)` : ''}`);
+  say(`dashboard: ${dashboard.url}/ui (Node, live over SSE)${edgeUrl ? `; ${RUNTIME.name}'s: ${edgeUrl}/ui (reloads every 5 s)` : ''}`);
 
   const startConsumer = (): Consumer<DemoPayload> =>
     new Consumer<DemoPayload>(connectTarget(redis.target), QUEUE, (job: Job<DemoPayload>, { progress }) => demoHandler(job, 'node', say, progress), {
@@ -219,10 +243,10 @@ async function main(): Promise<void> {
     // the same jobs, the same shape: a BulkJob as JSON is a job of the bulk route's body
     const edgeJobs = mix('edge').map((j) => ({ ...j, backoff: 300 }));
     const res = await fetch(`${edgeUrl}/v1/queues/${QUEUE}/jobs/bulk`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jobs: edgeJobs }) });
-    if (res.status !== 201) say(`the Worker refused the bulk enqueue: ${res.status} ${await res.text()}`);
+    if (res.status !== 201) say(`${RUNTIME.name} refused the bulk enqueue: ${res.status} ${await res.text()}`);
     else total += edgeJobs.length;
   }
-  say(`enqueued ${total} jobs on "${QUEUE}"${edgeUrl ? ' (half through the Worker, half from Node)' : ''}: tenant-a (limit 2), tenant-b, delayed, flaky, doomed`);
+  say(`enqueued ${total} jobs on "${QUEUE}"${edgeUrl ? ` (half through ${RUNTIME.name}, half from Node)` : ''}: tenant-a (limit 2), tenant-b, delayed, flaky, doomed`);
 
   const settled = async (): Promise<void> => {
     for (;;) {
@@ -256,13 +280,13 @@ async function main(): Promise<void> {
   if (edgeUrl) {
     // the Worker alone: its beat fires the slot due, then sleeps until each next one within its deadline
     await consumer.stop(2_000);
-    say('node: consumer stopped for a moment: the Worker fires the next scheduler on its own');
+    say(`node: consumer stopped for a moment: ${RUNTIME.name} fires the next scheduler on its own`);
     await queue.upsertScheduler('edge-heartbeat', { every: 1000, limit: 3 }, { payload: { kind: 'report', message: 'edge heartbeat' } });
-    void fetch(`${edgeUrl}/__scheduled?cron=*+*+*+*+*`).catch(() => {});
+    edgeBeat();
     await firedAll('edge-heartbeat', 3);
     total += 3;
     await settled();
-    say(`scheduler ${await shown('edge-heartbeat')}: each slot fired by the Worker's beat`);
+    say(`scheduler ${await shown('edge-heartbeat')}: each slot fired by ${RUNTIME.name}'s beat`);
     consumer = startConsumer();
     say('node: consumer back');
   }
@@ -300,7 +324,7 @@ async function main(): Promise<void> {
   for (let page = await queue.readEvents({ after: flowFrom, limit: 1000 }); page.next !== flowFrom; page = await queue.readEvents({ after: flowFrom, limit: 1000 })) flowFrom = page.next;
   if (edgeUrl) {
     const res = await fetch(`${edgeUrl}/v1/flows`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(tree) });
-    if (res.status !== 201) say(`the Worker refused the flow: ${res.status} ${await res.text()}`);
+    if (res.status !== 201) say(`${RUNTIME.name} refused the flow: ${res.status} ${await res.text()}`);
   } else {
     await new Flows(transport).add(tree);
   }
@@ -344,7 +368,7 @@ async function main(): Promise<void> {
   let partsTotal = 16;
   if (edgeUrl) {
     const res = await fetch(`${edgeUrl}/v1/queues/${PARTS}/jobs/bulk`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jobs: partsJobs(16) }) });
-    if (res.status !== 201) say(`the Worker refused the partitioned bulk enqueue: ${res.status} ${await res.text()}`);
+    if (res.status !== 201) say(`${RUNTIME.name} refused the partitioned bulk enqueue: ${res.status} ${await res.text()}`);
     else partsTotal += 16;
   }
   for (let i = 0; i < 150 && (await parts.counts()).completed < partsTotal; i++) await sleep(200);
@@ -358,7 +382,7 @@ async function main(): Promise<void> {
   const byNode = [...partsRuns.values()].reduce((n, runs) => n + runs.length, 0);
   const inOrder = [...partsRuns.values()].every((runs) => runs.every((n, i) => i === 0 || n > runs[i - 1]!));
   say(
-    `partitioned: "${PARTS}" over ${PARTITIONS} partitions${masters ? ` (on the masters: ${[...masters.values()].join('/')})` : ''}: ${(await parts.counts()).completed} of ${partsTotal} jobs completed, ${byNode} by the Node consumer${edgeUrl ? ' and the rest by the Worker' : ''}; each group in order on Node (${inOrder})`,
+    `partitioned: "${PARTS}" over ${PARTITIONS} partitions${masters ? ` (on the masters: ${[...masters.values()].join('/')})` : ''}: ${(await parts.counts()).completed} of ${partsTotal} jobs completed, ${byNode} by the Node consumer${edgeUrl ? ` and the rest by ${RUNTIME.name}` : ''}; each group in order on Node (${inOrder})`,
   );
 
   const overview = (await queueOverviews(transport)).find((o) => o.queue === QUEUE);

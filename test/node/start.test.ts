@@ -24,19 +24,19 @@ async function runStack(flags: string[]): Promise<{ code: number | null; out: st
 }
 
 /** What the mix, the schedulers, the rate limit and the flow print, on one Redis or a cluster alike. */
-function expectTheDemo(expect: ExpectStatic, out: string): void {
+function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'lambda' = 'edge'): void {
   const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
   expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0 });
-  expect(out).toMatch(/\[edge\] JOB:\d+ attempt 1/);
+  expect(out).toMatch(new RegExp(`\\[${platform}\\] JOB:\\d+ attempt 1`));
   expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
   expect([...out.matchAll(/\[node\] JOB:heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
-  expect([...out.matchAll(/\[edge\] JOB:edge-heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
+  expect([...out.matchAll(new RegExp(`\\[${platform}\\] JOB:edge-heartbeat@\\d+ attempt 1`, 'g'))]).toHaveLength(3);
   expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
   expect(out).toMatch(/flow: pdf-1 merged \{"merged":4\} from pages \[1,2,3,4\], run 1 time\(s\), after the last page \(true\)/);
   expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   // the dashboard's queues page on Node shows what the API answers, and the Worker's the same
   expect(out).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\/ui \(Node, live over SSE\)/);
-  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, active 0, waiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as the Worker's \/ui \(true\))?/);
+  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, active 0, waiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as (the Worker|the Lambda function)'s \/ui \(true\))?/);
 }
 
 // the two stacks side by side: each waits on its demo's clocks (heartbeats a second apart, a
@@ -72,5 +72,14 @@ describe.concurrent('npm start', () => {
     // four pages, then their parent merges them once, after the last page
     expectTheDemo(expect, out);
     expect(out).toMatch(/\[(node|edge)\] JOB:pdf-1 merges 4 children/);
+  }, 90_000);
+
+  it('runs the Lambda function in place of the Worker with --platform lambda: its Function URL takes half the mix, its EventBridge beat fires a scheduler alone', async ({ expect }) => {
+    const { code, out } = await runStack(['--platform', 'lambda']);
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/lambda: createLambdaHandler behind a Function URL on http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).not.toMatch(/wrangler dev/);
+    expectTheDemo(expect, out, 'lambda');
+    expect(out).toMatch(/each slot fired by the Lambda function's beat/);
   }, 90_000);
 });
