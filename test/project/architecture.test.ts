@@ -80,6 +80,11 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
     why: 'the edge runtime runs in workerd: no Node, no ioredis',
   },
   {
+    room: (m) => ['vercel', 'netlify', 'deno'].includes(roomOf(m)),
+    forbids: (t) => t.startsWith('node:') || t === 'ioredis' || inRoom(t, 'node'),
+    why: "Vercel's and Netlify's edge runtimes and Deno have no Node of their own: TCP is the caller's `connect`",
+  },
+  {
     room: (m) => roomOf(m).startsWith('node'),
     forbids: (t) => t.startsWith('@upstash/') || inRoom(t, 'serverless', ...ADAPTERS),
     why: 'the Node runtime never imports the serverless one',
@@ -143,6 +148,8 @@ describe('the dependency rules', () => {
       ['serverless/host', 'hono/aws-lambda'],
       ['serverless/host', 'src/edge/worker'],
       ['lambda/handler', 'src/edge/worker'],
+      ['vercel/handlers', 'ioredis'],
+      ['netlify/functions', 'src/node/ioredis-transport'],
       ['edge/worker', 'src/vercel/route'],
       ['queue/queue', 'src/serverless/host'],
       ['http/app', 'src/serverless/host'],

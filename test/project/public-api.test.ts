@@ -24,8 +24,17 @@ function exportsOf(entries: readonly string[]): Record<string, string[]> {
  */
 describe('the public API', () => {
   it('exports exactly these names', () => {
-    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'serverless/index.ts', 'lambda/index.ts', 'http/index.ts'])).toMatchInlineSnapshot(`
+    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'serverless/index.ts', 'lambda/index.ts', 'vercel/index.ts', 'netlify/index.ts', 'deno/index.ts', 'http/index.ts'])).toMatchInlineSnapshot(`
       {
+        "deno/index.ts": [
+          "DenoEnv",
+          "DenoListenAddress",
+          "DenoMissing",
+          "DenoRuntimeError",
+          "EchomqDenoServer",
+          "ServeDenoOptions",
+          "serveDeno",
+        ],
         "edge/index.ts": [
           "BeatSummary",
           "BoundedBeatOptions",
@@ -191,6 +200,14 @@ describe('the public API', () => {
           "createLambdaHandler",
           "isScheduledEvent",
         ],
+        "netlify/index.ts": [
+          "EchomqNetlifyFunction",
+          "NetlifyContext",
+          "NetlifyEnv",
+          "NetlifyFunctionOptions",
+          "createNetlifyFunction",
+          "createNetlifyScheduledFunction",
+        ],
         "node/index.ts": [
           "ApiServer",
           "BatchConsumer",
@@ -249,6 +266,13 @@ describe('the public API', () => {
           "WaitUntil",
           "boundedBeat",
           "createBeatHost",
+        ],
+        "vercel/index.ts": [
+          "VercelEnv",
+          "VercelHandlers",
+          "VercelHandlersOptions",
+          "VercelRouteHandler",
+          "createVercelHandlers",
         ],
       }
     `);

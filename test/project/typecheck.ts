@@ -17,6 +17,9 @@ export const ECHOMQ_PATHS: Record<string, string[]> = {
   'echomq/edge': [join(root, 'src', 'edge', 'index.ts')],
   'echomq/serverless': [join(root, 'src', 'serverless', 'index.ts')],
   'echomq/lambda': [join(root, 'src', 'lambda', 'index.ts')],
+  'echomq/vercel': [join(root, 'src', 'vercel', 'index.ts')],
+  'echomq/netlify': [join(root, 'src', 'netlify', 'index.ts')],
+  'echomq/deno': [join(root, 'src', 'deno', 'index.ts')],
   'echomq/http': [join(root, 'src', 'http', 'index.ts')],
 };
 
