@@ -6,7 +6,10 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { main } from '../../src/node/cli/cli.js';
+import { DENO_JSON } from '../../src/node/cli/init-deno.js';
 import { LAMBDA_ENTRY } from '../../src/node/cli/init-lambda.js';
+import { NETLIFY_API_FUNCTION, NETLIFY_BEAT_FUNCTION } from '../../src/node/cli/init-netlify.js';
+import { VERCEL_API_ROUTE, VERCEL_CRON_ROUTE, VERCEL_JSON } from '../../src/node/cli/init-vercel.js';
 import { isScheduledEvent } from '../../src/lambda/handler.js';
 import { freePort, startLocalRedis } from '../../src/node/local-redis.js';
 import { cli, emq, root, type Run, startEmq } from '../cli-run.js';
@@ -39,7 +42,7 @@ describe('the emq CLI', () => {
       [['consume', 'mail', '--handler', 'h.mjs', '--concurency', '2'], 'emq consume: unknown option --concurency: did you mean --concurrency?'],
       [['enqueue', 'mail', '{}', '--delay', '5'], 'emq enqueue: unknown option --delay: did you mean --delay-ms?'],
       [['serve', '--prot', '1'], 'emq serve: unknown option --prot: did you mean --port?'],
-      [['init', 'wroker'], 'emq init: init writes worker or lambda, not "wroker": did you mean worker?'],
+      [['init', 'wroker'], 'emq init: init writes worker or lambda or vercel or netlify or deno, not "wroker": did you mean worker?'],
       [['stats', 'mail', '--verbose'], 'emq stats: unknown option --verbose'],
     ] as const) {
       runs.push(emq([...args]).then((run) => {
@@ -398,13 +401,13 @@ describe('emq init worker', () => {
     expect(readFileSync(join(dir, 'workers', 'index.ts'), 'utf8')).toMatch(/createWorker/);
   });
 
-  it('takes worker or lambda and nothing else (exit 2)', async () => {
+  it('takes a platform and nothing else (exit 2)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'emq-init-'));
     await Promise.all(
       [['init'], ['init', 'worker', 'extra'], ['init', 'consumer'], ['init', 'constructor']].map(async (args) => {
         const run = await emq(args, {}, { cwd: dir });
         expect(run.code, args.join(' ')).toBe(2);
-        expect(run.stderr).toMatch(/^emq init: init (takes what to write: worker or lambda|writes worker or lambda, not "(consumer|constructor)")\n/);
+        expect(run.stderr).toMatch(/^emq init: init (takes what to write: worker or lambda or vercel or netlify or deno|writes worker or lambda or vercel or netlify or deno, not "(consumer|constructor)")\n/);
       }),
     );
     expect(readdirSync(dir)).toEqual([]);
@@ -435,6 +438,37 @@ describe('emq init lambda', () => {
     const forced = await emq(['init', 'lambda', '--force', '--name', 'billing'], {}, { cwd: dir });
     expect(forced.code, forced.stderr).toBe(0);
     expect(readFileSync(join(dir, 'template.yaml'), 'utf8')).toMatch(/FunctionName: billing$/m);
+  });
+});
+
+describe('emq init vercel, netlify and deno', () => {
+  it('each writes its platform\'s files, the same again refused (exit 1, nothing written) unless --force', async () => {
+    const expected: Record<string, string[]> = {
+      vercel: ['app/api/emq/[...path]/route.ts', 'app/api/emq-cron/route.ts', 'vercel.json'],
+      netlify: ['netlify/functions/emq.ts', 'netlify/functions/emq-beat.ts'],
+      deno: ['main.ts', 'deno.json'],
+    };
+    for (const [kind, paths] of Object.entries(expected)) {
+      const dir = mkdtempSync(join(tmpdir(), `emq-init-${kind}-`));
+      const run = await emq(['init', kind], {}, { cwd: dir });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain(`wrote ${paths.join(' and ')}; next: `);
+      for (const path of paths) expect(existsSync(join(dir, path)), path).toBe(true);
+      const refused = await emq(['init', kind], {}, { cwd: dir });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/already exist: nothing written \(--force overwrites\)/);
+      expect((await emq(['init', kind, '--force'], {}, { cwd: dir })).code).toBe(0);
+    }
+  });
+
+  it('writes what the platforms read: the cron Vercel calls is the route written, Netlify\'s schedule and path, Deno\'s cron flag', async () => {
+    const vercel = JSON.parse(VERCEL_JSON) as { crons: Array<{ path: string; schedule: string }> };
+    expect(vercel.crons).toEqual([{ path: '/api/emq-cron', schedule: '* * * * *' }]);
+    expect(VERCEL_CRON_ROUTE).toMatch(/export const \{ cron: GET \}/);
+    expect(VERCEL_API_ROUTE).toMatch(/basePath: '\/api\/emq'/);
+    expect(NETLIFY_API_FUNCTION).toMatch(/export const config = \{ path: '\/api\/emq\/\*' \}/);
+    expect(NETLIFY_BEAT_FUNCTION).toMatch(/export const config = \{ schedule: '\* \* \* \* \*' \}/);
+    expect(JSON.parse(DENO_JSON)).toMatchObject({ unstable: ['cron'], tasks: { start: expect.stringContaining('--allow-net --allow-env') } });
   });
 });
 

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DENO_ENTRY } from '../../src/node/cli/init-deno.js';
 import { LAMBDA_ENTRY } from '../../src/node/cli/init-lambda.js';
+import { NETLIFY_API_FUNCTION, NETLIFY_BEAT_FUNCTION } from '../../src/node/cli/init-netlify.js';
+import { VERCEL_API_ROUTE, VERCEL_CRON_ROUTE } from '../../src/node/cli/init-vercel.js';
 import { WORKER_ENTRY } from '../../src/node/cli/init-worker.js';
 import { root, typecheck } from './typecheck.js';
 
@@ -10,8 +13,15 @@ const fixture = join(root, 'test', 'fixtures', 'worker-handlers.ts');
 const stripped = join(root, 'test', 'fixtures', 'worker-handlers.stripped.ts');
 /** Where `emq init worker` writes its entry, as a user's project: here, a file never written. */
 const initEntry = join(root, 'test', 'fixtures', 'init-worker', 'workers', 'index.ts');
-/** Where `emq init lambda` writes its handler, as a user's project: a file never written. */
-const lambdaEntry = join(root, 'test', 'fixtures', 'init-lambda', 'src', 'handler.ts');
+/** Where `emq init <platform>` writes its entries, as a user's project of each: files never written. */
+const platformEntries = new Map([
+  [join(root, 'test', 'fixtures', 'init-lambda', 'src', 'handler.ts'), LAMBDA_ENTRY],
+  [join(root, 'test', 'fixtures', 'init-vercel', 'app', 'api', 'emq', '[...path]', 'route.ts'), VERCEL_API_ROUTE],
+  [join(root, 'test', 'fixtures', 'init-vercel', 'app', 'api', 'emq-cron', 'route.ts'), VERCEL_CRON_ROUTE],
+  [join(root, 'test', 'fixtures', 'init-netlify', 'netlify', 'functions', 'emq.ts'), NETLIFY_API_FUNCTION],
+  [join(root, 'test', 'fixtures', 'init-netlify', 'netlify', 'functions', 'emq-beat.ts'), NETLIFY_BEAT_FUNCTION],
+  [join(root, 'test', 'fixtures', 'init-deno', 'main.ts'), DENO_ENTRY],
+]);
 const DIRECTIVE = /^(\s*)\/\/ @ts-expect-error (.+)$/;
 
 /**
@@ -29,7 +39,7 @@ describe('createWorker handler types', () => {
       [fixture, source],
       [stripped, lines.map((line) => line.replace(DIRECTIVE, '$1//')).join('\n')],
       [initEntry, WORKER_ENTRY],
-      [lambdaEntry, LAMBDA_ENTRY],
+      ...platformEntries,
     ]),
   );
 
@@ -37,13 +47,13 @@ describe('createWorker handler types', () => {
     expect(errors.filter((e) => e.file === fixture)).toEqual([]);
   });
 
-  it('compile the Worker entry `emq init worker` writes, and the handler `emq init lambda` writes', () => {
+  it('compile the Worker entry `emq init worker` writes, and every file `emq init lambda|vercel|netlify|deno` writes in TypeScript', () => {
     expect(errors.filter((e) => e.file === initEntry)).toEqual([]);
-    expect(errors.filter((e) => e.file === lambdaEntry)).toEqual([]);
+    for (const path of platformEntries.keys()) expect(errors.filter((e) => e.file === path), path).toEqual([]);
   });
 
   it('report no error outside the files they check', () => {
-    expect(errors.filter((e) => ![fixture, stripped, initEntry, lambdaEntry].includes(e.file))).toEqual([]);
+    expect(errors.filter((e) => ![fixture, stripped, initEntry, ...platformEntries.keys()].includes(e.file))).toEqual([]);
   });
 
   it('refuse a wrong field, a wrong type, an untyped payload, a missing or unknown queue', () => {
