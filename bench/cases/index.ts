@@ -2,7 +2,7 @@ import type { BenchCase } from '../lib/context.js';
 import { adminChunks } from './admin-chunks.js';
 import { clusterCase } from './cluster.js';
 import { edgeBusy, edgeDelayed, edgeEnqueue, edgeIdle } from './edge.js';
-import { platformCloudflare, platformLambda } from './platforms.js';
+import { platformCloudflare, platformDeno, platformLambda, platformNetlify, platformVercel } from './platforms.js';
 import { delayedBurst } from './delayed-burst.js';
 import { delayedSpread } from './delayed-spread.js';
 import { enqueueBulk } from './enqueue-bulk.js';
@@ -44,6 +44,9 @@ export const CASES: readonly BenchCase[] = [
   edgeDelayed,
   platformCloudflare,
   platformLambda,
+  platformVercel,
+  platformNetlify,
+  platformDeno,
   memory,
   groupsC1,
   groupsC10,

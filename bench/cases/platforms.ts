@@ -1,4 +1,8 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -6,6 +10,8 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { scripts } from '../../src/generated/scripts.js';
 import { createLambdaHandler, type LambdaEnv } from '../../src/lambda/index.js';
+import { createNetlifyFunction, createNetlifyScheduledFunction } from '../../src/netlify/index.js';
+import { createVercelHandlers } from '../../src/vercel/index.js';
 import { Leases } from '../../src/lease/leases.js';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { Queue } from '../../src/queue/queue.js';
@@ -27,8 +33,11 @@ const root = join(import.meta.dirname, '..', '..');
  * - `left_behind`: jobs no drain after an enqueue ran (left to the next scheduled event);
  * - `bundle_kb` / `bundle_gzip_kb`: the adapter's entry bundled and minified with esbuild, as a
  *   deployment ships it.
- * On Lambda a burst is a request per instance (Lambda runs one request at a time in an instance
- * and scales out for the rest): each a fresh handler, none sharing another's drain.
+ * On Lambda and Netlify (whose functions run on Lambda) a burst is a request per instance (Lambda
+ * runs one request at a time in an instance and scales out for the rest): each a fresh handler,
+ * none sharing another's drain; on Vercel (Fluid compute), Deno and Cloudflare one instance takes
+ * them together. Deno runs in the `deno` binary (bench/children/deno-platform.ts, bundled with
+ * esbuild), driven over its HTTP API and stdin; the others in this process, as they are deployed.
  */
 interface PlatformDriver {
   /** A scheduled event, resolved when it and what it started are over. */
@@ -37,6 +46,8 @@ interface PlatformDriver {
   post(path: string, body: unknown): Promise<Response>;
   /** Resolves once what the requests started after their answers (waitUntil) is over. */
   settled(): Promise<void>;
+  /** Ends the instance (a process of its own: killed by its PID). */
+  close?(): Promise<void>;
 }
 
 /** Makes a warm instance of the platform serving `queues` (no-op handlers) on `env`. */
@@ -106,10 +117,101 @@ const lambda: PlatformFactory = (queues, env) => {
   };
 };
 
+/** A POST of `body` as JSON to `path` with the bench's bearer token. */
+const postRequest = (path: string, body: unknown): Request =>
+  new Request(`http://platform${path}`, { method: 'POST', headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+
+/** Collects what requests hand `waitUntil`, and awaits it. */
+function keptAlive(): { waitUntil: (p: Promise<unknown>) => void; settled: () => Promise<void> } {
+  const pending: Array<Promise<unknown>> = [];
+  return {
+    waitUntil: (p) => void pending.push(p),
+    settled: async () => {
+      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    },
+  };
+}
+
+/** Vercel: createVercelHandlers with Vercel's waitUntil (as on Vercel), its cron route called with CRON_SECRET. */
+const vercel: PlatformFactory = (queues, env) => {
+  const alive = keptAlive();
+  const handlers = createVercelHandlers({ handlers: handlersFor(queues), log: () => {}, env: { ...env, CRON_SECRET: 'cron' }, waitUntil: alive.waitUntil });
+  return {
+    scheduled: async () => {
+      await handlers.cron(new Request('http://platform/api/emq-cron', { headers: { Authorization: 'Bearer cron' } }));
+      await alive.settled();
+    },
+    post: (path, body) => handlers.POST(postRequest(path, body)),
+    settled: alive.settled,
+  };
+};
+
+/** Netlify: createNetlifyFunction with Netlify's context.waitUntil, the scheduled function POSTed as Netlify's scheduler does. */
+const netlify: PlatformFactory = (queues, env) => {
+  const alive = keptAlive();
+  const api = createNetlifyFunction({ handlers: handlersFor(queues), log: () => {}, env: { ...env }, basePath: '' });
+  const beat = createNetlifyScheduledFunction({ handlers: handlersFor(queues), log: () => {}, env: { ...env } });
+  return {
+    scheduled: async () => {
+      await beat(new Request('http://platform/.netlify/functions/emq-beat', { method: 'POST', body: JSON.stringify({ next_run: new Date().toISOString() }) }), {});
+    },
+    post: (path, body) => api(postRequest(path, body), { waitUntil: alive.waitUntil }),
+    settled: alive.settled,
+  };
+};
+
+/** The deno-platform child bundled once per run, for the Deno instances. */
+let denoBundle: Promise<string> | undefined;
+function bundledDenoApp(): Promise<string> {
+  denoBundle ??= (async () => {
+    const outfile = join(mkdtempSync(join(tmpdir(), 'echomq-bench-deno-')), 'app.mjs');
+    await build({ entryPoints: [join(root, 'bench', 'children', 'deno-platform.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'silent' });
+    return outfile;
+  })();
+  return denoBundle;
+}
+
+/** Deno: serveDeno in a `deno` process of its own, over its API and stdin (`beat`, `close`). */
+const deno: PlatformFactory = (queues, env) => {
+  const started = (async () => {
+    const child: ChildProcessWithoutNullStreams = spawn(join(root, 'node_modules', '.bin', 'deno'), ['run', '--allow-net', '--allow-env', await bundledDenoApp()], {
+      env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: mkdtempSync(join(tmpdir(), 'echomq-bench-deno-dir-')), QUEUES: queues.join(','), ...env },
+    });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const next = async (): Promise<Record<string, unknown>> => JSON.parse(((await lines.next()).value as string | undefined) ?? '{}') as Record<string, unknown>;
+    const { url } = (await next()) as { url: string };
+    return { child, next, url };
+  })();
+  let turn: Promise<unknown> = Promise.resolve();
+  /** A line to the app and its answer, one at a time. */
+  const ask = (line: string): Promise<unknown> => {
+    const answered = turn.then(async () => {
+      const app = await started;
+      app.child.stdin.write(`${line}\n`);
+      return app.next();
+    });
+    turn = answered.catch(() => {});
+    return answered;
+  };
+  return {
+    scheduled: async () => void (await ask('beat')),
+    post: async (path, body) => fetch(`${(await started).url}${path}`, { method: 'POST', headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' }, body: JSON.stringify(body) }),
+    // its drains run on in the process: `close` waits for them (and ends it)
+    settled: async () => void (await ask('close')),
+    close: async () => {
+      const { child } = await started;
+      if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+    },
+  };
+};
+
 /** Each platform's factory, whether a burst shares one instance, and the entry its bundle is measured from. */
 const PLATFORMS: Readonly<Record<string, { factory: PlatformFactory; burstShares: boolean; entry: string }>> = {
   cloudflare: { factory: cloudflare, burstShares: true, entry: 'export { createWorker } from "./src/edge/index.ts";' },
   lambda: { factory: lambda, burstShares: false, entry: 'export { createLambdaHandler } from "./src/lambda/index.ts";' },
+  vercel: { factory: vercel, burstShares: true, entry: 'export { createVercelHandlers } from "./src/vercel/index.ts";' },
+  netlify: { factory: netlify, burstShares: false, entry: 'export { createNetlifyFunction, createNetlifyScheduledFunction } from "./src/netlify/index.ts";' },
+  deno: { factory: deno, burstShares: true, entry: 'export { serveDeno } from "./src/deno/index.ts";' },
 };
 
 /** A bridge over the bench's Redis with every script cached (as a Redis that served before has them), and its request count. */
@@ -149,8 +251,23 @@ async function bundleSize(entry: string): Promise<{ bundle_kb: number; bundle_gz
 
 /** The economics of one platform (see above). */
 async function economics(ctx: BenchContext, platform: string): Promise<Figures> {
-  const { factory, burstShares, entry } = PLATFORMS[platform]!;
+  const { factory: make, burstShares, entry } = PLATFORMS[platform]!;
   const n = sized(ctx, { full: 50, quick: 20, smoke: 3 });
+  const made: PlatformDriver[] = [];
+  const factory: PlatformFactory = (queues, env) => {
+    const instance = make(queues, env);
+    made.push(instance);
+    return instance;
+  };
+  try {
+    return await measure(ctx, platform, factory, burstShares, entry, n);
+  } finally {
+    await Promise.all(made.map((instance) => instance.close?.()));
+  }
+}
+
+/** economics' measures, on instances `factory` makes. */
+async function measure(ctx: BenchContext, platform: string, factory: PlatformFactory, burstShares: boolean, entry: string, n: number): Promise<Figures> {
   return onBridge(ctx, async (env, requests, transport) => {
     // an idle event over three queues, after the instance's first (which may load scripts)
     const idleNames = [1, 2, 3].map(() => benchQueueName(`${platform}-idle`));
@@ -219,3 +336,6 @@ const platformCase = (platform: string): BenchCase => ({
 
 export const platformCloudflare = platformCase('cloudflare');
 export const platformLambda = platformCase('lambda');
+export const platformVercel = platformCase('vercel');
+export const platformNetlify = platformCase('netlify');
+export const platformDeno = platformCase('deno');

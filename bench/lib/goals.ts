@@ -64,7 +64,7 @@ export const GOALS: readonly Goal[] = [
   { case: 'edge-delayed', figure: 'requests_per_job', better: 'lower', anchor: 'echomq', bound: 1.5, text: '<= 1.5' },
   { case: 'edge-delayed', figure: 'left_behind', better: 'lower', anchor: 'echomq', bound: 0, text: '0 (every job run by the drains)' },
   // issue 33: each platform's adapter held to the Worker's economics
-  ...['cloudflare', 'lambda'].flatMap((platform): Goal[] => [
+  ...['cloudflare', 'lambda', 'vercel', 'netlify', 'deno'].flatMap((platform): Goal[] => [
     { case: `platform-${platform}`, figure: 'idle_requests_per_event', better: 'lower', anchor: 'echomq', bound: 1, text: '1 (three queues)' },
     { case: `platform-${platform}`, figure: 'requests_per_job', better: 'lower', anchor: 'echomq', bound: 2, text: '<= 2 (one at a time)' },
     { case: `platform-${platform}`, figure: 'burst_requests_per_job', better: 'lower', anchor: 'echomq', bound: 1.2, text: '<= 1.2 (burst)' },

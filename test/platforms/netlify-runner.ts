@@ -20,8 +20,8 @@ interface FunctionsHandler {
 }
 type FunctionsHandlerClass = new (options: Record<string, unknown>) => FunctionsHandler;
 
-// the package, or where to find it while it is not yet among the devDependencies (a path to its dist/main.js)
-const specifier = process.env['EMQ_NETLIFY_FUNCTIONS_DEV'] || '@netlify/functions-dev';
+// Netlify's own local runtime (a devDependency)
+const specifier = '@netlify/functions-dev';
 const { FunctionsHandler } = (await import(specifier).catch((error: unknown) => {
   throw new Error(`Netlify's local functions runtime (${specifier}) could not be loaded: it is a devDependency of the repository (npm install)`, { cause: error });
 })) as { FunctionsHandler: FunctionsHandlerClass };

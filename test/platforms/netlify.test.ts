@@ -33,7 +33,6 @@ class NetlifySite {
       env: {
         PATH: process.env['PATH'] ?? '',
         HOME: process.env['HOME'] ?? root,
-        ...(process.env['EMQ_NETLIFY_FUNCTIONS_DEV'] ? { EMQ_NETLIFY_FUNCTIONS_DEV: process.env['EMQ_NETLIFY_FUNCTIONS_DEV'] } : {}),
         ...env,
       },
     });
