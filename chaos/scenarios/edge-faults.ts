@@ -1,14 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
-import { startBridge } from '../../src/node/bridge/index.js';
-import { type InjectedFault, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue/queue.js';
+import { createWorker } from '../../src/edge/worker.js';
 import { accountForJobs } from '../lib/edge-accounting.js';
+import { startEdgeRig } from '../lib/edge-rig.js';
 import { CHAOS_EVENTS_MAX_LEN } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
-
 
 /**
  * The edge path over a faulty network: the Worker's own code (its API and its scheduled drains,
@@ -33,39 +27,15 @@ function edgeScenario(name: string, drainOnEnqueueMs: number): Scenario {
   return {
     name,
     async run(ctx: ScenarioContext): Promise<ScenarioResult> {
-      const jobs = ctx.quick ? 200 : 2_000;
-      const rate = ctx.quick ? 0.05 : 0.1;
+      const rig = await startEdgeRig(ctx, QUEUE);
+      const { jobs, rate, raw, queue, proxy, injected, runs } = rig;
       const started = performance.now();
-      const token = randomBytes(8).toString('hex');
-      const raw = new Redis(ctx.redisUrl);
-      const direct = IoredisTransport.connect(ctx.redisUrl);
-      const queue = new Queue(direct, QUEUE);
-      const injected: InjectedFault[] = [];
-      const bridge = await startBridge({ redisUrl: ctx.redisUrl, token });
-      const proxy = await startFaultProxy({
-        target: bridge.url,
-        faults: { error500: rate, dropReply: rate, stall: rate, reset: rate },
-        stallMs: ctx.quick ? 500 : 3_000,
-        seed: ctx.seed,
-        onFault: (fault) => void injected.push(fault),
-      });
-      /** When the handler ran each job id (`Date.now()` per run). */
-      const runs = new Map<string, number[]>();
-      const env: WorkerEnv = {
-        UPSTASH_REDIS_REST_URL: proxy.url,
-        UPSTASH_REDIS_REST_TOKEN: token,
-        EMQ_TOKEN: 'chaos',
-        EMQ_DRAIN_ON_ENQUEUE_MS: String(drainOnEnqueueMs),
-        EMQ_BEAT_DEADLINE_MS: '3000',
-        EMQ_JOB_TIMEOUT_MS: '500',
-        EMQ_LEASE_MARGIN_MS: '1000',
-        EMQ_REAP_EVERY_MS: '500',
-      };
+      const env = rig.env(drainOnEnqueueMs);
       const worker = createWorker({
         handlers: {
           // the result is the payload's n doubled, so the check after the run knows what each row holds
           [QUEUE]: (job: { id: string; payload: { n: number } }) => {
-            runs.set(job.id, [...(runs.get(job.id) ?? []), Date.now()]);
+            rig.ran(job.id, Date.now());
             return { n: job.payload.n * 2 };
           },
         },
@@ -76,8 +46,6 @@ function edgeScenario(name: string, drainOnEnqueueMs: number): Scenario {
       const ctxWait = { waitUntil: (p: Promise<unknown>) => void drains.push(p) };
       const scheduled = () => worker.scheduled({ cron: '* * * * *', scheduledTime: Date.now() }, env, ctxWait).catch(() => {});
       try {
-        const old = await raw.keys(`emq:{${QUEUE}}:*`);
-        if (old.length > 0) await raw.del(...old);
         // a cap far above the run's entries: the stream keeps every event, checked after the run
         await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
         // clients enqueue one job at a time (several clients at once); a client retries a failed
@@ -147,10 +115,7 @@ function edgeScenario(name: string, drainOnEnqueueMs: number): Scenario {
           duration_s: Math.round((performance.now() - started) / 100) / 10,
         };
       } finally {
-        raw.disconnect();
-        await direct.close();
-        await proxy.close();
-        await bridge.close();
+        await rig.close();
       }
     },
   };

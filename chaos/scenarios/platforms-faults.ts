@@ -1,14 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { Redis } from 'ioredis';
-import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
-import { startBridge } from '../../src/node/bridge/index.js';
-import { type InjectedFault, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { Queue } from '../../src/queue/queue.js';
+import { createWorker } from '../../src/edge/worker.js';
 import { accountForJobs } from '../lib/edge-accounting.js';
+import { startEdgeRig } from '../lib/edge-rig.js';
 import { CHAOS_EVENTS_MAX_LEN } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
@@ -101,35 +96,11 @@ function enqueueEvent(n: number): unknown {
 export const platformsFaults: Scenario = {
   name: 'platforms-faults',
   async run(ctx: ScenarioContext): Promise<ScenarioResult> {
-    const jobs = ctx.quick ? 200 : 2_000;
-    const rate = ctx.quick ? 0.05 : 0.1;
+    const rig = await startEdgeRig(ctx, QUEUE);
+    const { jobs, rate, raw, queue, proxy, injected, runs, ran } = rig;
     const started = performance.now();
-    const token = randomBytes(8).toString('hex');
-    const raw = new Redis(ctx.redisUrl);
-    const direct = IoredisTransport.connect(ctx.redisUrl);
-    const queue = new Queue(direct, QUEUE);
-    const injected: InjectedFault[] = [];
-    const bridge = await startBridge({ redisUrl: ctx.redisUrl, token });
-    const proxy = await startFaultProxy({
-      target: bridge.url,
-      faults: { error500: rate, dropReply: rate, stall: rate, reset: rate },
-      stallMs: ctx.quick ? 500 : 3_000,
-      seed: ctx.seed,
-      onFault: (fault) => void injected.push(fault),
-    });
-    /** When a handler ran each job id, on either platform. */
-    const runs = new Map<string, number[]>();
-    const ran = (id: string, at: number): void => void runs.set(id, [...(runs.get(id) ?? []), at]);
-    const env: WorkerEnv = {
-      UPSTASH_REDIS_REST_URL: proxy.url,
-      UPSTASH_REDIS_REST_TOKEN: token,
-      EMQ_TOKEN: 'chaos',
-      EMQ_DRAIN_ON_ENQUEUE_MS: '2000',
-      EMQ_BEAT_DEADLINE_MS: '3000',
-      EMQ_JOB_TIMEOUT_MS: '500',
-      EMQ_LEASE_MARGIN_MS: '1000',
-      EMQ_REAP_EVERY_MS: '500',
-    };
+    const env = rig.env(2_000);
+    const token = env.UPSTASH_REDIS_REST_TOKEN!;
     const worker = createWorker({
       handlers: {
         [QUEUE]: (job: { id: string; payload: { n: number } }) => {
@@ -154,8 +125,6 @@ export const platformsFaults: Scenario = {
       killed++;
     }, ctx.quick ? 1_500 : 4_000);
     try {
-      const old = await raw.keys(`emq:{${QUEUE}}:*`);
-      if (old.length > 0) await raw.del(...old);
       await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       let acknowledged = 0;
       let gaveUp = 0;
@@ -247,10 +216,7 @@ export const platformsFaults: Scenario = {
     } finally {
       clearInterval(killer);
       lambda.kill();
-      raw.disconnect();
-      await direct.close();
-      await proxy.close();
-      await bridge.close();
+      await rig.close();
     }
   },
 };

@@ -38,3 +38,21 @@ export async function writeStarterFiles(dir: string, files: ReadonlyMap<string, 
   }
   return [...files.keys()];
 }
+
+/**
+ * The one typed queue of a starter whose files each hold their handlers (a Vercel route, a Netlify
+ * function: each is a function of its own on its platform): its payload type and its handler.
+ */
+export const STARTER_HANDLERS = `/** Each queue's payload type, by queue name. */
+interface Payloads {
+  mail: { to: string; subject?: string };
+}
+
+const handlers = {
+  // resolve: completed; throw: retried with its backoff; UnrecoverableError: dead at once
+  mail: async (job: { payload: Payloads['mail']; attempt: number; maxAttempts: number }) => {
+    if (!job.payload.to.includes('@')) throw new UnrecoverableError(\`not an address: \${job.payload.to}\`);
+    console.log(\`mail to \${job.payload.to} (attempt \${job.attempt} of \${job.maxAttempts})\`);
+  },
+};
+`;

@@ -1,21 +1,10 @@
 import { join } from 'node:path';
+import { STARTER_HANDLERS } from './init-files.js';
 
 /** The queues' types and handlers each function of `emq init netlify` holds. */
 const QUEUES = `import { UnrecoverableError } from 'echomq';
 
-/** Each queue's payload type, by queue name. */
-interface Payloads {
-  mail: { to: string; subject?: string };
-}
-
-const handlers = {
-  // resolve: completed; throw: retried with its backoff; UnrecoverableError: dead at once
-  mail: async (job: { payload: Payloads['mail']; attempt: number; maxAttempts: number }) => {
-    if (!job.payload.to.includes('@')) throw new UnrecoverableError(\`not an address: \${job.payload.to}\`);
-    console.log(\`mail to \${job.payload.to} (attempt \${job.attempt} of \${job.maxAttempts})\`);
-  },
-};
-`;
+${STARTER_HANDLERS}`;
 
 /** `netlify/functions/emq.ts`: the HTTP API at /api/emq/*, its drain after an enqueue in context.waitUntil. */
 export const NETLIFY_API_FUNCTION = `/**

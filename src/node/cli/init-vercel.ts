@@ -1,22 +1,11 @@
 import { join } from 'node:path';
+import { STARTER_HANDLERS } from './init-files.js';
 
 /** The queues' types and handlers each route file of `emq init vercel` holds (one function each on Vercel). */
 const QUEUES = `import { UnrecoverableError } from 'echomq';
 import { createVercelHandlers } from 'echomq/vercel';
 
-/** Each queue's payload type, by queue name. */
-interface Payloads {
-  mail: { to: string; subject?: string };
-}
-
-const handlers = {
-  // resolve: completed; throw: retried with its backoff; UnrecoverableError: dead at once
-  mail: async (job: { payload: Payloads['mail']; attempt: number; maxAttempts: number }) => {
-    if (!job.payload.to.includes('@')) throw new UnrecoverableError(\`not an address: \${job.payload.to}\`);
-    console.log(\`mail to \${job.payload.to} (attempt \${job.attempt} of \${job.maxAttempts})\`);
-  },
-};
-`;
+${STARTER_HANDLERS}`;
 
 /** `app/api/emq/[...path]/route.ts`: the HTTP API, its drain after an enqueue in Vercel's waitUntil. */
 export const VERCEL_API_ROUTE = `/**
