@@ -177,6 +177,8 @@ const deno: PlatformFactory = (queues, env) => {
     const child: ChildProcessWithoutNullStreams = spawn(join(root, 'node_modules', '.bin', 'deno'), ['run', '--allow-net', '--allow-env', await bundledDenoApp()], {
       env: { PATH: process.env['PATH'] ?? '', NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: mkdtempSync(join(tmpdir(), 'echomq-bench-deno-dir-')), QUEUES: queues.join(','), ...env },
     });
+    // a line to a process that has ended (killed at the end) is dropped, not thrown
+    child.stdin.on('error', () => {});
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const next = async (): Promise<Record<string, unknown>> => JSON.parse(((await lines.next()).value as string | undefined) ?? '{}') as Record<string, unknown>;
     const { url } = (await next()) as { url: string };
@@ -287,7 +289,7 @@ async function measure(ctx: BenchContext, platform: string, factory: PlatformFac
       if (gapMs === null) {
         const instances = Array.from({ length: jobs }, () => (burstShares ? shared : factory([name], env)));
         await Promise.all(instances.map((instance, i) => instance.post(`/v1/queues/${name}/jobs`, body(i))));
-        await Promise.all(instances.map((instance) => instance.settled()));
+        await Promise.all([...new Set(instances)].map((instance) => instance.settled()));
       } else {
         for (let i = 0; i < jobs; i++) {
           await shared.post(`/v1/queues/${name}/jobs`, body(i));
