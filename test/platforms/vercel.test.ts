@@ -1,8 +1,10 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { EdgeRuntime, runServer } from 'edge-runtime';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -12,7 +14,7 @@ import { freePort } from '../../src/node/local-redis.js';
 import { Queue } from '../../src/queue/queue.js';
 import { createVercelHandlers, type VercelEnv, type VercelHandlers, type VercelHandlersOptions } from '../../src/vercel/index.js';
 import { checkInvariants } from '../invariants.js';
-import { queueName } from '../helpers.js';
+import { queueName, until } from '../helpers.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
@@ -88,6 +90,46 @@ class Recorder {
   }
 }
 
+/**
+ * The edge app in an EdgeRuntime in a process of its own (test/platforms/vercel-edge-runner.ts),
+ * served on a loopback port: what a test kills by its PID to stand for an invocation cut off.
+ */
+class EdgeProcess {
+  private constructor(
+    readonly child: ChildProcessWithoutNullStreams,
+    /** Its URL, with a trailing slash. */
+    readonly url: string,
+  ) {}
+
+  static async start(start: { code: string; env: VercelEnv; queue: string; recordUrl: string }): Promise<EdgeProcess> {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'test', 'platforms', 'vercel-edge-runner.ts')], {
+      cwd: root,
+      // the app reads its environment from EMQ_ENV, not from the process's
+      env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? root },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(JSON.stringify(start));
+    const ready = await Promise.race([
+      new Promise<string>((resolve) => createInterface({ input: child.stdout }).once('line', resolve)),
+      new Promise<string>((_, reject) => child.once('exit', (code) => reject(new Error(`vercel-edge-runner exited ${code}: ${stderr}`)))),
+    ]);
+    return new EdgeProcess(child, (JSON.parse(ready) as { url: string }).url);
+  }
+
+  /** What Vercel Cron sends the cron route: a GET with `Authorization: Bearer <CRON_SECRET>`. */
+  cron(secret: string): Promise<Response> {
+    return fetch(`${this.url}api/emq-cron`, { headers: { authorization: `Bearer ${secret}`, 'user-agent': 'vercel-cron/1.0' } });
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.kill(signal);
+    await exited;
+  }
+}
+
 const json = async (response: Response): Promise<Record<string, unknown>> => (await response.json()) as Record<string, unknown>;
 
 /**
@@ -105,6 +147,7 @@ describe('echomq/vercel', () => {
   let recorder: Recorder;
   let edgeApp: string;
   const servers: EdgeRuntimeServer[] = [];
+  const processes: EdgeProcess[] = [];
   const closing: Array<{ close(): Promise<void> }> = [];
 
   beforeAll(async () => {
@@ -113,6 +156,7 @@ describe('echomq/vercel', () => {
   });
   afterEach(async () => {
     await Promise.all(servers.splice(0).map((server) => server.close()));
+    await Promise.all(processes.splice(0).map((edge) => edge.stop()));
     await Promise.all(closing.splice(0).map((transport) => transport.close()));
   });
   afterAll(async () => {
@@ -133,6 +177,13 @@ describe('echomq/vercel', () => {
     const server = await runServer({ runtime, host: '127.0.0.1' });
     servers.push(server);
     return server;
+  }
+
+  /** The edge app as edgeFunction serves it, in a process of its own (to be killed by its PID). */
+  async function edgeProcess(queue: string, env: VercelEnv): Promise<EdgeProcess> {
+    const started = await EdgeProcess.start({ code: edgeApp, env, queue, recordUrl: recorder.url });
+    processes.push(started);
+    return started;
   }
 
   const enqueue = (base: string, queue: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
@@ -196,6 +247,38 @@ describe('echomq/vercel', () => {
       expect(Object.values(runs).every((n) => n === 1)).toBe(true);
       await q.removeScheduler('tick');
       expect(await checkInvariants(raw, queue)).toEqual([]);
+    });
+
+    it('a job left active by a cron invocation killed mid-beat is reaped by the next cron beat, in a fresh instance, and runs once more', async () => {
+      const queue = queueName('vercel');
+      const q = nodeQueue(queue);
+      const { id } = await q.add({ sleepMs: 60_000 }, { maxAttempts: 3 });
+      const env: VercelEnv = { ...rest(), CRON_SECRET: 'cron-secret', EMQ_BEAT_DEADLINE_MS: '1500', EMQ_JOB_TIMEOUT_MS: '1000', EMQ_LEASE_MARGIN_MS: '300' };
+      const killed = await edgeProcess(queue, env);
+      // its answer never comes: the process is killed under it while its beat runs the job
+      const cut = killed.cron('cron-secret').then(
+        (response) => response.status,
+        () => 'cut off',
+      );
+      await until(() => recorder.seen(queue)[id] === 1, 10_000);
+      await killed.stop('SIGKILL');
+      expect(await cut).toBe('cut off');
+      expect(await q.getJob(id)).toMatchObject({ state: 'active', attempt: 1 });
+      // the lease (the beat's deadline plus the margin) lapses; the next cron, in a fresh instance, reaps the job and runs it again
+      await until(async () => Number((await raw.zscore(`emq:{${queue}}:active`, id)) ?? 0) < Date.now(), 10_000);
+      const next = await edgeProcess(queue, { ...env, EMQ_JOB_TIMEOUT_MS: '100' });
+      const beat = await next.cron('cron-secret');
+      expect(beat.status).toBe(200);
+      expect(await json(beat)).toMatchObject({ firstRequests: 1 });
+      // what the handlers saw: the job twice, its second run a second attempt (the first ended by the kill, counted)
+      expect(recorder.runs.filter((run) => run.queue === queue)).toEqual([
+        { queue, id, attempt: 1 },
+        { queue, id, attempt: 2 },
+      ]);
+      // its handler timed out in that beat: a retry, attempts counted
+      expect((await q.getJob(id))?.attempt).toBe(2);
+      expect(await checkInvariants(raw, queue)).toEqual([]);
+      await q.remove(id);
     });
 
     it('answers bad input with 400 EMQARG and writes nothing; refuses without Redis configured or without CRON_SECRET (503 EMQCONFIG), unless local dev', async () => {
