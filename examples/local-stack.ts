@@ -20,7 +20,10 @@
  * ends everything cleanly. `--once` exits when the mix is done;
  * `--no-edge` leaves the bridge and the Worker out; `--cluster` runs it all over a Redis Cluster;
  * `--platform lambda` runs an AWS Lambda function (examples/lambda-local.ts: createLambdaHandler
- * behind a local Function URL, an EventBridge beat every 10 s) in place of the Worker.
+ * behind a local Function URL, an EventBridge beat every 10 s) in place of the Worker;
+ * `--platform deno` a Deno app (examples/deno-local.ts: serveDeno under the `deno` binary, a beat
+ * every 10 s through its stdin); `--platform vercel` a Vercel function (examples/vercel-local.ts:
+ * createVercelHandlers in Vercel's Edge runtime, its cron route called every 10 s with CRON_SECRET).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -37,21 +40,28 @@ import type { Transport } from '../src/transport.js';
 import { startLocalCluster } from '../src/node/local-cluster.js';
 import { connectTarget, type RedisTarget, redisTargetFromEnv, targetName } from '../src/node/redis-target.js';
 import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
+import { startLocalDeno } from './deno-local.js';
 import { startLocalLambda } from './lambda-local.js';
+import { startLocalVercel } from './vercel-local.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const once = process.argv.includes('--once');
 const withEdge = !process.argv.includes('--no-edge');
-/** Which serverless platform runs beside the Node consumer: the Worker (default) or a Lambda function. */
-const PLATFORMS = ['cloudflare', 'lambda'] as const;
+/** Which serverless platform runs beside the Node consumer: the Worker (default), a Lambda function, a Deno app or a Vercel function. */
+const PLATFORMS = ['cloudflare', 'lambda', 'deno', 'vercel'] as const;
 const platformArg = process.argv[process.argv.indexOf('--platform') + 1];
 const platform = (process.argv.includes('--platform') ? platformArg : 'cloudflare') as (typeof PLATFORMS)[number];
-/** How the platform's runtime names itself in the demo's lines, and in what the stack says. */
 if (!PLATFORMS.includes(platform)) {
-  console.error(`npm start: --platform takes ${PLATFORMS.join(' or ')}, not ${JSON.stringify(platformArg)}`);
+  console.error(`npm start: --platform takes ${PLATFORMS.slice(0, -1).join(', ')} or ${PLATFORMS.at(-1)}, not ${JSON.stringify(platformArg)}`);
   process.exit(2);
 }
-const RUNTIME = platform === 'lambda' ? { label: 'lambda', name: 'the Lambda function' } : { label: 'edge', name: 'the Worker' };
+/** How the platform's runtime names itself in the demo's lines, and in what the stack says. */
+const RUNTIME = {
+  cloudflare: { label: 'edge', name: 'the Worker' },
+  lambda: { label: 'lambda', name: 'the Lambda function' },
+  deno: { label: 'deno', name: 'the Deno app' },
+  vercel: { label: 'vercel', name: 'the Vercel function' },
+}[platform];
 const asCluster = process.argv.includes('--cluster');
 const t0 = performance.now();
 const say = (line: string): void => console.log(`${((performance.now() - t0) / 1000).toFixed(2).padStart(6)}s  ${line}`);
@@ -183,7 +193,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
 
   let edgeUrl: string | undefined;
-  /** One scheduled event of the platform's runtime (the Worker's cron, Lambda's EventBridge schedule). */
+  /** One scheduled event of the platform's runtime (the Worker's cron, Lambda's EventBridge schedule, Deno.cron's beat, Vercel Cron's call). */
   let edgeBeat: () => void = () => {};
   if (withEdge) {
     try {
@@ -198,6 +208,18 @@ async function main(): Promise<void> {
         edgeUrl = fn.url;
         edgeBeat = () => void fn.beat();
         say(`lambda: createLambdaHandler behind a Function URL on ${edgeUrl} (an EventBridge beat every ${BEAT_EVERY_MS / 1000} s)`);
+      } else if (platform === 'deno') {
+        const app = await startLocalDeno(bridge.url, token, say);
+        cleanups.push(() => app.close());
+        edgeUrl = app.url;
+        edgeBeat = () => app.beat();
+        say(`deno: serveDeno under the deno binary (process ${app.pid}) on ${edgeUrl} (a beat every ${BEAT_EVERY_MS / 1000} s through its stdin)`);
+      } else if (platform === 'vercel') {
+        const fn = await startLocalVercel(bridge.url, token, say);
+        cleanups.push(() => fn.close());
+        edgeUrl = fn.url;
+        edgeBeat = () => void fn.beat();
+        say(`vercel: createVercelHandlers in the Edge runtime (edge-runtime) on ${edgeUrl} (its cron route called every ${BEAT_EVERY_MS / 1000} s with CRON_SECRET)`);
       } else {
         const worker = await startWorker(bridge, token);
         cleanups.push(() => {

@@ -1,9 +1,16 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, type ExpectStatic, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..', '..');
+/** Why the `deno` npm package's binary cannot run here, or undefined when it can: its run then skips itself, saying so. */
+const denoCannotRun = ((): string | undefined => {
+  const version = spawnSync(join(root, 'node_modules', '.bin', 'deno'), ['--version'], { encoding: 'utf8', timeout: 30_000 });
+  if (version.error) return `it did not start: ${version.error.message}`;
+  return version.status === 0 ? undefined : `deno --version exited ${version.status}: ${version.stderr.trim()}`;
+})();
+if (denoCannotRun) console.warn(`[start.test.ts] the --platform deno run is skipped: the deno binary cannot run here (${denoCannotRun})`);
 
 /** `npm start -- --once ...flags` with neither REDIS_URL nor REDIS_CLUSTER_NODES: its exit code and output. */
 async function runStack(flags: string[]): Promise<{ code: number | null; out: string }> {
@@ -24,7 +31,7 @@ async function runStack(flags: string[]): Promise<{ code: number | null; out: st
 }
 
 /** What the mix, the schedulers, the rate limit and the flow print, on one Redis or a cluster alike. */
-function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'lambda' = 'edge'): void {
+function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'lambda' | 'deno' | 'vercel' = 'edge'): void {
   const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
   expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0 });
   expect(out).toMatch(new RegExp(`\\[${platform}\\] JOB:\\d+ attempt 1`));
@@ -36,7 +43,7 @@ function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'la
   expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   // the dashboard's queues page on Node shows what the API answers, and the Worker's the same
   expect(out).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\/ui \(Node, live over SSE\)/);
-  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, active 0, waiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as (the Worker|the Lambda function)'s \/ui \(true\))?/);
+  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, active 0, waiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as (the Worker|the Lambda function|the Deno app|the Vercel function)'s \/ui \(true\))?/);
 }
 
 // the two stacks side by side: each waits on its demo's clocks (heartbeats a second apart, a
@@ -82,4 +89,39 @@ describe.concurrent('npm start', () => {
     expectTheDemo(expect, out, 'lambda');
     expect(out).toMatch(/each slot fired by the Lambda function's beat/);
   }, 90_000);
+
+  it.skipIf(denoCannotRun !== undefined)(
+    'runs a Deno app under the deno binary in place of the Worker with --platform deno: serveDeno takes half the mix, its beats (stdin) fire a scheduler alone, and it is stopped by its PID',
+    async ({ expect }) => {
+      const { code, out } = await runStack(['--platform', 'deno']);
+      expect(code, out).toBe(0);
+      const pid = /deno: serveDeno under the deno binary \(process (\d+)\) on http:\/\/127\.0\.0\.1:\d+/.exec(out)?.[1];
+      expect(pid, out).toBeDefined();
+      expect(() => process.kill(Number(pid), 0)).toThrow(); // the deno process is gone
+      expect(out).not.toMatch(/wrangler dev/);
+      expectTheDemo(expect, out, 'deno');
+      expect(out).toMatch(/each slot fired by the Deno app's beat/);
+      expect(out).toMatch(/\[deno\] beat: \d+ requests, [1-9]\d* scheduler slot\(s\) fired/);
+      expect(out).toMatch(/and as the Deno app's \/ui \(true\)/);
+    },
+    90_000,
+  );
+
+  it('runs a Vercel function in the Edge runtime in place of the Worker with --platform vercel: createVercelHandlers takes half the mix, its cron route (CRON_SECRET) fires a scheduler alone', async ({ expect }) => {
+    const { code, out } = await runStack(['--platform', 'vercel']);
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/vercel: createVercelHandlers in the Edge runtime \(edge-runtime\) on http:\/\/127\.0\.0\.1:\d+/);
+    expect(out).not.toMatch(/wrangler dev/);
+    expect(out).not.toMatch(/the cron route (answered|failed)/);
+    expectTheDemo(expect, out, 'vercel');
+    expect(out).toMatch(/each slot fired by the Vercel function's beat/);
+    expect(out).toMatch(/\[vercel\] beat: \d+ requests, [1-9]\d* scheduler slot\(s\) fired/);
+    expect(out).toMatch(/and as the Vercel function's \/ui \(true\)/);
+  }, 90_000);
+
+  it('refuses an unknown --platform with exit 2 and one line naming the platforms', async ({ expect }) => {
+    const { code, out } = await runStack(['--platform', 'fly']);
+    expect(code).toBe(2);
+    expect(out.trim()).toBe('npm start: --platform takes cloudflare, lambda, deno or vercel, not "fly"');
+  }, 30_000);
 });
