@@ -27,6 +27,13 @@ export interface EdgeRig {
   ran(id: string, at: number): void;
   /** A platform's settings through the proxy, its drain after an enqueue `drainOnEnqueueMs` long. */
   env(drainOnEnqueueMs: number): WorkerEnv;
+  /**
+   * Clients (4 with `--quick`, else 10) enqueue `{n}` for n from 0 to jobs - 1, one job at a time
+   * each: `send(n, attempt)` answers an HTTP status (201 or 200: acknowledged), or throws (a
+   * failure the client sees); a client tries a job up to 10 times, the same Idempotency-Key
+   * (`job-<n>`) each time. Resolves to what they saw.
+   */
+  enqueueAll(send: (n: number, attempt: number) => Promise<number>): Promise<{ acknowledged: number; gaveUp: number; clientRetries: number }>;
   close(): Promise<void>;
 }
 
@@ -68,6 +75,32 @@ export async function startEdgeRig(ctx: ScenarioContext, queueName: string): Pro
       EMQ_LEASE_MARGIN_MS: '1000',
       EMQ_REAP_EVERY_MS: '500',
     }),
+    enqueueAll: async (send) => {
+      const seen = { acknowledged: 0, gaveUp: 0, clientRetries: 0 };
+      const enqueue = async (n: number): Promise<void> => {
+        for (let attempt = 0; attempt < 10; attempt++) {
+          if (attempt > 0) seen.clientRetries++;
+          try {
+            const status = await send(n, attempt);
+            if (status === 201 || status === 200) {
+              seen.acknowledged++;
+              return;
+            }
+          } catch {
+            // a client sees a failure: it retries with the same key
+          }
+        }
+        seen.gaveUp++;
+      };
+      const jobs = ctx.quick ? 200 : 2_000;
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: ctx.quick ? 4 : 10 }, async () => {
+          while (next < jobs) await enqueue(next++);
+        }),
+      );
+      return seen;
+    },
     close: async () => {
       raw.disconnect();
       await direct.close();

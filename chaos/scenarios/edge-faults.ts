@@ -50,39 +50,18 @@ function edgeScenario(name: string, drainOnEnqueueMs: number): Scenario {
         await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
         // clients enqueue one job at a time (several clients at once); a client retries a failed
         // request with the same key
-        let acknowledged = 0;
-        let gaveUp = 0;
-        let clientRetries = 0;
-        const enqueue = async (n: number): Promise<void> => {
-          for (let attempt = 0; attempt < 10; attempt++) {
-            if (attempt > 0) clientRetries++;
-            try {
-              const res = await worker.fetch(
-                new Request(`http://edge/v1/queues/${QUEUE}/jobs`, {
-                  method: 'POST',
-                  headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
-                  body: JSON.stringify({ payload: { n } }),
-                }),
-                env,
-                ctxWait,
-              );
-              if (res.status === 201 || res.status === 200) {
-                acknowledged++;
-                return;
-              }
-            } catch {
-              // a client sees a failure: it retries with the same key
-            }
-          }
-          gaveUp++;
-        };
-        const clients = ctx.quick ? 4 : 10;
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: clients }, async () => {
-            while (next < jobs) await enqueue(next++);
-          }),
-        );
+        const { acknowledged, gaveUp, clientRetries } = await rig.enqueueAll(async (n) => {
+          const res = await worker.fetch(
+            new Request(`http://edge/v1/queues/${QUEUE}/jobs`, {
+              method: 'POST',
+              headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
+              body: JSON.stringify({ payload: { n } }),
+            }),
+            env,
+            ctxWait,
+          );
+          return res.status;
+        });
         while (drains.length > 0) await Promise.allSettled(drains.splice(0));
         // drain under faults, then without them
         const drainUntil = performance.now() + (ctx.quick ? 30_000 : 120_000);

@@ -126,40 +126,6 @@ export const platformsFaults: Scenario = {
     }, ctx.quick ? 1_500 : 4_000);
     try {
       await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
-      let acknowledged = 0;
-      let gaveUp = 0;
-      let clientRetries = 0;
-      /** Enqueues `{n}` through the Worker (even n) or Lambda (odd n), retrying a failure with its key on either. */
-      const enqueue = async (n: number): Promise<void> => {
-        for (let attempt = 0; attempt < 10; attempt++) {
-          if (attempt > 0) clientRetries++;
-          try {
-            let status: number;
-            if ((n + attempt) % 2 === 0) {
-              const res = await worker.fetch(
-                new Request(`http://edge/v1/queues/${QUEUE}/jobs`, {
-                  method: 'POST',
-                  headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
-                  body: JSON.stringify({ payload: { n } }),
-                }),
-                env,
-                ctxWait,
-              );
-              status = res.status;
-            } else {
-              const answer = await (await instance()).invoke(enqueueEvent(n));
-              status = (answer.result as { statusCode?: number } | undefined)?.statusCode ?? 0;
-            }
-            if (status === 201 || status === 200) {
-              acknowledged++;
-              return;
-            }
-          } catch {
-            // a client sees a failure (or its instance killed): it retries with the same key
-          }
-        }
-        gaveUp++;
-      };
       // both platforms beat the queue while the clients enqueue, and until it is drained
       let beating = true;
       const beats = Promise.all([
@@ -170,13 +136,23 @@ export const platformsFaults: Scenario = {
           while (beating) await (await instance()).invoke({ 'detail-type': 'Scheduled Event', source: 'aws.events' }).catch(() => {});
         })(),
       ]);
-      const clients = ctx.quick ? 4 : 10;
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: clients }, async () => {
-          while (next < jobs) await enqueue(next++);
-        }),
-      );
+      /** `{n}` through the Worker or Lambda, by turns: a client's retry goes to the other platform. */
+      const { acknowledged, gaveUp, clientRetries } = await rig.enqueueAll(async (n, attempt) => {
+        if ((n + attempt) % 2 === 0) {
+          const res = await worker.fetch(
+            new Request(`http://edge/v1/queues/${QUEUE}/jobs`, {
+              method: 'POST',
+              headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
+              body: JSON.stringify({ payload: { n } }),
+            }),
+            env,
+            ctxWait,
+          );
+          return res.status;
+        }
+        const answer = await (await instance()).invoke(enqueueEvent(n));
+        return (answer.result as { statusCode?: number } | undefined)?.statusCode ?? 0;
+      });
       while (drains.length > 0) await Promise.allSettled(drains.splice(0));
       const stats = async () => (await queue.stats()).counts;
       let counts = await stats();
