@@ -32,7 +32,9 @@ const root = join(import.meta.dirname, '..', '..');
  * - `requests_per_slot`: a scheduled event that fires an every-200 ms scheduler for its 2 s;
  * - `left_behind`: jobs no drain after an enqueue ran (left to the next scheduled event);
  * - `bundle_kb` / `bundle_gzip_kb`: the adapter's entry bundled and minified with esbuild, as a
- *   deployment ships it.
+ *   deployment ships it;
+ * - `cold_start_ms`: a fresh process loading the adapter and answering its first enqueue, beside
+ *   `runtime_start_ms`, the bare runtime's start (see coldStart).
  * On Lambda and Netlify (whose functions run on Lambda) a burst is a request per instance (Lambda
  * runs one request at a time in an instance and scales out for the rest): each a fresh handler,
  * none sharing another's drain; on Vercel (Fluid compute), Deno and Cloudflare one instance takes
@@ -207,12 +209,62 @@ const deno: PlatformFactory = (queues, env) => {
   };
 };
 
-/** Each platform's factory, whether a burst shares one instance, and the entry its bundle is measured from. */
-const PLATFORMS: Readonly<Record<string, { factory: PlatformFactory; burstShares: boolean; entry: string }>> = {
-  cloudflare: { factory: cloudflare, burstShares: true, entry: 'export { createWorker } from "./src/edge/index.ts";' },
-  lambda: { factory: lambda, burstShares: false, entry: 'export { createLambdaHandler } from "./src/lambda/index.ts";' },
-  vercel: { factory: vercel, burstShares: true, entry: 'export { createVercelHandlers } from "./src/vercel/index.ts";' },
-  netlify: { factory: netlify, burstShares: false, entry: 'export { createNetlifyFunction, createNetlifyScheduledFunction } from "./src/netlify/index.ts";' },
+/**
+ * A module that, loaded in a fresh process, builds the platform's adapter for queue `Q` on `ENV`
+ * (both from its environment, as JSON) and answers one enqueue through its API, then prints
+ * `answered <status>`: what a cold start costs, load and first request (the queue's registration,
+ * the enqueue and what rides with it) together. Bundled with esbuild, as a deployment ships it.
+ */
+const coldEntry = (imports: string, answer: string): string => `${imports}
+const ENV = JSON.parse(process.env.COLD_ENV ?? '{}');
+const Q = process.env.COLD_QUEUE ?? 'cold';
+const handlers = { [Q]: () => {} };
+const request = () => new Request('http://platform/v1/queues/' + Q + '/jobs', { method: 'POST', headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' }, body: JSON.stringify({ payload: 1 }) });
+const status = await (async () => { ${answer} })();
+console.log('answered ' + status);
+process.exit(0);
+`;
+
+/** Each platform's factory, whether a burst shares one instance, the entry its bundle is measured from, and its cold start's module (Deno: none, its app is bench/children/deno-platform.ts). */
+const PLATFORMS: Readonly<Record<string, { factory: PlatformFactory; burstShares: boolean; entry: string; cold?: string }>> = {
+  cloudflare: {
+    factory: cloudflare,
+    burstShares: true,
+    entry: 'export { createWorker } from "./src/edge/index.ts";',
+    cold: coldEntry(
+      'import { createWorker } from "./src/edge/index.ts";',
+      'return (await createWorker({ handlers, log: () => {} }).fetch(request(), ENV, { waitUntil: () => {} })).status;',
+    ),
+  },
+  lambda: {
+    factory: lambda,
+    burstShares: false,
+    entry: 'export { createLambdaHandler } from "./src/lambda/index.ts";',
+    cold: coldEntry(
+      'import { createLambdaHandler } from "./src/lambda/index.ts";',
+      `const r = await request(); const body = await r.text();
+       const event = { version: '2.0', routeKey: '$default', rawPath: new URL(r.url).pathname, rawQueryString: '', headers: Object.fromEntries(r.headers), requestContext: { http: { method: 'POST', path: new URL(r.url).pathname, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' }, domainName: 'fn', requestId: 'cold', stage: '$default' }, body, isBase64Encoded: false };
+       return (await createLambdaHandler({ handlers, log: () => {}, env: ENV })(event, { getRemainingTimeInMillis: () => 60_000 })).statusCode;`,
+    ),
+  },
+  vercel: {
+    factory: vercel,
+    burstShares: true,
+    entry: 'export { createVercelHandlers } from "./src/vercel/index.ts";',
+    cold: coldEntry(
+      'import { createVercelHandlers } from "./src/vercel/index.ts";',
+      'return (await createVercelHandlers({ handlers, log: () => {}, env: ENV, waitUntil: () => {} }).POST(request())).status;',
+    ),
+  },
+  netlify: {
+    factory: netlify,
+    burstShares: false,
+    entry: 'export { createNetlifyFunction, createNetlifyScheduledFunction } from "./src/netlify/index.ts";',
+    cold: coldEntry(
+      'import { createNetlifyFunction } from "./src/netlify/index.ts";',
+      "return (await createNetlifyFunction({ handlers, log: () => {}, env: ENV, basePath: '' })(request(), { waitUntil: () => {} })).status;",
+    ),
+  },
   deno: { factory: deno, burstShares: true, entry: 'export { serveDeno } from "./src/deno/index.ts";' },
 };
 
@@ -249,6 +301,61 @@ async function bundleSize(entry: string): Promise<{ bundle_kb: number; bundle_gz
   });
   const bytes = out.outputFiles[0]!.contents;
   return { bundle_kb: Math.round(bytes.length / 1024), bundle_gzip_kb: Math.round(gzipSync(bytes).length / 1024) };
+}
+
+/** Spawns `command args` and resolves to the ms until its stdout's first line matching `ready`; rejects when it exits first. */
+function timeToLine(command: string, args: readonly string[], env: Record<string, string>, ready: RegExp): Promise<number> {
+  const t0 = performance.now();
+  const child = spawn(command, args, { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.on('error', () => {});
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (!ready.test(line)) return;
+      resolve(performance.now() - t0);
+      if (child.exitCode === null && child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
+    });
+    child.once('exit', (code) => setTimeout(() => reject(new Error(`${command} exited ${code} before ${ready}: ${stderr.slice(0, 400)}`)), 50));
+  });
+}
+
+/**
+ * A cold start: a fresh process of the platform's runtime loads the adapter's bundle and answers
+ * one enqueue (its first request: the queue's registration, the enqueue and what rides with it),
+ * in ms from the spawn, median of 3; beside it the bare runtime's start (a process printing a
+ * line), so the difference is the adapter's.
+ */
+async function coldStart(platform: string, env: PlatformEnv): Promise<{ cold_start_ms: number; runtime_start_ms: number }> {
+  const median = (xs: number[]): number => Math.round([...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
+  const dir = mkdtempSync(join(tmpdir(), `echomq-bench-cold-${platform}-`));
+  const cold: number[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const queue = benchQueueName(`${platform}-cold`);
+    if (platform === 'deno') {
+      const denoEnv = { NO_COLOR: '1', DENO_NO_UPDATE_CHECK: '1', DENO_DIR: dir };
+      bare.push(await timeToLine(join(root, 'node_modules', '.bin', 'deno'), ['eval', 'console.log("up")'], denoEnv, /^up$/));
+      // the app serves once its url line is out: the first request follows from here
+      const app = spawn(join(root, 'node_modules', '.bin', 'deno'), ['run', '--allow-net', '--allow-env', await bundledDenoApp()], { env: { PATH: process.env['PATH'] ?? '', ...denoEnv, QUEUES: queue, ...env } });
+      const t0 = performance.now();
+      const lines = createInterface({ input: app.stdout })[Symbol.asyncIterator]();
+      const { url } = JSON.parse((await lines.next()).value as string) as { url: string };
+      await fetch(`${url}/v1/queues/${queue}/jobs`, { method: 'POST', headers: { Authorization: 'Bearer bench', 'Content-Type': 'application/json' }, body: JSON.stringify({ payload: 1 }) });
+      cold.push(performance.now() - t0);
+      if (app.pid !== undefined) process.kill(app.pid, 'SIGKILL');
+      continue;
+    }
+    const outfile = join(dir, 'cold.mjs');
+    if (i === 0) {
+      // an ES module bundle of CommonJS packages (ioredis) needs a `require` of its own
+      const banner = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+      await build({ stdin: { contents: PLATFORMS[platform]!.cold!, resolveDir: root, loader: 'ts' }, bundle: true, minify: true, format: 'esm', platform: 'node', outfile, banner: { js: banner }, logLevel: 'silent' });
+    }
+    bare.push(await timeToLine(process.execPath, ['-e', 'console.log("up")'], {}, /^up$/));
+    cold.push(await timeToLine(process.execPath, [outfile], { COLD_ENV: JSON.stringify(env), COLD_QUEUE: queue }, /^answered 20[01]$/));
+  }
+  return { cold_start_ms: median(cold), runtime_start_ms: median(bare) };
 }
 
 /** The economics of one platform (see above). */
@@ -325,6 +432,7 @@ async function measure(ctx: BenchContext, platform: string, factory: PlatformFac
       left_behind: n * 6 - single.completed - burst.completed - delayed.completed,
       jobs: n * 6,
       ...(await bundleSize(entry)),
+      ...(await coldStart(platform, env)),
     };
   });
 }
