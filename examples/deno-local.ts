@@ -11,8 +11,8 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { esbuild } from '../tools/esbuild.js';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -37,19 +37,13 @@ export interface LocalDeno {
   close(): Promise<void>;
 }
 
-/** The part of esbuild's API used here. */
-interface Esbuild {
-  build(options: Record<string, unknown>): Promise<{ errors: unknown[] }>;
-}
-
 /**
  * examples/deno-local-app.ts as one ES module in `dir`, with its packages: esbuild as tsx has it
  * (tsx's own dependency), as test/node-bundle.ts bundles the Deno suite's app.
  */
 async function bundleApp(dir: string): Promise<string> {
-  const esbuild = createRequire(createRequire(join(root, 'package.json')).resolve('tsx'))('esbuild') as Esbuild;
   const out = join(dir, 'app.mjs');
-  await esbuild.build({
+  await esbuild().build({
     entryPoints: [join(root, 'examples', 'deno-local-app.ts')],
     outfile: out,
     absWorkingDir: root,

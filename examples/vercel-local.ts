@@ -10,11 +10,11 @@
  * calls the cron route as Vercel Cron does: GET with `Authorization: Bearer <CRON_SECRET>`.
  */
 import { randomBytes } from 'node:crypto';
-import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { format } from 'node:util';
 import { EdgeRuntime, runServer } from 'edge-runtime';
+import { bundleForVercelEdge } from '../tools/esbuild.js';
 import type { VercelEnv } from '../src/vercel/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,33 +27,6 @@ export interface LocalVercel {
   beat(): Promise<void>;
   /** Stops the server, once the requests and the waitUntil work in flight have ended. */
   close(): Promise<void>;
-}
-
-/** The part of esbuild's API used here. */
-interface Esbuild {
-  build(options: Record<string, unknown>): Promise<{ outputFiles: Array<{ text: string }> }>;
-}
-
-/**
- * examples/vercel-local-app.ts as one script for the Edge runtime, as test/platforms/vercel.test.ts
- * bundles its function: esbuild as tsx has it, for the browser platform, nothing left outside.
- */
-async function bundleApp(): Promise<string> {
-  const esbuild = createRequire(createRequire(join(root, 'package.json')).resolve('tsx'))('esbuild') as Esbuild;
-  const built = await esbuild.build({
-    entryPoints: [join(root, 'examples', 'vercel-local-app.ts')],
-    absWorkingDir: root,
-    tsconfig: join(root, 'tsconfig.json'),
-    bundle: true,
-    write: false,
-    format: 'iife',
-    platform: 'browser',
-    // the conditions Vercel's Edge builds resolve packages with
-    conditions: ['edge-light', 'worker', 'browser'],
-    target: 'es2022',
-    logLevel: 'error',
-  });
-  return built.outputFiles[0]!.text;
 }
 
 /**
@@ -78,7 +51,7 @@ export async function startLocalVercel(restUrl: string, token: string, say: (lin
     for (const text of format(...args).split('\n')) if (text.trim() !== '') say(text.startsWith('[vercel]') ? text : `vercel: ${text.slice(0, 300)}`);
   };
   const runtime = new EdgeRuntime({
-    initialCode: await bundleApp(),
+    initialCode: await bundleForVercelEdge(join(root, 'examples', 'vercel-local-app.ts')),
     extend: (context) => Object.assign(context, { EMQ_ENV: env, console: { ...(context['console'] as object), log: line, info: line, warn: line, error: line, debug: () => {} } }),
   });
   const server = await runServer({ runtime, host: '127.0.0.1' });

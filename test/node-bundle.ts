@@ -1,13 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { esbuild } from '../tools/esbuild.js';
 
 const root = join(import.meta.dirname, '..');
-
-/** The part of esbuild's API used here. */
-interface Esbuild {
-  build(options: Record<string, unknown>): Promise<{ errors: unknown[] }>;
-}
 
 /** Modules bundled for node under `.scratch/` in the root, and how to remove them. */
 export interface NodeBundle {
@@ -29,8 +24,6 @@ export interface NodeBundle {
  * const { paths: [bin], remove } = await bundleForNode([join(root, 'src', 'node', 'cli', 'bin.ts')], 'emq');
  */
 export async function bundleForNode(entryPoints: readonly string[], name: string, aliases: Readonly<Record<string, string>> = {}): Promise<NodeBundle> {
-  // esbuild as tsx has it: tsx's own dependency
-  const esbuild = createRequire(createRequire(join(root, 'package.json')).resolve('tsx'))('esbuild') as Esbuild;
   mkdirSync(join(root, '.scratch'), { recursive: true });
   const dir = mkdtempSync(join(root, '.scratch', `${name}-`));
   const outputs = entryPoints.map((_, i) => join(dir, `${i}.mjs`));
@@ -40,7 +33,7 @@ export async function bundleForNode(entryPoints: readonly string[], name: string
       build.onResolve({ filter: /.*/ }, ({ path }) => (Object.hasOwn(aliases, path) ? { path: aliases[path]! } : undefined));
     },
   };
-  await esbuild.build({
+  await esbuild().build({
     entryPoints: entryPoints.map((input, i) => ({ in: input, out: String(i) })),
     outdir: dir,
     outExtension: { '.js': '.mjs' },

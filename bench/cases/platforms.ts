@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { esbuild } from '../../tools/esbuild.js';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
 import { scripts } from '../../src/generated/scripts.js';
@@ -167,7 +167,7 @@ let denoBundle: Promise<string> | undefined;
 function bundledDenoApp(): Promise<string> {
   denoBundle ??= (async () => {
     const outfile = join(mkdtempSync(join(tmpdir(), 'echomq-bench-deno-')), 'app.mjs');
-    await build({ entryPoints: [join(root, 'bench', 'children', 'deno-platform.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'silent' });
+    await esbuild().build({ entryPoints: [join(root, 'bench', 'children', 'deno-platform.ts')], bundle: true, format: 'esm', platform: 'node', outfile, logLevel: 'silent' });
     return outfile;
   })();
   return denoBundle;
@@ -290,7 +290,7 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 
 /** The adapter's entry bundled for its platform, minified: its size and gzipped size in KiB. */
 async function bundleSize(entry: string): Promise<{ bundle_kb: number; bundle_gzip_kb: number }> {
-  const out = await build({
+  const out = await esbuild().build({
     stdin: { contents: entry, resolveDir: root, loader: 'ts' },
     bundle: true,
     minify: true,
@@ -299,7 +299,7 @@ async function bundleSize(entry: string): Promise<{ bundle_kb: number; bundle_gz
     write: false,
     logLevel: 'silent',
   });
-  const bytes = out.outputFiles[0]!.contents;
+  const bytes = out.outputFiles![0]!.contents;
   return { bundle_kb: Math.round(bytes.length / 1024), bundle_gzip_kb: Math.round(gzipSync(bytes).length / 1024) };
 }
 
@@ -350,7 +350,7 @@ async function coldStart(platform: string, env: PlatformEnv): Promise<{ cold_sta
     if (i === 0) {
       // an ES module bundle of CommonJS packages (ioredis) needs a `require` of its own
       const banner = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
-      await build({ stdin: { contents: PLATFORMS[platform]!.cold!, resolveDir: root, loader: 'ts' }, bundle: true, minify: true, format: 'esm', platform: 'node', outfile, banner: { js: banner }, logLevel: 'silent' });
+      await esbuild().build({ stdin: { contents: PLATFORMS[platform]!.cold!, resolveDir: root, loader: 'ts' }, bundle: true, minify: true, format: 'esm', platform: 'node', outfile, banner: { js: banner }, logLevel: 'silent' });
     }
     bare.push(await timeToLine(process.execPath, ['-e', 'console.log("up")'], {}, /^up$/));
     cold.push(await timeToLine(process.execPath, [outfile], { COLD_ENV: JSON.stringify(env), COLD_QUEUE: queue }, /^answered 20[01]$/));

@@ -25,6 +25,8 @@ export interface EdgeRig {
   /** When a handler ran each job id (`Date.now()` per run), on any platform. */
   readonly runs: Map<string, number[]>;
   ran(id: string, at: number): void;
+  /** A client's enqueue of `{n}` through a platform's HTTP API, its Idempotency-Key `job-<n>`. */
+  enqueueRequest(n: number): Request;
   /** A platform's settings through the proxy, its drain after an enqueue `drainOnEnqueueMs` long. */
   env(drainOnEnqueueMs: number): WorkerEnv;
   /**
@@ -65,6 +67,12 @@ export async function startEdgeRig(ctx: ScenarioContext, queueName: string): Pro
     injected,
     runs,
     ran: (id, at) => void runs.set(id, [...(runs.get(id) ?? []), at]),
+    enqueueRequest: (n) =>
+      new Request(`http://edge/v1/queues/${queueName}/jobs`, {
+        method: 'POST',
+        headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
+        body: JSON.stringify({ payload: { n } }),
+      }),
     env: (drainOnEnqueueMs) => ({
       UPSTASH_REDIS_REST_URL: proxy.url,
       UPSTASH_REDIS_REST_TOKEN: token,

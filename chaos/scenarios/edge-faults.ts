@@ -52,11 +52,7 @@ function edgeScenario(name: string, drainOnEnqueueMs: number): Scenario {
         // request with the same key
         const { acknowledged, gaveUp, clientRetries } = await rig.enqueueAll(async (n) => {
           const res = await worker.fetch(
-            new Request(`http://edge/v1/queues/${QUEUE}/jobs`, {
-              method: 'POST',
-              headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
-              body: JSON.stringify({ payload: { n } }),
-            }),
+            rig.enqueueRequest(n),
             env,
             ctxWait,
           );

@@ -140,11 +140,7 @@ export const platformsFaults: Scenario = {
       const { acknowledged, gaveUp, clientRetries } = await rig.enqueueAll(async (n, attempt) => {
         if ((n + attempt) % 2 === 0) {
           const res = await worker.fetch(
-            new Request(`http://edge/v1/queues/${QUEUE}/jobs`, {
-              method: 'POST',
-              headers: { Authorization: 'Bearer chaos', 'Content-Type': 'application/json', 'Idempotency-Key': `job-${n}` },
-              body: JSON.stringify({ payload: { n } }),
-            }),
+            rig.enqueueRequest(n),
             env,
             ctxWait,
           );

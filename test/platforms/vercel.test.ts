@@ -1,11 +1,11 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { EdgeRuntime, runServer } from 'edge-runtime';
+import { bundleForVercelEdge } from '../../tools/esbuild.js';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
@@ -23,33 +23,11 @@ type EdgeRuntimeServer = Awaited<ReturnType<typeof runServer>>;
 /** What the suite's jobs carry: how long the handler sleeps. */
 type Payload = { sleepMs?: number } | null;
 
-/** The part of esbuild's API used here. */
-interface Esbuild {
-  build(options: Record<string, unknown>): Promise<{ outputFiles: Array<{ text: string }> }>;
-}
-
 /**
  * test/platforms/vercel-edge-app.ts as one script for the Edge runtime: bundled by esbuild (as tsx
  * has it, test/node-bundle.ts) for the browser platform, nothing left outside, so what it imports
  * must run with Web APIs alone.
  */
-async function bundleEdgeApp(): Promise<string> {
-  const esbuild = createRequire(createRequire(join(root, 'package.json')).resolve('tsx'))('esbuild') as Esbuild;
-  const built = await esbuild.build({
-    entryPoints: [join(root, 'test', 'platforms', 'vercel-edge-app.ts')],
-    absWorkingDir: root,
-    tsconfig: join(root, 'tsconfig.json'),
-    bundle: true,
-    write: false,
-    format: 'iife',
-    platform: 'browser',
-    // the conditions Vercel's Edge builds resolve packages with
-    conditions: ['edge-light', 'worker', 'browser'],
-    target: 'es2022',
-    logLevel: 'error',
-  });
-  return built.outputFiles[0]!.text;
-}
 
 /** Where the handlers report each run: one POST of `{queue, id, attempt}` per run (the Edge runtime has no TCP, only fetch). */
 class Recorder {
@@ -151,7 +129,7 @@ describe('echomq/vercel', () => {
   const closing: Array<{ close(): Promise<void> }> = [];
 
   beforeAll(async () => {
-    [bridge, recorder, edgeApp] = await Promise.all([startBridge({ redisUrl, token: bridgeToken }), Recorder.start(), bundleEdgeApp()]);
+    [bridge, recorder, edgeApp] = await Promise.all([startBridge({ redisUrl, token: bridgeToken }), Recorder.start(), bundleForVercelEdge(join(root, 'test', 'platforms', 'vercel-edge-app.ts'))]);
     raw = new Redis(redisUrl);
   });
   afterEach(async () => {
