@@ -14,7 +14,9 @@
  * and another three from the Worker's beat alone (the Node consumer stopped meanwhile). Then a
  * group is held for a moment and rate limited to 3 starts a second, and the starts are shown
  * second by second from the events stream. Then a flow: four pages rendered by either runtime,
- * then their parent merges them, once, after the last page. Then a partitioned queue of 8
+ * then their parent merges them, once, after the last page. Then two signups of the durable steps'
+ * signup flow (examples/signup-demo.ts), their steps run by either runtime, one verified by an
+ * event sent over HTTP, the other reminded when its wait times out. Then a partitioned queue of 8
  * partitions (on a cluster, spread over the masters) takes jobs of 8 groups from both runtimes,
  * each group in order. Ctrl-C
  * ends everything cleanly. `--once` exits when the mix is done;
@@ -43,6 +45,7 @@ import { type DemoPayload, demoHandler } from '../workers/demo-handler.js';
 import { startLocalDeno } from './deno-local.js';
 import { startLocalLambda } from './lambda-local.js';
 import { startLocalVercel } from './vercel-local.js';
+import { runSignupDemo } from './signup-demo.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const once = process.argv.includes('--once');
@@ -367,6 +370,9 @@ async function main(): Promise<void> {
   say(
     `flow: pdf-1 merged ${JSON.stringify(merged)} from pages ${JSON.stringify(pages)}, run ${flowTimes.parentStarts.length} time(s), after the last page (${flowTimes.parentStarts.every((t) => t >= flowTimes.lastChild)})`,
   );
+
+  // durable steps: the signup flow, its steps run by either runtime, its event sent over HTTP
+  say(await runSignupDemo({ transport, consumerTransport: connectTarget(redis.target), edgeUrl, runtimeName: RUNTIME.name, say }));
 
   // a partitioned queue: 8 partitions, each a queue in a slot of its own (on a cluster, spread over
   // the masters); one Node consumer over all of them (one subscriber connection per master), the

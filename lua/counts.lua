@@ -14,7 +14,8 @@
            fields c<minute> (jobs completed in it) and d<minute> (jobs sent to dead), as
            includes/count_minute.lua writes them; the reader keeps the 60 minutes ending with the
            current one (the key of a queue idle for a while may still hold older ones, until its
-           next count trims them or the key expires)
+           next count trims them or the key expires), awaiting (jobs waiting for an event), sleeping
+           (scheduled jobs in a durable sleep: docs/design/steps.md)}
 ]]
 -- @include keyspace
 -- @include lane_size
@@ -43,4 +44,6 @@ return {
   redis.call('ZCARD', K_WAITING),
   math.floor(now_ms() / 60000),
   redis.call('HGETALL', K_MINUTES),
+  redis.call('ZCARD', PREFIX .. 'awaiting'),
+  redis.call('ZCARD', PREFIX .. 'sleeping'),
 }

@@ -14,7 +14,7 @@
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting
+  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting | awaiting (an event)
   ARGV[3]  offset (>= 0)
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
@@ -57,6 +57,8 @@ elseif state == 'completed' then
   ids = redis.call('ZREVRANGE', K_COMPLETED, offset, last)
 elseif state == 'waiting' then
   ids = redis.call('ZRANGE', K_WAITING, offset, last)
+elseif state == 'awaiting' then
+  ids = redis.call('ZRANGE', PREFIX .. 'awaiting', offset, last)
 elseif state == 'pending' then
   local entries = redis.call('SMEMBERS', K_GROUPS)
   table.sort(entries)
@@ -76,7 +78,7 @@ elseif state == 'pending' then
     end
   end
 else
-  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed or dead, got ' .. tostring(state)))
+  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed, dead, waiting or awaiting, got ' .. tostring(state)))
 end
 
 local reply = {}

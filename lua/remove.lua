@@ -30,11 +30,12 @@
 -- @include release_dedupe
 -- @include forget_flow
 -- @include now_ms
+-- @include forget_steps
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk')
 local state, group = r[1], r[2]
 if not state then return { 0, {} } end
 local fp = r[4]
@@ -62,6 +63,7 @@ elseif state == 'completed' then
 elseif state == 'waiting' then
   redis.call('ZREM', K_WAITING, id)
 end
+if r[7] then forget_steps(id, r[8]) end
 redis.call('DEL', key)
 emit('removed', id, 'g', group)
 return { 1, outbox_written }

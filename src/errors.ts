@@ -43,6 +43,12 @@ export const errorCodes = {
    * unpartitioned queue's name opened partitioned (`PartitionError`): nothing was written.
    */
   EMQPARTITION: 409,
+  /**
+   * A durable step refused (`StepError`, its `reason`): a handler that ran its steps in another
+   * order than the recorded one (non-determinism), a step name used twice, past the steps or
+   * bytes a job may record, or a step outside a consumer's lease. The job fails for good.
+   */
+  EMQSTEP: 422,
 } as const;
 
 /** A code of the error table. */
@@ -157,6 +163,26 @@ export class JobFailedError extends EmqError {
   constructor(message: string, context: EmqErrorContext & { jobError?: string } = {}) {
     super('EMQFAILED', message, context);
     this.jobError = context.jobError ?? message;
+  }
+}
+
+/**
+ * A durable step refused (docs/guides/steps.md): `reason` says which way. Thrown into the handler
+ * by `step.run`, `step.sleep`, `step.waitForEvent` and `step.invoke`; a handler that lets it out
+ * fails its job for good (dead), since running the same code again would refuse again.
+ *
+ * @example
+ * // a deploy that renamed a step under jobs already past it:
+ * // StepError (EMQSTEP): step 2 is "charge" in this job's record, but the handler called "bill" there
+ */
+export class StepError extends EmqError {
+  constructor(
+    /** `order`: another name than the one recorded at that place; `duplicate`: a name used twice; `limit`: past a limit; `context`: no lease to record under. */
+    readonly reason: 'order' | 'duplicate' | 'limit' | 'context',
+    message: string,
+    context?: EmqErrorContext,
+  ) {
+    super('EMQSTEP', message, context);
   }
 }
 

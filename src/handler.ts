@@ -1,8 +1,14 @@
 import { DEFAULT_MAX_RESULT_BYTES, encodeProgress, encodeResult } from './encode.js';
 import type { EmqError } from './errors.js';
 import type { Job } from './job.js';
+import { StepError } from './errors.js';
+import { JobSteps, type StepHost, type Suspension } from './steps/job-steps.js';
+import type { Steps } from './steps/steps.js';
 import { startProcess } from './telemetry/telemetry.js';
 import { startTimer, type Timer } from './timers.js';
+import { errorText, RateLimitedError, RetryAfterError, UnrecoverableError } from './handler-errors.js';
+
+export { errorText, RateLimitedError, RetryAfterError, UnrecoverableError } from './handler-errors.js';
 
 /**
  * A job handler: resolves to complete the job, and what it resolves with is the job's result
@@ -42,49 +48,13 @@ export interface HandlerContext {
    * for (const [i, page] of pages.entries()) { await render(page); await progress(Math.round((100 * (i + 1)) / pages.length)); }
    */
   progress(value: unknown): Promise<boolean>;
-}
-
-/** Thrown by a handler: the job fails for good and goes straight to dead, attempts left or not. */
-export class UnrecoverableError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'UnrecoverableError';
-  }
-}
-
-/** Thrown by a handler: retry after exactly `delayMs` instead of the job's backoff. */
-export class RetryAfterError extends Error {
-  constructor(
-    message: string,
-    /** How long to wait before the next attempt, in ms (an integer >= 0; else the job's backoff). */
-    readonly delayMs: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'RetryAfterError';
-  }
-}
-
-/**
- * Thrown by a handler when what its job calls is rate limiting it (an HTTP 429, say): the job goes
- * back to its lane without spending an attempt, and its group (the ungrouped lane, for an
- * ungrouped job) is held for `holdMs`: none of its jobs starts until then, other groups flow.
- * The same as `queue.holdGroup(group, holdMs)` plus giving the job back, in the settle's request.
- *
- * @example
- * const res = await fetch(url, { signal });
- * if (res.status === 429) throw new RateLimitedError(retryAfterMs(res.headers.get('retry-after')) ?? 1_000);
- */
-export class RateLimitedError extends Error {
-  constructor(
-    /** How long to hold the job's group, in ms (an integer >= 1; else 1000). */
-    readonly holdMs: number,
-    message = `rate limited: holding the group for ${holdMs} ms`,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'RateLimitedError';
-  }
+  /**
+   * The job's durable steps (docs/guides/steps.md): `step.run` runs a function once across every
+   * run of the job, `step.sleep` and `step.waitForEvent` suspend it holding no slot, `step.invoke`
+   * runs a child job and resumes with its result. Made on first read. Not in a BatchConsumer's
+   * handler (a StepError there).
+   */
+  readonly step: Steps;
 }
 
 /** How long a RateLimitedError holds when its holdMs is not an integer >= 1. */
@@ -126,27 +96,19 @@ export type Outcome =
       readonly error: string;
       /** How long to hold the job's group, ms (>= 1). */
       readonly holdMs: number;
+    }
+  | {
+      /**
+       * Suspended at a durable step (a sleep, a wait for an event, an invoke: src/steps/): the job
+       * leaves active holding no slot, its steps kept, and runs again when the step is over. Not an
+       * attempt.
+       */
+      readonly kind: 'suspend';
+      /** The step it stopped at and how, as lua/suspend.lua takes it. */
+      readonly step: Suspension;
     };
 
 const COMPLETE: Outcome = { kind: 'complete' };
-
-/** The longest error text kept on a row. */
-const MAX_ERROR_CHARS = 4000;
-
-/** An error (or anything thrown) as the text a row keeps: name, message, first stack lines. */
-export function errorText(error: unknown): string {
-  if (error instanceof Error) {
-    const stack = error.stack ?? `${error.name}: ${error.message}`;
-    return stack.slice(0, MAX_ERROR_CHARS);
-  }
-  let text: string;
-  try {
-    text = typeof error === 'string' ? error : (JSON.stringify(error) ?? String(error));
-  } catch {
-    text = String(error);
-  }
-  return `thrown: ${text}`.slice(0, MAX_ERROR_CHARS);
-}
 
 /**
  * The outcome of a handler that resolved with `value`: complete with it as the job's result (none
@@ -174,7 +136,7 @@ export function resultError(error: EmqError): string {
 
 /** The outcome a thrown value stands for. */
 export function outcomeOf(error: unknown): Outcome {
-  if (error instanceof UnrecoverableError) return { kind: 'fail', error: errorText(error) };
+  if (error instanceof UnrecoverableError || error instanceof StepError) return { kind: 'fail', error: errorText(error) };
   if (error instanceof RateLimitedError) {
     const holdMs = Number.isSafeInteger(error.holdMs) && error.holdMs >= 1 ? error.holdMs : DEFAULT_HOLD_MS;
     return { kind: 'hold', error: errorText(error), holdMs };
@@ -213,17 +175,21 @@ const noProgress: ProgressWriter = async (value) => {
  * making an AbortSignal costs microseconds per job (13% of a consumer's CPU with no-op handlers).
  * Aborting the controller works either way. `progress` is what the runtime writes progress with.
  */
-export function contextOf(controller: AbortController, progress: ProgressWriter = noProgress): HandlerContext {
-  return new RunContext(controller, progress);
+export function contextOf(controller: AbortController, progress: ProgressWriter = noProgress, job?: Job, steps?: StepHost): HandlerContext & { readonly steps: JobSteps | undefined } {
+  return new RunContext(controller, progress, job, steps);
 }
 
 /** contextOf's context: its getter is the class's, where an object literal's made a closure a job. */
 class RunContext implements HandlerContext {
   readonly #controller: AbortController;
+  /** The job's steps once the handler read `step` (undefined until then). */
+  steps: JobSteps | undefined;
 
   constructor(
     controller: AbortController,
     readonly progress: ProgressWriter,
+    private readonly job: Job | undefined,
+    private readonly host: StepHost | undefined,
   ) {
     this.#controller = controller;
   }
@@ -231,6 +197,23 @@ class RunContext implements HandlerContext {
   get signal(): AbortSignal {
     return this.#controller.signal;
   }
+
+  get step(): Steps {
+    if (!this.job) throw new StepError('context', "a BatchConsumer's handler has no steps: durable steps run one job at a time (a Consumer, the Worker, a serverless adapter)");
+    this.steps ??= new JobSteps(this.job, this.host);
+    return this.steps;
+  }
+}
+
+/**
+ * The outcome of a run whose steps suspended it (a sleep, a wait, an invoke), once the step
+ * records it started have landed (a settle must not overtake them); undefined for a run that did
+ * not suspend.
+ */
+async function suspensionOf(steps: JobSteps | undefined): Promise<Outcome | undefined> {
+  if (!steps) return undefined;
+  await steps.idle();
+  return steps.suspension ? { kind: 'suspend', step: steps.suspension } : undefined;
 }
 
 /**
@@ -252,18 +235,22 @@ export async function runHandler<Payload>(
     progress?: ProgressWriter;
     /** The largest result stored, in UTF-8 bytes of JSON (default 64 KiB). */
     maxResultBytes?: number;
+    /** Where the job's durable steps are recorded (`Leases.steps`); without it a step is a StepError. */
+    steps?: StepHost;
   },
 ): Promise<Outcome> {
   const timeoutMs = options.timeoutMs ?? 0;
   let timer: Timer | undefined;
+  let context: ReturnType<typeof contextOf> | undefined;
   const span = options.queue === undefined ? undefined : startProcess(options.queue, job);
   try {
     // called now, not a microtask later: a caller that goes on to send its next claim would
     // otherwise hold the handler's start back by that whole send (a socket write)
     let run: unknown;
-    const context = contextOf(options.controller, options.progress);
+    context = contextOf(options.controller, options.progress, job as Job, options.steps);
     try {
-      run = span ? span.run(() => handler(job, context)) : handler(job, context);
+      const ctx = context;
+      run = span ? span.run(() => handler(job, ctx)) : handler(job, ctx);
     } catch (error) {
       run = Promise.reject(error);
     }
@@ -279,12 +266,13 @@ export async function runHandler<Payload>(
     } else {
       value = await run;
     }
-    const outcome = value === undefined ? COMPLETE : completion(value, options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES);
-    span?.end(outcome, outcome.kind === 'complete' ? undefined : outcome.error);
+    const suspended = await suspensionOf(context.steps);
+    const outcome = suspended ?? (value === undefined ? COMPLETE : completion(value, options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES));
+    span?.end(outcome, outcome.kind === 'complete' || outcome.kind === 'suspend' ? undefined : outcome.error);
     return outcome;
   } catch (error) {
-    const outcome = outcomeOf(error);
-    span?.end(outcome, error);
+    const outcome = (await suspensionOf(context?.steps)) ?? outcomeOf(error);
+    span?.end(outcome, outcome.kind === 'suspend' ? undefined : error);
     return outcome;
   } finally {
     timer?.cancel();

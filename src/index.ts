@@ -61,6 +61,7 @@ export {
   PayloadTooLargeError,
   JobNotFoundError,
   JobFailedError,
+  StepError,
   JobStateError,
   WaitTimeoutError,
   IdempotencyConflictError,
@@ -73,3 +74,7 @@ export {
 export type { EmqErrorCode, EmqErrorContext, ConnectionFailure } from './errors.js';
 export { UnrecoverableError, RetryAfterError, RateLimitedError, HandlerTimeoutError } from './handler.js';
 export type { Handler, HandlerContext, Outcome } from './handler.js';
+export { InvokedJobError } from './steps/job-steps.js';
+export type { StepHost, StepWrite, InvokeChild, Suspension } from './steps/job-steps.js';
+export type { Steps, WaitForEventOptions, InvokeOptions, StepKind, StepState, StepRecord, SentEvent, SendEventOptions } from './steps/steps.js';
+export { MAX_STEPS, MAX_STEP_BYTES, DEFAULT_EVENT_KEEP_MS, MAX_EVENT_KEEP_MS } from './steps/steps.js';

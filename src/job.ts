@@ -1,10 +1,12 @@
 import type { ChildOutcome, ChildrenCount, ParentRef } from './flows/flow.js';
+import type { StepRecord } from './steps/steps.js';
 
 /**
  * Where a job stands. A completed row stays readable for the queue's `keepCompletedMs`. `waiting`:
- * a flow parent waiting for its children (`Flows.add`).
+ * a flow parent waiting for its children (`Flows.add`), or a job waiting for the child its
+ * `step.invoke` ran; `awaiting`: a job whose `step.waitForEvent` waits for an event.
  */
-export type JobState = 'pending' | 'scheduled' | 'active' | 'completed' | 'dead' | 'waiting';
+export type JobState = 'pending' | 'scheduled' | 'active' | 'completed' | 'dead' | 'waiting' | 'awaiting';
 
 /** How long to wait before retrying a failed attempt. */
 export interface BackoffOptions {
@@ -134,6 +136,11 @@ export interface Job<Payload = unknown> {
    * const pages = job.children!.filter((c) => c.state === 'completed').map((c) => c.result as Page);
    */
   readonly children?: ChildOutcome[] | undefined;
+  /**
+   * The durable steps its earlier runs recorded (`context.step`: docs/guides/steps.md), as they
+   * stood when it was claimed; undefined for a job that has none.
+   */
+  readonly steps?: StepRecord[] | undefined;
 }
 
 /** The scheduler that fired a job and its slot (`Queue.upsertScheduler`). */
@@ -206,6 +213,10 @@ export interface JobRecord<Payload = unknown, Result = unknown> {
   readonly children?: ChildOutcome[] | undefined;
   /** A flow parent's count of its children: how many it waits for, how many have finished. */
   readonly flow?: ChildrenCount | undefined;
+  /** Its durable steps, in order (docs/guides/steps.md); undefined for a job that recorded none. */
+  readonly steps?: StepRecord[] | undefined;
+  /** While it waits for an event (`awaiting`), when its wait times out (server ms); undefined for no timeout. */
+  readonly timeoutAt?: number | undefined;
 }
 
 /** How many jobs are in each state. */
@@ -220,8 +231,12 @@ export interface QueueCounts {
   readonly dead: number;
   /** Jobs completed since the queue began (a counter: completed rows expire). */
   readonly completed: number;
-  /** Flow parents waiting for their children (`Flows.add`). */
+  /** Flow parents waiting for their children (`Flows.add`), and jobs waiting for an invoked child. */
   readonly waiting: number;
+  /** Jobs waiting for an event (`step.waitForEvent`). */
+  readonly awaiting: number;
+  /** Scheduled jobs in a durable sleep (`step.sleep`): counted in `scheduled` too. */
+  readonly sleeping: number;
 }
 
 /**

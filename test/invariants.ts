@@ -29,6 +29,7 @@ import { FIXED_KEYS, keyspace, type FixedKey } from '../src/keyspace.js';
 import { MAX_PARTITIONS, parsePartitionName, PARTITIONS_REGISTRY } from '../src/partitions/partition-of.js';
 import { firedBy, parseStoredSpec } from '../src/schedulers/schedulers.js';
 import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-context.js';
+import { awaitingIds, stepViolations } from './step-invariants.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
@@ -170,6 +171,12 @@ export interface QueueSnapshot {
    * `stream-node-max-entries` (see findViolations, (h)).
    */
   readonly eventsSlack: number;
+  /**
+   * The queue's other keys (the durable steps' among them: test/step-invariants.ts), by their name
+   * after the prefix: type and values as the snapshot read them (a zset's members and scores flat,
+   * a string's PTTL and value).
+   */
+  readonly others: ReadonlyMap<string, { readonly type: string; readonly values: readonly string[] }>;
 }
 
 /**
@@ -251,6 +258,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
   let outbox = new Map<string, number>();
   let events: StreamEntry[] | undefined;
   let minutes: { fields: Record<string, string>; pttl: number } | undefined;
+  const others = new Map<string, { type: string; values: string[] }>();
 
   for (const entry of entries) {
     const [key, type, rawValues] = entry as [string, string, unknown];
@@ -305,7 +313,8 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
       if (type !== 'string') wrongTypes.set(key, type);
       else dedupe.set(rest.slice(3), { id: values[1] ?? '', expires: Number(values[0]) !== -1 });
     }
-    // anything else (keys of later features) is not this checker's business
+    // anything else: the checkers of later features read it (test/step-invariants.ts)
+    else others.set(rest, { type, values });
   }
 
   const values = (name: string): string[] => fixed.get(name)?.values ?? [];
@@ -352,6 +361,7 @@ export async function snapshotQueue(raw: Redis, queueName: string): Promise<Queu
     events,
     eventsSlack,
     minutes,
+    others,
   };
 }
 
@@ -377,7 +387,7 @@ type Place =
   | { kind: 'pending' }
   | { kind: 'lane'; group: string }
   | { kind: 'fifo'; entry: string }
-  | { kind: 'scheduled' | 'active' | 'dead' | 'waiting' };
+  | { kind: 'scheduled' | 'active' | 'dead' | 'waiting' | 'awaiting' };
 
 const placeName = (p: Place): string =>
   p.kind === 'lane' ? `lane:${p.group}` : p.kind === 'fifo' ? (p.entry === UNGROUPED ? 'fifo' : `fifo:${p.entry}`) : p.kind;
@@ -391,9 +401,10 @@ const STATE_OF: Record<Place['kind'], string> = {
   active: 'active',
   dead: 'dead',
   waiting: 'waiting',
+  awaiting: 'awaiting',
 };
 
-const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting']);
+const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting']);
 
 const isCount = (value: string | undefined): boolean => value !== undefined && /^\d+$/.test(value);
 
@@ -502,6 +513,7 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  * - (n) partitions: a generated id of a partition's (`JOB:<seq>~<i>`) is in partition `i` (the
  *   queue `<q>~<i>`) and in no other queue, partitioned or not. What holds across a partitioned
  *   queue's partitions is {@link checkPartitionedQueue}'s.
+ * - (q) durable steps (docs/design/steps.md): test/step-invariants.ts says what holds.
  * - (p) generated ids: meta `ng` is `1` or absent, and while it is `1` no row's id is `JOB:<n>`
  *   (n an integer with no leading zero) with n above meta `seq`: an enqueue of generated ids alone
  *   asks for no EXISTS then (lua/includes/take_seq.lua), so such a row would be overwritten.
@@ -534,6 +546,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
   for (const id of snap.active.keys()) at(id, { kind: 'active' });
   for (const id of snap.dead.keys()) at(id, { kind: 'dead' });
   for (const id of snap.waiting.keys()) at(id, { kind: 'waiting' });
+  for (const id of awaitingIds(snap)) at(id, { kind: 'awaiting' });
 
   const ids = new Set<string>([...places.keys(), ...snap.rows.keys()]);
   for (const id of [...ids].sort()) {
@@ -704,6 +717,9 @@ export function findViolations(snap: QueueSnapshot): string[] {
 
   // (p) generated ids
   out.push(...generatedIdViolations(snap));
+
+  // (q) durable steps
+  out.push(...stepViolations(snap));
 
   return out;
 }

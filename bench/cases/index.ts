@@ -21,6 +21,7 @@ import { rateLimit } from './rate-limit.js';
 import { replicated } from './replicated.js';
 import { schedulerLateness } from './scheduler-lateness.js';
 import { stallRecovery } from './stall-recovery.js';
+import { steps } from './steps.js';
 import { waitLatency } from './wait-latency.js';
 import { wakeLatency } from './wake-latency.js';
 
@@ -54,6 +55,7 @@ export const CASES: readonly BenchCase[] = [
   idleSlots,
   rateLimit,
   flowFanout,
+  steps,
   adminChunks,
   clusterCase,
   replicated,

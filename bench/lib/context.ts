@@ -8,8 +8,9 @@ import { round } from './stats.js';
  * The implementations a case runs for. `floor` is no queue: the least Redis and the client can do
  * for the case's unit of work on this machine right now (a no-op script call with echomq's
  * arguments, a bare LPUSH to a parked BLPOP), so echomq's figure reads as a ratio to the limit.
+ * `workflows` is Cloudflare Workflows under `wrangler dev` (the `steps` case's anchor).
  */
-export type Impl = 'echomq' | 'bullmq' | 'groupmq' | 'floor';
+export type Impl = 'echomq' | 'bullmq' | 'groupmq' | 'floor' | 'workflows';
 
 /** Goals a case checks itself, by name: whether each holds (`rate-limit`'s `goals`). */
 export type GoalChecks = Readonly<Record<string, boolean>>;

@@ -29,6 +29,8 @@ export interface Goal {
  * drained job, the commands of one add and the memory of a waiting job, where it asks more than
  * issue 6 did (its wait goal, half BullMQ's p50, is below issue 6's third, which stays). Its goal
  * of an enqueue one at a time at or above bee-queue's is not judged here: bee-queue is not in the bench.
+ * Durable steps (`steps`) last: bounds on echomq's figures, Cloudflare Workflows under `wrangler
+ * dev` beside them for scale (its local emulation, not Cloudflare's service).
  */
 export const GOALS: readonly Goal[] = [
   { case: 'process-c100', figure: 'jobs_per_s', better: 'higher', anchor: 'bullmq', minRatio: 4.5, text: '>= 4.5x BullMQ' },
@@ -83,6 +85,11 @@ export const GOALS: readonly Goal[] = [
   { case: 'rate-limit', figure: 'sliding_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every group, any 1000 ms)' },
   { case: 'flow-fanout', figure: 'flows_per_s', better: 'higher', anchor: 'bullmq', minRatio: 3, text: '>= 3x BullMQ (adds to last parent)' },
   { case: 'flow-fanout', figure: 'commands_per_job', better: 'lower', anchor: 'bullmq', text: '(no goal)' },
+  { case: 'steps', figure: 'step_to_job_round_trips', better: 'lower', anchor: 'echomq', bound: 1, text: "<= 1: a step's round trips <= a plain job's at c100 (same round)" },
+  { case: 'steps', figure: 'resume_late_p99_ms', better: 'lower', anchor: 'workflows', bound: 5, text: 'resumed sleep p99 <= 5 ms (busy Node consumer, c100)' },
+  { case: 'steps', figure: 'edge_requests_per_step', better: 'lower', anchor: 'echomq', bound: 1.5, text: '<= 1.5 (the Worker, busy)' },
+  { case: 'steps', figure: 'steps_per_s', better: 'higher', anchor: 'workflows', text: '(no goal)' },
+  { case: 'steps', figure: 'gap_p50_ms', better: 'lower', anchor: 'workflows', text: '(no goal)' },
 ];
 
 /** One JSON line of a run. `round` (1, 2, ...) is there when the run repeated its cases. */

@@ -35,7 +35,11 @@ export interface Scenario {
  * finished (or that saw one unfinished or missing), a parent released or run twice beyond what a
  * lapsed lease explains, a parent never released (or, a `fail-parent` child dead, never failed) at
  * the end, a flow's child lost or unfinished, a cross-queue flow link broken (test/flow-links.ts);
- * and for partitioned queues, a job outside its group's partition or with an id naming another.
+ * and for partitioned queues, a job outside its group's partition or with an id naming another;
+ * and for durable steps, a job dead (none is meant to die), a step's function run again though its
+ * earlier run was neither killed nor refused its record (`reruns_unexplained`), a sleep over or a
+ * wait timed out before its time, an event not taken exactly once by each job it matches, a wait
+ * without an event not timed out with null, a step record not as its handler left it.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -74,6 +78,11 @@ export const MUST_BE_ZERO = [
   'children_lost',
   'flow_link_violations',
   'jobs_misrouted',
+  'dead_unexpected',
+  'early_resumes',
+  'events_not_once',
+  'waits_wrong',
+  'step_records_wrong',
 ] as const;
 
 /** The promises a result breaks, by name. */

@@ -15,6 +15,8 @@
 -- @include active_skiplist
 -- @include claimed_job
 -- @include hash_as_table
+-- @include step_key
+-- @include step_update
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -180,7 +182,9 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r
-        if meta.fl then
+        if meta.st then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
+        elseif meta.fl then
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         else
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
@@ -205,13 +209,23 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[9] then
+          if r[10] and string.sub(r[10], 1, 1) == 'i' then
+            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
         -- this run's attempt: the claims less those given back unstarted (`z`, rarely there); as
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the `active` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is

@@ -100,6 +100,11 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
       const children = number(f.get('n'));
       return children === undefined ? undefined : { ...job, event, children };
     }
+    case 'step': {
+      const name = f.get('n');
+      const state = f.get('s');
+      return name === undefined || state === undefined ? undefined : { ...job, event, name, state };
+    }
     case 'scheduled': {
       const dueAt = number(f.get('d'));
       return dueAt === undefined ? undefined : { ...job, event, dueAt };

@@ -72,7 +72,7 @@ export interface JobEventBase extends QueueEventBase {
  * whose children have all finished: `children`), `waiting` (a flow parent waits for its
  * `children`), `removed`,
  * `reprocessed`, `replaced` (a not yet started job took a later add's payload and delay,
- * `dedupe.replace`; `dueAt` when it is scheduled). About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
+ * `dedupe.replace`; `dueAt` when it is scheduled), `step` (a durable step's `name` and `state`). About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
  * `limit` (`group`, `limit`, null when lifted), `rate` (the queue's rate limit, or a `group`'s:
  * `rate`, null when lifted), `held` (a `group`, or the ungrouped jobs when none, `heldUntil`), `cleaned` (`count` jobs of `state`) and `drained`
  * (`count` jobs), one event per chunk of the call.
@@ -103,6 +103,18 @@ export type QueueEvent =
       readonly event: 'waiting';
       /** How many children it waits for. */
       readonly children: number;
+    })
+  | (JobEventBase & {
+      /**
+       * A durable step (docs/guides/steps.md) recorded or changed: `name` the step's, `state` where
+       * it stands now (a run step `done` or `failed`; a sleep `sleeping` then `done`; a wait
+       * `waiting`, then `done` or `timedout`; an invoke `invoking`, then `done`).
+       */
+      readonly event: 'step';
+      /** The step's name. */
+      readonly name: string;
+      /** Its state. */
+      readonly state: string;
     })
   | (JobEventBase & {
       /** Enqueued with a delay. */
@@ -232,6 +244,7 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>([
   'removed',
   'reprocessed',
   'replaced',
+  'step',
   'paused',
   'resumed',
   'group-paused',

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "df6c3079cc01475c9ba53c6c6d79081fd0e26c71",
+    sha1: "571c105eabccc55f5c951584951f257a09295b9a",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -368,7 +368,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -381,10 +383,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -580,27 +582,100 @@ end
 local function first_score(key)
   return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- Rewrite step \`index\` of job \`id\` (its record, JSON: n name, k kind, s state, r result as JSON
+-- text, e error, a attempts, st and ft started and finished ms, u until ms, ev event, ei the
+-- event's id, cq and ci an invoked child) with \`fields\` set on it (a value false deletes the
+-- field). Returns the record as written, nil when the job has no such step. Only the records a
+-- suspension or its end rewrite come through here (a sleep's, a wait's, an invoke's): a run
+-- step's result is written whole by step.lua, never decoded by a script.
+local function step_update(id, index, fields)
+  local key = step_key(id)
+  local text = redis.call('HGET', key, index)
+  if not text then return nil end
+  local record = cjson.decode(text)
+  for f, v in pairs(fields) do
+    if v == false then record[f] = nil else record[f] = v end
+  end
+  redis.call('HSET', key, index, cjson.encode(record))
+  return record
+end
+-- A suspended job goes back to be claimed (docs/design/steps.md): the step it waited on (its
+-- row's \`sw\`, kind letter then index) is rewritten with \`fields\`, the row leaves its suspension
+-- (\`sw\`, and \`wk\` the waiters zset of a wait, whose member it stops being), and it joins its lane
+-- in its place (\`batch\`, admitted by the caller). \`row\` is {group or false, order} as read.
+-- Collects a \`step\` event (j, g, n the step's name, s its new state).
+local function resume_step(id, sw, wk, row, fields, batch)
+  local key = job_key(id)
+  local record = step_update(id, string.sub(sw, 2), fields)
+  if wk then
+    redis.call('ZREM', wk, id)
+    redis.call('ZREM', PREFIX .. 'awaiting', id)
+    redis.call('HDEL', key, 'sw', 'wk')
+  else
+    redis.call('HDEL', key, 'sw')
+  end
+  redis.call('HSET', key, 's', 'pending')
+  batch_push(batch, row[1], row[2], id)
+  collect_event('step', id, 'g', row[1], 'n', record and record.n, 's', record and record.s)
+end
+-- Up to \`limit\` waits for events whose timeout has passed by \`now\` end (docs/design/steps.md):
+-- each one's step records \`timedout\` (its handler's waitForEvent resolves null) and its job goes
+-- back to be claimed. Read only in a queue where a step was ever written (meta \`st\`). Returns
+-- how many timed out; the jobs join \`batch\` for the caller to admit.
+local function time_out_waits(now, limit, batch)
+  local due = redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', now, 'LIMIT', 0, limit)
+  for _, id in ipairs(due) do
+    local r = redis.call('HMGET', job_key(id), 'sw', 'wk', 'g', 'o')
+    if r[1] then
+      resume_step(id, r[1], r[2], { r[3], r[4] }, { s = 'timedout', ft = now }, batch)
+    else
+      redis.call('ZREM', PREFIX .. 'awaiting', id)
+    end
+  end
+  return #due
+end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
 -- answers scheduled, as it did (includes/settled_token.lua). Collects a \`promoted\` event (j, g) per
--- job, earliest first: the caller flushes.
+-- job, earliest first: the caller flushes. In a queue with durable steps (meta \`st\`), a sleeper's
+-- step records \`done\` as it moves (docs/design/steps.md), it leaves the sleepers' index, and the
+-- waits for events whose timeout passed end too (includes/time_out_waits.lua), up to \`limit\` more.
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
+  local steps = queue_meta().st
+  local batch = { order = {} }
   if #due > 0 then
     chunked('ZREM', K_SCHEDULED, due)
-    local batch = { order = {} }
+    if steps then chunked('ZREM', PREFIX .. 'sleeping', due) end
     for _, id in ipairs(due) do
       local key = job_key(id)
-      local r = redis.call('HMGET', key, 'g', 'o')
+      local r
+      if steps then
+        r = redis.call('HMGET', key, 'g', 'o', 'sw')
+        if r[3] and string.sub(r[3], 1, 1) == 's' then
+          local record = step_update(id, string.sub(r[3], 2), { s = 'done', ft = now })
+          redis.call('HDEL', key, 'sw')
+          collect_event('step', id, 'g', r[1], 'n', record and record.n, 's', 'done')
+        end
+      else
+        r = redis.call('HMGET', key, 'g', 'o')
+      end
       redis.call('HSET', key, 's', 'pending')
       batch_push(batch, r[1], r[2], id)
       collect_event('promoted', id, 'g', r[1])
     end
-    woke = admit(batch)
   end
-  return #due, first_score(K_SCHEDULED), woke
+  local timed_out = steps and time_out_waits(now, limit, batch) or 0
+  if #due > 0 or timed_out > 0 then woke = admit(batch) end
+  return #due + timed_out, first_score(K_SCHEDULED), woke
 end
 -- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
 -- K_GRATE; false when it has none (ungrouped work has none of its own).
@@ -781,10 +856,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -847,16 +928,18 @@ end
 -- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
 -- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
 -- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
--- a flow parent, { that string, its children hash flat } (\`kids\`, false for none). No field but the
+-- a flow parent or a job with durable steps, { that string, its children hash flat (\`kids\`, false
+-- for none: 0 in the reply), its steps hash flat (\`steps\`, absent for none: docs/design/steps.md) }. No field but the
 -- payload can hold a space: ids, group and queue names and traceparents are checked for their
 -- characters before they are written (src/encode.ts, src/keyspace.ts), and the payload, which
 -- may, comes last (src/ops/claim.ts reads it). One string where a table of ten was: Redis writes,
 -- and the client reads, one reply element a job instead of eleven.
 -- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
 -- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
-local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids)
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps)
   local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
     .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+  if steps then return { wire, kids or 0, steps } end
   if kids then return { wire, kids } end
   return wire
 end
@@ -1042,7 +1125,9 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r
-        if meta.fl then
+        if meta.st then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
+        elseif meta.fl then
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         else
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
@@ -1067,13 +1152,23 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[9] then
+          if r[10] and string.sub(r[10], 1, 1) == 'i' then
+            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
         -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the \`active\` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1129,12 +1224,13 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
-      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids)
+      local steps = r[12] and redis.call('HGETALL', step_key(id)) or false
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -1404,7 +1500,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "f8f62fb08635dddc58e82603f6aaa7cc6156dc7a",
+    sha1: "4ff34d03ea6a10356251c579302f1b84efa16b6e",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1482,7 +1578,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -1495,10 +1593,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -1715,10 +1813,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -1794,16 +1898,18 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
 -- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
 -- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
--- a flow parent, { that string, its children hash flat } (\`kids\`, false for none). No field but the
+-- a flow parent or a job with durable steps, { that string, its children hash flat (\`kids\`, false
+-- for none: 0 in the reply), its steps hash flat (\`steps\`, absent for none: docs/design/steps.md) }. No field but the
 -- payload can hold a space: ids, group and queue names and traceparents are checked for their
 -- characters before they are written (src/encode.ts, src/keyspace.ts), and the payload, which
 -- may, comes last (src/ops/claim.ts reads it). One string where a table of ten was: Redis writes,
 -- and the client reads, one reply element a job instead of eleven.
 -- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
 -- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
-local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids)
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps)
   local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
     .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+  if steps then return { wire, kids or 0, steps } end
   if kids then return { wire, kids } end
   return wire
 end
@@ -1823,6 +1929,29 @@ local HASH_AS_TABLE_VALUE = '~ a value over 64 bytes: writing it makes this hash
 local function hash_as_table(key)
   redis.call('HSET', key, '~', HASH_AS_TABLE_VALUE)
   redis.call('HDEL', key, '~')
+end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- Rewrite step \`index\` of job \`id\` (its record, JSON: n name, k kind, s state, r result as JSON
+-- text, e error, a attempts, st and ft started and finished ms, u until ms, ev event, ei the
+-- event's id, cq and ci an invoked child) with \`fields\` set on it (a value false deletes the
+-- field). Returns the record as written, nil when the job has no such step. Only the records a
+-- suspension or its end rewrite come through here (a sleep's, a wait's, an invoke's): a run
+-- step's result is written whole by step.lua, never decoded by a script.
+local function step_update(id, index, fields)
+  local key = step_key(id)
+  local text = redis.call('HGET', key, index)
+  if not text then return nil end
+  local record = cjson.decode(text)
+  for f, v in pairs(fields) do
+    if v == false then record[f] = nil else record[f] = v end
+  end
+  redis.call('HSET', key, index, cjson.encode(record))
+  return record
 end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
@@ -1989,7 +2118,9 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r
-        if meta.fl then
+        if meta.st then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
+        elseif meta.fl then
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         else
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
@@ -2014,13 +2145,23 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[9] then
+          if r[10] and string.sub(r[10], 1, 1) == 'i' then
+            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
         -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the \`active\` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -2076,12 +2217,13 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
-      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids)
+      local steps = r[12] and redis.call('HGETALL', step_key(id)) or false
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -2177,7 +2319,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "a09b577e0ae0829285d3ca16b092f93c369074c7",
+    sha1: "733b5e348a1c358c0494b4a35ae239080b05f7f2",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2347,18 +2489,34 @@ local function forget_flow(id, state, fp, fw, token, now)
   end
   redis.call('DEL', kids)
 end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- A row with durable steps (its \`sn\`) about to be deleted takes its steps with it
+-- (docs/design/steps.md): its steps hash, its place among the sleepers and the jobs awaiting an
+-- event, and among its wait's waiters (\`wk\`, the row's, nil when it waits for none).
+local function forget_steps(id, wk)
+  redis.call('DEL', step_key(id))
+  redis.call('ZREM', PREFIX .. 'sleeping', id)
+  redis.call('ZREM', PREFIX .. 'awaiting', id)
+  if wk then redis.call('ZREM', wk, id) end
+end
 -- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
 -- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
 -- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
 -- deduplication pays one HMGET a call, not a command a row. Likewise in a queue where a job of a
 -- flow was ever written (meta \`fl\`), each row's links are read and settled (forget_flow: a child
--- tells its parent, a parent has its unfinished children removed, through the outbox).
-local dedupe_used, flows_used = nil, nil
+-- tells its parent, a parent has its unfinished children removed, through the outbox), and in a
+-- queue where a step was ever recorded (meta \`st\`), each row's steps go with it (forget_steps).
+local dedupe_used, flows_used, steps_used = nil, nil, nil
 local function delete_rows(ids)
   if #ids == 0 then return end
   if dedupe_used == nil then
-    local m = redis.call('HMGET', K_META, 'dd', 'fl')
-    dedupe_used, flows_used = m[1] ~= false, m[2] ~= false
+    local m = redis.call('HMGET', K_META, 'dd', 'fl', 'st')
+    dedupe_used, flows_used, steps_used = m[1] ~= false, m[2] ~= false, m[3] ~= false
   end
   local keys = {}
   local now = flows_used and now_ms() or 0
@@ -2370,6 +2528,10 @@ local function delete_rows(ids)
       if r[3] or r[4] then forget_flow(id, r[2], r[3], r[4], r[5], now) end
     elseif dedupe_used then
       release_dedupe(id, redis.call('HGET', keys[i], 'dk'))
+    end
+    if steps_used then
+      local s = redis.call('HMGET', keys[i], 'sn', 'wk')
+      if s[1] then forget_steps(id, s[2]) end
     end
   end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
@@ -2405,7 +2567,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2418,10 +2582,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -2552,7 +2716,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "3b46477421051c738cc104dee1bd88fa9c2a1605",
+    sha1: "083c818520d451f2712f5c65218ab740353622c1",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2664,7 +2828,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2677,10 +2843,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -3084,10 +3250,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -3155,16 +3327,18 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
 -- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
 -- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
--- a flow parent, { that string, its children hash flat } (\`kids\`, false for none). No field but the
+-- a flow parent or a job with durable steps, { that string, its children hash flat (\`kids\`, false
+-- for none: 0 in the reply), its steps hash flat (\`steps\`, absent for none: docs/design/steps.md) }. No field but the
 -- payload can hold a space: ids, group and queue names and traceparents are checked for their
 -- characters before they are written (src/encode.ts, src/keyspace.ts), and the payload, which
 -- may, comes last (src/ops/claim.ts reads it). One string where a table of ten was: Redis writes,
 -- and the client reads, one reply element a job instead of eleven.
 -- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
 -- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
-local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids)
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps)
   local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
     .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+  if steps then return { wire, kids or 0, steps } end
   if kids then return { wire, kids } end
   return wire
 end
@@ -3184,6 +3358,29 @@ local HASH_AS_TABLE_VALUE = '~ a value over 64 bytes: writing it makes this hash
 local function hash_as_table(key)
   redis.call('HSET', key, '~', HASH_AS_TABLE_VALUE)
   redis.call('HDEL', key, '~')
+end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- Rewrite step \`index\` of job \`id\` (its record, JSON: n name, k kind, s state, r result as JSON
+-- text, e error, a attempts, st and ft started and finished ms, u until ms, ev event, ei the
+-- event's id, cq and ci an invoked child) with \`fields\` set on it (a value false deletes the
+-- field). Returns the record as written, nil when the job has no such step. Only the records a
+-- suspension or its end rewrite come through here (a sleep's, a wait's, an invoke's): a run
+-- step's result is written whole by step.lua, never decoded by a script.
+local function step_update(id, index, fields)
+  local key = step_key(id)
+  local text = redis.call('HGET', key, index)
+  if not text then return nil end
+  local record = cjson.decode(text)
+  for f, v in pairs(fields) do
+    if v == false then record[f] = nil else record[f] = v end
+  end
+  redis.call('HSET', key, index, cjson.encode(record))
+  return record
 end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
@@ -3350,7 +3547,9 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r
-        if meta.fl then
+        if meta.st then
+          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
+        elseif meta.fl then
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
         else
           r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
@@ -3375,13 +3574,23 @@ local function claim_jobs(n, lease_ms, now)
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
         if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[9] then
+          if r[10] and string.sub(r[10], 1, 1) == 'i' then
+            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
         -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
         -- text when it is the claim count's (a Lua number is formatted as a float where it is
         -- written into the reply and the \`active\` event)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -3437,12 +3646,13 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
-      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids)
+      local steps = r[12] and redis.call('HGETALL', step_key(id)) or false
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps)
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -3673,7 +3883,7 @@ return { codes, claimed, outbox_written }
   },
   counts: {
     name: "counts",
-    sha1: "d5d3b352a296f4a3392cf53954e3c0661e38cf19",
+    sha1: "6dbb3c99f285c7b77aed38f1971d14785f3be16a",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -3690,7 +3900,8 @@ return { codes, claimed, outbox_written }
            fields c<minute> (jobs completed in it) and d<minute> (jobs sent to dead), as
            includes/count_minute.lua writes them; the reader keeps the 60 minutes ending with the
            current one (the key of a queue idle for a while may still hold older ones, until its
-           next count trims them or the key expires)
+           next count trims them or the key expires), awaiting (jobs waiting for an event), sleeping
+           (scheduled jobs in a durable sleep: docs/design/steps.md)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -3798,6 +4009,8 @@ return {
   redis.call('ZCARD', K_WAITING),
   math.floor(now_ms() / 60000),
   redis.call('HGETALL', K_MINUTES),
+  redis.call('ZCARD', PREFIX .. 'awaiting'),
+  redis.call('ZCARD', PREFIX .. 'sleeping'),
 }
 `,
   },
@@ -3850,7 +4063,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "b12cc038e7ce82097b9830360d1c48f59c1a681a",
+    sha1: "a764b8c8d39e81c69f5e3856806fa7f4996ecc31",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -4007,18 +4220,34 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- A row with durable steps (its \`sn\`) about to be deleted takes its steps with it
+-- (docs/design/steps.md): its steps hash, its place among the sleepers and the jobs awaiting an
+-- event, and among its wait's waiters (\`wk\`, the row's, nil when it waits for none).
+local function forget_steps(id, wk)
+  redis.call('DEL', step_key(id))
+  redis.call('ZREM', PREFIX .. 'sleeping', id)
+  redis.call('ZREM', PREFIX .. 'awaiting', id)
+  if wk then redis.call('ZREM', wk, id) end
+end
 -- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
 -- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
 -- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
 -- deduplication pays one HMGET a call, not a command a row. Likewise in a queue where a job of a
 -- flow was ever written (meta \`fl\`), each row's links are read and settled (forget_flow: a child
--- tells its parent, a parent has its unfinished children removed, through the outbox).
-local dedupe_used, flows_used = nil, nil
+-- tells its parent, a parent has its unfinished children removed, through the outbox), and in a
+-- queue where a step was ever recorded (meta \`st\`), each row's steps go with it (forget_steps).
+local dedupe_used, flows_used, steps_used = nil, nil, nil
 local function delete_rows(ids)
   if #ids == 0 then return end
   if dedupe_used == nil then
-    local m = redis.call('HMGET', K_META, 'dd', 'fl')
-    dedupe_used, flows_used = m[1] ~= false, m[2] ~= false
+    local m = redis.call('HMGET', K_META, 'dd', 'fl', 'st')
+    dedupe_used, flows_used, steps_used = m[1] ~= false, m[2] ~= false, m[3] ~= false
   end
   local keys = {}
   local now = flows_used and now_ms() or 0
@@ -4030,6 +4259,10 @@ local function delete_rows(ids)
       if r[3] or r[4] then forget_flow(id, r[2], r[3], r[4], r[5], now) end
     elseif dedupe_used then
       release_dedupe(id, redis.call('HGET', keys[i], 'dk'))
+    end
+    if steps_used then
+      local s = redis.call('HMGET', keys[i], 'sn', 'wk')
+      if s[1] then forget_steps(id, s[2]) end
     end
   end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
@@ -4069,7 +4302,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4082,10 +4317,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -4302,7 +4537,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "16757ab4ba91b79b3ce679cc6104449a8a470ad1",
+    sha1: "e4b239bad4ca71d4aa51ddf08b81182b07f939a5",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4471,7 +4706,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4484,10 +4721,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -5459,7 +5696,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "1536a96a8d1a20a09c767030bc552084571bba63",
+    sha1: "568aca773127753c5e3afb3ccb97b50f158c65c8",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -5505,7 +5742,9 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -5518,10 +5757,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -5667,7 +5906,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "31bc494dd577ef06607a358ed75664787d12d0c8",
+    sha1: "df2cfdd7de630fe160fa40072b44ebe7e9815a31",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -5873,7 +6112,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -5886,10 +6127,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -6298,7 +6539,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "37ea7de19bb8bdfe0c729c6ee4214538691be0bf",
+    sha1: "f586f25debd1748b0a99d16e7a1656d05bc00470",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -6479,7 +6720,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6492,10 +6735,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -6722,10 +6965,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -6881,7 +7130,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "95da24ff99030bb08d02090b2b45aee7d2ee714d",
+    sha1: "f4441d17ed43d9a8b3d1db13047d279d71cf63ce",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -7056,7 +7305,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7069,10 +7320,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -7560,7 +7811,7 @@ return { #entries, released }
   },
   getJob: {
     name: "getJob",
-    sha1: "ec8d6e4b55aff69e34453020201f1e8907eb3533",
+    sha1: "ad5b205717aab36f56fdefde332063d4daafac7b",
     lua: `--[[
   get-job: one job's row.
 
@@ -7572,7 +7823,9 @@ return { #entries, released }
            out written in: \`m\`, \`b\`), plus its lease deadline ("lease") when active or its
            due time ("due") when scheduled, under names no row field has (the row's \`r\` is
            its result), and for a flow parent its children ("kids": its children hash as
-           JSON, a flat list, includes/child_record.lua); {} when there is no such job
+           JSON, a flat list, includes/child_record.lua), for a job with durable steps its steps
+           ("steps": its steps hash as JSON, a flat list, docs/design/steps.md), and while it
+           waits for an event its timeout ("timeout", absent for none); {} when there is no such job
   Errors   EMQKIND
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -7646,16 +7899,27 @@ end
 local function kids_key(id)
   return PREFIX .. 'kids:' .. id
 end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
 
 local id = ARGV[2]
 check_kind(id)
 local row = redis.call('HGETALL', job_key(id))
 if #row == 0 then return row end
 with_defaults(row)
-local state, parent = nil, false
+local state, parent, steps = nil, false, false
 for i = 1, #row, 2 do
   if row[i] == 's' then state = row[i + 1] end
   if row[i] == 'fw' then parent = true end
+  if row[i] == 'sn' then steps = true end
+end
+if steps then
+  row[#row + 1] = 'steps'
+  row[#row + 1] = cjson.encode(redis.call('HGETALL', step_key(id)))
 end
 if parent then
   row[#row + 1] = 'kids'
@@ -7667,6 +7931,12 @@ if state == 'active' then
 elseif state == 'scheduled' then
   row[#row + 1] = 'due'
   row[#row + 1] = redis.call('ZSCORE', K_SCHEDULED, id)
+elseif state == 'awaiting' then
+  local timeout = redis.call('ZSCORE', PREFIX .. 'awaiting', id)
+  if timeout and timeout ~= 'inf' then
+    row[#row + 1] = 'timeout'
+    row[#row + 1] = timeout
+  end
 end
 return row
 `,
@@ -7731,7 +8001,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "128fcda329df6af99101fec08e91f01e2e906368",
+    sha1: "f4c61c3651e6ee257a5ae0384dc1bf0d747b3c7c",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -7822,7 +8092,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7835,10 +8107,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -8028,7 +8300,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "14b5103b012fe85806f3dff37bf511ecb00fe20e",
+    sha1: "4a2dd32d729acc072d1e32d548596e08f777935e",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -8107,7 +8379,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8120,10 +8394,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -8149,10 +8423,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -8527,7 +8807,7 @@ return { cursor, rows }
   },
   listJobs: {
     name: "listJobs",
-    sha1: "6d8501b3f225ee4c822d4790ba4d5f93ecd110a3",
+    sha1: "d41b912a276cb8139dbbca39841a4016c412279d",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -8544,7 +8824,7 @@ return { cursor, rows }
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting
+  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting | awaiting (an event)
   ARGV[3]  offset (>= 0)
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
@@ -8751,6 +9031,8 @@ elseif state == 'completed' then
   ids = redis.call('ZREVRANGE', K_COMPLETED, offset, last)
 elseif state == 'waiting' then
   ids = redis.call('ZRANGE', K_WAITING, offset, last)
+elseif state == 'awaiting' then
+  ids = redis.call('ZRANGE', PREFIX .. 'awaiting', offset, last)
 elseif state == 'pending' then
   local entries = redis.call('SMEMBERS', K_GROUPS)
   table.sort(entries)
@@ -8770,7 +9052,7 @@ elseif state == 'pending' then
     end
   end
 else
-  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed or dead, got ' .. tostring(state)))
+  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed, dead, waiting or awaiting, got ' .. tostring(state)))
 end
 
 local reply = {}
@@ -8882,7 +9164,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "ced67c1fc0330f55b2c6e4bb4b103619341f53ab",
+    sha1: "052bac2bf0a32eb2ce9fda8f2489def5238ee699",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -8974,7 +9256,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8987,10 +9271,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -9144,7 +9428,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "cabcb77ee4744deea16a95266da236b1829fe371",
+    sha1: "d9e7c026d6a2f33ba1b65596c1ee8c2efb9f1285",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -9345,18 +9629,34 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- A row with durable steps (its \`sn\`) about to be deleted takes its steps with it
+-- (docs/design/steps.md): its steps hash, its place among the sleepers and the jobs awaiting an
+-- event, and among its wait's waiters (\`wk\`, the row's, nil when it waits for none).
+local function forget_steps(id, wk)
+  redis.call('DEL', step_key(id))
+  redis.call('ZREM', PREFIX .. 'sleeping', id)
+  redis.call('ZREM', PREFIX .. 'awaiting', id)
+  if wk then redis.call('ZREM', wk, id) end
+end
 -- Delete the rows of jobs \`ids\`, one DEL per 1000 (Lua's unpack has a limit), releasing each
 -- one's dedupe key (\`dk\`, either mode) while it still names the job. Only in a queue where a job
 -- ever took a key (meta \`dd\`, asked once a call) is each row's \`dk\` read: a queue that never used
 -- deduplication pays one HMGET a call, not a command a row. Likewise in a queue where a job of a
 -- flow was ever written (meta \`fl\`), each row's links are read and settled (forget_flow: a child
--- tells its parent, a parent has its unfinished children removed, through the outbox).
-local dedupe_used, flows_used = nil, nil
+-- tells its parent, a parent has its unfinished children removed, through the outbox), and in a
+-- queue where a step was ever recorded (meta \`st\`), each row's steps go with it (forget_steps).
+local dedupe_used, flows_used, steps_used = nil, nil, nil
 local function delete_rows(ids)
   if #ids == 0 then return end
   if dedupe_used == nil then
-    local m = redis.call('HMGET', K_META, 'dd', 'fl')
-    dedupe_used, flows_used = m[1] ~= false, m[2] ~= false
+    local m = redis.call('HMGET', K_META, 'dd', 'fl', 'st')
+    dedupe_used, flows_used, steps_used = m[1] ~= false, m[2] ~= false, m[3] ~= false
   end
   local keys = {}
   local now = flows_used and now_ms() or 0
@@ -9368,6 +9668,10 @@ local function delete_rows(ids)
       if r[3] or r[4] then forget_flow(id, r[2], r[3], r[4], r[5], now) end
     elseif dedupe_used then
       release_dedupe(id, redis.call('HGET', keys[i], 'dk'))
+    end
+    if steps_used then
+      local s = redis.call('HMGET', keys[i], 'sn', 'wk')
+      if s[1] then forget_steps(id, s[2]) end
     end
   end
   for i = 1, #keys, 1000 do redis.call('DEL', unpack(keys, i, math.min(i + 999, #keys))) end
@@ -9431,7 +9735,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9444,10 +9750,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -9593,7 +9899,7 @@ end
 
 -- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
 -- which the lanes' turn deletes
-for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING }) do
+for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING, PREFIX .. 'awaiting' }) do
   ids = redis.call('ZRANGE', index, 0, budget - 1)
   if #ids > 0 then
     local rows = ids
@@ -9626,6 +9932,11 @@ redis.call('DEL', K_THROTTLED, K_GRATE, K_HOLDS, starts_key(QUEUE_ENTRY))
 local left = redis.call('ZRANGE', K_OUTBOX, 0, -1)
 for _, e in ipairs(left) do outbox_written[#outbox_written + 1] = e end
 redis.call('DEL', K_OUTBOX, K_WAITING)
+-- durable steps' keys not held by a row (docs/design/steps.md): the events' names are in \`evnames\`
+for _, name in ipairs(redis.call('SMEMBERS', PREFIX .. 'evnames')) do
+  redis.call('DEL', PREFIX .. 'shapes:' .. name, PREFIX .. 'kept:' .. name, PREFIX .. 'keptd:' .. name)
+end
+redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting')
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }
@@ -9633,7 +9944,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "2aaa1dbc910353374326218570582604eefa5cf3",
+    sha1: "1b89e79cc2082a71ec99959ad0e1b5c4ba07884e",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -9691,7 +10002,9 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9704,10 +10017,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -9817,7 +10130,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "b5672765deca7b93cbf962a137ddbfedfd17215c",
+    sha1: "a0e24d0436e6bb4852be8c9f3f0778c38e97821a",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -9873,7 +10186,9 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9886,10 +10201,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -9995,7 +10310,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "c9496c8667061c6b2e69d94459f92c879be8741d",
+    sha1: "f6c78436128f6b17f273226161b7bb166287deb2",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -10065,7 +10380,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10078,10 +10395,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -10261,7 +10578,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "c28f2db935faf62f2cbec854453df9440b6dbf8e",
+    sha1: "8ae10cd918eb60c6b3af179f19fcf04793885c3d",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -10393,7 +10710,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10406,10 +10725,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -10509,27 +10828,100 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- Rewrite step \`index\` of job \`id\` (its record, JSON: n name, k kind, s state, r result as JSON
+-- text, e error, a attempts, st and ft started and finished ms, u until ms, ev event, ei the
+-- event's id, cq and ci an invoked child) with \`fields\` set on it (a value false deletes the
+-- field). Returns the record as written, nil when the job has no such step. Only the records a
+-- suspension or its end rewrite come through here (a sleep's, a wait's, an invoke's): a run
+-- step's result is written whole by step.lua, never decoded by a script.
+local function step_update(id, index, fields)
+  local key = step_key(id)
+  local text = redis.call('HGET', key, index)
+  if not text then return nil end
+  local record = cjson.decode(text)
+  for f, v in pairs(fields) do
+    if v == false then record[f] = nil else record[f] = v end
+  end
+  redis.call('HSET', key, index, cjson.encode(record))
+  return record
+end
+-- A suspended job goes back to be claimed (docs/design/steps.md): the step it waited on (its
+-- row's \`sw\`, kind letter then index) is rewritten with \`fields\`, the row leaves its suspension
+-- (\`sw\`, and \`wk\` the waiters zset of a wait, whose member it stops being), and it joins its lane
+-- in its place (\`batch\`, admitted by the caller). \`row\` is {group or false, order} as read.
+-- Collects a \`step\` event (j, g, n the step's name, s its new state).
+local function resume_step(id, sw, wk, row, fields, batch)
+  local key = job_key(id)
+  local record = step_update(id, string.sub(sw, 2), fields)
+  if wk then
+    redis.call('ZREM', wk, id)
+    redis.call('ZREM', PREFIX .. 'awaiting', id)
+    redis.call('HDEL', key, 'sw', 'wk')
+  else
+    redis.call('HDEL', key, 'sw')
+  end
+  redis.call('HSET', key, 's', 'pending')
+  batch_push(batch, row[1], row[2], id)
+  collect_event('step', id, 'g', row[1], 'n', record and record.n, 's', record and record.s)
+end
+-- Up to \`limit\` waits for events whose timeout has passed by \`now\` end (docs/design/steps.md):
+-- each one's step records \`timedout\` (its handler's waitForEvent resolves null) and its job goes
+-- back to be claimed. Read only in a queue where a step was ever written (meta \`st\`). Returns
+-- how many timed out; the jobs join \`batch\` for the caller to admit.
+local function time_out_waits(now, limit, batch)
+  local due = redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', now, 'LIMIT', 0, limit)
+  for _, id in ipairs(due) do
+    local r = redis.call('HMGET', job_key(id), 'sw', 'wk', 'g', 'o')
+    if r[1] then
+      resume_step(id, r[1], r[2], { r[3], r[4] }, { s = 'timedout', ft = now }, batch)
+    else
+      redis.call('ZREM', PREFIX .. 'awaiting', id)
+    end
+  end
+  return #due
+end
 -- Up to \`limit\` scheduled jobs due by \`now\` move to their lane (or pending), earliest first.
 -- Returns how many moved, the next due time still scheduled (-1 when none), and whether work
 -- became claimable. A row keeps its \`t\`: a retry sent again after its job was promoted still
 -- answers scheduled, as it did (includes/settled_token.lua). Collects a \`promoted\` event (j, g) per
--- job, earliest first: the caller flushes.
+-- job, earliest first: the caller flushes. In a queue with durable steps (meta \`st\`), a sleeper's
+-- step records \`done\` as it moves (docs/design/steps.md), it leaves the sleepers' index, and the
+-- waits for events whose timeout passed end too (includes/time_out_waits.lua), up to \`limit\` more.
 local function promote_due(now, limit)
   local due = redis.call('ZRANGEBYSCORE', K_SCHEDULED, '-inf', now, 'LIMIT', 0, limit)
   local woke = false
+  local steps = queue_meta().st
+  local batch = { order = {} }
   if #due > 0 then
     chunked('ZREM', K_SCHEDULED, due)
-    local batch = { order = {} }
+    if steps then chunked('ZREM', PREFIX .. 'sleeping', due) end
     for _, id in ipairs(due) do
       local key = job_key(id)
-      local r = redis.call('HMGET', key, 'g', 'o')
+      local r
+      if steps then
+        r = redis.call('HMGET', key, 'g', 'o', 'sw')
+        if r[3] and string.sub(r[3], 1, 1) == 's' then
+          local record = step_update(id, string.sub(r[3], 2), { s = 'done', ft = now })
+          redis.call('HDEL', key, 'sw')
+          collect_event('step', id, 'g', r[1], 'n', record and record.n, 's', 'done')
+        end
+      else
+        r = redis.call('HMGET', key, 'g', 'o')
+      end
       redis.call('HSET', key, 's', 'pending')
       batch_push(batch, r[1], r[2], id)
       collect_event('promoted', id, 'g', r[1])
     end
-    woke = admit(batch)
   end
-  return #due, first_score(K_SCHEDULED), woke
+  local timed_out = steps and time_out_waits(now, limit, batch) or 0
+  if #due > 0 or timed_out > 0 then woke = admit(batch) end
+  return #due + timed_out, first_score(K_SCHEDULED), woke
 end
 -- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
 -- K_GRATE; false when it has none (ungrouped work has none of its own).
@@ -10862,7 +11254,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "a6d9f4404c7e38cf0c788d8722d4863b0899159b",
+    sha1: "e677462901cd42d47e78a871e2d7fee191a22e47",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -11201,7 +11593,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11214,10 +11608,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -11517,7 +11911,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "be530aba10db349d35aa915efb564a4858d6efb5",
+    sha1: "418d3c4a21d88077320999e2fb1739aebdea5aed",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -11739,7 +12133,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11752,10 +12148,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -11901,10 +12297,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -12134,7 +12536,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "cfe2c930814fa0c797ddb999d55314fec75ed6d7",
+    sha1: "de2df6d2715c66362abb43de5a5f732cfa6ccdbf",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -12260,7 +12662,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12273,10 +12677,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -12566,11 +12970,26 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- A row with durable steps (its \`sn\`) about to be deleted takes its steps with it
+-- (docs/design/steps.md): its steps hash, its place among the sleepers and the jobs awaiting an
+-- event, and among its wait's waiters (\`wk\`, the row's, nil when it waits for none).
+local function forget_steps(id, wk)
+  redis.call('DEL', step_key(id))
+  redis.call('ZREM', PREFIX .. 'sleeping', id)
+  redis.call('ZREM', PREFIX .. 'awaiting', id)
+  if wk then redis.call('ZREM', wk, id) end
+end
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk')
 local state, group = r[1], r[2]
 if not state then return { 0, {} } end
 local fp = r[4]
@@ -12598,6 +13017,7 @@ elseif state == 'completed' then
 elseif state == 'waiting' then
   redis.call('ZREM', K_WAITING, id)
 end
+if r[7] then forget_steps(id, r[8]) end
 redis.call('DEL', key)
 emit('removed', id, 'g', group)
 return { 1, outbox_written }
@@ -12605,7 +13025,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "fb63b4e5fd241619df0bfe24639ba78197de3c77",
+    sha1: "874134465de2853863afce0210994bdba24dd346",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -12740,7 +13160,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12753,10 +13175,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -12983,7 +13405,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "2518cf0b9ff3832a8b70e96e326e8cadeed828cc",
+    sha1: "c3a7ca0b666b6ffe088ed4e7cde5579c81fc646c",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -13115,7 +13537,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13128,10 +13552,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -13346,7 +13770,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "eb9dcdadd2bf0264f58a0568068e8f5caa1781c2",
+    sha1: "13caa2d2aeaa8e60ccbfc43ed2b2dfa1efd6df02",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -13425,7 +13849,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13438,10 +13864,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -13606,7 +14032,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "fc5f512367d965f4b7b854e751b292dd587e9b61",
+    sha1: "132fa6660d9f223ed7dbc8c0b1d87547b94fb5c2",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -13654,7 +14080,9 @@ local QUEUE_ENTRY = '!'
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13667,10 +14095,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -13809,7 +14237,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "7ff434e49877d465676992ab93a42d6f7a10a3f6",
+    sha1: "407d9fea4bc615bd0d0269d70c887b9a47f20a6e",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -14239,7 +14667,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14252,10 +14682,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -14531,6 +14961,465 @@ flush_events()
 return { codes, outbox_written }
 `,
   },
+  sendEvent: {
+    name: "sendEvent",
+    sha1: "9c1ac109360020ed72a1e56fe21e7a81cfdb14ea",
+    lua: `--[[
+  send-event: deliver an event to the jobs of this queue waiting for it (docs/design/steps.md,
+  "Waiting for an event"), in one script: every job whose wait matches it resumes, its step
+  recording the event's data, and it is kept for \`keepMs\` for waits that begin after it (a wait
+  recorded a moment later than the event it was for still takes it).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  the event's name (letters, digits and \`._-\`, checked by the caller)
+  ARGV[3]  its data, JSON text
+  ARGV[4]  its id for deduplication ('' for none): the same id again within a day (or keepMs,
+           when longer) answers as the first send did and writes nothing
+  ARGV[5]  keepMs (>= 0): how long it is kept for waits that begin later; 0 for none
+  Derives  emq:{q}:shapes:<name>, emq:{q}:on:<name>:<hash>, emq:{q}:job:<id>, emq:{q}:steps:<id>,
+           emq:{q}:awaiting, emq:{q}:kept:<name>, emq:{q}:keptd:<name> (the kept events: at most
+           1000 of a name, the oldest dropped first), emq:{q}:evid:<name>:<id>, lanes
+  Reply    {the event's id (the caller's, or its sequence number in the queue), jobs resumed}
+  Events   \`step\` (j, g, n the step's name, s done) per job resumed, in one entry
+  Errors   EMQARG (data that is not JSON, a malformed keepMs), before anything is written
+  Rings    the doorbell when a resumed job is claimable now
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- Where durable waits for events meet the events (docs/design/steps.md, "Waiting for an event").
+-- A wait's match is a shape, its paths into the event's data joined by newlines (sorted: '' for
+-- none), and the values the data must have there. Waiters of \`event\` whose match hashes to h are
+-- in the zset waiters_key(event, h) (score: when they began); the shapes waiters of \`event\` use
+-- are in the set shapes_key(event), so a sent event is hashed once per shape, never compared
+-- with each waiter. Kept events (a send's \`keepMs\`, for waits that begin after it) are in
+-- kept_key(event) (a zset: member the event's sequence number, score when it stops being kept)
+-- and kept_data_key(event) (a hash: sequence number -> "<event id> <sent ms> <arrivals> <data JSON>",
+-- arrivals the queue's arrival sequence, meta \`seq\`, when it was sent: what orders it against a job
+-- created in the same ms).
+local function waiters_key(event, hash)
+  return PREFIX .. 'on:' .. event .. ':' .. hash
+end
+local function shapes_key(event)
+  return PREFIX .. 'shapes:' .. event
+end
+local function kept_key(event)
+  return PREFIX .. 'kept:' .. event
+end
+local function kept_data_key(event)
+  return PREFIX .. 'keptd:' .. event
+end
+-- The hash of a match: its shape and its values (a Lua array) encoded by cjson, the same encoder
+-- for a waiter's values (decoded from the caller's JSON) and for a sent event's (read from its
+-- data), so 1 and 1.0 are one value.
+local function match_hash(shape, values)
+  return redis.sha1hex(shape .. '\\n' .. cjson.encode(values))
+end
+-- The values at \`shape\`'s paths in decoded \`data\` (each path its object keys joined by dots):
+-- cjson.null where the data has no scalar there, which no waiter's value equals.
+local function values_at(data, shape)
+  local out = {}
+  if shape == '' then return out end
+  for path in string.gmatch(shape, '[^\\n]+') do
+    local v = data
+    for part in string.gmatch(path, '[^.]+') do
+      if type(v) == 'table' then v = v[part] else v = nil end
+    end
+    if v == nil or type(v) == 'table' then v = cjson.null end
+    out[#out + 1] = v
+  end
+  return out
+end
+-- Rewrite step \`index\` of job \`id\` (its record, JSON: n name, k kind, s state, r result as JSON
+-- text, e error, a attempts, st and ft started and finished ms, u until ms, ev event, ei the
+-- event's id, cq and ci an invoked child) with \`fields\` set on it (a value false deletes the
+-- field). Returns the record as written, nil when the job has no such step. Only the records a
+-- suspension or its end rewrite come through here (a sleep's, a wait's, an invoke's): a run
+-- step's result is written whole by step.lua, never decoded by a script.
+local function step_update(id, index, fields)
+  local key = step_key(id)
+  local text = redis.call('HGET', key, index)
+  if not text then return nil end
+  local record = cjson.decode(text)
+  for f, v in pairs(fields) do
+    if v == false then record[f] = nil else record[f] = v end
+  end
+  redis.call('HSET', key, index, cjson.encode(record))
+  return record
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- A suspended job goes back to be claimed (docs/design/steps.md): the step it waited on (its
+-- row's \`sw\`, kind letter then index) is rewritten with \`fields\`, the row leaves its suspension
+-- (\`sw\`, and \`wk\` the waiters zset of a wait, whose member it stops being), and it joins its lane
+-- in its place (\`batch\`, admitted by the caller). \`row\` is {group or false, order} as read.
+-- Collects a \`step\` event (j, g, n the step's name, s its new state).
+local function resume_step(id, sw, wk, row, fields, batch)
+  local key = job_key(id)
+  local record = step_update(id, string.sub(sw, 2), fields)
+  if wk then
+    redis.call('ZREM', wk, id)
+    redis.call('ZREM', PREFIX .. 'awaiting', id)
+    redis.call('HDEL', key, 'sw', 'wk')
+  else
+    redis.call('HDEL', key, 'sw')
+  end
+  redis.call('HSET', key, 's', 'pending')
+  batch_push(batch, row[1], row[2], id)
+  collect_event('step', id, 'g', row[1], 'n', record and record.n, 's', record and record.s)
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local function events_settings()
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+
+local name, data, given, keep_ms = ARGV[2], ARGV[3], ARGV[4], arg_int(ARGV[5], 'keepMs', 0)
+local ok, decoded = pcall(cjson.decode, data)
+if not ok then error(redis.error_reply('EMQARG the event data is not JSON')) end
+local seen_key = given ~= '' and PREFIX .. 'evid:' .. name .. ':' .. given or nil
+if seen_key then
+  local seen = redis.call('GET', seen_key)
+  if seen then return cjson.decode(seen) end
+end
+
+local now = now_ms()
+local seq = redis.call('HINCRBY', K_META, 'evseq', 1)
+local seq_text = string.format('%d', seq)
+local event_id = given ~= '' and given or seq_text
+local batch = { order = {} }
+local resumed = 0
+for _, shape in ipairs(redis.call('SMEMBERS', shapes_key(name))) do
+  local wk = waiters_key(name, match_hash(shape, values_at(decoded, shape)))
+  local ids = redis.call('ZRANGE', wk, 0, -1)
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 's', 'sw', 'g', 'o')
+    if r[1] == 'awaiting' and r[2] and string.sub(r[2], 1, 1) == 'w' then
+      resume_step(id, r[2], wk, { r[3], r[4] }, { s = 'done', r = data, ei = event_id, ft = now }, batch)
+      redis.call('HSET', step_key(id), 'ev:' .. name, seq_text)
+      resumed = resumed + 1
+    else
+      -- a waiter that is no longer one (removed, or its row another job's now)
+      redis.call('ZREM', wk, id)
+    end
+  end
+end
+if keep_ms > 0 then
+  local kept, kept_data = kept_key(name), kept_data_key(name)
+  -- what is no longer kept goes first, then the oldest past 1000
+  local gone = redis.call('ZRANGEBYSCORE', kept, '-inf', now)
+  local over = redis.call('ZCARD', kept) - #gone - 999
+  if over > 0 then
+    local oldest = redis.call('ZRANGEBYSCORE', kept, now, '+inf')
+    table.sort(oldest, function(a, b) return tonumber(a) < tonumber(b) end)
+    for k = 1, over do gone[#gone + 1] = oldest[k] end
+  end
+  if #gone > 0 then
+    redis.call('ZREM', kept, unpack(gone))
+    redis.call('HDEL', kept_data, unpack(gone))
+  end
+  redis.call('SADD', PREFIX .. 'evnames', name)
+  redis.call('ZADD', kept, now + keep_ms, seq_text)
+  local arrivals = redis.call('HGET', K_META, 'seq') or '0'
+  redis.call('HSET', kept_data, seq_text, event_id .. ' ' .. string.format('%d', now) .. ' ' .. arrivals .. ' ' .. data)
+  local last = tonumber(redis.call('ZRANGE', kept, -1, -1, 'WITHSCORES')[2])
+  redis.call('PEXPIREAT', kept, last)
+  redis.call('PEXPIREAT', kept_data, last)
+end
+if admit(batch) then ring_doorbell() end
+local reply = { event_id, resumed }
+if seen_key then redis.call('SET', seen_key, cjson.encode(reply), 'PX', math.max(keep_ms, 86400000)) end
+flush_events()
+return reply
+`,
+  },
   setDeadRetention: {
     name: "setDeadRetention",
     sha1: "f26c237926da61ecc5071b27e5bd828c4a14c895",
@@ -14597,7 +15486,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "656ba035c51fc47885fc2f978fac0756de185968",
+    sha1: "f4a42fc2d31d75edf06db39f0ce956d129e33bab",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -14659,7 +15548,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14672,10 +15563,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -14720,7 +15611,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "a226ec958bd9173079c77ec9349669a6f38603ca",
+    sha1: "bc9bdbb8c22b28862f50703142abb128de58253f",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -14873,7 +15764,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14886,10 +15779,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -14950,10 +15843,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -15118,9 +16017,1030 @@ emit('rate', nil, 'g', entry ~= QUEUE_ENTRY and entry or nil, 'l', set and strin
 return 1
 `,
   },
+  step: {
+    name: "step",
+    sha1: "43ecc7687909ae87cb7211a9f80c55fe3f12da14",
+    lua: `--[[
+  step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
+  step's result is written before its handler goes on, so a later run of the job returns it
+  without running the step again.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] tuples of 7: id, token, the step's index (1, 2, ... in the order the handler called its
+           steps), what is written (\`d\` a run step done, \`f\` a run step that threw, \`i\` an
+           invoke about to enqueue its child), how long the step ran in ms (its record's \`st\` is
+           the server's time less this; \`ft\` the server's time), the step's name (for its
+           event), the record: a JSON object
+           without \`st\` and \`ft\` (n name, k kind, s state, r result as JSON text, e error, a
+           attempts; an invoke's cq and ci its child's queue and id)
+  Derives  emq:{q}:job:<id>, emq:{q}:steps:<id>, emq:{q}:kids:<id> (an invoke: its child's
+           record \`0|w|\`, and the row's \`fw\` and \`fd\` counted again, so the child's news counts
+           however early it comes: docs/design/flows.md)
+  Reply    per tuple, in ARGV order: 1 written, 0 fenced off (nothing written: the job is not
+           active under that token). A tuple sent again while its job is still held writes the
+           same record again
+  Attempts a step done restarts the job's attempts: the row's \`z\` becomes \`a\` less 1, so the next
+           failure is attempt 1 of the next step (each step has the job's \`maxAttempts\`)
+  Events   \`step\` (j, g, n the step's name, s its state: done or failed) per run step written, in
+           one entry (an invoke's is its suspension's)
+  Errors   EMQKIND, EMQARG (an index below 1, a kind not d, f or i), before anything is written
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
+-- \`dk\` or false, its ttl \`dt\` or false, a flow child's parent \`fp\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- active row always has its order (claim wrote it).
+local function hold(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt', 'fp')
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10], r[11] }
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
+end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local function events_settings()
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+
+for i = 2, #ARGV, 7 do
+  check_kind(ARGV[i])
+  arg_int(ARGV[i + 2], 'step index', 1)
+  local kind = ARGV[i + 3]
+  if kind ~= 'd' and kind ~= 'f' and kind ~= 'i' then
+    error(redis.error_reply('EMQARG step kind must be d, f or i, got ' .. tostring(kind)))
+  end
+  arg_int(ARGV[i + 4], 'step ms', 0)
+end
+
+local now = now_ms()
+local now_text = string.format('%d', now)
+local codes = each_held(2, 7, hold, function(id, row, i)
+  local attempts, group = row[1], row[2]
+  local index, kind, ms, name, record = ARGV[i + 2], ARGV[i + 3], tonumber(ARGV[i + 4]), ARGV[i + 5], ARGV[i + 6]
+  local key = job_key(id)
+  mark_feature('st')
+  -- the times appended to the caller's object: its result is never decoded here
+  local written = string.sub(record, 1, -2) .. ',"st":' .. string.format('%d', now - ms) .. ',"ft":' .. now_text .. '}'
+  redis.call('HSET', step_key(id), index, written)
+  if kind == 'd' then
+    redis.call('HSET', key, 'sn', '1', 'z', string.format('%d', attempts - 1))
+  else
+    redis.call('HSET', key, 'sn', '1')
+  end
+  local state = 'done'
+  if kind == 'f' then state = 'failed' end
+  if kind == 'i' then
+    state = 'invoking'
+    local child = cjson.decode(record)
+    local kids = kids_key(id)
+    redis.call('HSETNX', kids, child.cq .. '|' .. child.ci, '0|w|')
+    redis.call('PERSIST', kids)
+    local total, done = 0, 0
+    for _, v in ipairs(redis.call('HVALS', kids)) do
+      local _, k = child_record(v)
+      total = total + 1
+      if child_done(k) then done = done + 1 end
+    end
+    mark_feature('fl')
+    redis.call('HSET', key, 'fw', string.format('%d', total), 'fd', string.format('%d', done))
+  end
+  -- an invoke's own event is its suspension's (suspend.lua), which follows the child's enqueue
+  if kind ~= 'i' then collect_event('step', id, 'g', group, 'n', name, 's', state) end
+  return 1
+end)
+flush_events()
+return codes
+`,
+  },
+  suspend: {
+    name: "suspend",
+    sha1: "d5c75e72fc871c21d2f94a601b1720198d8d518e",
+    lua: `--[[
+  suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
+  (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
+  with their steps kept: a sleep to scheduled until its due time (server clock), a wait to
+  awaiting until a matching event or its timeout, an invoke to waiting (a flow parent) until its
+  child finishes. The claim that suspended is not counted as an attempt (the row's \`z\` + 1).
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2..] tuples of 9: id, token, the step's index, how (\`s\` sleep for ms, \`u\` sleep until an
+           epoch ms, \`w\` wait for an event, \`i\` wait for the invoked child), the step's name,
+           a number (s: the ms to sleep; u: the epoch ms; w: the timeout in ms, -1 for none;
+           i: unused), the event (w), the match's shape and its values as a JSON array (w:
+           includes/event_match.lua; '' and '[]' for none)
+  Derives  emq:{q}:job:<id>, emq:{q}:steps:<id>, emq:{q}:sleeping (sleepers by due time, an
+           index beside scheduled: stats counts it), emq:{q}:awaiting (waits by timeout, +inf
+           for none), emq:{q}:on:<event>:<hash>, emq:{q}:shapes:<event>, emq:{q}:kept:<event>,
+           emq:{q}:keptd:<event>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:waiting
+  Reply    per tuple: 1 scheduled (sleeping), 2 claimable now (a sleep already due, a kept event
+           that matched, an invoked child already finished), 3 awaiting an event, 4 waiting for
+           its child, 0 fenced off (nothing changed). A repeat (its reply lost) answers the
+           first's code and writes nothing, by the mark it leaves after the token (\`/s<code>\`)
+  A wait   takes the earliest kept event of its name that matches, was sent after the job was
+           created (within one ms, by the queue's arrival sequence), and is later than any event
+           an earlier wait of this job took (the steps hash's \`ev:<event>\`); else the job joins
+           the waiters of its match's hash
+  Events   \`step\` (j, g, n the step's name, s its state: sleeping, waiting, invoking, or done when
+           it goes on at once) per job, in one entry
+  Errors   EMQKIND, EMQARG, before anything is written
+  Rings    the doorbell when a job is claimable now or a freed group slot made work claimable;
+           the schedule bell when a sleeper is the earliest scheduled job, or when a wait's
+           timeout is the earliest due time
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The row's defaults, which must equal DEFAULT_JOB_DEFAULTS in src/encode.ts
+-- (test/transport/row-format.test.ts pins it): a row without \`m\` allows DEFAULT_MAX_ATTEMPTS attempts per
+-- run, a row without \`b\` backs off by DEFAULT_BACKOFF. enqueue writes neither field when the job
+-- asks for exactly these, so a job on the built-in defaults keeps a small row. They are constants
+-- of the scripts, never a setting stored in Redis: changing a stored default would silently
+-- change every row that relies on it.
+local DEFAULT_MAX_ATTEMPTS = 3
+local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
+-- The fence: the row of job \`id\` if it is active under lease token \`token\` (its \`t\`), else nil
+-- and the row's state and \`t\` (false when absent), for each_held's repeat check.
+-- Returns {attempts, group or false, max attempts, attempts base, backoff, order score, dedupe key
+-- \`dk\` or false, its ttl \`dt\` or false, a flow child's parent \`fp\` or false}, the defaults filled in for an absent \`m\` or \`b\`; an
+-- active row always has its order (claim wrote it).
+local function hold(id, token)
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'a', 'g', 'm', 'z', 'b', 'o', 'dk', 'dt', 'fp')
+  if r[1] ~= 'active' or r[2] ~= token then return nil, r[1], r[2] end
+  return { tonumber(r[3]), r[4], tonumber(r[5]) or DEFAULT_MAX_ATTEMPTS, tonumber(r[6] or '0'), r[7] or DEFAULT_BACKOFF, r[8], r[9], r[10], r[11] }
+end
+-- The fence over a batch: walk ARGV's (id, token, ...) tuples from index \`first\`, \`stride\` values
+-- each. \`fence(id, token)\` (hold, or held_group when the settle needs only the group) reads what
+-- the settle needs of the row, nil unless the job is active under that token (then the row's state
+-- and \`t\` after it); \`act(id, held, i)\` settles a held job (\`held\` what fence returned, \`i\` the index
+-- of its id, its other values after it) and returns its code. A job not held is left as it was:
+-- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
+-- this settle answers when the row shows it already ran under that token (its reply was lost and
+-- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
+-- the ids through check_kind before: the kind door's errors come before any write, and act writes.
+local function each_held(first, stride, fence, act, again)
+  local codes = {}
+  for i = first, #ARGV, stride do
+    local id, token = ARGV[i], ARGV[i + 1]
+    local held, state, t = fence(id, token)
+    if held then
+      codes[#codes + 1] = act(id, held, i)
+    elseif again then
+      codes[#codes + 1] = again(token, state, t)
+    else
+      codes[#codes + 1] = 0
+    end
+  end
+  return codes
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
+end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local below, counts, zero = {}, {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = (tonumber(actives[i]) or 0) - count
+    local limit = tonumber(limits[i])
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = string.format('%d', left)
+    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
+  end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
+    end
+  end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
+  chunked('RPUSH', K_RING, back)
+  return #back > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
+-- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
+-- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
+-- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
+-- its promotion together, so this does not ring itself).
+local function free_and_admit(freed, batch)
+  local woke = free_slots(freed)
+  if batch and admit(batch) then woke = true end
+  return woke
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
+-- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
+-- its timer. Nothing is claimable yet, so the doorbell stays quiet.
+local function ring_sched_bell(ids)
+  local head = redis.call('ZRANGE', K_SCHEDULED, 0, 0)[1]
+  if head and ids[head] then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
+-- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
+-- of its waits took. Same slot as the row: it carries the queue's hash tag.
+local function step_key(id)
+  return PREFIX .. 'steps:' .. id
+end
+-- Where durable waits for events meet the events (docs/design/steps.md, "Waiting for an event").
+-- A wait's match is a shape, its paths into the event's data joined by newlines (sorted: '' for
+-- none), and the values the data must have there. Waiters of \`event\` whose match hashes to h are
+-- in the zset waiters_key(event, h) (score: when they began); the shapes waiters of \`event\` use
+-- are in the set shapes_key(event), so a sent event is hashed once per shape, never compared
+-- with each waiter. Kept events (a send's \`keepMs\`, for waits that begin after it) are in
+-- kept_key(event) (a zset: member the event's sequence number, score when it stops being kept)
+-- and kept_data_key(event) (a hash: sequence number -> "<event id> <sent ms> <arrivals> <data JSON>",
+-- arrivals the queue's arrival sequence, meta \`seq\`, when it was sent: what orders it against a job
+-- created in the same ms).
+local function waiters_key(event, hash)
+  return PREFIX .. 'on:' .. event .. ':' .. hash
+end
+local function shapes_key(event)
+  return PREFIX .. 'shapes:' .. event
+end
+local function kept_key(event)
+  return PREFIX .. 'kept:' .. event
+end
+local function kept_data_key(event)
+  return PREFIX .. 'keptd:' .. event
+end
+-- The hash of a match: its shape and its values (a Lua array) encoded by cjson, the same encoder
+-- for a waiter's values (decoded from the caller's JSON) and for a sent event's (read from its
+-- data), so 1 and 1.0 are one value.
+local function match_hash(shape, values)
+  return redis.sha1hex(shape .. '\\n' .. cjson.encode(values))
+end
+-- The values at \`shape\`'s paths in decoded \`data\` (each path its object keys joined by dots):
+-- cjson.null where the data has no scalar there, which no waiter's value equals.
+local function values_at(data, shape)
+  local out = {}
+  if shape == '' then return out end
+  for path in string.gmatch(shape, '[^\\n]+') do
+    local v = data
+    for part in string.gmatch(path, '[^.]+') do
+      if type(v) == 'table' then v = v[part] else v = nil end
+    end
+    if v == nil or type(v) == 'table' then v = cjson.null end
+    out[#out + 1] = v
+  end
+  return out
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local function events_settings()
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+
+for i = 2, #ARGV, 9 do
+  check_kind(ARGV[i])
+  arg_int(ARGV[i + 2], 'step index', 1)
+  local how = ARGV[i + 3]
+  if how ~= 's' and how ~= 'u' and how ~= 'w' and how ~= 'i' then
+    error(redis.error_reply('EMQARG how must be s, u, w or i, got ' .. tostring(how)))
+  end
+  arg_int(ARGV[i + 5], 'ms', -1)
+end
+
+local now = now_ms()
+local now_text = string.format('%d', now)
+local K_SLEEPING, K_AWAITING = PREFIX .. 'sleeping', PREFIX .. 'awaiting'
+local freed, batch, later = { order = {} }, { order = {} }, {}
+local sched_bell = false
+local outcomes = { 1, 2, 3, 4 }
+
+-- the earliest kept event of \`event\` matching \`hash\` that this job may take: sent after the job
+-- was created (\`created\` its ms; in that same ms, when the queue's arrival sequence then had
+-- reached the job's own, \`arrival\`: its order's low part) and later than \`after\`: its sequence
+-- number, id and data; nil for none
+local function kept_match(event, shape, hash, created, arrival, after)
+  local live = redis.call('ZRANGEBYSCORE', kept_key(event), now, '+inf')
+  if #live == 0 then return nil end
+  local seqs = {}
+  for _, s in ipairs(live) do
+    local n = tonumber(s)
+    if n > after then seqs[#seqs + 1] = n end
+  end
+  table.sort(seqs)
+  for _, n in ipairs(seqs) do
+    local value = redis.call('HGET', kept_data_key(event), string.format('%d', n))
+    if value then
+      local sp1 = string.find(value, ' ', 1, true)
+      local sp2 = string.find(value, ' ', sp1 + 1, true)
+      local sp3 = string.find(value, ' ', sp2 + 1, true)
+      local sent = tonumber(string.sub(value, sp1 + 1, sp2 - 1))
+      local arrivals = tonumber(string.sub(value, sp2 + 1, sp3 - 1)) % 4294967296
+      local data = string.sub(value, sp3 + 1)
+      local after_job = sent > created or (sent == created and arrivals >= arrival)
+      if after_job and match_hash(shape, values_at(cjson.decode(data), shape)) == hash then
+        return n, string.sub(value, 1, sp1 - 1), data
+      end
+    end
+  end
+  return nil
+end
+
+local codes = each_held(2, 9, hold, function(id, row, i)
+  local group, base, order = row[2], row[4], row[6]
+  local token, index, how, name, number = ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], tonumber(ARGV[i + 5])
+  local key = job_key(id)
+  mark_feature('st')
+  redis.call('ZREM', K_ACTIVE, id)
+  tally(freed, group)
+  local g = group ~= '' and group or false
+  local record = { n = name, st = now }
+  local code
+  if how == 's' or how == 'u' then
+    local due = how == 's' and now + number or math.max(number, now)
+    record.k, record.u = 'sleep', due
+    if due <= now then
+      record.s, record.ft = 'done', now
+      batch_push(batch, group, order, id)
+      code = 2
+    else
+      record.s = 'sleeping'
+      redis.call('ZADD', K_SCHEDULED, due, id)
+      redis.call('ZADD', K_SLEEPING, due, id)
+      later[id] = true
+      code = 1
+    end
+  elseif how == 'w' then
+    local event, shape, values = ARGV[i + 6], ARGV[i + 7], ARGV[i + 8]
+    local hash = match_hash(shape, cjson.decode(values))
+    local deadline = number >= 0 and now + number or nil
+    record.k, record.ev, record.u = 'wait', event, deadline
+    local steps = step_key(id)
+    local r = redis.call('HMGET', key, 'c', 'o')
+    local created, arrival = tonumber(r[1]) or 0, (tonumber(r[2]) or 0) % 4294967296
+    local after = tonumber(redis.call('HGET', steps, 'ev:' .. event)) or 0
+    local seq, event_id, data = kept_match(event, shape, hash, created, arrival, after)
+    if seq then
+      record.s, record.r, record.ei, record.ft = 'done', data, event_id, now
+      redis.call('HSET', steps, 'ev:' .. event, string.format('%d', seq))
+      batch_push(batch, group, order, id)
+      code = 2
+    else
+      record.s = 'waiting'
+      local wk = waiters_key(event, hash)
+      redis.call('ZADD', wk, now, id)
+      redis.call('SADD', shapes_key(event), shape)
+      redis.call('SADD', PREFIX .. 'evnames', event)
+      redis.call('ZADD', K_AWAITING, deadline or '+inf', id)
+      if deadline and first_score(K_AWAITING) == deadline then sched_bell = true end
+      redis.call('HSET', key, 'wk', wk)
+      code = 3
+    end
+  else
+    local r = redis.call('HMGET', key, 'fw', 'fd')
+    record.k = 'invoke'
+    -- the child and its queue, as the step wrote them before enqueueing it
+    local old = redis.call('HGET', step_key(id), index)
+    if old then
+      local o = cjson.decode(old)
+      record.cq, record.ci = o.cq, o.ci
+    end
+    if r[1] and tonumber(r[2] or '0') >= tonumber(r[1]) then
+      record.s, record.ft = 'done', now
+      batch_push(batch, group, order, id)
+      code = 2
+    else
+      record.s = 'invoking'
+      redis.call('ZADD', K_WAITING, now, id)
+      code = 4
+    end
+  end
+  redis.call('HSET', step_key(id), index, cjson.encode(record))
+  local state = ({ 'scheduled', 'pending', 'awaiting', 'waiting' })[code]
+  local fields = { 's', state, 't', settled_token(token, 's' .. code), 'z', string.format('%d', (base or 0) + 1), 'sn', '1' }
+  if code ~= 2 then
+    fields[#fields + 1] = 'sw'
+    fields[#fields + 1] = string.sub(how, 1, 1) == 'u' and 's' .. index or how .. index
+  end
+  redis.call('HSET', key, unpack(fields))
+  collect_event('step', id, 'g', g, 'n', name, 's', record.s)
+  return code
+end, function(token, _, t)
+  return repeat_code(token, t, 's', outcomes)
+end)
+if free_and_admit(freed, batch) then ring_doorbell() end
+if next(later) then ring_sched_bell(later) end
+if sched_bell then
+  push_token(K_SCHED)
+  publish_bell('sched')
+end
+flush_events()
+return codes
+`,
+  },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "afc7883fd6b28f82efd0bcfb5c0d281040a34fdf",
+    sha1: "b39887d541e9c818cb705850d7514b02efebe351",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -15231,7 +17151,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15244,10 +17166,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -15412,7 +17334,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "007e8b031fa32c2d6e5b4c48ab892d0b786cf4f9",
+    sha1: "3076a12d336881bdd64c91da77873db1b2b7b59a",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -15504,7 +17426,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15517,10 +17441,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read
@@ -15546,10 +17470,16 @@ end
 -- The next time something falls due (-1 for none): the first scheduled job's due time, the
 -- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
 -- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`).
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
 local function next_due()
   local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1 }) do
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
@@ -15611,7 +17541,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "a7aef7ecf55e12eadb54c46b19cc1ecd71c6cbab",
+    sha1: "64b0dcaba081fd51f7ac949ccb471d5e8ae48c37",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -15699,7 +17629,9 @@ end
 -- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
 -- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), and \`ng\` (true while every
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15712,10 +17644,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
     }
   end
   return queue_meta_read

@@ -43,7 +43,7 @@ const finished = z.enum(['completed', 'dead']);
 
 export const jobsQuery = z
   .object({
-    state: z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting']),
+    state: z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting']),
     limit: z.coerce.number().int().min(1).max(1000).default(50).openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 50 }),
     offset: z.coerce.number().int().min(0).default(0).openapi({ type: 'integer', minimum: 0, default: 0 }),
   })

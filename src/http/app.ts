@@ -11,6 +11,7 @@ import { bearerAuth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
 import { registerEventRoutes } from './event-routes.js';
 import { registerFlowRoutes } from './flow-routes.js';
+import { registerStepRoutes } from './step-routes.js';
 import { FlowsCache } from './flows-cache.js';
 import { registerGroupRoutes } from './group-routes.js';
 import { registerJobRoutes } from './job-routes.js';
@@ -215,6 +216,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   registerQueueRoutes(app, { queueOf, transport: options.transport });
   registerGroupRoutes(app, { queueOf });
   registerEventRoutes(app, { queueOf, streaming });
+  registerStepRoutes(app, { queueOf, afterResume: (c, queue) => afterEnqueue(c, queue, Date.now()) });
   registerAdminRoutes(app, { queueOf, payloadLimit });
   registerSchedulerRoutes(app, {
     queueOf,

@@ -1,7 +1,7 @@
 import { queueOverviews } from '../queue/registry.js';
 import type { Transport } from '../transport.js';
 
-const STATES = ['pending', 'scheduled', 'active', 'dead', 'waiting'] as const;
+const STATES = ['pending', 'scheduled', 'active', 'dead', 'waiting', 'awaiting', 'sleeping'] as const;
 
 const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 

@@ -22,7 +22,7 @@ export const errorBody = z
   })
   .openapi('Error');
 
-const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting']);
+const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting']);
 
 /** A flow's links as a job shows them (src/flows/flow.ts). */
 const parentRef = z
@@ -45,6 +45,25 @@ const firedBy = z
     slot: z.number().int().openapi({ description: 'the slot it was fired for, epoch ms' }),
   })
   .openapi('FiredBy');
+
+/** One durable step of a job (`StepRecord`, docs/guides/steps.md). */
+const stepRecord = z
+  .object({
+    index: z.number().int().openapi({ description: "its place in the handler's order, from 1" }),
+    name: z.string(),
+    kind: z.enum(['run', 'sleep', 'wait', 'invoke']),
+    state: z.enum(['done', 'failed', 'sleeping', 'waiting', 'timed-out', 'invoking']),
+    result: z.unknown().optional().openapi({ description: "a run step's result, a wait's event data" }),
+    error: z.string().optional().openapi({ description: "the error a run step's last try threw" }),
+    attempts: z.number().int().openapi({ description: "how many times a run step's function ran" }),
+    startedAt: z.number().int().optional().openapi({ description: 'epoch ms (server clock)' }),
+    finishedAt: z.number().int().optional().openapi({ description: 'epoch ms (server clock)' }),
+    until: z.number().int().optional().openapi({ description: "a sleep's due time, a wait's timeout, epoch ms" }),
+    event: z.string().optional().openapi({ description: 'the event a wait waits for' }),
+    eventId: z.string().optional().openapi({ description: 'the id of the event it took' }),
+    child: z.object({ queue: z.string(), id: z.string() }).optional().openapi({ description: "an invoke's child" }),
+  })
+  .openapi('Step');
 
 /** A job as the API shows it. */
 export const jobView = z
@@ -76,6 +95,8 @@ export const jobView = z
       .object({ total: z.number().int(), done: z.number().int() })
       .optional()
       .openapi({ description: "a flow parent's count: the children it waits for, and how many have finished" }),
+    steps: z.array(stepRecord).optional().openapi({ description: 'its durable steps in order, for a job that recorded any' }),
+    timeoutAt: z.number().int().optional().openapi({ description: 'epoch ms, while it waits for an event with a timeout' }),
   })
   .openapi('Job');
 
@@ -114,7 +135,9 @@ const queueCounts = z.object({
   active: z.number().int(),
   dead: z.number().int(),
   completed: z.number().int().openapi({ description: 'completed since the queue began (a counter)' }),
-  waiting: z.number().int().openapi({ description: 'flow parents waiting for their children' }),
+  waiting: z.number().int().openapi({ description: 'flow parents waiting for their children, and jobs waiting for an invoked child' }),
+  awaiting: z.number().int().openapi({ description: 'jobs waiting for an event (step.waitForEvent)' }),
+  sleeping: z.number().int().openapi({ description: 'scheduled jobs in a durable sleep (step.sleep), counted in scheduled too' }),
 });
 /** Jobs completed and sent to dead per minute of the last hour (`LastHour`): the stats route's and the listing's. */
 // min and max, not length: the OpenAPI generator writes minItems and maxItems for these only

@@ -3,6 +3,7 @@ import type { Job } from '../job.js';
 import type { ClaimedRow, ClaimResult } from '../ops/claim.js';
 import { firedBy } from '../schedulers/schedulers.js';
 import { traceReceive } from '../telemetry/telemetry.js';
+import { decodeSteps, stepRecords } from '../steps/step-records.js';
 import type { Claimed } from './rounds.js';
 
 /** A claim's rows as jobs with decoded payloads; its `receive` span, from `sentAt`, when it claimed any. */
@@ -33,5 +34,6 @@ function jobOf<Payload>(row: ClaimedRow): Job<Payload> {
   if (scheduler) job.scheduler = scheduler;
   if (row.parent !== undefined) job.parent = decodeParent(row.parent);
   if (row.children !== undefined) job.children = decodeChildren(row.children);
+  if (row.steps !== undefined) job.steps = stepRecords(decodeSteps(row.steps));
   return job;
 }

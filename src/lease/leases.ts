@@ -13,6 +13,9 @@ import { promoteOp } from '../ops/promote.js';
 import { reapOp } from '../ops/reap.js';
 import { type ReleaseItem, releaseOp } from '../ops/release.js';
 import { type RetryItem, type RetryOutcome, retryOp } from '../ops/retry.js';
+import { suspendOp } from '../ops/suspend.js';
+import type { StepHost } from '../steps/job-steps.js';
+import { LeaseSteps } from './lease-steps.js';
 import { runCalls, Scripts } from '../ops/scripts.js';
 import type { Replication, Reply, ScriptCall, Transport } from '../transport.js';
 import { type DurabilityOptions, replicationOf } from '../durability.js';
@@ -70,6 +73,12 @@ export class Leases<Payload = unknown> {
   /** What a settle waits for after Redis ran it (durability), undefined for nothing. */
   private readonly replication: Replication | undefined;
   private readonly keyPrefix = randomHex();
+  /**
+   * Where the handlers of this queue's jobs record their durable steps (`runHandler`'s `steps`):
+   * writes fenced by each job's lease, those of jobs running at once sent together, and the
+   * enqueue of an invoke's child (src/lease/lease-steps.ts).
+   */
+  readonly steps: StepHost;
   private claims = 0;
   private readonly countRequest = (): void => {
     this.requests++;
@@ -90,6 +99,7 @@ export class Leases<Payload = unknown> {
     this.keepCompletedMs = queue.keepCompletedMs;
     this.maxResultBytes = queue.maxResultBytes;
     this.scripts = new Scripts(queue.transport, queue.name, this.countRequest);
+    this.steps = new LeaseSteps(this.scripts, queue, this.countRequest);
   }
 
   /**
@@ -161,7 +171,7 @@ export class Leases<Payload = unknown> {
     assertCount('leaseMs', leaseMs, 1);
     // when the request goes out: the start of its settle and receive spans (README, "Telemetry")
     const sentAt = Date.now();
-    const { retry, fail, complete, hold } = settleItems(finished, this.maxResultBytes);
+    const { retry, fail, complete, hold, suspend } = settleItems(finished, this.maxResultBytes);
     const calls: ScriptCall[] = [];
     const readers: Array<(reply: Reply, state: RoundState) => void> = [];
     const add = <T>(op: ScriptOp<T>, take: (value: T, state: RoundState) => void): void => {
@@ -184,6 +194,8 @@ export class Leases<Payload = unknown> {
         state.outbox.push(...outbox);
       });
     }
+    // suspended at a durable step: before the claim, which may take a job whose step was over at once
+    if (suspend.items.length > 0) add(suspendOp(suspend.items), (outcomes, state) => settle(suspend.indices, outcomes, state));
     if (giveBack.length > 0 || hold.items.length > 0) {
       add(releaseOp([...giveBack.map(leaseOf), ...hold.items]), (outcomes, state) => {
         state.givenBack = outcomes.slice(0, giveBack.length);

@@ -41,9 +41,11 @@ export interface Finished {
  * backoff (`scheduled`); `dead` (attempts used up, or failed for good); or `fenced`: its holder
  * had lost the lease (reaped, removed) and nothing was written. A settle sent again after its
  * reply was lost answers what the first did (docs/design.md, invariant 4), except a complete
- * whose row `keepCompletedMs` 0 deleted at once: that repeat is `fenced`.
+ * whose row `keepCompletedMs` 0 deleted at once: that repeat is `fenced`. A job suspended at a
+ * durable step is `scheduled` (a sleep), `awaiting` (a wait for an event), `waiting` (for an
+ * invoked child), or `pending` when the step was over at once.
  */
-export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced';
+export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced' | 'awaiting' | 'waiting';
 
 /**
  * One consumer request: record how finished jobs ended, give back jobs never started, and claim

@@ -6,6 +6,7 @@ import type { FailItem } from '../ops/fail.js';
 import type { Held } from '../ops/op.js';
 import type { ReleaseItem } from '../ops/release.js';
 import type { RetryItem } from '../ops/retry.js';
+import type { SuspendItem } from '../ops/suspend.js';
 import type { Finished } from './rounds.js';
 
 /** A held job as the lease scripts take it: its id and token, nothing else. */
@@ -36,6 +37,8 @@ export interface SettleItems {
   readonly complete: Bin<CompleteItem>;
   /** Rate limited (RateLimitedError): given back with the given-back jobs, holding their groups. */
   readonly hold: Bin<ReleaseItem>;
+  /** Suspended at a durable step (a sleep, a wait, an invoke): lua/suspend.lua. */
+  readonly suspend: Bin<SuspendItem>;
 }
 
 /** Sorts `finished` by outcome into the settle scripts' items. */
@@ -45,6 +48,7 @@ export function settleItems(finished: readonly Finished[], maxResultBytes: numbe
     fail: { indices: [], items: [] },
     complete: { indices: [], items: [] },
     hold: { indices: [], items: [] },
+    suspend: { indices: [], items: [] },
   };
   // each item written out (no spread of the lease into it): every settled job comes through here
   for (let i = 0; i < finished.length; i++) {
@@ -57,6 +61,8 @@ export function settleItems(finished: readonly Finished[], maxResultBytes: numbe
       bins.fail.items.push({ id, token, error: outcome.error });
     } else if (outcome.kind === 'hold') {
       bins.hold.items.push({ id, token, holdMs: outcome.holdMs });
+    } else if (outcome.kind === 'suspend') {
+      bins.suspend.items.push({ id, token, ...outcome.step });
     } else {
       bins.complete.items.push({ id, token, result: outcome.result });
     }

@@ -22,6 +22,8 @@ export interface ClaimedRow {
   readonly parent: string | undefined;
   /** A flow parent's children hash, flat (src/flows/flow.ts decodeChildren); undefined for a job without children. */
   readonly children: string[] | undefined;
+  /** Its durable steps hash, flat (src/steps/step-records.ts decodeSteps); undefined for a job without steps. */
+  readonly steps: string[] | undefined;
 }
 
 /** What a claim (or a beat) saw and took. */
@@ -103,9 +105,12 @@ const CLAIMED_FIELDS = 8;
 function readClaimedJob(entry: Reply | undefined, leaseUntil: number): ClaimedRow {
   let wire: string;
   let children: string[] | undefined;
+  let steps: string[] | undefined;
   if (Array.isArray(entry)) {
     wire = asString(entry[0], 'claimed job');
-    children = strings(entry[1], 'children');
+    // 0 for a job with steps and no children (lua/includes/claimed_job.lua)
+    if (Array.isArray(entry[1])) children = strings(entry[1], 'children');
+    if (entry.length > 2) steps = strings(entry[2], 'steps');
   } else {
     wire = asString(entry, 'claimed job');
   }
@@ -130,5 +135,6 @@ function readClaimedJob(entry: Reply | undefined, leaseUntil: number): ClaimedRo
     traceparent: traceparent === '' ? undefined : traceparent,
     parent: parent === '' ? undefined : parent,
     children,
+    steps,
   };
 }

@@ -4,9 +4,10 @@ import type { JobRecord, JobState } from '../job.js';
 import { asArray, asRecord, asString } from './reply.js';
 import { firedBy } from '../schedulers/schedulers.js';
 import type { Reply } from '../transport.js';
+import { decodeSteps, stepRecords } from '../steps/step-records.js';
 
 /** Every state a job can be in, in the order the docs list them. */
-export const JOB_STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
+export const JOB_STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting'];
 
 const optionalNumber = (value: string | undefined): number | undefined => (value === undefined ? undefined : Number(value));
 
@@ -35,6 +36,8 @@ export function decodeJobRow<Payload>(id: string, row: Record<string, string>): 
     ...(row.fw === undefined
       ? {}
       : { children: decodeChildren(JSON.parse(row.kids ?? '[]') as string[]), flow: { total: Number(row.fw), done: Number(row.fd ?? 0) } }),
+    ...(row.steps === undefined ? {} : { steps: stepRecords(decodeSteps(JSON.parse(row.steps) as string[])) }),
+    ...(row.timeout === undefined ? {} : { timeoutAt: Number(row.timeout) }),
   };
 }
 

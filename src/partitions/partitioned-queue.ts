@@ -10,7 +10,7 @@ import { JOB_STATES, pageOf } from '../queue/checks.js';
 import type { QueueSurface } from '../queue/surface.js';
 import { addLastHours } from '../queue/last-hour.js';
 import { assertPartitions, partitionName, partitionOf } from './partition-of.js';
-import { addCounts, anyTrue, mergeRateLimits } from './combine.js';
+import { addCounts, anyTrue, mergeRateLimits, sum } from './combine.js';
 import { cleanAll, countedAll, obliterateAll } from './bulk-admin.js';
 import { groupsWalk } from './groups-walk.js';
 import { interleave } from './interleave.js';
@@ -22,6 +22,7 @@ import type { RateLimit, RateLimits } from '../queue/rate-limits.js';
 import { assertSchedulerId, checkSpec, encodeSchedulerJob, type SchedulerJob, type SchedulerRecord, type SchedulerSpec, type UpsertSchedulerResult } from '../schedulers/schedulers.js';
 import { unregisterQueue } from '../queue/registry.js';
 import type { Replication, Transport } from '../transport.js';
+import type { SendEventOptions, SentEvent } from '../steps/steps.js';
 
 /** Options of a PartitionedQueue: a Queue's, and its count of partitions. */
 export interface PartitionedQueueOptions extends Omit<QueueOptions, 'partitions'> {
@@ -169,6 +170,12 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
   /** Its jobs per state, every partition's added up. */
   async counts(): Promise<QueueCounts> {
     return addCounts(await Promise.all(this.parts.map(async (part) => (await part.stats()).counts)));
+  }
+
+  /** Sent to every partition (a waiting job may be in any): the resumed jobs added up. */
+  async sendEvent(name: string, data?: unknown, options?: SendEventOptions): Promise<SentEvent> {
+    const sent = await Promise.all(this.parts.map((part) => part.sendEvent(name, data, options)));
+    return { id: options?.id ?? sent.map((s) => s.id).join(','), resumed: sum(sent.map((s) => s.resumed)) };
   }
 
   async pause(): Promise<boolean> {

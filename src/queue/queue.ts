@@ -49,6 +49,9 @@ import { markRegistered, Registrar, registrationFor } from './registration.js';
 import { RequestKeys } from './request-keys.js';
 import { QueueStream } from './stream.js';
 import type { GroupSweep, QueuePartition } from './surface.js';
+import { sendEventOp } from '../ops/send-event.js';
+import { sendEventArgs } from '../steps/send-event-args.js';
+import type { SendEventOptions, SentEvent } from '../steps/steps.js';
 
 export type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './options.js';
 export { encodeBulk } from './checks.js';
@@ -135,8 +138,8 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
 
   async stats(): Promise<QueueStats> {
     const [counts, rates] = await this.scripts.runOps([countsOp(), rateLimitsOp(THROTTLED_SHOWN)] as const);
-    const { paused, pending, scheduled, active, dead, completed, waiting, lastHour } = counts;
-    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting }, rateLimits: rateLimitsOf(rates), lastHour };
+    const { paused, pending, scheduled, active, dead, completed, waiting, awaiting, sleeping, lastHour } = counts;
+    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting, awaiting, sleeping }, rateLimits: rateLimitsOf(rates), lastHour };
   }
 
   async rateLimits(): Promise<RateLimits> {
@@ -265,6 +268,10 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
 
   obliterate(options: { force?: boolean; limit?: number } = {}): Promise<boolean> {
     return admin.obliterate(this.scripts, this.registrar, options);
+  }
+
+  async sendEvent(name: string, data?: unknown, options?: SendEventOptions): Promise<SentEvent> {
+    return this.scripts.run(sendEventOp(...sendEventArgs(name, data, options, this.maxPayloadBytes)));
   }
 
   reprocessDead(options: { limit?: number } = {}): Promise<number> {

@@ -3,6 +3,7 @@ import type { EventBatch } from '../events/subscribe.js';
 import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions } from '../job.js';
 import type { SchedulerJob, SchedulerRecord, SchedulerSpec, UpsertSchedulerResult } from '../schedulers/schedulers.js';
 import type { Replication, Transport } from '../transport.js';
+import type { SendEventOptions, SentEvent } from '../steps/steps.js';
 import type { GroupsOptions, GroupsPage } from './groups.js';
 import type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueStats, RequestOptions, WaitForOptions } from './options.js';
 import type { RateLimit, RateLimits } from './rate-limits.js';
@@ -239,6 +240,18 @@ export interface QueueSurface<Payload = unknown> {
    * await queue.obliterate({ force: true });
    */
   obliterate(options?: { force?: boolean; limit?: number }): Promise<boolean>;
+
+  /**
+   * Sends event `name` with `data` (JSON, within the payload cap) to the queue's jobs waiting for
+   * it (`step.waitForEvent`: docs/guides/steps.md): every job whose wait matches resumes with the
+   * data, at most once each, in one script. The event is kept `keepMs` (default 10 minutes) for
+   * waits that begin after it. With `id`, the same send again is harmless: it answers as the first
+   * and resumes nobody. Throws InvalidArgumentError before any write for a bad name, data or option.
+   *
+   * @example
+   * await queue.sendEvent('email.verified', { userId: 42 }, { id: `verified-42` });
+   */
+  sendEvent(name: string, data?: unknown, options?: SendEventOptions): Promise<SentEvent>;
 
   /**
    * Makes scheduler `id`, or changes it in place: from `spec` on, it enqueues `job` once per slot

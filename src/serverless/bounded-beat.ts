@@ -75,6 +75,8 @@ export interface BeatSummary {
   retried: number;
   /** Jobs given back unspent by a handler's RateLimitedError, their groups held. */
   held: number;
+  /** Jobs whose handlers suspended at a durable step (a sleep, a wait for an event, an invoke). */
+  suspended: number;
   /** Jobs sent to dead (attempts used up, or failed for good). */
   dead: number;
   /** Claimed but never started (no time left): given back uncounted. */
@@ -133,6 +135,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     completed: 0,
     retried: 0,
     held: 0,
+    suspended: 0,
     dead: 0,
     released: 0,
     fenced: 0,
@@ -192,7 +195,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     return true;
   };
 
-  const count = (job: Job<P>, what: 'completed' | 'retried' | 'held' | 'dead' | 'fenced', outcome: Outcome): void => {
+  const count = (job: Job<P>, what: 'completed' | 'retried' | 'held' | 'suspended' | 'dead' | 'fenced', outcome: Outcome): void => {
     summary[what]++;
     options.onOutcome?.(job as Job<unknown>, what === 'fenced' ? { kind: 'fenced' } : outcome);
   };
@@ -212,7 +215,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     const { settled, givenBack, claimed } = await sent;
     settled.forEach((how, i) => {
       const { job, outcome } = done[i]!;
-      count(job, how === 'fenced' ? how : outcome.kind === 'hold' ? 'held' : how === 'pending' || how === 'scheduled' ? 'retried' : how, outcome);
+      count(job, how === 'fenced' ? how : outcome.kind === 'hold' ? 'held' : outcome.kind === 'suspend' ? 'suspended' : how === 'completed' || how === 'dead' ? how : 'retried', outcome);
     });
     summary.released += givenBack.filter((r) => r === 'released').length;
     if (claimN > 0 || beats) took(claimed, claimN);
@@ -229,6 +232,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
       queue: queue.name,
       maxResultBytes: queue.maxResultBytes,
       progress: (value) => progress(job, value),
+      steps: leases.steps,
       onTimeout: () => controller.abort(new Error(`handler timeout (${jobTimeoutMs} ms)`)),
     }).then((outcome) => {
       finished.push({ job, outcome });

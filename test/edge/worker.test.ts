@@ -12,6 +12,7 @@ import { Queue } from '../../src/queue/queue.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { describeHttpFlows } from '../http-flows.suite.js';
+import { describeHttpSteps } from '../http-steps.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
@@ -48,6 +49,7 @@ describeHttpSchedulers('the scheduler routes on the Worker under miniflare', () 
 describeHttpRate('the rate-limit routes on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 describeHttpGroups('the groups route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 describeHttpFlows('the flows route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpSteps('the steps route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 
 describe('the Worker', () => {
   let bridge: RunningBridge;
@@ -152,7 +154,7 @@ describe('the Worker', () => {
       await demo.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: { message: `job ${i}` } })));
       bridge.reset();
       await scheduled(mf);
-      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 200, waiting: 0 });
+      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 200, waiting: 0, awaiting: 0, sleeping: 0 });
       expect(bridge.stats().requests / 200).toBeLessThanOrEqual(0.1);
     } finally {
       await mf.dispose();
@@ -290,7 +292,7 @@ describe('the Worker', () => {
     const next = await startWorker(bridge.url, { EMQ_TOKEN });
     try {
       await scheduled(next.mf);
-      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 5, waiting: 0 });
+      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 5, waiting: 0, awaiting: 0, sleeping: 0 });
     } finally {
       await next.mf.dispose();
     }

@@ -57,6 +57,17 @@ const PATHS: readonly Path[] = [
     setup: (q) => q.upsertScheduler('far', { every: 3_600_000 }, { payload: {} }).then(() => undefined),
     pin: { add: 11, life: 39 },
   },
+  {
+    name: 'a queue where a job recorded a durable step once (meta st)',
+    setup: async (q) => {
+      await q.add({}, { id: 'stepped' });
+      const l = leases(q);
+      const [job] = (await l.claim(1, 30_000)).jobs;
+      await l.steps.write(job!, { index: 1, kind: 'd', ms: 0, name: 'a', record: '{"n":"a","k":"run","s":"done"}' });
+      await l.complete([job!]);
+    },
+    pin: { add: 11, life: 39 },
+  },
   { name: 'a priority', add: (q) => q.add({}, { priority: 5 }), pin: { add: 11, life: 40 } },
   {
     name: 'delayed, then promoted',

@@ -4,6 +4,7 @@ import { serveApi } from '../../src/node/cli/serve.js';
 import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { describeHttpFlows } from '../http-flows.suite.js';
+import { describeHttpSteps } from '../http-steps.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
@@ -35,6 +36,7 @@ describeHttpSchedulers('the scheduler routes on Node', () => inject('redisUrl'),
 describeHttpRate('the rate-limit routes on Node', () => inject('redisUrl'), nodeApi('test-token-rate'));
 describeHttpGroups('the groups route on Node', () => inject('redisUrl'), nodeApi('test-token-groups'));
 describeHttpFlows('the flows route on Node', () => inject('redisUrl'), nodeApi('test-token-flows'));
+describeHttpSteps('the steps route on Node', () => inject('redisUrl'), nodeApi('test-token-steps'));
 
 describe('the HTTP API on Node, beyond the contract', () => {
   it('binds loopback only when open, and answers 503 when Redis does not', async () => {

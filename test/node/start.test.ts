@@ -33,17 +33,19 @@ async function runStack(flags: string[]): Promise<{ code: number | null; out: st
 /** What the mix, the schedulers, the rate limit and the flow print, on one Redis or a cluster alike. */
 function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'lambda' | 'deno' | 'vercel' = 'edge'): void {
   const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
-  expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0 });
+  expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0, awaiting: 0, sleeping: 0 });
   expect(out).toMatch(new RegExp(`\\[${platform}\\] JOB:\\d+ attempt 1`));
   expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
   expect([...out.matchAll(/\[node\] JOB:heartbeat@\d+ attempt 1/g)]).toHaveLength(3);
   expect([...out.matchAll(new RegExp(`\\[${platform}\\] JOB:edge-heartbeat@\\d+ attempt 1`, 'g'))]).toHaveLength(3);
   expect(out).toMatch(/emq_scheduler_fired_total\{queue="demo"\} 6/);
   expect(out).toMatch(/flow: pdf-1 merged \{"merged":4\} from pages \[1,2,3,4\], run 1 time\(s\), after the last page \(true\)/);
+  // durable steps: the signup flow verified by an event over HTTP, and one reminded when its wait timed out
+  expect(out).toMatch(/steps: JOB:\d+ verified: create account done \(\w+\), give them a day done, email verified done, welcome done \(\w+\); JOB:\d+ reminded: create account done \(\w+\), give them a day done, email verified timed-out, send a reminder done \(\w+\)/);
   expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   // the dashboard's queues page on Node shows what the API answers, and the Worker's the same
   expect(out).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\/ui \(Node, live over SSE\)/);
-  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, active 0, waiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as (the Worker|the Lambda function|the Deno app|the Vercel function)'s \/ui \(true\))?/);
+  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, sleeping 0, active 0, waiting 0, awaiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as (the Worker|the Lambda function|the Deno app|the Vercel function)'s \/ui \(true\))?/);
 }
 
 // the two stacks side by side: each waits on its demo's clocks (heartbeats a second apart, a

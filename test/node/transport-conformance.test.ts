@@ -10,6 +10,8 @@ import { claimOp } from '../../src/ops/claim.js';
 import { completeOp } from '../../src/ops/complete.js';
 import { listGroupsOp } from '../../src/ops/list-groups.js';
 import { readEventsOp } from '../../src/ops/read-events.js';
+import { stepOp } from '../../src/ops/step.js';
+import { suspendOp } from '../../src/ops/suspend.js';
 import { watchJobOp } from '../../src/ops/watch-job.js';
 
 /** One script call as it finally answered (after any EVAL fallback). */
@@ -80,7 +82,8 @@ function normalize(value: unknown, name: string): unknown {
   if (typeof value === 'string') {
     if (/^\d{13}(-\d+)?$/.test(value)) return 'T';
     if (/^[cd]?\d{8}$/.test(value)) return `${value.replace(/\d+/, '')}M`;
-    return value.replace(/@\d{13}/g, '@T').replace(/ \d{13} /g, ' T ').split(name).join('Q');
+    // (a step's record, JSON in a string: its times `"st":<ms>`)
+    return value.replace(/@\d{13}/g, '@T').replace(/ \d{13} /g, ' T ').replace(/":\d{13}/g, '":T').split(name).join('Q');
   }
   if (value instanceof EmqError) return { error: value.name, code: value.code, message: normalize(value.message, name) };
   if (value instanceof Error) return { error: value.name, message: normalize(value.message, name) };
@@ -235,6 +238,19 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
     await queue.remove('gone');
     return queue.getJob('gone.0');
   });
+  // durable steps: a step recorded, a wait, its event (sent twice), the job claimed with its steps
+  await step('add a job with steps', () => queue.add('stepper', { id: 'steps' }));
+  const stepping = held((await step('claim it for its steps', () => leases(queue).claim(10, 30_000)))?.jobs ?? []);
+  const record = JSON.stringify({ n: 'a', k: 'run', s: 'done', r: '"OK ✓"', a: 1 });
+  await step('record a step', () => scriptsOf(queue).run(stepOp(stepping.map((h) => ({ ...h, index: 1, kind: 'd' as const, ms: 3, name: 'a', record })))));
+  await step('suspend at a wait', () =>
+    scriptsOf(queue).run(suspendOp(stepping.map((h) => ({ ...h, index: 2, name: 'w', how: 'w' as const, number: -1, event: 'ev', shape: 'k', values: '["v"]' })))),
+  );
+  await step('the waiting jobs', () => queue.getJobs('awaiting'));
+  await step('send its event', () => queue.sendEvent('ev', { k: 'v' }, { id: 'e1' }));
+  await step('send it again', () => queue.sendEvent('ev', { k: 'v' }, { id: 'e1' }));
+  await step('the job with its steps', () => queue.getJob('steps'));
+  await step('claim it with its steps', () => leases(queue).claim(10, 30_000));
   await step('events settings', () => queue.eventsSettings());
   await step('set events', () => queue.setEvents({ resultBytes: 512 }));
   await step('read events', () => queue.readEvents({ limit: 1000 }));

@@ -59,7 +59,7 @@ describe('fencing (invariant 4)', () => {
     expect((await leases(queue).complete([{ id: current.id, token: current.token }])).completed).toEqual([true]);
     expect((await leases(queue).complete([{ id: stale.id, token: stale.token }])).completed).toEqual([false]);
     expect(await redis.raw.hget(k.key('meta'), 'completed')).toBe('1');
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 1, waiting: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 1, waiting: 0, awaiting: 0, sleeping: 0 });
   });
 
   it('a token from the future is fenced off as well', async () => {

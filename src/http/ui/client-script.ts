@@ -10,8 +10,10 @@
  * - Acts: a `button[data-url]` or `form[data-url]` sends its request (`data-method`, a form's
  *   fields as JSON) after a confirmation in the `<dialog>` whose button is the action's verb, tells
  *   the outcome in `#status` (or the API's error in `#alert`) and reloads the content, or goes to
- *   `data-then`. `button[data-bulk]` runs the same action of every row shown, after one
- *   confirmation. `form[data-goto]` goes to a page named by its input (the job search).
+ *   `data-then`. A form with `data-fill` fills each `{name}` of its URL and confirmation from its
+ *   field of that name (in the URL encoded), and of its done text from its fields and the API's
+ *   answer (the Send event form: `{event}`, `{resumed}`). `button[data-bulk]` runs the same action
+ *   of every row shown, after one confirmation. `form[data-goto]` goes to a page named by its input (the job search).
  * - Stays live: where the page runs on Node (`body[data-live="sse"]`), it reads `/ui/live` (SSE,
  *   through fetch so it carries the bearer header) for the queues the content names
  *   (`[data-live-queues]`) and reloads on news; elsewhere it reloads every `data-poll-ms`. It
@@ -59,7 +61,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
   const typing = () => {
     const el = document.activeElement;
     if (el && view.contains(el) && el.matches('input, textarea, select')) return true;
-    return Array.from(view.querySelectorAll('input')).some((i) => i.value !== i.defaultValue);
+    return Array.from(view.querySelectorAll('input, textarea')).some((i) => i.value !== i.defaultValue);
   };
 
   // quiet: a reload for news (live or timed), which gives way to a field being edited; otherwise a
@@ -137,14 +139,30 @@ export const DASHBOARD_SCRIPT = `'use strict';
     });
   }
 
+  // the API's answer (an object, {} when it is not JSON), or null when it refused: told in #alert
   async function send(method, url, json) {
     const init = { method, headers: auth(json === undefined ? {} : { 'Content-Type': 'application/json' }) };
     if (json !== undefined) init.body = JSON.stringify(json);
-    const res = await fetch(url, init);
-    if (res.status === 401) { signIn(await messageOf(res)); return false; }
-    if (!res.ok) { warn(await messageOf(res)); return false; }
-    return true;
+    let res;
+    try {
+      res = await fetch(url, init);
+    } catch (e) {
+      warn('The server does not answer: ' + e.message);
+      return null;
+    }
+    if (res.status === 401) { signIn(await messageOf(res)); return null; }
+    if (!res.ok) { warn(await messageOf(res)); return null; }
+    try {
+      const answer = await res.json();
+      return answer && typeof answer === 'object' ? answer : {};
+    } catch (e) {
+      return {};
+    }
   }
+
+  // each {name} of text replaced by values[name] (encoded in a URL); one without a value stays
+  const fill = (text, values, encode) => text.replace(/\\{(\\w+)\\}/g, (all, name) =>
+    values[name] === undefined ? all : encode ? encodeURIComponent(String(values[name]).trim()) : String(values[name]).trim());
 
   function formBody(form) {
     const kind = form.dataset.body;
@@ -155,17 +173,33 @@ export const DASHBOARD_SCRIPT = `'use strict';
       const limit = num(fields.limit), periodMs = num(fields.periodMs);
       return limit === null && periodMs === null ? null : { limit, periodMs };
     }
+    if (kind === 'event') {
+      // empty is not "no data": a wait that resumes with null reads as one that timed out
+      const text = String(fields.data || '').trim();
+      if (text === '') throw new Error('Write the event data as JSON ({} for an empty object).');
+      try {
+        return { data: JSON.parse(text) };
+      } catch (e) {
+        throw new Error('The event data is not JSON: ' + e.message);
+      }
+    }
     return fields;
   }
 
   async function act(el, json) {
     const verb = el.dataset.verb;
-    if (el.dataset.confirm && !(await ask(el.dataset.confirm, verb))) return;
-    if (await send(el.dataset.method || 'POST', el.dataset.url, json)) {
+    const fields = el.dataset.fill === undefined ? null : Object.fromEntries(new FormData(el).entries());
+    const url = fields ? fill(el.dataset.url, fields, true) : el.dataset.url;
+    const question = fields && el.dataset.confirm ? fill(el.dataset.confirm, fields) : el.dataset.confirm;
+    if (question && !(await ask(question, verb))) return;
+    const answer = await send(el.dataset.method || 'POST', url, json);
+    if (answer) {
+      const done = el.dataset.done || verb + ': done';
+      const told = fields ? fill(done, Object.assign({}, fields, answer)) : done;
       // told once the page shows it: what the status says is what the content shows
-      if (el.dataset.then) { say(el.dataset.done || verb + ': done'); location.assign(el.dataset.then); return; }
+      if (el.dataset.then) { say(told); location.assign(el.dataset.then); return; }
       await load();
-      say(el.dataset.done || verb + ': done');
+      say(told);
     }
   }
 
@@ -208,7 +242,16 @@ export const DASHBOARD_SCRIPT = `'use strict';
       const value = String(new FormData(form).get('id') || '').trim();
       if (value) location.assign(form.dataset.goto + encodeURIComponent(value));
     } else if (form.dataset.url) {
-      act(form, formBody(form));
+      let json;
+      try {
+        json = formBody(form);
+      } catch (e) {
+        warn(e.message);
+        return;
+      }
+      // what an earlier try was told is no longer so
+      alertBox.textContent = '';
+      act(form, json);
     }
   });
 

@@ -14,8 +14,8 @@ import { DASHBOARD_SCRIPT } from './client-script.js';
 import { DEAD_PAGE, DeadPage } from './dead-page.js';
 import { GroupPage, GroupsTable } from './group-page.js';
 import { JobPage, type Timeline } from './job-page.js';
-import { JOBS_PAGE, QueuePage } from './queue-page.js';
-import { COUNTED_STATES, QUEUES_PAGE, QueuesPage } from './queues-page.js';
+import { JOBS_PAGE, LISTED_STATES, QueuePage } from './queue-page.js';
+import { QUEUES_PAGE, QueuesPage } from './queues-page.js';
 import { type Liveness, MAX_LIVE_QUEUES, Shell } from './shell.js';
 import { DASHBOARD_CSS } from './styles.js';
 
@@ -88,7 +88,7 @@ export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: Dashbo
   app.get('/ui/part/queues/:queue', async (c) => {
     const name = c.req.param('queue');
     const state = (c.req.query('state') ?? 'pending') as JobState;
-    if (!(COUNTED_STATES as readonly string[]).includes(state)) return problem(c, 'EMQARG', `state must be one of ${COUNTED_STATES.join(', ')}`);
+    if (!(LISTED_STATES as readonly string[]).includes(state)) return problem(c, 'EMQARG', `state must be one of ${LISTED_STATES.join(', ')}`);
     const offset = offsetOf(c);
     if (offset === undefined) return problem(c, 'EMQARG', 'offset must be a non-negative integer');
     const q = await deps.queueOf(c, name);
@@ -115,7 +115,7 @@ export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: Dashbo
     const q = await deps.queueOf(c, name);
     const job = await q.getJob(id);
     if (!job) return problem(c, 'EMQNOTFOUND', `no job ${id} in queue ${name}`);
-    return fragment(c, <JobPage queue={name} job={job} timeline={await timelineOf(q, job)} />);
+    return fragment(c, <JobPage queue={name} job={job} timeline={await timelineOf(q, job)} now={Date.now()} />);
   });
 
   app.get('/ui/part/queues/:queue/groups/:group', async (c) => {

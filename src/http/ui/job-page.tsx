@@ -2,6 +2,7 @@
 import type { FC } from 'hono/jsx';
 import type { QueueEvent } from '../../events/events.js';
 import type { JobRecord } from '../../job.js';
+import { currentStep, SendEventForm, StepsTimeline, Suspension } from './steps-timeline.js';
 import { Action, Columns, Json, Part, paths, StateBadge, Time } from './widgets.js';
 
 /** What a job's timeline shows of one event beyond its name and time. */
@@ -15,6 +16,7 @@ function detail(e: QueueEvent): string {
   if ('error' in e && typeof e.error === 'string') add('error', e.error.split('\n', 1)[0]);
   if ('progress' in e) add('progress', e.progress);
   if ('result' in e) add('result', e.result);
+  if (e.event === 'step') add('step', `${JSON.stringify(e.name)} ${e.state}`);
   return parts.join(', ');
 }
 
@@ -26,12 +28,22 @@ export interface Timeline {
   readonly note?: string;
 }
 
+/** What Remove's confirmation adds for a job in the middle of something: its run fenced off, its wait or sleep ended. */
+function removeNote(job: JobRecord): string {
+  if (job.state === 'active') return '; the run going on is fenced off';
+  const step = currentStep(job);
+  if (step?.kind === 'wait') return `; it stops waiting for event ${step.event ?? ''}, and no event resumes it`;
+  if (step?.kind === 'sleep') return '; its sleep ends with it';
+  return '';
+}
+
 /**
- * A job's page: its state, payload, result or error (with its stack), progress, attempts, group,
- * scheduler, flow parent and children, its timeline from the events stream, and Reprocess (when
- * dead) and Remove.
+ * A job's page: its state (and what a suspended job waits for), payload, result or error (with
+ * its stack), progress, attempts, group, scheduler, flow parent and children, its durable steps,
+ * its timeline from the events stream, and Reprocess (when dead), Send event (when awaiting) and
+ * Remove. `now` is the server's clock at render, for "until ... (in 4 min)".
  */
-export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> = ({ queue: q, job, timeline }) => (
+export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; now: number }> = ({ queue: q, job, timeline, now }) => (
   <Part live={[q]}>
     <p class="crumbs">
       <a href={paths.queues()}>Queues</a> / <a href={paths.queue(q, `?state=${job.state}`)}>{q}</a> / {job.id}
@@ -39,12 +51,14 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> 
     <h1>
       {job.id} <StateBadge state={job.state} />
     </h1>
+    <Suspension job={job} now={now} />
     <div class="actions">
       {job.state === 'dead' ? (
         <Action verb="Reprocess" url={paths.api(q, 'jobs', job.id, 'reprocess')} confirm={`Reprocess ${job.id}? It goes back to pending and runs again.`} done={`Reprocessed ${job.id}`} />
       ) : null}
-      <Action verb="Remove" method="DELETE" danger url={paths.api(q, 'jobs', job.id)} confirm={`Remove ${job.id}? Its row is deleted for good${job.state === 'active' ? '; the run going on is fenced off' : ''}.`} done={`Removed ${job.id}`} then={paths.queue(q)} />
+      <Action verb="Remove" method="DELETE" danger url={paths.api(q, 'jobs', job.id)} confirm={`Remove ${job.id}? Its row is deleted for good${removeNote(job)}.`} done={`Removed ${job.id}`} then={paths.queue(q)} />
     </div>
+    {job.state === 'awaiting' ? <SendEventForm queue={q} job={job} /> : null}
     <dl class="facts">
       <dt>Attempt</dt>
       <dd>
@@ -63,6 +77,14 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> 
           <dt>Due</dt>
           <dd>
             <Time ms={job.runAt} />
+          </dd>
+        </>
+      )}
+      {job.timeoutAt === undefined ? null : (
+        <>
+          <dt>Wait times out</dt>
+          <dd>
+            <Time ms={job.timeoutAt} />
           </dd>
         </>
       )}
@@ -114,6 +136,12 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline }> 
         </>
       )}
     </dl>
+    {job.steps === undefined || job.steps.length === 0 ? null : (
+      <>
+        <h2>Steps</h2>
+        <StepsTimeline job={job} />
+      </>
+    )}
     {job.children === undefined || job.children.length === 0 ? null : (
       <>
         <h2>Children</h2>

@@ -5,24 +5,27 @@ import type { QueueStats } from '../../queue/queue.js';
 import type { SchedulerRecord } from '../../schedulers/schedulers.js';
 import { HourChart } from './chart.js';
 import { JobHead, JobRow } from './job-row.js';
-import { COUNTED_STATES } from './queues-page.js';
 import { Action, Columns, Pager, Part, paths, rateText, StateBadge, Time, utc } from './widgets.js';
 
 /** How many jobs a page of the queue page shows. */
 export const JOBS_PAGE = 25;
 
+/** The states the queue page lists a tab of, in the order a job goes through them. */
+export const LISTED_STATES = ['pending', 'scheduled', 'active', 'waiting', 'awaiting', 'completed', 'dead'] as const satisfies readonly JobState[];
+
 /** The order each state's jobs come in (`Queue.getJobs`), said above its table. */
 const ORDER: Record<JobState, string> = {
   pending: 'in the order claims take them: the ungrouped jobs, then each group by name',
-  scheduled: 'soonest due first',
+  scheduled: 'soonest due first (a job in a durable sleep is due when it wakes)',
   active: 'soonest lease end first',
-  waiting: 'flow parents waiting for their children, oldest first',
+  waiting: 'flow parents, and jobs whose step.invoke runs a child, waiting for their children, oldest first',
+  awaiting: 'jobs waiting for an event, soonest timeout first',
   completed: 'newest first (completed rows are kept for the queue’s keepCompletedMs)',
   dead: 'newest first',
 };
 
 /** The time column's heading for a state. */
-const WHEN: Record<JobState, string> = { pending: 'Created', scheduled: 'Due', active: 'Lease ends', waiting: 'Created', completed: 'Finished', dead: 'Died' };
+const WHEN: Record<JobState, string> = { pending: 'Created', scheduled: 'Due', active: 'Lease ends', waiting: 'Created', awaiting: 'Created', completed: 'Finished', dead: 'Died' };
 
 /** A scheduler's spec in words: its cron and zone, or its period. */
 const specText = (s: SchedulerRecord): string =>
@@ -74,10 +77,10 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
       </form>
       <h2>Jobs</h2>
       <ul class="tabs" aria-label="Jobs by state">
-        {COUNTED_STATES.map((s) => (
+        {LISTED_STATES.map((s) => (
           <li>
             <a href={tab(s)} aria-current={s === state ? 'page' : undefined}>
-              {s} {s === 'completed' ? null : `(${stats.counts[s]})`}
+              {s} {s === 'completed' ? null : s === 'scheduled' && stats.counts.sleeping > 0 ? `(${stats.counts[s]}, ${stats.counts.sleeping} sleeping)` : `(${stats.counts[s]})`}
             </a>
           </li>
         ))}

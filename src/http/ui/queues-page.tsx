@@ -1,12 +1,16 @@
 /** @jsxImportSource hono/jsx */
 import type { FC } from 'hono/jsx';
+import type { QueueCounts } from '../../job.js';
 import type { QueueOverview } from '../../queue/registry.js';
 import { HourChart } from './chart.js';
 import { MAX_LIVE_QUEUES } from './shell.js';
 import { Columns, Pager, Part, paths, StateBadge } from './widgets.js';
 
-/** The states a row counts, in the order a job goes through them. */
-export const COUNTED_STATES = ['pending', 'scheduled', 'active', 'waiting', 'completed', 'dead'] as const;
+/**
+ * The counts a row shows (`QueueCounts`), in the order a job goes through them: `sleeping` beside
+ * `scheduled`, whose jobs in a durable sleep it counts again.
+ */
+export const COUNTED_STATES = ['pending', 'scheduled', 'sleeping', 'active', 'waiting', 'awaiting', 'completed', 'dead'] as const satisfies ReadonlyArray<keyof QueueCounts>;
 
 /** How many queues a page of the queues page shows: as many as one live response follows. */
 export const QUEUES_PAGE = MAX_LIVE_QUEUES;
@@ -30,9 +34,9 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[]; prefix: string; 
       <p class="muted">{prefix === '' && offset === 0 ? 'No queue yet: a queue is listed once a job was enqueued to it.' : 'No queue here.'}</p>
     ) : (
       <div class="scroll">
-        <table class="cards">
+        <table class="cards counts">
           <caption class="note">
-            completed counts every job ever completed; the others count the jobs in that state now. Last hour: jobs completed (green) and sent to dead (red) each minute, the current minute at the right
+            completed counts every job ever completed; the others count the jobs in that state now (sleeping: the scheduled jobs in a durable sleep, counted in scheduled too; awaiting: jobs waiting for an event). Last hour: jobs completed (green) and sent to dead (red) each minute, the current minute at the right
           </caption>
           <Columns names={['Queue', 'State', ...COUNTED_STATES, 'Last hour']} numeric={COUNTED_STATES} />
           <tbody>

@@ -6,10 +6,10 @@
 export const DASHBOARD_CSS = `
 :root { color-scheme: light dark; --bg: #fff; --fg: #1b1f24; --muted: #59636e; --line: #d1d9e0; --panel: #f6f8fa;
   --accent: #0b5cad; --pending: #0b5cad; --scheduled: #6f42c1; --active: #9a6700; --waiting: #0f766e;
-  --completed: #1a7f37; --dead: #cf222e; --paused: #59636e; --focus: #e36209; }
+  --completed: #1a7f37; --dead: #cf222e; --paused: #59636e; --focus: #e36209; --awaiting: #a3246f; }
 @media (prefers-color-scheme: dark) { :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d; --panel: #151b23;
   --accent: #4493f8; --pending: #4493f8; --scheduled: #ab7df8; --active: #d29922; --waiting: #2dd4bf;
-  --completed: #3fb950; --dead: #f85149; --paused: #9198a1; } }
+  --completed: #3fb950; --dead: #f85149; --paused: #9198a1; --awaiting: #e57bb8; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
 a { color: var(--accent); }
@@ -36,7 +36,18 @@ td.num, th.num { text-align: right; }
 .state { display: inline-block; padding: 0 7px; border-radius: 10px; border: 1px solid currentColor; font-size: .85em; font-weight: 600; }
 .state-pending { color: var(--pending); } .state-scheduled { color: var(--scheduled); } .state-active { color: var(--active); }
 .state-waiting { color: var(--waiting); } .state-completed { color: var(--completed); } .state-dead { color: var(--dead); }
-.state-paused { color: var(--paused); } .state-running { color: var(--completed); }
+.state-paused { color: var(--paused); } .state-running { color: var(--completed); } .state-awaiting { color: var(--awaiting); }
+.step-done { color: var(--completed); } .step-failed { color: var(--dead); } .step-sleeping { color: var(--scheduled); }
+.step-waiting { color: var(--awaiting); } .step-timed-out { color: var(--active); } .step-invoking { color: var(--waiting); }
+.suspension { margin: 8px 0; padding: 6px 10px; border-left: 4px solid var(--focus); background: var(--panel); overflow-wrap: anywhere; }
+table.steps tr.current > * { background: var(--panel); }
+table.steps tr.current > :first-child { box-shadow: inset 4px 0 0 var(--focus); }
+table.steps th[scope="row"] { min-width: 10ch; }
+table.steps time, .suspension time { white-space: nowrap; }
+/* eight counts and an hour's chart: a long queue name wraps, so the row fits a laptop's width */
+table.counts th[scope="row"] { white-space: normal; overflow-wrap: anywhere; min-width: 12ch; }
+table.counts th.num, table.counts td.num { padding-left: 6px; padding-right: 6px; }
+code { font-size: .92em; overflow-wrap: anywhere; }
 .tabs { display: flex; flex-wrap: wrap; gap: 6px; margin: 8px 0; padding: 0; list-style: none; }
 .tabs a { display: inline-block; padding: 3px 10px; border: 1px solid var(--line); border-radius: 14px; text-decoration: none; }
 .tabs a[aria-current="page"] { background: var(--accent); border-color: var(--accent); color: var(--bg); }
@@ -50,6 +61,10 @@ form.inline { display: flex; flex-wrap: wrap; gap: 8px; align-items: end; margin
 label { display: flex; flex-direction: column; gap: 2px; font-size: .9em; }
 input { font: inherit; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); min-width: 0; width: 12ch; }
 input.wide { width: 22ch; }
+textarea { font: .9em/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; padding: 4px 8px; border: 1px solid var(--line); border-radius: 6px; background: var(--bg); color: var(--fg); width: 100%; min-width: 0; resize: vertical; }
+.fields { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: start; }
+.fields .grow { flex: 1 1 24ch; }
+form.send-event { max-width: 760px; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 10px 0; padding: 6px 12px; }
 legend { font-weight: 600; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0; }
@@ -78,5 +93,7 @@ dialog .actions { justify-content: flex-end; margin-bottom: 0; }
   table.cards td.num { display: inline-block; padding-right: 4px; }
   table.cards td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); }
   table.cards td:empty { display: none; }
+  table.steps tr.current { background: var(--panel); box-shadow: inset 4px 0 0 var(--focus); }
+  table.steps tr.current > * { background: none; box-shadow: none; }
 }
 `;

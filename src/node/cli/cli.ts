@@ -12,6 +12,7 @@ import { jobCommands } from './job.js';
 import { queuesCommands } from './queues.js';
 import { rateCommands } from './rate.js';
 import { scheduleCommands } from './schedule.js';
+import { sendEventCommands } from './send-event.js';
 import { serverCommands } from './servers.js';
 import { statsCommands } from './stats.js';
 import { didYouMean, UsageError } from './strict-args.js';
@@ -24,6 +25,7 @@ const commandsOf = (cli: CommandContext): Commands => ({
   ...consumeCommands(cli),
   ...enqueueCommands(cli),
   ...jobCommands(cli),
+  ...sendEventCommands(cli),
   ...eventsCommands(cli),
   ...statsCommands(cli),
   ...queuesCommands(cli),

@@ -6,6 +6,7 @@ import { FLOW_USAGE } from './flow.js';
 import { GROUPS_USAGE } from './groups.js';
 import { INIT_USAGE } from './init.js';
 import { JOB_USAGE } from './job.js';
+import { SEND_EVENT_USAGE } from './send-event.js';
 import { QUEUES_USAGE } from './queues.js';
 import { RATE_USAGE } from './rate.js';
 import { SCHEDULE_USAGE } from './schedule.js';
@@ -21,6 +22,7 @@ ${CONSUME_USAGE}
 ${ENQUEUE_USAGE}
 ${FLOW_USAGE}
 ${JOB_USAGE}
+${SEND_EVENT_USAGE}
 ${EVENTS_USAGE}
 ${STATS_USAGE}
 ${QUEUES_USAGE}

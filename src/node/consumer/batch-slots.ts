@@ -144,7 +144,7 @@ export class BatchSlots<Payload> implements SlotStrategy<Payload> {
 
 /** How a batch ended, for its span: complete, or the first failure and how many of the jobs failed. */
 function batchEnd(outcomes: readonly Outcome[]): [Outcome, string?] {
-  const failed = outcomes.filter((o): o is Exclude<Outcome, { kind: 'complete' }> => o.kind !== 'complete');
+  const failed = outcomes.filter((o): o is Exclude<Outcome, { kind: 'complete' | 'suspend' }> => o.kind !== 'complete' && o.kind !== 'suspend');
   if (failed.length === 0) return [{ kind: 'complete' }];
   return [failed[0]!, `${failed.length} of ${outcomes.length} jobs failed; the first: ${failed[0]!.error.split('\n')[0]}`];
 }

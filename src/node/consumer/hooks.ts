@@ -21,6 +21,12 @@ export interface ConsumerHooks<Payload> {
   onCompleted?(job: Job<Payload>, info: { durationMs: number }): void;
   /** A failed attempt that will run again: `outcome` says whether now or after a delay. */
   onRetried?(job: Job<Payload>, info: { durationMs: number; error: string; outcome: 'pending' | 'scheduled' }): void;
+  /**
+   * `job`'s handler suspended at durable step `step` (a sleep, a wait for an event, an invoke:
+   * docs/guides/steps.md): `state` is where the job waits (`scheduled` asleep, `awaiting` an
+   * event, `waiting` for its child), or `pending` when the step was over at once.
+   */
+  onSuspended?(job: Job<Payload>, info: { durationMs: number; step: string; state: 'pending' | 'scheduled' | 'awaiting' | 'waiting' }): void;
   /** `job` went to dead: its last attempt failed, or it failed for good; `error` is its last error. */
   onDead?(job: Job<Payload>, info: { durationMs: number; error: string }): void;
   /** The consumer lost the job's lease (it was reaped or removed): its result was not recorded. */

@@ -1,5 +1,6 @@
 import type { Job } from '../../job.js';
 import type { Leases } from '../../lease/leases.js';
+import type { StepHost } from '../../steps/job-steps.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';
 import { type HeldJob, type JobsInHand, leaseOf } from './jobs-in-hand.js';
 import type { Prefetch } from './prefetch.js';
@@ -49,6 +50,11 @@ export class Runs<Payload> implements SlotHost<Payload> {
     const n = Math.min(this.slots.startable(), this.jobs.waitingCount);
     if (n > 0) this.slots.dispatch(this.jobs.takeWaiting(n), this);
     if (dropped) this.loop.slotFreed();
+  }
+
+  /** Where handlers record their durable steps: the queue's leases'. */
+  get steps(): StepHost {
+    return this.leases.steps;
   }
 
   start(waiting: HeldJob<Payload>, controller?: AbortController): HeldJob<Payload> {

@@ -181,14 +181,15 @@ export class Settles<Payload> {
       }
       this.jobs.recorded(held);
       if (how === 'completed') fireHook(this.hooks, 'onCompleted', held.job, { durationMs });
+      else if (outcome.kind === 'suspend') fireHook(this.hooks, 'onSuspended', held.job, { durationMs, step: outcome.step.name, state: how === 'dead' ? 'pending' : how });
       else if (how === 'dead') fireHook(this.hooks, 'onDead', held.job, { durationMs, error: errorOf(outcome) });
-      else fireHook(this.hooks, 'onRetried', held.job, { durationMs, error: errorOf(outcome), outcome: how });
+      else if (how === 'pending' || how === 'scheduled') fireHook(this.hooks, 'onRetried', held.job, { durationMs, error: errorOf(outcome), outcome: how });
     });
   }
 }
 
 const finishedOf = <P>(e: SettleEntry<P>): Finished => ({ job: e.held.job, outcome: e.outcome });
-const errorOf = (outcome: Outcome): string => (outcome.kind === 'complete' ? '' : outcome.error);
+const errorOf = (outcome: Outcome): string => (outcome.kind === 'complete' || outcome.kind === 'suspend' ? '' : outcome.error);
 /** The entries of `batch` whose leases are still ours: neither fenced nor abandoned. */
 function liveEntries<P>(batch: ReadonlyArray<SettleCall<P>>): Array<SettleEntry<P>> {
   const live: Array<SettleEntry<P>> = [];

@@ -157,6 +157,7 @@ class SlotsView<Payload> implements SlotStrategy<Payload> {
         shared.handlerEnded(index);
       },
       progress: (jobs, value) => host.progress(jobs, value),
+      steps: host.steps,
       keep: (run) => host.keep(run),
       slotFreed: () => host.slotFreed(),
     });

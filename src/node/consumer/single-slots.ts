@@ -63,6 +63,7 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
           queue: host.queue,
           maxResultBytes: this.maxResultBytes,
           progress: (value) => host.progress([held], value),
+          ...(host.steps ? { steps: host.steps } : {}),
           ...(this.timeoutMs > 0 ? { onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)) } : {}),
         }).then((outcome) => {
           const settled = host.settle([{ held, outcome }]);

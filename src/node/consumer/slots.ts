@@ -1,5 +1,6 @@
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall, SettleEntry } from './settles.js';
+import type { StepHost } from '../../steps/job-steps.js';
 
 /**
  * The most slots (concurrency) a consumer has, and jobs a batch takes: a claim asks for the free
@@ -60,6 +61,8 @@ export interface SlotHost<Payload> {
    * out lost is fenced and its run aborted, as a refused renewal does.
    */
   progress(jobs: ReadonlyArray<HeldJob<Payload>>, value: unknown): Promise<boolean>;
+  /** Where a Consumer's handlers record their durable steps (docs/guides/steps.md); none: a step is a StepError. */
+  readonly steps?: StepHost | undefined;
   /** Keeps a running job's promise so stop() can wait for it. */
   keep(run: Promise<void>): void;
   /** Tells a loop waiting for a free slot to look again: call whenever capacity() may have grown. */
