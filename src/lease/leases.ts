@@ -73,11 +73,7 @@ export class Leases<Payload = unknown> {
   /** What a settle waits for after Redis ran it (durability), undefined for nothing. */
   private readonly replication: Replication | undefined;
   private readonly keyPrefix = randomHex();
-  /**
-   * Where the handlers of this queue's jobs record their durable steps (`runHandler`'s `steps`):
-   * writes fenced by each job's lease, those of jobs running at once sent together, and the
-   * enqueue of an invoke's child (src/lease/lease-steps.ts).
-   */
+  /** Where this queue's handlers record their durable steps (`runHandler`'s `steps`: src/lease/lease-steps.ts). */
   readonly steps: StepHost;
   private claims = 0;
   private readonly countRequest = (): void => {

@@ -1,6 +1,7 @@
 import type { GroupInfo } from '../queue/groups.js';
 import type { QueueCounts } from '../job.js';
 import type { RateLimit, RateLimits } from '../queue/rate-limits.js';
+import type { SentEvent } from '../steps/steps.js';
 
 /** The per-state counts of several partitions, added up. */
 export function addCounts(counts: readonly QueueCounts[]): QueueCounts {
@@ -25,3 +26,6 @@ export const anyTrue = (answers: readonly boolean[]): boolean => answers.some(Bo
 
 /** Sums the partitions' counts (drain, reprocessDead). */
 export const sum = (counts: readonly number[]): number => counts.reduce((a, b) => a + b, 0);
+
+/** The partitions' answers to one event sent to each: the id given (else theirs joined by commas), the jobs resumed added up. */
+export const combineSent = (sent: readonly SentEvent[], id?: string): SentEvent => ({ id: id ?? sent.map((s) => s.id).join(','), resumed: sum(sent.map((s) => s.resumed)) });

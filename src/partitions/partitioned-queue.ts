@@ -10,7 +10,7 @@ import { JOB_STATES, pageOf } from '../queue/checks.js';
 import type { QueueSurface } from '../queue/surface.js';
 import { addLastHours } from '../queue/last-hour.js';
 import { assertPartitions, partitionName, partitionOf } from './partition-of.js';
-import { addCounts, anyTrue, mergeRateLimits, sum } from './combine.js';
+import { addCounts, anyTrue, combineSent, mergeRateLimits } from './combine.js';
 import { cleanAll, countedAll, obliterateAll } from './bulk-admin.js';
 import { groupsWalk } from './groups-walk.js';
 import { interleave } from './interleave.js';
@@ -174,8 +174,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
 
   /** Sent to every partition (a waiting job may be in any): the resumed jobs added up. */
   async sendEvent(name: string, data?: unknown, options?: SendEventOptions): Promise<SentEvent> {
-    const sent = await Promise.all(this.parts.map((part) => part.sendEvent(name, data, options)));
-    return { id: options?.id ?? sent.map((s) => s.id).join(','), resumed: sum(sent.map((s) => s.resumed)) };
+    return combineSent(await Promise.all(this.parts.map((part) => part.sendEvent(name, data, options))), options?.id);
   }
 
   async pause(): Promise<boolean> {

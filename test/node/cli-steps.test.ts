@@ -22,6 +22,9 @@ describe('emq send-event', () => {
     );
     expect((await l.round({ finished: [{ job: job!, outcome }], leaseMs: 30_000 })).settled).toEqual(['awaiting']);
 
+    const listed = await emq(['jobs', queue.name, 'awaiting'], env);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout.trim().split('\n').map((line) => (JSON.parse(line) as { id: string; state: string }).state)).toEqual(['awaiting']);
     const sent = await emq(['send-event', queue.name, 'email.verified', '{"user":42}', '--id', 'v-42'], env);
     expect(sent.code, sent.stderr).toBe(0);
     expect(JSON.parse(sent.stdout)).toEqual({ id: 'v-42', resumed: 1 });

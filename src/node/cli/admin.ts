@@ -4,7 +4,7 @@ import type { CommandContext } from './command-context.js';
 import { intOption, parseArgs, payloadArgument, UsageError } from './strict-args.js';
 
 /** The usage lines of the admin commands, for `emq --help`. */
-export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|completed|dead> [--offset N] [--limit N]
+export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|completed|dead|waiting|awaiting> [--offset N] [--limit N]
       Prints one JSON line per job of that state, in its order (limit 1 to 1000, default 50).
   emq clean <queue> <completed|dead> [--older-than-ms N] [--limit N]
       Deletes finished jobs that finished at least N ms ago (default 0: all); prints {"removed"}.
@@ -23,7 +23,7 @@ export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|complet
       Prints {"maxAgeMs", "maxCount"}, the retention of dead jobs; with an option, sets it first
       (the one not given: none). Every burial then deletes at most two dead jobs past it.`;
 
-const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting'];
+const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting'];
 
 /**
  * The admin commands (`jobs`, `clean`, `drain`, `obliterate`, `reprocess-dead`, `change-priority`,
