@@ -29,7 +29,7 @@ export const DEFAULT_JOB_DEFAULTS: JobDefaults = {
   backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
 };
 
-/** One job as enqueue.lua takes it in its full form: 13 values (a plain one goes as 2: src/ops/enqueue.ts). */
+/** One job as enqueue.lua takes it in its full form: 14 values (a plain one goes as 2: src/ops/enqueue.ts). */
 export type EncodedJob = readonly [
   id: string,
   payload: string,
@@ -46,6 +46,8 @@ export type EncodedJob = readonly [
   parent: string,
   /** A flow parent's children, `<queue>|<id>` joined by `,` ('' none: not a parent). */
   children: string,
+  /** The job's own timeout in ms (-1: the consumer's). */
+  timeoutMs: number,
 ];
 
 /** The longest dedupe key, in characters (UTF-16 units, as `string.length` counts). */
@@ -271,5 +273,6 @@ export function encodeJob(
   const priority = o.priority === undefined ? 0 : intOption('priority', o.priority, 0, MAX_PRIORITY);
   const maxAttempts = intOption('maxAttempts', o.maxAttempts ?? defaults.maxAttempts, 1, 1_000_000);
   const backoff = o.backoff === undefined ? defaultBackoffOf(defaults) : encodeBackoff(o.backoff);
-  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', ''];
+  const timeoutMs = o.timeoutMs === undefined ? -1 : intOption('timeoutMs', o.timeoutMs, 1);
+  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', '', timeoutMs];
 }

@@ -159,6 +159,22 @@ export class HandlerTimeoutError extends Error {
 }
 
 /**
+ * Thrown into the outcome when a handler runs past its job's own timeout (`EnqueueOptions.timeoutMs`),
+ * and the reason its signal aborts with: the attempt fails as a retry.
+ */
+export class JobTimeoutError extends HandlerTimeoutError {
+  constructor(timeoutMs: number) {
+    super(timeoutMs);
+    this.message = `the job ran past its own timeout of ${timeoutMs} ms`;
+    this.name = 'JobTimeoutError';
+  }
+}
+
+/** The error a run past `timeoutMs` ends with: the job's own timeout's when it is the job's (`own`). */
+export const timeoutErrorOf = (timeoutMs: number, own: number | undefined): HandlerTimeoutError =>
+  own === timeoutMs ? new JobTimeoutError(timeoutMs) : new HandlerTimeoutError(timeoutMs);
+
+/**
  * Writes a progress value for the job (or the batch) a context was made for, fenced by its lease:
  * true when written, false when the lease is lost. The runtime supplies it (`Leases.progress`).
  */
@@ -259,7 +275,7 @@ export async function runHandler<Payload>(
       const timeout = new Promise<never>((_, reject) => {
         timer = startTimer(() => {
           options.onTimeout?.();
-          reject(new HandlerTimeoutError(timeoutMs));
+          reject(timeoutErrorOf(timeoutMs, job.timeoutMs));
         }, timeoutMs);
       });
       value = await Promise.race([run, timeout]);

@@ -72,7 +72,7 @@ export {
   errorCodes,
 } from './errors.js';
 export type { EmqErrorCode, EmqErrorContext, ConnectionFailure } from './errors.js';
-export { UnrecoverableError, RetryAfterError, RateLimitedError, HandlerTimeoutError } from './handler.js';
+export { UnrecoverableError, RetryAfterError, RateLimitedError, HandlerTimeoutError, JobTimeoutError } from './handler.js';
 export type { Handler, HandlerContext, Outcome } from './handler.js';
 export { InvokedJobError } from './steps/job-steps.js';
 export type { StepHost, StepWrite, InvokeChild, Suspension } from './steps/job-steps.js';

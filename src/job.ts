@@ -47,6 +47,13 @@ export interface EnqueueOptions {
    * and delay instead (`replaced`). Not with `id`, which is a deduplication of its own.
    */
   readonly dedupe?: DedupeOptions;
+  /**
+   * The job's own timeout, in ms (an integer >= 1), over the consumer's `timeoutMs`: its handler's
+   * signal aborts with JobTimeoutError at the deadline and the attempt fails as a retry (the
+   * handler's later result is not recorded: its lease settled as a retry). On the edge, a beat
+   * does not start a job whose timeout cannot end before the beat's deadline: it gives it back.
+   */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -141,6 +148,8 @@ export interface Job<Payload = unknown> {
    * stood when it was claimed; undefined for a job that has none.
    */
   readonly steps?: StepRecord[] | undefined;
+  /** Its own timeout in ms (`EnqueueOptions.timeoutMs`), over the consumer's; undefined for none. */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** The scheduler that fired a job and its slot (`Queue.upsertScheduler`). */
@@ -217,6 +226,8 @@ export interface JobRecord<Payload = unknown, Result = unknown> {
   readonly steps?: StepRecord[] | undefined;
   /** While it waits for an event (`awaiting`), when its wait times out (server ms); undefined for no timeout. */
   readonly timeoutAt?: number | undefined;
+  /** Its own handler timeout in ms (`EnqueueOptions.timeoutMs`); undefined for the consumer's. */
+  readonly timeoutMs?: number | undefined;
 }
 
 /** How many jobs are in each state. */

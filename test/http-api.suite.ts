@@ -211,6 +211,21 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(stats).toMatchObject({ status: 200, body: { queue, paused: false, counts: { pending: 1, scheduled: 2, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 } } });
     });
 
+    it('takes a job’s own timeoutMs on both enqueue routes and shows it on the job; a bad one is a 400 that writes nothing', async () => {
+      const queue = q();
+      const one = await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1, timeoutMs: 2_500 });
+      expect(one.status).toBe(201);
+      const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 2, timeoutMs: 100 }, { payload: 3 }] });
+      const ids = [(one.body as { id: string }).id, ...(bulk.body as { jobs: Array<{ id: string }> }).jobs.map((j) => j.id)];
+      const views = await Promise.all(ids.map(async (id) => (await call('GET', `/v1/queues/${queue}/jobs/${id}`)).body as { timeoutMs?: number }));
+      expect(views.map((v) => v.timeoutMs)).toEqual([2_500, 100, undefined]);
+      for (const timeoutMs of [0, -5, 1.5, '9']) {
+        const bad = await call('POST', `/v1/queues/${queue}/jobs`, { payload: 4, timeoutMs });
+        expect(bad.status, String(timeoutMs)).toBe(400);
+      }
+      expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 3 } });
+    });
+
     it('enqueues in bulk, up to 1000', async () => {
       const queue = q();
       const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, delayMs: 1000 }] });

@@ -152,6 +152,15 @@ local function claim_jobs(n, lease_ms, now)
     chunked('RPUSH', K_RING, rest)
   end
 
+  -- the fields of each claimed row: a flow's, the steps' and a job's own timeout only in a queue
+  -- that ever had them (includes/queue_meta.lua)
+  local row_fields = { 'd', 'a', 'm', 'z', 'c', 'x' }
+  if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
+  if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
+  if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
+  local at = {}
+  for i = 7, #row_fields do at[row_fields[i]] = i end
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
   -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
@@ -181,14 +190,7 @@ local function claim_jobs(n, lease_ms, now)
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r
-        if meta.st then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
-        elseif meta.fl then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
-        else
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
-        end
+        local r = redis.call('HMGET', key, unpack(row_fields))
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         if tokens then tokens[#tokens + 1] = token end
@@ -208,13 +210,14 @@ local function claim_jobs(n, lease_ms, now)
         held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
-        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
         -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
         -- over once it is claimed (its parent was released: its child finished)
         local steps = false
-        if r[9] then
-          if r[10] and string.sub(r[10], 1, 1) == 'i' then
-            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
             redis.call('HDEL', key, 'sw')
           end
           steps = redis.call('HGETALL', step_key(id))
@@ -225,7 +228,7 @@ local function claim_jobs(n, lease_ms, now)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is

@@ -14,13 +14,13 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn', 'to')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
       local steps = r[12] and redis.call('HGETALL', step_key(id)) or false
-      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps)
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps, r[13])
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end

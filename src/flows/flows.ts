@@ -190,7 +190,7 @@ export class Flows {
       });
       const parentField = parent === undefined ? '' : `${parent.queue}|${parent.id}|${POLICY_CODE[onFailure ?? 'fail-parent']}`;
       const childrenField = node.children.map((c) => `${c.queue}|${c.id}`).join(',');
-      node.encoded = [...encoded.slice(0, 11), parentField, childrenField] as unknown as EncodedJob;
+      node.encoded = [...encoded.slice(0, 11), parentField, childrenField, encoded[13]] as unknown as EncodedJob;
       return node;
     } catch (error) {
       if (error instanceof Error && !error.message.startsWith(path) ) error.message = at(error.message);

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "571c105eabccc55f5c951584951f257a09295b9a",
+    sha1: "ff33a2e7617ea424e5d13feb1aa96c5d52581149",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -370,7 +370,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -383,10 +384,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -927,7 +928,7 @@ local function lease_range(offset, limit, scores)
 end
 -- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
 -- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
--- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
+-- <parent> <timeout> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
 -- a flow parent or a job with durable steps, { that string, its children hash flat (\`kids\`, false
 -- for none: 0 in the reply), its steps hash flat (\`steps\`, absent for none: docs/design/steps.md) }. No field but the
 -- payload can hold a space: ids, group and queue names and traceparents are checked for their
@@ -936,9 +937,9 @@ end
 -- and the client reads, one reply element a job instead of eleven.
 -- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
 -- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
-local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps)
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps, timeout)
   local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
-    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. (timeout or '') .. ' ' .. payload
   if steps then return { wire, kids or 0, steps } end
   if kids then return { wire, kids } end
   return wire
@@ -1095,6 +1096,15 @@ local function claim_jobs(n, lease_ms, now)
     chunked('RPUSH', K_RING, rest)
   end
 
+  -- the fields of each claimed row: a flow's, the steps' and a job's own timeout only in a queue
+  -- that ever had them (includes/queue_meta.lua)
+  local row_fields = { 'd', 'a', 'm', 'z', 'c', 'x' }
+  if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
+  if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
+  if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
+  local at = {}
+  for i = 7, #row_fields do at[row_fields[i]] = i end
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
   -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
@@ -1124,14 +1134,7 @@ local function claim_jobs(n, lease_ms, now)
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r
-        if meta.st then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
-        elseif meta.fl then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
-        else
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
-        end
+        local r = redis.call('HMGET', key, unpack(row_fields))
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         if tokens then tokens[#tokens + 1] = token end
@@ -1151,13 +1154,14 @@ local function claim_jobs(n, lease_ms, now)
         held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
-        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
         -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
         -- over once it is claimed (its parent was released: its child finished)
         local steps = false
-        if r[9] then
-          if r[10] and string.sub(r[10], 1, 1) == 'i' then
-            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
             redis.call('HDEL', key, 'sw')
           end
           steps = redis.call('HGETALL', step_key(id))
@@ -1168,7 +1172,7 @@ local function claim_jobs(n, lease_ms, now)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1224,13 +1228,13 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn', 'to')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
       local steps = r[12] and redis.call('HGETALL', step_key(id)) or false
-      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps)
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps, r[13])
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -1500,7 +1504,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "4ff34d03ea6a10356251c579302f1b84efa16b6e",
+    sha1: "8db0f83b9082897a20279ef57a37bcb36de0aeef",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1580,7 +1584,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -1593,10 +1598,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -1897,7 +1902,7 @@ local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
 -- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
--- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
+-- <parent> <timeout> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
 -- a flow parent or a job with durable steps, { that string, its children hash flat (\`kids\`, false
 -- for none: 0 in the reply), its steps hash flat (\`steps\`, absent for none: docs/design/steps.md) }. No field but the
 -- payload can hold a space: ids, group and queue names and traceparents are checked for their
@@ -1906,9 +1911,9 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- and the client reads, one reply element a job instead of eleven.
 -- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
 -- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
-local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps)
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps, timeout)
   local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
-    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. (timeout or '') .. ' ' .. payload
   if steps then return { wire, kids or 0, steps } end
   if kids then return { wire, kids } end
   return wire
@@ -2088,6 +2093,15 @@ local function claim_jobs(n, lease_ms, now)
     chunked('RPUSH', K_RING, rest)
   end
 
+  -- the fields of each claimed row: a flow's, the steps' and a job's own timeout only in a queue
+  -- that ever had them (includes/queue_meta.lua)
+  local row_fields = { 'd', 'a', 'm', 'z', 'c', 'x' }
+  if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
+  if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
+  if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
+  local at = {}
+  for i = 7, #row_fields do at[row_fields[i]] = i end
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
   -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
@@ -2117,14 +2131,7 @@ local function claim_jobs(n, lease_ms, now)
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r
-        if meta.st then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
-        elseif meta.fl then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
-        else
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
-        end
+        local r = redis.call('HMGET', key, unpack(row_fields))
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         if tokens then tokens[#tokens + 1] = token end
@@ -2144,13 +2151,14 @@ local function claim_jobs(n, lease_ms, now)
         held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
-        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
         -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
         -- over once it is claimed (its parent was released: its child finished)
         local steps = false
-        if r[9] then
-          if r[10] and string.sub(r[10], 1, 1) == 'i' then
-            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
             redis.call('HDEL', key, 'sw')
           end
           steps = redis.call('HGETALL', step_key(id))
@@ -2161,7 +2169,7 @@ local function claim_jobs(n, lease_ms, now)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -2217,13 +2225,13 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn', 'to')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
       local steps = r[12] and redis.call('HGETALL', step_key(id)) or false
-      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps)
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps, r[13])
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -2319,7 +2327,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "733b5e348a1c358c0494b4a35ae239080b05f7f2",
+    sha1: "53fef79fe2903d90af638b4f0128790f6f8c0558",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -2569,7 +2577,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2582,10 +2591,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -2716,7 +2725,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "083c818520d451f2712f5c65218ab740353622c1",
+    sha1: "b66a4b0a7a9f69b7f76c4d4d4c99871b0b0dede2",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2830,7 +2839,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2843,10 +2853,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -3326,7 +3336,7 @@ local DEFAULT_MAX_ATTEMPTS = 3
 local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- A claimed job as a claim's reply carries it: one string, its fields joined by single spaces and
 -- the payload last, "<id> <token> <group> <attempt of this run> <max attempts> <created> <traceparent>
--- <parent> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
+-- <parent> <timeout> <payload>" ('' for a field it lacks: no group, no traceparent, not a flow child), or, for
 -- a flow parent or a job with durable steps, { that string, its children hash flat (\`kids\`, false
 -- for none: 0 in the reply), its steps hash flat (\`steps\`, absent for none: docs/design/steps.md) }. No field but the
 -- payload can hold a space: ids, group and queue names and traceparents are checked for their
@@ -3335,9 +3345,9 @@ local DEFAULT_BACKOFF = 'e,1000,3600000,0.2'
 -- and the client reads, one reply element a job instead of eleven.
 -- \`token\` and \`attempt\` are text or numbers (a Lua number below 2^53 concatenates in full), the
 -- rest text as the row holds it (\`max_attempts\` nil for the default, \`created\` its \`c\`).
-local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps)
+local function claimed_job(id, token, group, attempt, max_attempts, created, traceparent, parent, payload, kids, steps, timeout)
   local wire = id .. ' ' .. token .. ' ' .. group .. ' ' .. attempt .. ' ' .. (max_attempts or DEFAULT_MAX_ATTEMPTS)
-    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. payload
+    .. ' ' .. (created or '') .. ' ' .. (traceparent or '') .. ' ' .. (parent or '') .. ' ' .. (timeout or '') .. ' ' .. payload
   if steps then return { wire, kids or 0, steps } end
   if kids then return { wire, kids } end
   return wire
@@ -3517,6 +3527,15 @@ local function claim_jobs(n, lease_ms, now)
     chunked('RPUSH', K_RING, rest)
   end
 
+  -- the fields of each claimed row: a flow's, the steps' and a job's own timeout only in a queue
+  -- that ever had them (includes/queue_meta.lua)
+  local row_fields = { 'd', 'a', 'm', 'z', 'c', 'x' }
+  if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
+  if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
+  if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
+  local at = {}
+  for i = 7, #row_fields do at[row_fields[i]] = i end
   -- the deadline as text once: a Lua number is formatted for Redis on every call it is passed to
   local deadline = string.format('%d', now + lease_ms)
   -- a big claim keeps the active zset a skiplist (includes/active_skiplist.lua)
@@ -3546,14 +3565,7 @@ local function claim_jobs(n, lease_ms, now)
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r
-        if meta.st then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw', 'sn', 'sw')
-        elseif meta.fl then
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x', 'fp', 'fw')
-        else
-          r = redis.call('HMGET', key, 'd', 'a', 'm', 'z', 'c', 'x')
-        end
+        local r = redis.call('HMGET', key, unpack(row_fields))
         local attempts = (tonumber(r[2]) or 0) + 1
         token = token + 1
         if tokens then tokens[#tokens + 1] = token end
@@ -3573,13 +3585,14 @@ local function claim_jobs(n, lease_ms, now)
         held[#held + 1] = t_text
         -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
         local kids = false
-        if r[8] then kids = redis.call('HGETALL', kids_key(id)) end
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
         -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
         -- over once it is claimed (its parent was released: its child finished)
         local steps = false
-        if r[9] then
-          if r[10] and string.sub(r[10], 1, 1) == 'i' then
-            step_update(id, string.sub(r[10], 2), { s = 'done', ft = now })
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
             redis.call('HDEL', key, 'sw')
           end
           steps = redis.call('HGETALL', step_key(id))
@@ -3590,7 +3603,7 @@ local function claim_jobs(n, lease_ms, now)
         local run = r[4] and attempts - tonumber(r[4]) or a_text
         made_ids[#made_ids + 1] = id
         made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[7], r[1], kids, steps)
+        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -3646,13 +3659,13 @@ local function replay_claim(seen, now, lease_ms)
   local reply = { {} }
   for i = 1, #held, 2 do
     local id, token = held[i], held[i + 1]
-    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn')
+    local r = redis.call('HMGET', job_key(id), 's', 't', 'd', 'g', 'a', 'z', 'm', 'c', 'x', 'fp', 'fw', 'sn', 'to')
     if r[1] == 'active' and r[2] == token then
       local runs = (tonumber(r[5]) or 0) - (tonumber(r[6]) or 0)
       local kids = false
       if r[11] then kids = redis.call('HGETALL', kids_key(id)) end
       local steps = r[12] and redis.call('HGETALL', step_key(id)) or false
-      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps)
+      reply[#reply + 1] = claimed_job(id, token, r[4] or '', runs, r[7], r[8], r[9], r[10], r[3], kids, steps, r[13])
       redis.call('ZADD', K_ACTIVE, 'XX', now + lease_ms, id)
     end
   end
@@ -4063,7 +4076,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "a764b8c8d39e81c69f5e3856806fa7f4996ecc31",
+    sha1: "b97b6a82d31a84a092f924382f5e483bf7af375f",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -4304,7 +4317,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4317,10 +4331,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -4537,7 +4551,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "e4b239bad4ca71d4aa51ddf08b81182b07f939a5",
+    sha1: "ec5f659f2fedd39daac820d08bd961c7227b7daf",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4554,17 +4568,18 @@ return reply('done')
   ARGV[6]  n, the number of jobs (>= 1)
   ARGV[7]  the jobs' form: "p" (plain) gives each job as 2 values, its payload (JSON text) and
            group ("" = ungrouped); "l" (linked) as 5, its id, payload, group, parent and children
-           (a flow's jobs); every other field the default below; "f" (full) as all 13 below
+           (a flow's jobs); every other field the default below; "f" (full) as all 14 below
            (a call of plain jobs, the usual bulk add, sends 2 arguments a job instead of 13: each
            argument is parsed, made a Lua string and freed by Redis, and written by the client)
-  then, "f", 13 values per job:
+  then, "f", 14 values per job:
            id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
            dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
            the job finishes, else >= 1), replace ("1": debounce, "0"), parent (a flow child's
            "<queue>|<id>|<policy f|i|r>", "" none), children (a flow parent's "<queue>|<id>"
-           joined by ",", "" none)
+           joined by ",", "" none), timeoutMs (-1 = the consumer's; else >= 1: the job's own,
+           the row's \`to\`, handed out with each claim)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key;
            a core key's answer of generated ids only as "#<first seq>,<n>,<states>"),
@@ -4708,7 +4723,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4721,10 +4737,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -5424,7 +5440,7 @@ end
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 13
+local FIELDS = 14
 local FIRST = 7
 -- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain ("p") and
 -- linked ("l") jobs, the values given with the other fields' defaults written in (J[7] "f"
@@ -5443,7 +5459,7 @@ if per then
     local id, payload, group, parent, children = '', ARGV[s + 1], ARGV[s + 2], '', ''
     if per == 5 then id, payload, group, parent, children = ARGV[s + 1], ARGV[s + 2], ARGV[s + 3], ARGV[s + 4], ARGV[s + 5] end
     J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = id, payload, group, '-1', '-1', '0', max_text
-    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13] = DEFAULT_BACKOFF, '', '-1', '0', parent, children
+    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1'
   end
 elseif form ~= 'f' then
   error(redis.error_reply('EMQARG the jobs\\' form is "p", "l" or "f", got ' .. tostring(form)))
@@ -5463,6 +5479,7 @@ for i = 0, form ~= 'p' and n - 1 or -1 do
   arg_int(J[b + 5], 'runAt', -1)
   arg_int(J[b + 6], 'priority', 0)
   arg_int(J[b + 7], 'maxAttempts', 1)
+  if J[b + 14] ~= '-1' then arg_int(J[b + 14], 'timeoutMs', 1) end
   if J[b + 9] ~= '' then
     dedupe = true
     if #J[b + 9] > 1024 then error(redis.error_reply('EMQARG a dedupe key is at most 1024 bytes')) end
@@ -5618,6 +5635,8 @@ end
 local taken, took = {}, false
 -- whether any job of this call is part of a flow (meta \`fl\`: the claims, settles and bulk deletes then read links)
 local flows = false
+-- whether any job of this call has a timeout of its own (meta \`tm\`)
+local timed = false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
@@ -5679,6 +5698,12 @@ for i = 0, n - 1 do
       if dt then redis.call('SET', dedupe_key(dk), id, 'PX', dt) else redis.call('SET', dedupe_key(dk), id) end
       taken[dk], took = true, true
     end
+    -- the job's own timeout (meta \`tm\` first: the claims read \`to\` only under it)
+    if J[b + 14] ~= '-1' then
+      if not timed then redis.call('HSET', K_META, 'tm', '1') end
+      timed = true
+      redis.call('HSET', key, 'to', J[b + 14])
+    end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
     wrote = true
@@ -5696,7 +5721,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "568aca773127753c5e3afb3ccb97b50f158c65c8",
+    sha1: "187630eb2a7f195b2d0828dd6a76e8c5a93d4905",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -5744,7 +5769,8 @@ local QUEUE_ENTRY = '!'
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -5757,10 +5783,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -5906,7 +5932,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "df2cfdd7de630fe160fa40072b44ebe7e9815a31",
+    sha1: "de559b511eb25eda00b796221f4a8fc7044fc87b",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -6114,7 +6140,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6127,10 +6154,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -6539,7 +6566,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "f586f25debd1748b0a99d16e7a1656d05bc00470",
+    sha1: "206a84d8d407898392074f7180ae38498a2faa46",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -6722,7 +6749,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6735,10 +6763,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -7130,7 +7158,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "f4441d17ed43d9a8b3d1db13047d279d71cf63ce",
+    sha1: "a0c4f79dc8a9ce65b76ff2693d99b1ab6d012773",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -7307,7 +7335,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7320,10 +7349,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -8001,7 +8030,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "f4c61c3651e6ee257a5ae0384dc1bf0d747b3c7c",
+    sha1: "c01e6e99d380bd07233b85c8efb0b24833994682",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -8094,7 +8123,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8107,10 +8137,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -8300,7 +8330,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "4a2dd32d729acc072d1e32d548596e08f777935e",
+    sha1: "20f706003e855d13887ac84a364f0e500db5fc90",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -8381,7 +8411,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8394,10 +8425,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -9164,7 +9195,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "052bac2bf0a32eb2ce9fda8f2489def5238ee699",
+    sha1: "7b5c832bbcec38d60adacb520a50d84b5b7f2bfe",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -9258,7 +9289,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9271,10 +9303,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -9428,7 +9460,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "d9e7c026d6a2f33ba1b65596c1ee8c2efb9f1285",
+    sha1: "a7d877e33cf7d151dc2209c62436533144f81efc",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -9737,7 +9769,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9750,10 +9783,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -9944,7 +9977,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "1b89e79cc2082a71ec99959ad0e1b5c4ba07884e",
+    sha1: "f45de90a6f325ab49b36532f500a8d0577030061",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -10004,7 +10037,8 @@ local QUEUE_ENTRY = '!'
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10017,10 +10051,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -10130,7 +10164,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "a0e24d0436e6bb4852be8c9f3f0778c38e97821a",
+    sha1: "ae22b881728d65984e980b44af9f7965e628b204",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -10188,7 +10222,8 @@ local QUEUE_ENTRY = '!'
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10201,10 +10236,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -10310,7 +10345,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "f6c78436128f6b17f273226161b7bb166287deb2",
+    sha1: "40e1ae70dd8cbc219eec87c606e58b31bf68442d",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -10382,7 +10417,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10395,10 +10431,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -10578,7 +10614,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "8ae10cd918eb60c6b3af179f19fcf04793885c3d",
+    sha1: "a65e64a0f1e6b5f3e6ab2e7b6f658d8354a6aae2",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -10712,7 +10748,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10725,10 +10762,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -11254,7 +11291,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "e677462901cd42d47e78a871e2d7fee191a22e47",
+    sha1: "83f8659ec3949a49f9664927cb020f6f1ab0b598",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -11595,7 +11632,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11608,10 +11646,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -11911,7 +11949,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "418d3c4a21d88077320999e2fb1739aebdea5aed",
+    sha1: "f09252ea67cbdbb16588e65725f47f2eade98454",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -12135,7 +12173,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12148,10 +12187,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -12536,7 +12575,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "de2df6d2715c66362abb43de5a5f732cfa6ccdbf",
+    sha1: "f8296b5b56b9d934b6f4c9b2eecb98479a01d864",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -12664,7 +12703,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12677,10 +12717,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -13025,7 +13065,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "874134465de2853863afce0210994bdba24dd346",
+    sha1: "d30be7b229e998b7a4c94ea1376d9a9e28647dbe",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -13162,7 +13202,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13175,10 +13216,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -13405,7 +13446,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "c3a7ca0b666b6ffe088ed4e7cde5579c81fc646c",
+    sha1: "71f10d92b312f2ee87f7a7bcd7d80a83ace58e28",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -13539,7 +13580,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13552,10 +13594,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -13770,7 +13812,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "13caa2d2aeaa8e60ccbfc43ed2b2dfa1efd6df02",
+    sha1: "75ac22027efc2334094b64677184ff3b357aab5f",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -13851,7 +13893,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13864,10 +13907,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -14032,7 +14075,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "132fa6660d9f223ed7dbc8c0b1d87547b94fb5c2",
+    sha1: "843d0a5acc82aaf05c46c52fde0b081815504f94",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -14082,7 +14125,8 @@ local QUEUE_ENTRY = '!'
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14095,10 +14139,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -14237,7 +14281,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "407d9fea4bc615bd0d0269d70c887b9a47f20a6e",
+    sha1: "7979ac50915b5db154e668662e961db8edff1bd9",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -14669,7 +14713,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14682,10 +14727,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -14963,7 +15008,7 @@ return { codes, outbox_written }
   },
   sendEvent: {
     name: "sendEvent",
-    sha1: "9c1ac109360020ed72a1e56fe21e7a81cfdb14ea",
+    sha1: "a17b773e79149b961786ca7bb5424bcf26b598c4",
     lua: `--[[
   send-event: deliver an event to the jobs of this queue waiting for it (docs/design/steps.md,
   "Waiting for an event"), in one script: every job whose wait matches it resumes, its step
@@ -15137,7 +15182,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15150,10 +15196,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -15486,7 +15532,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "f4a42fc2d31d75edf06db39f0ce956d129e33bab",
+    sha1: "225923c48069229a493e22ba81100364af72efe5",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -15550,7 +15596,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15563,10 +15610,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -15611,7 +15658,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "bc9bdbb8c22b28862f50703142abb128de58253f",
+    sha1: "a659d6686221539c9ad56e29f683c8b5228f71e0",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -15766,7 +15813,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15779,10 +15827,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -16019,7 +16067,7 @@ return 1
   },
   step: {
     name: "step",
-    sha1: "43ecc7687909ae87cb7211a9f80c55fe3f12da14",
+    sha1: "94fe8e2a19deaa7567264466bfff142b0735b891",
     lua: `--[[
   step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
   step's result is written before its handler goes on, so a later run of the job returns it
@@ -16186,7 +16234,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16199,10 +16248,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -16355,7 +16404,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "d5c75e72fc871c21d2f94a601b1720198d8d518e",
+    sha1: "6a8a631cf04e9fd544539164e42c38b4909fb0c5",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -16600,7 +16649,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16613,10 +16663,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -17040,7 +17090,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "b39887d541e9c818cb705850d7514b02efebe351",
+    sha1: "960fd08c745ef2b42d860bc1f0fb057950954a11",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -17153,7 +17203,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17166,10 +17217,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -17334,7 +17385,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "3076a12d336881bdd64c91da77873db1b2b7b59a",
+    sha1: "146af48d0d7672cefbb76079c707f2e48f1f3f9e",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -17428,7 +17479,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17441,10 +17493,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read
@@ -17541,7 +17593,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "64b0dcaba081fd51f7ac949ccb471d5e8ae48c37",
+    sha1: "48fa7a95444c9333b0397e855d6aff127f6498dd",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -17631,7 +17683,8 @@ end
 -- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), and \`ng\` (true while every
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17644,10 +17697,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
     }
   end
   return queue_meta_read

@@ -109,6 +109,7 @@ function toOptions(body: EnqueueBody): EnqueueOptions {
     ...(body.maxAttempts === undefined ? {} : { maxAttempts: body.maxAttempts }),
     ...(backoff === undefined ? {} : { backoff }),
     ...(body.dedupe === undefined ? {} : { dedupe: body.dedupe }),
+    ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
   };
 }
 
@@ -149,8 +150,11 @@ export function registerJobRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: Jo
     if (wait !== undefined) {
       let id = '';
       try {
+        // the body's timeoutMs is the job's own; the wait's is the query's
+        const { timeoutMs: jobTimeoutMs, ...jobOptions } = addOptions;
         const done = await q.addAndWait(body.payload, {
-          ...addOptions,
+          ...jobOptions,
+          ...(jobTimeoutMs === undefined ? {} : { jobTimeoutMs }),
           timeoutMs: Math.min(wait, streaming.maxWaitMs),
           pollMs: streaming.pollMs,
           onAdded: (added) => {

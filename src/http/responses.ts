@@ -97,6 +97,7 @@ export const jobView = z
       .openapi({ description: "a flow parent's count: the children it waits for, and how many have finished" }),
     steps: z.array(stepRecord).optional().openapi({ description: 'its durable steps in order, for a job that recorded any' }),
     timeoutAt: z.number().int().optional().openapi({ description: 'epoch ms, while it waits for an event with a timeout' }),
+    timeoutMs: z.number().int().optional().openapi({ description: "its own handler timeout in ms, over the consumer's; absent: the consumer's" }),
   })
   .openapi('Job');
 

@@ -79,6 +79,7 @@ export const enqueueBody = z
     // a number is a fixed delay in ms, as `add` takes it: a TypeScript BulkJob as JSON is a valid job here
     backoff: z.union([z.number().int().min(0), backoffOptions]).optional(),
     dedupe: dedupeOptions.optional(),
+    timeoutMs: z.number().int().min(1).optional().openapi({ description: "the job's own handler timeout in ms, over the consumer's: at its deadline the attempt fails as a retry" }),
   })
   .strict()
   .refine((b) => !(b.delayMs !== undefined && b.runAt !== undefined), 'give delayMs or runAt, not both')

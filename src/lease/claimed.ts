@@ -34,6 +34,7 @@ function jobOf<Payload>(row: ClaimedRow): Job<Payload> {
   if (scheduler) job.scheduler = scheduler;
   if (row.parent !== undefined) job.parent = decodeParent(row.parent);
   if (row.children !== undefined) job.children = decodeChildren(row.children);
+  if (row.timeoutMs !== undefined) job.timeoutMs = row.timeoutMs;
   if (row.steps !== undefined) job.steps = stepRecords(decodeSteps(row.steps));
   return job;
 }

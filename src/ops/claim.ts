@@ -22,6 +22,8 @@ export interface ClaimedRow {
   readonly parent: string | undefined;
   /** A flow parent's children hash, flat (src/flows/flow.ts decodeChildren); undefined for a job without children. */
   readonly children: string[] | undefined;
+  /** Its own timeout in ms (the row's `to`), undefined for the consumer's. */
+  readonly timeoutMs: number | undefined;
   /** Its durable steps hash, flat (src/steps/step-records.ts decodeSteps); undefined for a job without steps. */
   readonly steps: string[] | undefined;
 }
@@ -95,10 +97,10 @@ export function readClaim(reply: Reply, leaseMs: number): ClaimResult {
 }
 
 /** The fields before a claimed job's payload (lua/includes/claimed_job.lua). */
-const CLAIMED_FIELDS = 8;
+const CLAIMED_FIELDS = 9;
 
 /**
- * One claimed job as lua/includes/claimed_job.lua writes it: a string of eight fields and the
+ * One claimed job as lua/includes/claimed_job.lua writes it: a string of nine fields and the
  * payload, each field ended by a space (no field but the payload, which is last, may hold one),
  * or, for a flow parent, that string and its children hash.
  */
@@ -122,7 +124,7 @@ function readClaimedJob(entry: Reply | undefined, leaseUntil: number): ClaimedRo
     fields.push(wire.slice(at, end));
     at = end + 1;
   }
-  const [id, token, group, attempt, maxAttempts, createdAt, traceparent, parent] = fields as [string, string, string, string, string, string, string, string];
+  const [id, token, group, attempt, maxAttempts, createdAt, traceparent, parent, timeout] = fields as [string, string, string, string, string, string, string, string, string];
   return {
     id,
     token: asNumber(token, 'token'),
@@ -134,6 +136,7 @@ function readClaimedJob(entry: Reply | undefined, leaseUntil: number): ClaimedRo
     leaseUntil,
     traceparent: traceparent === '' ? undefined : traceparent,
     parent: parent === '' ? undefined : parent,
+    timeoutMs: timeout === '' ? undefined : asNumber(timeout, 'timeoutMs'),
     children,
     steps,
   };

@@ -38,6 +38,7 @@ export function decodeJobRow<Payload>(id: string, row: Record<string, string>): 
       : { children: decodeChildren(JSON.parse(row.kids ?? '[]') as string[]), flow: { total: Number(row.fw), done: Number(row.fd ?? 0) } }),
     ...(row.steps === undefined ? {} : { steps: stepRecords(decodeSteps(JSON.parse(row.steps) as string[])) }),
     ...(row.timeout === undefined ? {} : { timeoutAt: Number(row.timeout) }),
+    ...(row.to === undefined ? {} : { timeoutMs: Number(row.to) }),
   };
 }
 

@@ -102,7 +102,9 @@ export interface WaitForOptions {
 }
 
 /** `addAndWait`'s options: `add`'s, `waitFor`'s, and a hook between the two. */
-export interface AddAndWaitOptions extends EnqueueOptions, RequestOptions, WaitForOptions {
+export interface AddAndWaitOptions extends Omit<EnqueueOptions, 'timeoutMs'>, RequestOptions, WaitForOptions {
+  /** The job's own handler timeout (`EnqueueOptions.timeoutMs`), since here `timeoutMs` is the wait's. */
+  readonly jobTimeoutMs?: number;
   /** Called once the job is written (or found a duplicate), before the wait: the HTTP API starts the Worker's drain here. */
   readonly onAdded?: (added: EnqueueResult) => void;
 }

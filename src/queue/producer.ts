@@ -75,7 +75,9 @@ export class Producer<Payload> {
   /** Queue.addAndWait: `waitFor` is the queue's, for a duplicate's job. */
   async addAndWait(payload: Payload, options: AddAndWaitOptions, waitFor: (id: string) => Promise<unknown>): Promise<JobOutcome> {
     const wait = waitOf(options);
-    const job = encodeJob(payload, options, this.settings.defaults, this.settings.maxPayloadBytes);
+    // `timeoutMs` is the wait's here; the job's own is `jobTimeoutMs`
+    const { timeoutMs: _wait, jobTimeoutMs, ...jobOptions } = options;
+    const job = encodeJob(payload, jobTimeoutMs === undefined ? jobOptions : { ...jobOptions, timeoutMs: jobTimeoutMs }, this.settings.defaults, this.settings.maxPayloadBytes);
     const request = this.keys.enqueue(options.idempotencyKey);
     // the stream's position read and the enqueue in one round trip, the position first: a job
     // that finishes at once is not missed

@@ -1,5 +1,5 @@
 import { RedisError } from '../errors.js';
-import { type Handler, type Outcome, runHandler } from '../handler.js';
+import { type Handler, type Outcome, runHandler, timeoutErrorOf } from '../handler.js';
 import type { Job } from '../job.js';
 import { type Claimed, Leases } from '../lease/leases.js';
 import type { Queue } from '../queue/queue.js';
@@ -155,6 +155,10 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   const requests = (): number => leases.requests - requestsBefore;
   const timeLeft = (): number => options.deadline - Date.now();
   const canStart = (): boolean => timeLeft() >= jobTimeoutMs;
+  /** A job's timeout here: its own (EnqueueOptions.timeoutMs) over the beat's jobTimeoutMs. */
+  const timeoutOf = (job: Job<P>): number => job.timeoutMs ?? jobTimeoutMs;
+  /** Claimed jobs whose own timeout cannot end before the deadline: given back unstarted at the end. */
+  const tooLong: Array<Job<P>> = [];
   // one request is always kept for the last acknowledgement
   const canRequest = (): boolean => requests() < maxRequests - 1;
   const leaseMs = (): number => Math.max(1, timeLeft()) + leaseMarginMs;
@@ -228,12 +232,12 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     const controller = new AbortController();
     const run = runHandler(handler, job, {
       controller,
-      timeoutMs: Math.min(jobTimeoutMs, Math.max(1, timeLeft())),
+      timeoutMs: Math.min(timeoutOf(job), Math.max(1, timeLeft())),
       queue: queue.name,
       maxResultBytes: queue.maxResultBytes,
       progress: (value) => progress(job, value),
       steps: leases.steps,
-      onTimeout: () => controller.abort(new Error(`handler timeout (${jobTimeoutMs} ms)`)),
+      onTimeout: () => controller.abort(timeoutErrorOf(timeoutOf(job), job.timeoutMs)),
     }).then((outcome) => {
       finished.push({ job, outcome });
       running.delete(run);
@@ -249,7 +253,11 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
   else await flush(noTime ? 0 : batchSize, [], true);
 
   for (;;) {
-    while (waiting.length > 0 && running.size < concurrency && canStart()) start(waiting.shift()!);
+    while (waiting.length > 0 && running.size < concurrency && canStart()) {
+      const job = waiting.shift()!;
+      if (timeLeft() >= timeoutOf(job)) start(job);
+      else tooLong.push(job);
+    }
     if (running.size === 0 && (waiting.length === 0 || !canStart())) {
       const claimN = finished.length > 0 && !holding() ? room() : wanted();
       if (claimN === 0) break;
@@ -265,7 +273,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
 
   // what could not start goes back uncounted; whatever finished is acknowledged, or held for the
   // caller's next request
-  const unstarted = waiting.splice(0);
+  const unstarted = [...waiting.splice(0), ...tooLong];
   if (unstarted.length === 0 && finished.length > 0 && holding()) options.holdAcks!(finished.splice(0));
   else if (finished.length > 0 || unstarted.length > 0) await flush(0, unstarted);
   // the flow news the rounds wrote is relayed in the background: it ends inside this beat

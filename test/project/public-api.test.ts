@@ -129,6 +129,7 @@ describe('the public API', () => {
           "JobRecord",
           "JobState",
           "JobStateError",
+          "JobTimeoutError",
           "KindError",
           "LastHour",
           "Leases",

@@ -7,8 +7,8 @@ import { intOption, parseArgs, partitionsOption, payloadArgument, UsageError } f
 
 /** The usage lines of the enqueue command, for `emq --help`. */
 export const ENQUEUE_USAGE = `  emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N]
-              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--wait MS] [--partitions N]
-      Adds one job; prints {"id", "state"}. --partitions N makes the queue partitioned (N
+              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--timeout-ms MS] [--wait MS] [--partitions N]
+      Adds one job; prints {"id", "state"}. --timeout-ms: the job's own handler timeout. --partitions N makes the queue partitioned (N
       partitions, fixed for its life) with its first job, or checks the count of one that is: a
       count the registry does not hold is refused (exit 2), nothing written. --dedupe-key: while a job added with key K is unfinished
       (or for MS after it was added), this one is a duplicate of it ("duplicate", its id); with
@@ -31,10 +31,12 @@ function dedupeOption(values: Record<string, unknown>): DedupeOptions | undefine
 }
 
 /** `emq enqueue --wait`: adds, waits, prints the outcome; exit 0 only when the job completed. */
-async function enqueueAndWait(queue: QueueSurface, payload: unknown, options: EnqueueOptions & { timeoutMs: number }): Promise<number> {
+async function enqueueAndWait(queue: QueueSurface, payload: unknown, options: EnqueueOptions, waitMs: number): Promise<number> {
   let id = '';
+  // --timeout-ms is the job's own timeout; --wait the wait's (addAndWait's timeoutMs)
+  const { timeoutMs: jobTimeoutMs, ...jobOptions } = options;
   try {
-    const done = await queue.addAndWait(payload, { ...options, onAdded: (added) => (id = added.id) });
+    const done = await queue.addAndWait(payload, { ...jobOptions, ...(jobTimeoutMs === undefined ? {} : { jobTimeoutMs }), timeoutMs: waitMs, onAdded: (added) => (id = added.id) });
     printJson({ id: done.id, state: 'completed', ...(done.result === undefined ? {} : { result: done.result }) });
     return EXIT.ok;
   } catch (error) {
@@ -68,6 +70,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
           id: { type: 'string' },
           priority: { type: 'string' },
           'max-attempts': { type: 'string' },
+          'timeout-ms': { type: 'string' },
           'dedupe-key': { type: 'string' },
           'dedupe-ttl-ms': { type: 'string' },
           replace: { type: 'boolean' },
@@ -81,6 +84,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
       const delayMs = intOption(values, 'delay-ms');
       const priority = intOption(values, 'priority');
       const maxAttempts = intOption(values, 'max-attempts');
+      const timeoutMs = intOption(values, 'timeout-ms');
       const wait = intOption(values, 'wait');
       const partitions = partitionsOption(values);
       if (wait !== undefined && wait < 0) throw new UsageError(`--wait takes a whole number of ms >= 0, got ${wait}`);
@@ -91,6 +95,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
         ...(delayMs === undefined ? {} : { delayMs }),
         ...(priority === undefined ? {} : { priority }),
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(dedupe === undefined ? {} : { dedupe }),
       };
       const durability = cli.durability();
@@ -98,7 +103,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
       return cli.withQueue(
         queueName,
         async (queue) => {
-          if (wait !== undefined) return enqueueAndWait(queue, payload, { ...options, timeoutMs: wait });
+          if (wait !== undefined) return enqueueAndWait(queue, payload, options, wait);
           printJson(await queue.add(payload, options));
           return EXIT.ok;
         },

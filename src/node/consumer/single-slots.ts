@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_MAX_RESULT_BYTES } from '../../encode.js';
 import { InvalidArgumentError, shown } from '../../errors.js';
-import { type Handler, HandlerTimeoutError, runHandler } from '../../handler.js';
+import { type Handler, runHandler, timeoutErrorOf } from '../../handler.js';
 import type { HeldJob } from './jobs-in-hand.js';
 import type { SettleCall } from './settles.js';
 import { MAX_SLOTS, type SlotHost, type SlotStrategy } from './slots.js';
@@ -56,15 +56,17 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
     for (const waiting of jobs) {
       const held = host.start(waiting);
       this.runningHandlers++;
+      // the job's own timeout over the consumer's (EnqueueOptions.timeoutMs)
+      const timeoutMs = held.job.timeoutMs ?? this.timeoutMs;
       host.keep(
         runHandler(this.handler, held.job, {
           controller: held.controller,
-          timeoutMs: this.timeoutMs,
+          timeoutMs,
           queue: host.queue,
           maxResultBytes: this.maxResultBytes,
           progress: (value) => host.progress([held], value),
           ...(host.steps ? { steps: host.steps } : {}),
-          ...(this.timeoutMs > 0 ? { onTimeout: () => held.controller.abort(new HandlerTimeoutError(this.timeoutMs)) } : {}),
+          ...(timeoutMs > 0 ? { onTimeout: () => held.controller.abort(timeoutErrorOf(timeoutMs, held.job.timeoutMs)) } : {}),
         }).then((outcome) => {
           const settled = host.settle([{ held, outcome }]);
           this.runningHandlers--;
