@@ -42,6 +42,8 @@ function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'la
   expect(out).toMatch(/flow: pdf-1 merged \{"merged":4\} from pages \[1,2,3,4\], run 1 time\(s\), after the last page \(true\)/);
   // durable steps: the signup flow verified by an event over HTTP, and one reminded when its wait timed out
   expect(out).toMatch(/steps: JOB:\d+ verified: create account done \(\w+\), give them a day done, email verified done, welcome done \(\w+\); JOB:\d+ reminded: create account done \(\w+\), give them a day done, email verified timed-out, send a reminder done \(\w+\)/);
+  // a timeout per job: aborted at its own 200 ms, beside a job under the consumer's
+  expect(out).toMatch(/timeouts: JOB:\d+ \(its own timeoutMs 200\) dead: JobTimeoutError: the job ran past its own timeout of 200 ms; JOB:\d+ \(the consumer's, none\) completed with \{"worked":1000\}/);
   expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   // the dashboard's queues page on Node shows what the API answers, and the Worker's the same
   expect(out).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\/ui \(Node, live over SSE\)/);
