@@ -112,13 +112,17 @@ local codes = each_held(2, 9, hold, function(id, row, i)
   local g = group ~= '' and group or false
   local record = { n = name, st = now }
   local code
+  -- the step is over already: the job goes back to its lane, in its place
+  local function over()
+    record.s, record.ft = 'done', now
+    batch_push(batch, group, order, id)
+    return 2
+  end
   if how == 's' or how == 'u' then
     local due = how == 's' and now + number or math.max(number, now)
     record.k, record.u = 'sleep', due
     if due <= now then
-      record.s, record.ft = 'done', now
-      batch_push(batch, group, order, id)
-      code = 2
+      code = over()
     else
       record.s = 'sleeping'
       redis.call('ZADD', K_SCHEDULED, due, id)
@@ -132,15 +136,14 @@ local codes = each_held(2, 9, hold, function(id, row, i)
     local deadline = number >= 0 and now + number or nil
     record.k, record.ev, record.u = 'wait', event, deadline
     local steps = step_key(id)
-    local r = redis.call('HMGET', key, 'c', 'o')
-    local created, arrival = tonumber(r[1]) or 0, (tonumber(r[2]) or 0) % 4294967296
+    -- its arrival: the low part of its order, which hold read
+    local created, arrival = tonumber(redis.call('HGET', key, 'c')) or 0, (tonumber(order) or 0) % 4294967296
     local after = tonumber(redis.call('HGET', steps, 'ev:' .. event)) or 0
     local seq, event_id, data = kept_match(event, shape, hash, created, arrival, after)
     if seq then
-      record.s, record.r, record.ei, record.ft = 'done', data, event_id, now
+      record.r, record.ei = data, event_id
       redis.call('HSET', steps, 'ev:' .. event, string.format('%d', seq))
-      batch_push(batch, group, order, id)
-      code = 2
+      code = over()
     else
       record.s = 'waiting'
       local wk = waiters_key(event, hash)
@@ -162,9 +165,7 @@ local codes = each_held(2, 9, hold, function(id, row, i)
       record.cq, record.ci = o.cq, o.ci
     end
     if r[1] and tonumber(r[2] or '0') >= tonumber(r[1]) then
-      record.s, record.ft = 'done', now
-      batch_push(batch, group, order, id)
-      code = 2
+      code = over()
     else
       record.s = 'invoking'
       redis.call('ZADD', K_WAITING, now, id)
