@@ -1,12 +1,12 @@
 --[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while `more` says so (a million-row clean is
-  a thousand short calls, never one long one). Only finished jobs: completed (emq:{q}:completed)
-  and dead; waiting work is drain's or remove's.
+  a thousand short calls, never one long one). Only finished jobs: completed (emq:{q}:completed),
+  dead and cancelled (emq:{q}:cancelled); waiting work is drain's or remove's.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: completed | dead
+  ARGV[2]  state: completed | dead | cancelled
   ARGV[3]  olderThanMs (>= 0): the cutoff is the server's time less this, when ARGV[4] is -1
   ARGV[4]  cutoff (epoch ms), or -1: the first chunk works it out and answers it, and the later
            chunks of the same clean pass it, so one clean has one cutoff however long it runs
@@ -35,8 +35,8 @@
 -- @include emit
 
 local state = ARGV[2]
-if state ~= 'completed' and state ~= 'dead' then
-  error(redis.error_reply('EMQARG clean takes completed or dead, got ' .. tostring(state)))
+if state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then
+  error(redis.error_reply('EMQARG clean takes completed, dead or cancelled, got ' .. tostring(state)))
 end
 local older = arg_int(ARGV[3], 'olderThanMs', 0)
 local cutoff = arg_int(ARGV[4], 'cutoff', -1)
@@ -50,7 +50,7 @@ if seen then return seen end
 if cutoff < 0 then cutoff = now_ms() - older end
 local cutoff_text = string.format('%d', cutoff)
 local index = K_DEAD
-if state == 'completed' then index = K_COMPLETED end
+if state == 'completed' then index = K_COMPLETED elseif state == 'cancelled' then index = PREFIX .. 'cancelled' end
 local ids = redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, n)
 local removed = {}
 for _, id in ipairs(ids) do

@@ -42,6 +42,7 @@
 -- @include chunked
 -- @include held_run
 -- @include each_held
+-- @include settle_cancelled
 -- @include tally
 -- @include free_and_admit
 -- @include ring_doorbell
@@ -86,7 +87,7 @@ local codes = each_held(6, 3, held_run, function(id, run, i)
 end, function(token, state, t)
   if state == 'completed' and t == token then return 1 end
   return 0
-end)
+end, settle_cancelled)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)

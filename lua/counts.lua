@@ -15,7 +15,8 @@
            includes/count_minute.lua writes them; the reader keeps the 60 minutes ending with the
            current one (the key of a queue idle for a while may still hold older ones, until its
            next count trims them or the key expires), awaiting (jobs waiting for an event), sleeping
-           (scheduled jobs in a durable sleep: docs/design/steps.md)}
+           (scheduled jobs in a durable sleep: docs/design/steps.md), cancelled (jobs ended
+           cancelled: docs/design/job-controls.md)}
 ]]
 -- @include keyspace
 -- @include lane_size
@@ -46,4 +47,5 @@ return {
   redis.call('HGETALL', K_MINUTES),
   redis.call('ZCARD', PREFIX .. 'awaiting'),
   redis.call('ZCARD', PREFIX .. 'sleeping'),
+  redis.call('ZCARD', PREFIX .. 'cancelled'),
 }

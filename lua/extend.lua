@@ -8,7 +8,11 @@
   Derives  emq:{q}:job:<id>
   Reply    {deadline or 0, ...}: the new lease deadline (ms), 0 when fenced off (the holder lost
            the job: it must stop). An extend sent again renews again while the lease is active
-           under the token (a later deadline, harmless) and answers 0 once it is not
+           under the token (a later deadline, harmless) and answers 0 once it is not. A job
+           whose cancel was asked (its `cx`, read once meta `cx` says any was) is renewed and
+           answered `x<reason>` (a string): its holder aborts the run, whose settle ends it
+           cancelled (docs/design/job-controls.md); one whose run ended cancelled under the token
+           answers 9 (includes/each_held.lua)
   Errors   EMQKIND, EMQARG
 ]]
 -- @include keyspace
@@ -17,11 +21,18 @@
 -- @include now_ms
 -- @include held_group
 -- @include each_held
+-- @include queue_meta
+-- @include job_key
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
+local cancels = queue_meta().cx
 return each_held(3, 2, held_group, function(id)
   redis.call('ZADD', K_ACTIVE, 'XX', deadline, id)
+  if cancels then
+    local reason = redis.call('HGET', job_key(id), 'cx')
+    if reason then return 'x' .. reason end
+  end
   return deadline
 end)

@@ -27,6 +27,7 @@
 -- @include now_ms
 -- @include hold
 -- @include each_held
+-- @include settle_cancelled
 -- @include settled_token
 -- @include repeat_code
 -- @include tally
@@ -47,7 +48,7 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'f', outcomes)
-end)
+end, settle_cancelled)
 if free_and_admit(freed) then ring_doorbell() end
 flush_events()
 return { codes, outbox_written }

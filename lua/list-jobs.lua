@@ -11,10 +11,11 @@
                fewer than `limit`
     dead       most recently buried first (as list-dead)
     waiting    flow parents waiting for their children, longest waiting first
+    cancelled  most recently cancelled first (emq:{q}:cancelled)
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting | awaiting (an event)
+  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting | awaiting (an event) | cancelled
   ARGV[3]  offset (>= 0)
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
@@ -55,6 +56,8 @@ elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
 elseif state == 'completed' then
   ids = redis.call('ZREVRANGE', K_COMPLETED, offset, last)
+elseif state == 'cancelled' then
+  ids = redis.call('ZREVRANGE', PREFIX .. 'cancelled', offset, last)
 elseif state == 'waiting' then
   ids = redis.call('ZRANGE', K_WAITING, offset, last)
 elseif state == 'awaiting' then
@@ -78,7 +81,7 @@ elseif state == 'pending' then
     end
   end
 else
-  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed, dead, waiting or awaiting, got ' .. tostring(state)))
+  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed, dead, waiting, awaiting or cancelled, got ' .. tostring(state)))
 end
 
 local reply = {}

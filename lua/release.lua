@@ -28,6 +28,7 @@
 -- @include job_key
 -- @include hold
 -- @include each_held
+-- @include settle_cancelled
 -- @include settled_token
 -- @include repeat_code
 -- @include tally
@@ -60,7 +61,7 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'g', outcomes)
-end)
+end, settle_cancelled)
 -- the holds first, so the lanes the jobs go back to stay off the ring
 if next(holds) then
   local now = now_ms()
@@ -71,4 +72,4 @@ if next(holds) then
 end
 if free_and_admit(freed, batch) then ring_doorbell() end
 flush_events()
-return codes
+return { codes, outbox_written }

@@ -35,7 +35,7 @@
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk', 'cx')
 local state, group = r[1], r[2]
 if not state then return { 0, {} } end
 local fp = r[4]
@@ -53,6 +53,8 @@ if state == 'pending' then
   leave_ring(entry)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
+  -- a running job whose cancel was asked leaves meta `cx`'s count (lua/cancel.lua)
+  if r[9] and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
   if free_slot(group, 1) then ring_doorbell() end
 elseif state == 'scheduled' then
   redis.call('ZREM', K_SCHEDULED, id)
@@ -62,6 +64,8 @@ elseif state == 'completed' then
   redis.call('ZREM', K_COMPLETED, id)
 elseif state == 'waiting' then
   redis.call('ZREM', K_WAITING, id)
+elseif state == 'cancelled' then
+  redis.call('ZREM', PREFIX .. 'cancelled', id)
 end
 if r[7] then forget_steps(id, r[8]) end
 redis.call('DEL', key)

@@ -36,6 +36,7 @@
 -- @include job_key
 -- @include hold
 -- @include each_held
+-- @include settle_cancelled
 -- @include settled_token
 -- @include repeat_code
 -- @include tally
@@ -87,7 +88,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   return 2
 end, function(token, _, t)
   return repeat_code(token, t, 'r', outcomes)
-end)
+end, settle_cancelled)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 -- the counter of retries for /metrics: once a call, not once a job

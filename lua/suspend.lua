@@ -38,6 +38,7 @@
 -- @include job_key
 -- @include hold
 -- @include each_held
+-- @include settle_cancelled
 -- @include settled_token
 -- @include repeat_code
 -- @include tally
@@ -184,7 +185,7 @@ local codes = each_held(2, 9, hold, function(id, row, i)
   return code
 end, function(token, _, t)
   return repeat_code(token, t, 's', outcomes)
-end)
+end, settle_cancelled)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 if sched_bell then

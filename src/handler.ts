@@ -170,6 +170,23 @@ export class JobTimeoutError extends HandlerTimeoutError {
   }
 }
 
+/**
+ * The reason a handler's signal aborts with when its job is cancelled while it runs
+ * (`queue.cancel`: docs/guides/job-controls.md). Whatever the handler does then, its settle ends
+ * the job `cancelled`; throwing this (or letting it through) is the quick way out.
+ */
+export class JobCancelledError extends Error {
+  constructor(
+    /** The job cancelled. */
+    readonly jobId: string,
+    /** Why, as the cancel gave it (`CancelOptions.reason`). */
+    readonly reason: string,
+  ) {
+    super(`job ${jobId} was cancelled: ${reason}`);
+    this.name = 'JobCancelledError';
+  }
+}
+
 /** The error a run past `timeoutMs` ends with: the job's own timeout's when it is the job's (`own`). */
 export const timeoutErrorOf = (timeoutMs: number, own: number | undefined): HandlerTimeoutError =>
   own === timeoutMs ? new JobTimeoutError(timeoutMs) : new HandlerTimeoutError(timeoutMs);

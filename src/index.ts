@@ -8,6 +8,8 @@
  */
 export { Queue } from './queue/queue.js';
 export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue/queue.js';
+export type { CancelOptions, CancelResult, CancelJobsOptions, CancelJobsResult, CancellableState } from './queue/cancels.js';
+export { CANCELLABLE_STATES } from './queue/cancels.js';
 export { PartitionedQueue } from './partitions/partitioned-queue.js';
 export type { PartitionedQueueOptions } from './partitions/partitioned-queue.js';
 export type { GroupSweep, QueuePartition, QueueSurface } from './queue/surface.js';
@@ -20,13 +22,16 @@ export { Flows, MAX_FLOW_JOBS, MAX_FLOW_DEPTH, MAX_FLOW_CHILDREN } from './flows
 export type { FlowJob, FlowNode, FlowsOptions } from './flows/flows.js';
 export type { ChildOutcome, ChildrenCount, OnFailure, ParentRef } from './flows/flow.js';
 export { Leases } from './lease/leases.js';
-export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './lease/leases.js';
+export type { BeatOptions, Claimed, ClaimCall, Completed, Finished, PreparedRound, Round, RoundResult, Settled } from './lease/leases.js';
 export type { CompleteItem } from './ops/complete.js';
 export type { FailItem } from './ops/fail.js';
 export type { FireResult } from './ops/fire-schedulers.js';
 export type { Held } from './ops/op.js';
 export type { ReleaseItem } from './ops/release.js';
 export type { RetryItem, RetryOutcome } from './ops/retry.js';
+export type { ReleaseOutcome } from './ops/release.js';
+export type { Renewal } from './ops/extend.js';
+export type { CompleteOutcome } from './ops/complete.js';
 export type { RateLimit, RateLimits, Throttled } from './queue/rate-limits.js';
 export type { GroupInfo, GroupsOptions, GroupsPage } from './queue/groups.js';
 export type { DueScheduler } from './schedulers/schedulers.js';
@@ -43,6 +48,7 @@ export type {
   Job,
   JobRecord,
   JobState,
+  FinishedState,
   PageOptions,
   QueueCounts,
 } from './job.js';
@@ -72,7 +78,7 @@ export {
   errorCodes,
 } from './errors.js';
 export type { EmqErrorCode, EmqErrorContext, ConnectionFailure } from './errors.js';
-export { UnrecoverableError, RetryAfterError, RateLimitedError, HandlerTimeoutError, JobTimeoutError } from './handler.js';
+export { UnrecoverableError, RetryAfterError, RateLimitedError, HandlerTimeoutError, JobTimeoutError, JobCancelledError } from './handler.js';
 export type { Handler, HandlerContext, Outcome } from './handler.js';
 export { InvokedJobError } from './steps/job-steps.js';
 export type { StepHost, StepWrite, InvokeChild, Suspension } from './steps/job-steps.js';

@@ -4,9 +4,13 @@ import type { StepRecord } from './steps/steps.js';
 /**
  * Where a job stands. A completed row stays readable for the queue's `keepCompletedMs`. `waiting`:
  * a flow parent waiting for its children (`Flows.add`), or a job waiting for the child its
- * `step.invoke` ran; `awaiting`: a job whose `step.waitForEvent` waits for an event.
+ * `step.invoke` ran; `awaiting`: a job whose `step.waitForEvent` waits for an event; `cancelled`:
+ * ended by `queue.cancel` (terminal, like completed and dead: nothing failed).
  */
-export type JobState = 'pending' | 'scheduled' | 'active' | 'completed' | 'dead' | 'waiting' | 'awaiting';
+export type JobState = 'pending' | 'scheduled' | 'active' | 'completed' | 'dead' | 'waiting' | 'awaiting' | 'cancelled';
+
+/** The states a job ends in: nothing moves it on from one (`clean` deletes them). */
+export type FinishedState = 'completed' | 'dead' | 'cancelled';
 
 /** How long to wait before retrying a failed attempt. */
 export interface BackoffOptions {
@@ -228,6 +232,11 @@ export interface JobRecord<Payload = unknown, Result = unknown> {
   readonly timeoutAt?: number | undefined;
   /** Its own handler timeout in ms (`EnqueueOptions.timeoutMs`); undefined for the consumer's. */
   readonly timeoutMs?: number | undefined;
+  /**
+   * Why it was cancelled (`queue.cancel`): on a `cancelled` job, and on an `active` one whose cancel
+   * was asked and whose run has not ended yet (docs/guides/job-controls.md). Undefined otherwise.
+   */
+  readonly cancelReason?: string | undefined;
 }
 
 /** How many jobs are in each state. */
@@ -248,6 +257,8 @@ export interface QueueCounts {
   readonly awaiting: number;
   /** Scheduled jobs in a durable sleep (`step.sleep`): counted in `scheduled` too. */
   readonly sleeping: number;
+  /** Jobs ended by a cancel (`queue.cancel`), until removed or cleaned. */
+  readonly cancelled: number;
 }
 
 /**

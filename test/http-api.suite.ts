@@ -208,7 +208,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: 2, runAt: at })).body).toMatchObject({ state: 'scheduled' });
       expect((await call('POST', `/v1/queues/${queue}/jobs`, { payload: 3, runAt: 0 })).body).toMatchObject({ state: 'pending' });
       const stats = await call('GET', `/v1/queues/${queue}`);
-      expect(stats).toMatchObject({ status: 200, body: { queue, paused: false, counts: { pending: 1, scheduled: 2, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 } } });
+      expect(stats).toMatchObject({ status: 200, body: { queue, paused: false, counts: { pending: 1, scheduled: 2, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 } } });
     });
 
     it('takes a job’s own timeoutMs on both enqueue routes and shows it on the job; a bad one is a 400 that writes nothing', async () => {
@@ -655,7 +655,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(rowOf(a)).toEqual({
         queue: a,
         paused: false,
-        counts: { pending: 2, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 },
+        counts: { pending: 2, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 },
         deadTotal: 0,
         retriedTotal: 0,
         stalledTotal: 0,
@@ -666,7 +666,7 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect(rowOf(b)).toEqual({
         queue: b,
         paused: false,
-        counts: { pending: 0, scheduled: 0, active: 1, dead: 1, completed: 1, waiting: 0, awaiting: 0, sleeping: 0 },
+        counts: { pending: 0, scheduled: 0, active: 1, dead: 1, completed: 1, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 },
         deadTotal: 1,
         retriedTotal: 0,
         stalledTotal: 0,

@@ -58,7 +58,7 @@ export function describeHttpSteps(label: string, redisUrl: () => string, start: 
       expect(resumed.steps?.[1]).toMatchObject({ state: 'done', eventId: 'paid-7', result: { order: 7, amount: 12.5 } });
       expect((await queue.getJob(other))!.state).toBe('awaiting');
       const stats = await call('GET', `/v1/queues/${name}`);
-      expect(stats.body).toMatchObject({ counts: { awaiting: 1, sleeping: 0 } });
+      expect(stats.body).toMatchObject({ counts: { awaiting: 1, sleeping: 0, cancelled: 0 } });
       expect(await checkInvariants(fx.raw, name)).toEqual([]);
     });
 

@@ -30,6 +30,7 @@ import { MAX_PARTITIONS, parsePartitionName, PARTITIONS_REGISTRY } from '../src/
 import { firedBy, parseStoredSpec } from '../src/schedulers/schedulers.js';
 import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-context.js';
 import { awaitingIds, stepViolations } from './step-invariants.js';
+import { cancelledIndex, cancelViolations } from './cancel-invariants.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
@@ -387,7 +388,7 @@ type Place =
   | { kind: 'pending' }
   | { kind: 'lane'; group: string }
   | { kind: 'fifo'; entry: string }
-  | { kind: 'scheduled' | 'active' | 'dead' | 'waiting' | 'awaiting' };
+  | { kind: 'scheduled' | 'active' | 'dead' | 'waiting' | 'awaiting' | 'cancelled' };
 
 const placeName = (p: Place): string =>
   p.kind === 'lane' ? `lane:${p.group}` : p.kind === 'fifo' ? (p.entry === UNGROUPED ? 'fifo' : `fifo:${p.entry}`) : p.kind;
@@ -402,9 +403,10 @@ const STATE_OF: Record<Place['kind'], string> = {
   dead: 'dead',
   waiting: 'waiting',
   awaiting: 'awaiting',
+  cancelled: 'cancelled',
 };
 
-const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting']);
+const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting', 'cancelled']);
 
 const isCount = (value: string | undefined): boolean => value !== undefined && /^\d+$/.test(value);
 
@@ -547,6 +549,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
   for (const id of snap.dead.keys()) at(id, { kind: 'dead' });
   for (const id of snap.waiting.keys()) at(id, { kind: 'waiting' });
   for (const id of awaitingIds(snap)) at(id, { kind: 'awaiting' });
+  for (const id of cancelledIndex(snap).keys()) at(id, { kind: 'cancelled' });
 
   const ids = new Set<string>([...places.keys(), ...snap.rows.keys()]);
   for (const id of [...ids].sort()) {
@@ -720,6 +723,9 @@ export function findViolations(snap: QueueSnapshot): string[] {
 
   // (q) durable steps
   out.push(...stepViolations(snap));
+
+  // (r) cancel
+  out.push(...cancelViolations(snap));
 
   return out;
 }

@@ -71,7 +71,7 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
     case 'cleaned': {
       const count = number(f.get('n'));
       const state = f.get('s');
-      return count === undefined || (state !== 'completed' && state !== 'dead') ? undefined : { ...base, event, count, state };
+      return count === undefined || (state !== 'completed' && state !== 'dead' && state !== 'cancelled') ? undefined : { ...base, event, count, state };
     }
     case 'drained': {
       const count = number(f.get('n'));
@@ -137,6 +137,11 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
     }
     case 'stalled':
       return { ...job, event, ...withAttempt };
+    case 'cancelled':
+    case 'cancelling': {
+      const reason = f.get('x');
+      return reason === undefined ? undefined : { ...job, event, reason };
+    }
   }
   return undefined;
 }

@@ -9,7 +9,7 @@
  * an entry.
  */
 import type { RateLimit } from '../queue/rate-limits.js';
-import type { FiredBy } from '../job.js';
+import type { FiredBy, FinishedState } from '../job.js';
 
 /** The events settings a queue has before any `setEvents`: lua/includes/events_settings.lua's. */
 export const DEFAULT_EVENTS_SETTINGS: EventsSettings = { maxLen: 10_000, resultBytes: 1024 };
@@ -72,7 +72,8 @@ export interface JobEventBase extends QueueEventBase {
  * whose children have all finished: `children`), `waiting` (a flow parent waits for its
  * `children`), `removed`,
  * `reprocessed`, `replaced` (a not yet started job took a later add's payload and delay,
- * `dedupe.replace`; `dueAt` when it is scheduled), `step` (a durable step's `name` and `state`). About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
+ * `dedupe.replace`; `dueAt` when it is scheduled), `step` (a durable step's `name` and `state`), `cancelled` and `cancelling` (`reason`: a job ended
+ * by a cancel, and a running one whose cancel was asked). About the queue: `paused`, `resumed`, `group-paused`, `group-resumed` (`group`),
  * `limit` (`group`, `limit`, null when lifted), `rate` (the queue's rate limit, or a `group`'s:
  * `rate`, null when lifted), `held` (a `group`, or the ungrouped jobs when none, `heldUntil`), `cleaned` (`count` jobs of `state`) and `drained`
  * (`count` jobs), one event per chunk of the call.
@@ -115,6 +116,15 @@ export type QueueEvent =
       readonly name: string;
       /** Its state. */
       readonly state: string;
+    })
+  | (JobEventBase & {
+      /**
+       * cancelled: ended by a cancel (`queue.cancel`), or a running job's settle after its cancel was
+       * asked; cancelling: a running job's cancel was asked, its holder told (docs/guides/job-controls.md).
+       */
+      readonly event: 'cancelled' | 'cancelling';
+      /** The cancel's reason. */
+      readonly reason: string;
     })
   | (JobEventBase & {
       /** Enqueued with a delay. */
@@ -216,7 +226,7 @@ export type QueueEvent =
       /** How many. */
       readonly count: number;
       /** Which kind. */
-      readonly state: 'completed' | 'dead';
+      readonly state: FinishedState;
     })
   | (QueueEventBase & {
       /** One chunk of a drain deleted waiting jobs. */
@@ -245,6 +255,8 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>([
   'reprocessed',
   'replaced',
   'step',
+  'cancelled',
+  'cancelling',
   'paused',
   'resumed',
   'group-paused',

@@ -1,6 +1,7 @@
 import { keyspace } from '../keyspace.js';
 import { flowAckOp } from '../ops/flow-ack.js';
 import { flowApplyOp } from '../ops/flow-apply.js';
+import { cancelOp } from '../ops/cancel.js';
 import { removeOp } from '../ops/remove.js';
 import { bind, type BoundOp, runOps } from '../ops/scripts.js';
 import type { Transport } from '../transport.js';
@@ -13,7 +14,8 @@ const MAX_CASCADE = 64;
  * beat of it found left over) go to the slots they are for, then are acknowledged in `queue`'s
  * outbox. A child's outcome goes to its parent's queue (flow-apply, one call per parent queue);
  * a removed parent's unfinished child is removed in its own queue (remove, fenced on the parent),
- * and what that removal writes is relayed in turn. Every step is harmless twice: a relay cut off
+ * a cancelled parent's is cancelled there (cancel, fenced on the parent, with the reason
+ * `parent <queue>|<id> was cancelled`), and what those write is relayed in turn. Every step is harmless twice: a relay cut off
  * anywhere leaves the entries in the outbox, and a later beat of `queue` relays them again.
  * `onRequest` counts the round trips. Throws what the transport throws (the entries stay).
  * Answers the queues in which it released parents (their doorbells rung), for a runtime that
@@ -26,7 +28,7 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
   if (entries.length === 0) return [];
   const released = new Set<string>();
   const applies = new Map<string, string[]>();
-  const removals: Array<{ queue: string; id: string; parent: string }> = [];
+  const removals: Array<{ queue: string; id: string; parent: string; cancel: boolean }> = [];
   for (const entry of entries) {
     const parts = entry.split('|', 5);
     if (parts[0] === 'u') {
@@ -34,19 +36,22 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
       const list = applies.get(parentQueue);
       if (list) list.push(entry);
       else applies.set(parentQueue, [entry]);
-    } else if (parts[0] === 'r') {
-      removals.push({ queue: parts[3]!, id: parts[4]!, parent: `${parts[1]!}|${parts[2]!}` });
+    } else if (parts[0] === 'r' || parts[0] === 'k') {
+      removals.push({ queue: parts[3]!, id: parts[4]!, parent: `${parts[1]!}|${parts[2]!}`, cancel: parts[0] === 'k' });
     }
   }
   const ops: Array<BoundOp<unknown>> = [];
   for (const [parentQueue, list] of applies) ops.push(bind(flowApplyOp(list), keyspace(parentQueue)));
-  const removeOps = removals.map((r) => bind(removeOp(r.id, r.parent), keyspace(r.queue)));
+  const removeOps = removals.map((r) =>
+    r.cancel ? bind(cancelOp([r.id], `parent ${r.parent} was cancelled`, r.parent), keyspace(r.queue)) : bind(removeOp(r.id, r.parent), keyspace(r.queue)),
+  );
   if (ops.length + removeOps.length > 0) {
     const replies = await runOps(transport, [...ops, ...removeOps], onRequest);
     [...applies.keys()].forEach((parentQueue, i) => {
       if ((replies[i] as { released: number }).released > 0) released.add(parentQueue);
     });
-    // a removed child that was a parent has its own children to remove: its queue's outbox says so
+    // a removed (or cancelled) child that was a parent has its own children to remove (or
+    // cancel): its queue's outbox says so
     if (depth < MAX_CASCADE) {
       const further = new Map<string, string[]>();
       removals.forEach((r, i) => {

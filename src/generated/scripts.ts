@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "ff33a2e7617ea424e5d13feb1aa96c5d52581149",
+    sha1: "4f1677441646657e517404ee6a57e5564dc5e7d1",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -175,8 +175,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -193,12 +194,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -371,7 +372,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -384,10 +387,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -544,27 +547,57 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
--- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
+-- slots are freed. Returns requeued, buried (cancelled ones are neither), and whether work became claimable. The row keeps the
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
 -- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
--- /metrics shows), once a call. A job buried releases its until-finished dedupe key (bury).
+-- /metrics shows), once a call. A job buried releases its until-finished dedupe key (bury). A job
+-- whose cancel was asked (its \`cx\`, read once meta \`cx\` says any was) ends cancelled instead,
+-- \`t\` marked \`<token>/x\` so its holder's late settle answers cancelled (includes/end_cancelled.lua).
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
   chunked('ZREM', K_ACTIVE, ids)
-  local requeued, buried, freed = 0, 0, { order = {} }
+  local requeued, buried, cancelled, freed = 0, 0, 0, { order = {} }
   local batch = { order = {} }
+  local cx = queue_meta().cx
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
+    local r = cx and redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't', 'cx')
+      or redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
-      if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
+      if r[10] then
+        end_cancelled(id, r[2] or nil, r[10], now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
+        cancelled = cancelled + 1
+      elseif attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
@@ -575,7 +608,7 @@ local function reap_expired(now, limit)
       end
     end
   end
-  if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
+  if requeued + buried + cancelled > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried + cancelled) end
   return requeued, buried, free_and_admit(freed, batch)
 end
 -- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
@@ -1383,6 +1416,426 @@ flush_events()
 return reply
 `,
   },
+  cancel: {
+    name: "cancel",
+    sha1: "94cf57642af0da9a81fdc23d02db6ed4ded7b3c1",
+    lua: `--[[
+  cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
+  running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
+  ends cancelled at once; a running one (active) keeps its lease and its group slot, is marked
+  \`cx\` (its cancel asked), and its holder is told: by SPUBLISH on its cancel channel now (a
+  parked Node consumer aborts the handler's signal), and by the next renewal of its lease
+  (extend answers \`x<reason>\`). The settle of its run, whatever the handler returned, ends it
+  cancelled (includes/settle_cancelled.lua), and so does the reaper if its lease lapses first.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  reason: text kept in the row's \`cx\` (the core checks it: at most 1000 characters)
+  ARGV[3]  "" (a caller's cancel), or "<queue>|<parent id>": a cancelled flow parent's child,
+           cancelled only while its row's \`fp\` names that parent (an id enqueued again since is
+           another job) and told to no parent
+  ARGV[4..] ids
+  Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>], emq:{q}:cancelled,
+           emq:{q}:sleeping, emq:{q}:awaiting, a wait's waiters key (the row's \`wk\`),
+           emq:{q}:kids:<id>, emq:{q}:cancel (the sharded channel its holders hear)
+  Flows    a flow child tells its parent, as a death (the parent's policy for a failed child
+           decides: includes/end_cancelled.lua); a waiting flow parent has each unfinished child
+           cancelled in turn, through the outbox (\`k|<queue>|<id>|<child queue>|<child id>\`)
+  Reply    { {code per id}, {outbox entries written, for the caller to relay} }: 1 cancelled
+           now, 2 cancelling (it runs: its holder is told, its settle ends it cancelled), 3
+           cancelled already (a repeat answers as the first did, or as it ended since), 4
+           finished (completed or dead: nothing written), 0 no such job (or, with a parent,
+           not that parent's child)
+  Events   \`cancelled\` (j, g, x the reason) per job ended now, in one entry; \`cancelling\`
+           (j, g, x) per running job marked
+  Dedupe   a job ended now releases its until-finished dedupe key (includes/end_cancelled.lua)
+  Errors   EMQKIND, before anything is written
+  Rings    nothing: a cancel makes no work claimable (a running job's group slot is freed by
+           the settle that ends it, which rings then)
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
+-- EMQKIND before the script writes anything.
+local function check_kind(id)
+  if type(id) ~= 'string' or #id <= 4 or #id > 256 or string.sub(id, 1, 4) ~= 'JOB:' then
+    error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
+  end
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
+-- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
+local function kids_key(id)
+  return PREFIX .. 'kids:' .. id
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local function events_settings()
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+
+local reason, parent = ARGV[2], ARGV[3]
+for i = 4, #ARGV do check_kind(ARGV[i]) end
+local now = now_ms()
+local codes = {}
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  local key = job_key(id)
+  local r = redis.call('HMGET', key, 's', 'g', 'dk', 'dt', 'fp', 'fw', 't', 'sn', 'wk', 'cx')
+  local state, group, fp = r[1], r[2] or nil, r[5] or nil
+  local code = 0
+  if state and parent ~= '' then
+    -- a cancelled parent's child: this row only while it is still that parent's
+    if not fp or string.sub(fp, 1, #parent + 1) ~= parent .. '|' then state = nil end
+    fp = nil
+  end
+  if not state then
+    code = 0
+  elseif state == 'cancelled' then
+    code = 3
+  elseif state == 'completed' or state == 'dead' then
+    code = 4
+  elseif state == 'active' then
+    if not r[10] then
+      -- meta \`cx\` counts the running jobs whose cancel is asked: the settles read their rows' \`cx\` while it is above 0
+      redis.call('HINCRBY', K_META, 'cx', 1)
+      redis.call('HSET', key, 'cx', reason)
+      redis.call('SPUBLISH', PREFIX .. 'cancel', id .. ' ' .. reason)
+      collect_event('cancelling', id, 'g', group, 'x', reason)
+    end
+    code = 2
+  else
+    if state == 'pending' then
+      local entry = group or UNGROUPED
+      -- a job in an arrivals list is found by LREM, linear in the list's length
+      if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+      leave_ring(entry)
+    elseif state == 'scheduled' then
+      redis.call('ZREM', K_SCHEDULED, id)
+      if r[8] then redis.call('ZREM', PREFIX .. 'sleeping', id) end
+    elseif state == 'waiting' then
+      redis.call('ZREM', K_WAITING, id)
+    elseif state == 'awaiting' then
+      redis.call('ZREM', PREFIX .. 'awaiting', id)
+      if r[9] then redis.call('ZREM', r[9], id) end
+    end
+    -- a suspended job's wait leaves with it (its steps stay, for reading)
+    if r[8] then redis.call('HDEL', key, 'wk', 'sw') end
+    if r[6] then
+      -- its unfinished children are cancelled in their own slots, fenced on this parent
+      local flat = redis.call('HGETALL', kids_key(id))
+      for k = 1, #flat, 2 do
+        local _, kind = child_record(flat[k + 1])
+        if not child_done(kind) then outbox_append('k|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[k], now) end
+      end
+    end
+    end_cancelled(id, group, reason, now, nil, r[3], r[4], fp, r[7] or nil)
+    code = 1
+  end
+  codes[#codes + 1] = code
+end
+flush_events()
+return { codes, outbox_written }
+`,
+  },
   changePriority: {
     name: "changePriority",
     sha1: "b58a3bc7e7c771129c023c8179b83973459a5bb1",
@@ -1504,7 +1957,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "8db0f83b9082897a20279ef57a37bcb36de0aeef",
+    sha1: "c2d86161d91dc7581cd3ae8cfbc3679a8a9ead5f",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -1585,7 +2038,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -1598,10 +2053,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -2327,16 +2782,16 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "53fef79fe2903d90af638b4f0128790f6f8c0558",
+    sha1: "99f8fdc9b2c164a37314203ad238d36044d4f88c",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
-  a thousand short calls, never one long one). Only finished jobs: completed (emq:{q}:completed)
-  and dead; waiting work is drain's or remove's.
+  a thousand short calls, never one long one). Only finished jobs: completed (emq:{q}:completed),
+  dead and cancelled (emq:{q}:cancelled); waiting work is drain's or remove's.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: completed | dead
+  ARGV[2]  state: completed | dead | cancelled
   ARGV[3]  olderThanMs (>= 0): the cutoff is the server's time less this, when ARGV[4] is -1
   ARGV[4]  cutoff (epoch ms), or -1: the first chunk works it out and answers it, and the later
            chunks of the same clean pass it, so one clean has one cutoff however long it runs
@@ -2464,8 +2919,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -2482,12 +2938,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -2578,7 +3034,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2591,10 +3049,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -2694,8 +3152,8 @@ local function emit(event, id, ...)
 end
 
 local state = ARGV[2]
-if state ~= 'completed' and state ~= 'dead' then
-  error(redis.error_reply('EMQARG clean takes completed or dead, got ' .. tostring(state)))
+if state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then
+  error(redis.error_reply('EMQARG clean takes completed, dead or cancelled, got ' .. tostring(state)))
 end
 local older = arg_int(ARGV[3], 'olderThanMs', 0)
 local cutoff = arg_int(ARGV[4], 'cutoff', -1)
@@ -2709,7 +3167,7 @@ if seen then return seen end
 if cutoff < 0 then cutoff = now_ms() - older end
 local cutoff_text = string.format('%d', cutoff)
 local index = K_DEAD
-if state == 'completed' then index = K_COMPLETED end
+if state == 'completed' then index = K_COMPLETED elseif state == 'cancelled' then index = PREFIX .. 'cancelled' end
 local ids = redis.call('ZRANGEBYSCORE', index, '-inf', cutoff_text, 'LIMIT', 0, n)
 local removed = {}
 for _, id in ipairs(ids) do
@@ -2725,7 +3183,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "b66a4b0a7a9f69b7f76c4d4d4c99871b0b0dede2",
+    sha1: "2b463a658ef4ca6bd2cceccd1d60ae1c1ca92c97",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -2840,7 +3298,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2853,10 +3313,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -2913,15 +3373,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -2929,16 +3397,6 @@ local function each_held(first, stride, fence, act, again)
     end
   end
   return codes
-end
--- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
--- batch frees each group's slots in one step (free_slots) instead of one per job.
-local function tally(t, g)
-  if not g or g == '' then return end
-  if not t[g] then
-    t[g] = 0
-    t.order[#t.order + 1] = g
-  end
-  t[g] = t[g] + 1
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -3025,6 +3483,177 @@ local function free_slots(t)
   chunked('RPUSH', K_RING, back)
   return #back > 0
 end
+-- \`count\` jobs of group g left the active set: free_slots for one group. Returns true when the
+-- group went back on the ring (work became claimable).
+local function free_slot(g, count)
+  if not g or g == '' then return false end
+  local t = { order = { g } }
+  t[g] = count
+  return free_slots(t)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+local function settle_cancelled(id, token)
+  if not queue_meta().cx then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
+  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
+end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
 -- at once (admit).
@@ -3078,27 +3707,6 @@ local function free_and_admit(freed, batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
-end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
 end
 -- A lane's one order over its two parts, from their heads as read: \`z\`, a zset's ZRANGE WITHSCORES
 -- (id, score, ...), and \`f\`, its arrivals list's LRANGE, whose members' orders are their rows' \`o\`;
@@ -3155,53 +3763,6 @@ local function pop_lane(g, count, zn, fn)
   if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
-end
--- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
--- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
--- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
--- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
--- may be a Lua number: redis.call writes an integer below 2^53 in full.
--- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
--- costs appends, not a table an event.
-local event_fields, event_starts = {}, {}
--- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
--- nothing is collected, which flush_events would drop, and a batch paid each event's appends
-local events_off = nil
-local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  if events_off == nil then events_off = queue_meta().ecap == '0' end
-  if events_off then return end
-  local fields = event_fields
-  local n = #fields
-  event_starts[#event_starts + 1] = n + 1
-  fields[n + 1] = 'e'
-  fields[n + 2] = event
-  n = n + 2
-  if id then
-    fields[n + 1] = 'j'
-    fields[n + 2] = id
-    n = n + 2
-  end
-  if v1 then
-    fields[n + 1] = f1
-    fields[n + 2] = v1
-    n = n + 2
-  end
-  if v2 then
-    fields[n + 1] = f2
-    fields[n + 2] = v2
-    n = n + 2
-  end
-  if v3 then
-    fields[n + 1] = f3
-    fields[n + 2] = v3
-    n = n + 2
-  end
-  if v4 then
-    fields[n + 1] = f4
-    fields[n + 2] = v4
-  end
 end
 -- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
 local function parse_rate(spec)
@@ -3781,52 +4342,6 @@ local function flush_events()
   end
   event_fields, event_starts = {}, {}
 end
--- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
--- string naming the job that holds the key. Same hash tag as every key of the queue.
-local function dedupe_key(k)
-  return PREFIX .. 'dd:' .. k
-end
--- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
--- its key is deleted only while it still names that job. It may name another by now: a ttl key
--- that expired and was taken again, or an until-finished key released when this job died and
--- taken by a new job before this one was reprocessed.
-local function release_dedupe(id, k)
-  if not k then return end
-  local key = dedupe_key(k)
-  if redis.call('GET', key) == id then redis.call('DEL', key) end
-end
--- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
--- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
--- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
--- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
-local function release_settled(id, k, ttl, forget)
-  if not k or ttl then return end
-  release_dedupe(id, k)
-  if forget then redis.call('HDEL', job_key(id), 'dk') end
-end
--- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
--- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
--- the entries of this call, which the scripts that write them return for their caller to relay
--- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
--- a runtime that dies before relaying delays the news, never loses it).
--- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
-local outbox_written = {}
-local function outbox_append(entry, now)
-  redis.call('ZADD', K_OUTBOX, now, entry)
-  outbox_written[#outbox_written + 1] = entry
-end
--- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
--- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
--- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
--- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
--- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
--- applied twice, or after a newer one, changes nothing.
-local function report_up(id, fp, token, kind, body, now)
-  local t = string.match(token or '', '^%d+') or '0'
-  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
-end
 -- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
 -- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
 -- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
@@ -3880,7 +4395,7 @@ local codes = each_held(6, 3, held_run, function(id, run, i)
 end, function(token, state, t)
   if state == 'completed' and t == token then return 1 end
   return 0
-end)
+end, settle_cancelled)
 if #done > 0 then
   chunked('ZREM', K_ACTIVE, done)
   redis.call('HINCRBY', K_META, 'completed', #done)
@@ -3896,7 +4411,7 @@ return { codes, claimed, outbox_written }
   },
   counts: {
     name: "counts",
-    sha1: "6dbb3c99f285c7b77aed38f1971d14785f3be16a",
+    sha1: "9c6a970d418fa1faf97f0de2b25bffed016644c9",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -3914,7 +4429,8 @@ return { codes, claimed, outbox_written }
            includes/count_minute.lua writes them; the reader keeps the 60 minutes ending with the
            current one (the key of a queue idle for a while may still hold older ones, until its
            next count trims them or the key expires), awaiting (jobs waiting for an event), sleeping
-           (scheduled jobs in a durable sleep: docs/design/steps.md)}
+           (scheduled jobs in a durable sleep: docs/design/steps.md), cancelled (jobs ended
+           cancelled: docs/design/job-controls.md)}
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -4024,6 +4540,7 @@ return {
   redis.call('HGETALL', K_MINUTES),
   redis.call('ZCARD', PREFIX .. 'awaiting'),
   redis.call('ZCARD', PREFIX .. 'sleeping'),
+  redis.call('ZCARD', PREFIX .. 'cancelled'),
 }
 `,
   },
@@ -4076,7 +4593,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "b97b6a82d31a84a092f924382f5e483bf7af375f",
+    sha1: "9e07e2b6644f4c3263a4c56bbacbed9094f668d3",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -4195,8 +4712,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -4213,12 +4731,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -4318,7 +4836,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4331,10 +4851,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -4551,7 +5071,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "ec5f659f2fedd39daac820d08bd961c7227b7daf",
+    sha1: "b25ab0e920ab185e4ecd52477719d2ee47616894",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -4724,7 +5244,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4737,10 +5259,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -5241,8 +5763,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -5259,12 +5782,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -5721,7 +6244,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "187630eb2a7f195b2d0828dd6a76e8c5a93d4905",
+    sha1: "cd20a4a9d48cf354b4741a655063e36eb8a91cf7",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -5770,7 +6293,9 @@ local QUEUE_ENTRY = '!'
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -5783,10 +6308,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -5817,7 +6342,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "dc362b08263482fab93f6fb0286beff5b363dcce",
+    sha1: "1e621cb449bca6af7e133bda10a11e7101e8da31",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -5828,7 +6353,11 @@ return { tonumber(cap), bytes }
   Derives  emq:{q}:job:<id>
   Reply    {deadline or 0, ...}: the new lease deadline (ms), 0 when fenced off (the holder lost
            the job: it must stop). An extend sent again renews again while the lease is active
-           under the token (a later deadline, harmless) and answers 0 once it is not
+           under the token (a later deadline, harmless) and answers 0 once it is not. A job
+           whose cancel was asked (its \`cx\`, read once meta \`cx\` says any was) is renewed and
+           answered \`x<reason>\` (a string): its holder aborts the run, whose settle ends it
+           cancelled (docs/design/job-controls.md); one whose run ended cancelled under the token
+           answers 9 (includes/each_held.lua)
   Errors   EMQKIND, EMQARG
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -5903,15 +6432,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -5920,19 +6457,65 @@ local function each_held(first, stride, fence, act, again)
   end
   return codes
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 
 local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
+local cancels = queue_meta().cx
 return each_held(3, 2, held_group, function(id)
   redis.call('ZADD', K_ACTIVE, 'XX', deadline, id)
+  if cancels then
+    local reason = redis.call('HGET', job_key(id), 'cx')
+    if reason then return 'x' .. reason end
+  end
   return deadline
 end)
 `,
   },
   fail: {
     name: "fail",
-    sha1: "de559b511eb25eda00b796221f4a8fc7044fc87b",
+    sha1: "3c7e7dfad7ec895189d5082f2fe02c50431bbcda",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -6030,15 +6613,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -6047,34 +6638,46 @@ local function each_held(first, stride, fence, act, again)
   end
   return codes
 end
--- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
--- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
--- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
--- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
--- of it (its reply lost, the request sent again) answers as it did and writes nothing
--- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
-local function settled_token(token, what)
-  return token .. '/' .. what
-end
--- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
--- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
--- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
--- it answered then; else 0, fenced off.
-local function repeat_code(token, t, kind, codes)
-  for _, code in ipairs(codes) do
-    if t == settled_token(token, kind .. code) then return code end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+    }
   end
-  return 0
+  return queue_meta_read
 end
--- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
--- batch frees each group's slots in one step (free_slots) instead of one per job.
-local function tally(t, g)
-  if not g or g == '' then return end
-  if not t[g] then
-    t[g] = 0
-    t.order[#t.order + 1] = g
-  end
-  t[g] = t[g] + 1
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -6132,45 +6735,6 @@ local function chunked(command, key, list)
   end
   return out
 end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
--- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
--- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
--- generated id is known new: includes/take_seq.lua). A queue that never used one
--- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
--- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
--- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
--- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
--- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
-    queue_meta_read = {
-      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
-    }
-  end
-  return queue_meta_read
-end
-
--- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
--- the first write of what it guards (see above); no write when it is set already.
-local function mark_feature(name)
-  local meta = queue_meta()
-  if meta[name] then return end
-  redis.call('HSET', K_META, name, '1')
-  meta[name] = true
-end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -6212,6 +6776,196 @@ local function free_slots(t)
   chunked('HDEL', K_GACTIVE, zero)
   chunked('RPUSH', K_RING, back)
   return #back > 0
+end
+-- \`count\` jobs of group g left the active set: free_slots for one group. Returns true when the
+-- group went back on the ring (work became claimable).
+local function free_slot(g, count)
+  if not g or g == '' then return false end
+  local t = { order = { g } }
+  t[g] = count
+  return free_slots(t)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+local function settle_cancelled(id, token)
+  if not queue_meta().cx then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
+  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
+end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -6267,20 +7021,6 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
--- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
--- string naming the job that holds the key. Same hash tag as every key of the queue.
-local function dedupe_key(k)
-  return PREFIX .. 'dd:' .. k
-end
--- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
--- its key is deleted only while it still names that job. It may name another by now: a ttl key
--- that expired and was taken again, or an until-finished key released when this job died and
--- taken by a new job before this one was reprocessed.
-local function release_dedupe(id, k)
-  if not k then return end
-  local key = dedupe_key(k)
-  if redis.call('GET', key) == id then redis.call('DEL', key) end
-end
 -- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
 -- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
 local function kids_key(id)
@@ -6309,36 +7049,13 @@ end
 local function child_done(kind)
   return kind == 'c' or kind == 'd' or kind == 'f'
 end
--- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
--- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
--- the entries of this call, which the scripts that write them return for their caller to relay
--- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
--- a runtime that dies before relaying delays the news, never loses it).
--- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
-local outbox_written = {}
-local function outbox_append(entry, now)
-  redis.call('ZADD', K_OUTBOX, now, entry)
-  outbox_written[#outbox_written + 1] = entry
-end
--- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
--- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
--- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
--- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
--- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
--- applied twice, or after a newer one, changes nothing.
-local function report_up(id, fp, token, kind, body, now)
-  local t = string.match(token or '', '^%d+') or '0'
-  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
-end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -6387,15 +7104,6 @@ local function trim_dead(now)
   end
   redis.call('ZREM', K_DEAD, unpack(victims))
 end
--- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
--- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
--- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
--- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
-local function release_settled(id, k, ttl, forget)
-  if not k or ttl then return end
-  release_dedupe(id, k)
-  if forget then redis.call('HDEL', job_key(id), 'dk') end
-end
 -- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
 -- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
 -- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
@@ -6438,74 +7146,6 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
     redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
   end
   trim_dead(now)
-end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
-end
--- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
--- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
--- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
--- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
--- may be a Lua number: redis.call writes an integer below 2^53 in full.
--- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
--- costs appends, not a table an event.
-local event_fields, event_starts = {}, {}
--- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
--- nothing is collected, which flush_events would drop, and a batch paid each event's appends
-local events_off = nil
-local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  if events_off == nil then events_off = queue_meta().ecap == '0' end
-  if events_off then return end
-  local fields = event_fields
-  local n = #fields
-  event_starts[#event_starts + 1] = n + 1
-  fields[n + 1] = 'e'
-  fields[n + 2] = event
-  n = n + 2
-  if id then
-    fields[n + 1] = 'j'
-    fields[n + 2] = id
-    n = n + 2
-  end
-  if v1 then
-    fields[n + 1] = f1
-    fields[n + 2] = v1
-    n = n + 2
-  end
-  if v2 then
-    fields[n + 1] = f2
-    fields[n + 2] = v2
-    n = n + 2
-  end
-  if v3 then
-    fields[n + 1] = f3
-    fields[n + 2] = v3
-    n = n + 2
-  end
-  if v4 then
-    fields[n + 1] = f4
-    fields[n + 2] = v4
-  end
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -6558,7 +7198,7 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'f', outcomes)
-end)
+end, settle_cancelled)
 if free_and_admit(freed) then ring_doorbell() end
 flush_events()
 return { codes, outbox_written }
@@ -6566,7 +7206,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "206a84d8d407898392074f7180ae38498a2faa46",
+    sha1: "561233ad039f78356cb4bf99299e015ca8c32076",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -6750,7 +7390,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6763,10 +7405,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -7158,7 +7800,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "a0c4f79dc8a9ce65b76ff2693d99b1ab6d012773",
+    sha1: "70a9e02628bd027affb804b8b3cad17ee8d09f13",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -7336,7 +7978,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7349,10 +7993,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -7483,8 +8127,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -7501,12 +8146,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -8030,7 +8675,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "c01e6e99d380bd07233b85c8efb0b24833994682",
+    sha1: "ed618a4987d91b2c1fb3b206ce75b5c68ae14ec8",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -8124,7 +8769,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8137,10 +8784,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -8330,7 +8977,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "20f706003e855d13887ac84a364f0e500db5fc90",
+    sha1: "6b223fcc00e2ebac98522ccb877d0f13d3415072",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -8412,7 +9059,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8425,10 +9074,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -8838,7 +9487,7 @@ return { cursor, rows }
   },
   listJobs: {
     name: "listJobs",
-    sha1: "d41b912a276cb8139dbbca39841a4016c412279d",
+    sha1: "6f6ad1fc21dbcffde43af5e820d5d0ea0b18c02d",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
@@ -8852,10 +9501,11 @@ return { cursor, rows }
                fewer than \`limit\`
     dead       most recently buried first (as list-dead)
     waiting    flow parents waiting for their children, longest waiting first
+    cancelled  most recently cancelled first (emq:{q}:cancelled)
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting | awaiting (an event)
+  ARGV[2]  state: pending | scheduled | active | completed | dead | waiting | awaiting (an event) | cancelled
   ARGV[3]  offset (>= 0)
   ARGV[4]  limit (>= 1)
   Derives  emq:{q}:job:<id>, emq:{q}:lane:<group>, emq:{q}:fifo[:<group>]
@@ -9060,6 +9710,8 @@ elseif state == 'dead' then
   ids = redis.call('ZREVRANGE', K_DEAD, offset, last)
 elseif state == 'completed' then
   ids = redis.call('ZREVRANGE', K_COMPLETED, offset, last)
+elseif state == 'cancelled' then
+  ids = redis.call('ZREVRANGE', PREFIX .. 'cancelled', offset, last)
 elseif state == 'waiting' then
   ids = redis.call('ZRANGE', K_WAITING, offset, last)
 elseif state == 'awaiting' then
@@ -9083,7 +9735,7 @@ elseif state == 'pending' then
     end
   end
 else
-  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed, dead, waiting or awaiting, got ' .. tostring(state)))
+  error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed, dead, waiting, awaiting or cancelled, got ' .. tostring(state)))
 end
 
 local reply = {}
@@ -9195,7 +9847,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "7b5c832bbcec38d60adacb520a50d84b5b7f2bfe",
+    sha1: "4bdd2661434c1c9d2727f3d6c45ba97a5687b159",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -9290,7 +9942,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9303,10 +9957,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -9460,7 +10114,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "a7d877e33cf7d151dc2209c62436533144f81efc",
+    sha1: "3aa8f89bbb631b7bc1ab06cb58ed74cba899dfc8",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -9623,8 +10277,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -9641,12 +10296,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -9770,7 +10425,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9783,10 +10440,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -9932,7 +10589,7 @@ end
 
 -- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
 -- which the lanes' turn deletes
-for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING, PREFIX .. 'awaiting' }) do
+for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING, PREFIX .. 'awaiting', PREFIX .. 'cancelled' }) do
   ids = redis.call('ZRANGE', index, 0, budget - 1)
   if #ids > 0 then
     local rows = ids
@@ -9977,7 +10634,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "f45de90a6f325ab49b36532f500a8d0577030061",
+    sha1: "cf826018118bac2aac2859550e53a59c5823808d",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -10038,7 +10695,9 @@ local QUEUE_ENTRY = '!'
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10051,10 +10710,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -10164,7 +10823,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "ae22b881728d65984e980b44af9f7965e628b204",
+    sha1: "0ed2cf1c344af336f4378a1a7849ab8f9db85cd8",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -10223,7 +10882,9 @@ local QUEUE_ENTRY = '!'
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10236,10 +10897,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -10345,7 +11006,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "40e1ae70dd8cbc219eec87c606e58b31bf68442d",
+    sha1: "b579acbc7e3711d5da797a71de171eb76dfce397",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -10418,7 +11079,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10431,10 +11094,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -10491,15 +11154,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -10614,7 +11285,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "a65e64a0f1e6b5f3e6ab2e7b6f658d8354a6aae2",
+    sha1: "482b7aaa6e951ddbb227cc19221b70c19f898426",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -10749,7 +11420,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10762,10 +11435,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -11291,7 +11964,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "83f8659ec3949a49f9664927cb020f6f1ab0b598",
+    sha1: "f76f39116694d55a1fea83363524b9e6b22efc57",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -11437,8 +12110,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -11455,12 +12129,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -11633,7 +12307,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11646,10 +12322,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -11806,27 +12482,57 @@ local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
     fields[n + 2] = v4
   end
 end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
 -- Up to \`limit\` jobs whose lease ended by \`now\` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
--- slots are freed. Returns requeued, buried, and whether work became claimable. The row keeps the
+-- slots are freed. Returns requeued, buried (cancelled ones are neither), and whether work became claimable. The row keeps the
 -- claim's bare token in \`t\` (no settle's mark, includes/settled_token.lua), so a late settle by
 -- the holder it took the lease from is fenced off, never taken for a repeat of a settle that ran.
 -- Collects a \`stalled\` event (j, g, a) per job, followed by its \`dead\` (x 'lease expired') when that
 -- was its last attempt: the caller flushes. Adds the jobs reaped to meta \`stalled\` (the counter
--- /metrics shows), once a call. A job buried releases its until-finished dedupe key (bury).
+-- /metrics shows), once a call. A job buried releases its until-finished dedupe key (bury). A job
+-- whose cancel was asked (its \`cx\`, read once meta \`cx\` says any was) ends cancelled instead,
+-- \`t\` marked \`<token>/x\` so its holder's late settle answers cancelled (includes/end_cancelled.lua).
 local function reap_expired(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', K_ACTIVE, '-inf', now, 'LIMIT', 0, limit)
   if #ids == 0 then return 0, 0, false end
   chunked('ZREM', K_ACTIVE, ids)
-  local requeued, buried, freed = 0, 0, { order = {} }
+  local requeued, buried, cancelled, freed = 0, 0, 0, { order = {} }
   local batch = { order = {} }
+  local cx = queue_meta().cx
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
+    local r = cx and redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't', 'cx')
+      or redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
     if r[1] then
       tally(freed, r[2])
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
-      if attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
+      if r[10] then
+        end_cancelled(id, r[2] or nil, r[10], now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
+        cancelled = cancelled + 1
+      elseif attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])
         collect_event('dead', id, 'g', r[2], 'a', attempt, 'x', 'lease expired')
         buried = buried + 1
@@ -11837,7 +12543,7 @@ local function reap_expired(now, limit)
       end
     end
   end
-  if requeued + buried > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried) end
+  if requeued + buried + cancelled > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried + cancelled) end
   return requeued, buried, free_and_admit(freed, batch)
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
@@ -11949,7 +12655,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "f09252ea67cbdbb16588e65725f47f2eade98454",
+    sha1: "c2fa46ab3835d88bf48caa6309f1d84e80b91d59",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -12043,15 +12749,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -12060,54 +12774,51 @@ local function each_held(first, stride, fence, act, again)
   end
   return codes
 end
--- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
--- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
--- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
--- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
--- of it (its reply lost, the request sent again) answers as it did and writes nothing
--- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
-local function settled_token(token, what)
-  return token .. '/' .. what
-end
--- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
--- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
--- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
--- it answered then; else 0, fenced off.
-local function repeat_code(token, t, kind, codes)
-  for _, code in ipairs(codes) do
-    if t == settled_token(token, kind .. code) then return code end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+    }
   end
-  return 0
+  return queue_meta_read
 end
--- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
--- batch frees each group's slots in one step (free_slots) instead of one per job.
-local function tally(t, g)
-  if not g or g == '' then return end
-  if not t[g] then
-    t[g] = 0
-    t.order[#t.order + 1] = g
-  end
-  t[g] = t[g] + 1
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -12165,45 +12876,6 @@ local function chunked(command, key, list)
   end
   return out
 end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
--- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
--- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
--- generated id is known new: includes/take_seq.lua). A queue that never used one
--- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
--- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
--- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
--- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
--- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
-    queue_meta_read = {
-      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
-    }
-  end
-  return queue_meta_read
-end
-
--- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
--- the first write of what it guards (see above); no write when it is set already.
-local function mark_feature(name)
-  local meta = queue_meta()
-  if meta[name] then return end
-  redis.call('HSET', K_META, name, '1')
-  meta[name] = true
-end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -12245,6 +12917,216 @@ local function free_slots(t)
   chunked('HDEL', K_GACTIVE, zero)
   chunked('RPUSH', K_RING, back)
   return #back > 0
+end
+-- \`count\` jobs of group g left the active set: free_slots for one group. Returns true when the
+-- group went back on the ring (work became claimable).
+local function free_slot(g, count)
+  if not g or g == '' then return false end
+  local t = { order = { g } }
+  t[g] = count
+  return free_slots(t)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+local function settle_cancelled(id, token)
+  if not queue_meta().cx then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
+  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
+end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -12308,17 +13190,6 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
 -- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
 -- active), or -1 when the zset is empty.
 local function first_score(key)
@@ -12349,14 +13220,6 @@ local function next_due()
     if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
   end
   return soonest
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
 end
 -- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
 -- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
@@ -12389,60 +13252,6 @@ local function hold_entry(entry, until_ms)
   throttle(entry, held)
   redis.call('LREM', K_RING, 0, entry)
   return held
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
-end
--- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
--- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
--- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
--- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
--- may be a Lua number: redis.call writes an integer below 2^53 in full.
--- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
--- costs appends, not a table an event.
-local event_fields, event_starts = {}, {}
--- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
--- nothing is collected, which flush_events would drop, and a batch paid each event's appends
-local events_off = nil
-local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  if events_off == nil then events_off = queue_meta().ecap == '0' end
-  if events_off then return end
-  local fields = event_fields
-  local n = #fields
-  event_starts[#event_starts + 1] = n + 1
-  fields[n + 1] = 'e'
-  fields[n + 2] = event
-  n = n + 2
-  if id then
-    fields[n + 1] = 'j'
-    fields[n + 2] = id
-    n = n + 2
-  end
-  if v1 then
-    fields[n + 1] = f1
-    fields[n + 2] = v1
-    n = n + 2
-  end
-  if v2 then
-    fields[n + 1] = f2
-    fields[n + 2] = v2
-    n = n + 2
-  end
-  if v3 then
-    fields[n + 1] = f3
-    fields[n + 2] = v3
-    n = n + 2
-  end
-  if v4 then
-    fields[n + 1] = f4
-    fields[n + 2] = v4
-  end
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -12504,7 +13313,7 @@ local codes = each_held(2, 3, hold, function(id, row, i)
   return 1
 end, function(token, _, t)
   return repeat_code(token, t, 'g', outcomes)
-end)
+end, settle_cancelled)
 -- the holds first, so the lanes the jobs go back to stay off the ring
 if next(holds) then
   local now = now_ms()
@@ -12515,7 +13324,7 @@ if next(holds) then
 end
 if free_and_admit(freed, batch) then ring_doorbell() end
 flush_events()
-return codes
+return { codes, outbox_written }
 `,
   },
   removeScheduler: {
@@ -12575,7 +13384,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "f8296b5b56b9d934b6f4c9b2eecb98479a01d864",
+    sha1: "24eae5bc8384faf56108434214d5844d24eee5ba",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -12704,7 +13513,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12717,10 +13528,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -12972,8 +13783,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -12990,12 +13802,12 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -13029,7 +13841,7 @@ end
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk', 'cx')
 local state, group = r[1], r[2]
 if not state then return { 0, {} } end
 local fp = r[4]
@@ -13047,6 +13859,8 @@ if state == 'pending' then
   leave_ring(entry)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
+  -- a running job whose cancel was asked leaves meta \`cx\`'s count (lua/cancel.lua)
+  if r[9] and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
   if free_slot(group, 1) then ring_doorbell() end
 elseif state == 'scheduled' then
   redis.call('ZREM', K_SCHEDULED, id)
@@ -13056,6 +13870,8 @@ elseif state == 'completed' then
   redis.call('ZREM', K_COMPLETED, id)
 elseif state == 'waiting' then
   redis.call('ZREM', K_WAITING, id)
+elseif state == 'cancelled' then
+  redis.call('ZREM', PREFIX .. 'cancelled', id)
 end
 if r[7] then forget_steps(id, r[8]) end
 redis.call('DEL', key)
@@ -13065,7 +13881,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "d30be7b229e998b7a4c94ea1376d9a9e28647dbe",
+    sha1: "94355fa0c0a808f8e66929b19b0141f80686e2e7",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -13203,7 +14019,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13216,10 +14034,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -13396,8 +14214,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -13446,7 +14265,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "71f10d92b312f2ee87f7a7bcd7d80a83ace58e28",
+    sha1: "b94e110bcbb316cc3ae2859e407a217675b22a53",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -13581,7 +14400,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13594,10 +14415,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -13772,8 +14593,9 @@ end
 -- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
 -- a runtime that dies before relaying delays the news, never loses it).
 -- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
 local outbox_written = {}
 local function outbox_append(entry, now)
   redis.call('ZADD', K_OUTBOX, now, entry)
@@ -13812,7 +14634,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "75ac22027efc2334094b64677184ff3b357aab5f",
+    sha1: "05596ae175955531c0edf58f48c36ca21b469a93",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -13894,7 +14716,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13907,10 +14731,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -14075,7 +14899,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "843d0a5acc82aaf05c46c52fde0b081815504f94",
+    sha1: "34bb5c45514e1ed88ce48c43e8cf60b75ed91610",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -14126,7 +14950,9 @@ local QUEUE_ENTRY = '!'
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14139,10 +14965,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -14281,7 +15107,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "7979ac50915b5db154e668662e961db8edff1bd9",
+    sha1: "5a6577b56f511e03c2ec9266b0129a6f3a342cdf",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -14394,15 +15220,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -14410,6 +15244,306 @@ local function each_held(first, stride, fence, act, again)
     end
   end
   return codes
+end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
+-- instead of one call per key. A list, zset or set with no member does not exist, so for those
+-- the count says how many hold something.
+local function count_existing(keys)
+  local n = 0
+  for i = 1, #keys, 1000 do
+    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
+  end
+  return n
+end
+-- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
+-- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
+-- otherwise each entry is asked on its own.
+local function lanes_nonempty(entries)
+  if #entries == 0 then return entries end
+  local lists = {}
+  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
+  if count_existing(lists) == #entries then return entries end
+  local out = {}
+  for _, g in ipairs(entries) do
+    if lane_nonempty(g) then out[#out + 1] = g end
+  end
+  return out
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
+-- active count, and put back on the ring every group this brought from its limit to below it
+-- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
+-- counts read, the counts written and deleted, whether the reopened groups' lanes have work
+-- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
+-- command each for the whole batch.
+-- Returns true when any group went back on the ring (in tally order).
+local function free_slots(t)
+  if #t.order == 0 then return false end
+  local limits = chunked('HMGET', K_GLIMIT, t.order)
+  local actives = chunked('HMGET', K_GACTIVE, t.order)
+  local below, counts, zero = {}, {}, {}
+  for i, g in ipairs(t.order) do
+    local count = t[g]
+    local left = (tonumber(actives[i]) or 0) - count
+    local limit = tonumber(limits[i])
+    if left <= 0 then
+      zero[#zero + 1] = g
+    else
+      counts[#counts + 1] = g
+      counts[#counts + 1] = string.format('%d', left)
+    end
+    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
+  end
+  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
+  -- joins the ring with its next job)
+  local reopened = lanes_nonempty(below)
+  local back = {}
+  if #reopened > 0 then
+    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
+    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
+    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
+    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
+    for i, g in ipairs(reopened) do
+      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
+    end
+  end
+  chunked('HSET', K_GACTIVE, counts)
+  chunked('HDEL', K_GACTIVE, zero)
+  chunked('RPUSH', K_RING, back)
+  return #back > 0
+end
+-- \`count\` jobs of group g left the active set: free_slots for one group. Returns true when the
+-- group went back on the ring (work became claimable).
+local function free_slot(g, count)
+  if not g or g == '' then return false end
+  local t = { order = { g } }
+  t[g] = count
+  return free_slots(t)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+local function settle_cancelled(id, token)
+  if not queue_meta().cx then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
+  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
 end
 -- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
 -- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
@@ -14440,20 +15574,6 @@ local function tally(t, g)
   end
   t[g] = t[g] + 1
 end
--- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
--- string naming the job that holds the key. Same hash tag as every key of the queue.
-local function dedupe_key(k)
-  return PREFIX .. 'dd:' .. k
-end
--- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
--- its key is deleted only while it still names that job. It may name another by now: a ttl key
--- that expired and was taken again, or an until-finished key released when this job died and
--- taken by a new job before this one was reprocessed.
-local function release_dedupe(id, k)
-  if not k then return end
-  local key = dedupe_key(k)
-  if redis.call('GET', key) == id then redis.call('DEL', key) end
-end
 -- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
 -- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
 local function kids_key(id)
@@ -14482,36 +15602,13 @@ end
 local function child_done(kind)
   return kind == 'c' or kind == 'd' or kind == 'f'
 end
--- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
--- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
--- the entries of this call, which the scripts that write them return for their caller to relay
--- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
--- a runtime that dies before relaying delays the news, never loses it).
--- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
--- (a child's outcome, for its parent: includes/report_up.lua) and \`r|<parent queue>|<parent
--- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove).
-local outbox_written = {}
-local function outbox_append(entry, now)
-  redis.call('ZADD', K_OUTBOX, now, entry)
-  outbox_written[#outbox_written + 1] = entry
-end
--- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
--- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
--- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
--- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
--- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
--- applied twice, or after a newer one, changes nothing.
-local function report_up(id, fp, token, kind, body, now)
-  local t = string.match(token or '', '^%d+') or '0'
-  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
-end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed or dead) tells its parent
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
 -- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' then report_up(id, fp, token, 'x', '', now) end
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -14559,15 +15656,6 @@ local function trim_dead(now)
     redis.call('DEL', job_key(id))
   end
   redis.call('ZREM', K_DEAD, unpack(victims))
-end
--- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
--- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
--- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
--- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
-local function release_settled(id, k, ttl, forget)
-  if not k or ttl then return end
-  release_dedupe(id, k)
-  if forget then redis.call('HDEL', job_key(id), 'dk') end
 end
 -- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
 -- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
@@ -14649,143 +15737,6 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
--- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
--- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
--- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
-local function fifo_key(g)
-  if g == UNGROUPED then return PREFIX .. 'fifo' end
-  return PREFIX .. 'fifo:' .. g
-end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
--- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
--- deletes a list or zset with no member), in one call.
-local function lane_nonempty(g)
-  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
-end
--- How many of \`keys\` exist, asked with one EXISTS per 1000 keys (Lua's unpack has a limit)
--- instead of one call per key. A list, zset or set with no member does not exist, so for those
--- the count says how many hold something.
-local function count_existing(keys)
-  local n = 0
-  for i = 1, #keys, 1000 do
-    n = n + redis.call('EXISTS', unpack(keys, i, math.min(i + 999, #keys)))
-  end
-  return n
-end
--- The entries of \`entries\` (distinct) whose lane holds a claimable job, in their order. When every
--- entry's arrivals list exists (where most jobs wait), one EXISTS over the lists answers for all;
--- otherwise each entry is asked on its own.
-local function lanes_nonempty(entries)
-  if #entries == 0 then return entries end
-  local lists = {}
-  for i, g in ipairs(entries) do lists[i] = fifo_key(g) end
-  if count_existing(lists) == #entries then return entries end
-  local out = {}
-  for _, g in ipairs(entries) do
-    if lane_nonempty(g) then out[#out + 1] = g end
-  end
-  return out
-end
--- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
--- of a command that answers one value per member, concatenated (nothing for other commands).
-local function chunked(command, key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
-    if type(reply) == 'table' then
-      for _, v in ipairs(reply) do out[#out + 1] = v end
-    end
-  end
-  return out
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
--- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
--- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
--- generated id is known new: includes/take_seq.lua). A queue that never used one
--- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
--- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
--- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
--- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
--- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
-    queue_meta_read = {
-      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
-    }
-  end
-  return queue_meta_read
-end
-
--- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
--- the first write of what it guards (see above); no write when it is set already.
-local function mark_feature(name)
-  local meta = queue_meta()
-  if meta[name] then return end
-  redis.call('HSET', K_META, name, '1')
-  meta[name] = true
-end
--- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
--- active count, and put back on the ring every group this brought from its limit to below it
--- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
--- counts read, the counts written and deleted, whether the reopened groups' lanes have work
--- (lanes_nonempty: one EXISTS when they all do), the paused flags and the ring push are one
--- command each for the whole batch.
--- Returns true when any group went back on the ring (in tally order).
-local function free_slots(t)
-  if #t.order == 0 then return false end
-  local limits = chunked('HMGET', K_GLIMIT, t.order)
-  local actives = chunked('HMGET', K_GACTIVE, t.order)
-  local below, counts, zero = {}, {}, {}
-  for i, g in ipairs(t.order) do
-    local count = t[g]
-    local left = (tonumber(actives[i]) or 0) - count
-    local limit = tonumber(limits[i])
-    if left <= 0 then
-      zero[#zero + 1] = g
-    else
-      counts[#counts + 1] = g
-      counts[#counts + 1] = string.format('%d', left)
-    end
-    if limit and left < limit and left + count >= limit then below[#below + 1] = g end
-  end
-  -- of the groups brought below their limit, those with work reopen (a group whose lane is empty
-  -- joins the ring with its next job)
-  local reopened = lanes_nonempty(below)
-  local back = {}
-  if #reopened > 0 then
-    local paused = chunked('SMISMEMBER', K_GPAUSED, reopened)
-    local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, reopened) or {}
-    -- a paused group stays off the ring (resume-group puts it back), and so does a throttled one
-    -- (held, or at its rate limit: includes/readmit_due.lua puts it back), its lane's work waiting
-    for i, g in ipairs(reopened) do
-      if paused[i] ~= 1 and not throttled[i] then back[#back + 1] = g end
-    end
-  end
-  chunked('HSET', K_GACTIVE, counts)
-  chunked('HDEL', K_GACTIVE, zero)
-  chunked('RPUSH', K_RING, back)
-  return #back > 0
-end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
 -- at once (admit).
@@ -14840,27 +15791,6 @@ local function free_and_admit(freed, batch)
   if batch and admit(batch) then woke = true end
   return woke
 end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
-end
 -- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
 -- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
 -- its timer. Nothing is claimable yet, so the doorbell stays quiet.
@@ -14869,53 +15799,6 @@ local function ring_sched_bell(ids)
   if head and ids[head] then
     push_token(K_SCHED)
     publish_bell('sched')
-  end
-end
--- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
--- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
--- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
--- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
--- may be a Lua number: redis.call writes an integer below 2^53 in full.
--- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
--- costs appends, not a table an event.
-local event_fields, event_starts = {}, {}
--- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
--- nothing is collected, which flush_events would drop, and a batch paid each event's appends
-local events_off = nil
-local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  if events_off == nil then events_off = queue_meta().ecap == '0' end
-  if events_off then return end
-  local fields = event_fields
-  local n = #fields
-  event_starts[#event_starts + 1] = n + 1
-  fields[n + 1] = 'e'
-  fields[n + 2] = event
-  n = n + 2
-  if id then
-    fields[n + 1] = 'j'
-    fields[n + 2] = id
-    n = n + 2
-  end
-  if v1 then
-    fields[n + 1] = f1
-    fields[n + 2] = v1
-    n = n + 2
-  end
-  if v2 then
-    fields[n + 1] = f2
-    fields[n + 2] = v2
-    n = n + 2
-  end
-  if v3 then
-    fields[n + 1] = f3
-    fields[n + 2] = v3
-    n = n + 2
-  end
-  if v4 then
-    fields[n + 1] = f4
-    fields[n + 2] = v4
   end
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
@@ -14997,7 +15880,7 @@ local codes = each_held(2, 5, hold, function(id, row, i)
   return 2
 end, function(token, _, t)
   return repeat_code(token, t, 'r', outcomes)
-end)
+end, settle_cancelled)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 -- the counter of retries for /metrics: once a call, not once a job
@@ -15008,7 +15891,7 @@ return { codes, outbox_written }
   },
   sendEvent: {
     name: "sendEvent",
-    sha1: "a17b773e79149b961786ca7bb5424bcf26b598c4",
+    sha1: "5e1d9251b3f591467085007ff9984b73e60b27b0",
     lua: `--[[
   send-event: deliver an event to the jobs of this queue waiting for it (docs/design/steps.md,
   "Waiting for an event"), in one script: every job whose wait matches it resumes, its step
@@ -15183,7 +16066,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15196,10 +16081,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -15532,7 +16417,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "225923c48069229a493e22ba81100364af72efe5",
+    sha1: "d76411049e9724264650f549d7322b71787c4be8",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -15597,7 +16482,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15610,10 +16497,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -15658,7 +16545,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "a659d6686221539c9ad56e29f683c8b5228f71e0",
+    sha1: "7fbec4023c0a663e2b6a771a13b24519693f2f69",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -15814,7 +16701,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15827,10 +16716,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -16067,7 +16956,7 @@ return 1
   },
   step: {
     name: "step",
-    sha1: "94fe8e2a19deaa7567264466bfff142b0735b891",
+    sha1: "9bd95d02031d381a3ebe8fae314c421d6a3a95e8",
     lua: `--[[
   step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
   step's result is written before its handler goes on, so a later run of the job returns it
@@ -16175,15 +17064,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -16235,7 +17132,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16248,10 +17147,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -16404,7 +17303,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "0f5ecdb7969ebe0bdfe7c856652c9baa1f2bc609",
+    sha1: "f951452f9be6f5ff632db804950ab06f404960fe",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -16519,15 +17418,23 @@ end
 -- of its id, its other values after it) and returns its code. A job not held is left as it was:
 -- its code is \`again(token, state, t)\` (nil for a settle without one: 0), the code a repeat of
 -- this settle answers when the row shows it already ran under that token (its reply was lost and
--- the request sent again), else 0, fenced off. Returns the codes in ARGV order. The caller runs
--- the ids through check_kind before: the kind door's errors come before any write, and act writes.
-local function each_held(first, stride, fence, act, again)
+-- the request sent again), else 0, fenced off. A job whose run under that token ended cancelled
+-- (its \`t\` is \`<token>/x\`: includes/end_cancelled.lua) answers CANCELLED_CODE, whatever the settle.
+-- \`ends(id, token)\` (includes/settle_cancelled.lua, for a settle that ends the run: complete,
+-- retry, fail, release, suspend; nil for the others) goes first, and ends a run whose cancel was
+-- asked. Returns the codes in ARGV order. The caller runs the ids through check_kind before: the
+-- kind door's errors come before any write, and act writes.
+local CANCELLED_CODE = 9
+local function each_held(first, stride, fence, act, again, ends)
   local codes = {}
   for i = first, #ARGV, stride do
     local id, token = ARGV[i], ARGV[i + 1]
+    if ends then ends(id, token) end
     local held, state, t = fence(id, token)
     if held then
       codes[#codes + 1] = act(id, held, i)
+    elseif state == 'cancelled' and t == token .. '/x' then
+      codes[#codes + 1] = CANCELLED_CODE
     elseif again then
       codes[#codes + 1] = again(token, state, t)
     else
@@ -16536,54 +17443,46 @@ local function each_held(first, stride, fence, act, again)
   end
   return codes
 end
--- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
--- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
--- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
--- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
--- of it (its reply lost, the request sent again) answers as it did and writes nothing
--- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
-local function settled_token(token, what)
-  return token .. '/' .. what
-end
--- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
--- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
--- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
--- it answered then; else 0, fenced off.
-local function repeat_code(token, t, kind, codes)
-  for _, code in ipairs(codes) do
-    if t == settled_token(token, kind .. code) then return code end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+    }
   end
-  return 0
+  return queue_meta_read
 end
--- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
--- batch frees each group's slots in one step (free_slots) instead of one per job.
-local function tally(t, g)
-  if not g or g == '' then return end
-  if not t[g] then
-    t[g] = 0
-    t.order[#t.order + 1] = g
-  end
-  t[g] = t[g] + 1
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -16641,45 +17540,6 @@ local function chunked(command, key, list)
   end
   return out
 end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
--- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
--- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
--- generated id is known new: includes/take_seq.lua). A queue that never used one
--- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
--- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
--- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
--- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
--- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
-    queue_meta_read = {
-      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
-    }
-  end
-  return queue_meta_read
-end
-
--- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
--- the first write of what it guards (see above); no write when it is set already.
-local function mark_feature(name)
-  local meta = queue_meta()
-  if meta[name] then return end
-  redis.call('HSET', K_META, name, '1')
-  meta[name] = true
-end
 -- Free the group slots counted by tally ({order = groups, [g] = count}): lower each group's
 -- active count, and put back on the ring every group this brought from its limit to below it
 -- whose lane has work and which is neither paused nor throttled; a count that reaches 0 is deleted. The limits and
@@ -16721,6 +17581,216 @@ local function free_slots(t)
   chunked('HDEL', K_GACTIVE, zero)
   chunked('RPUSH', K_RING, back)
   return #back > 0
+end
+-- \`count\` jobs of group g left the active set: free_slots for one group. Returns true when the
+-- group went back on the ring (work became claimable).
+local function free_slot(g, count)
+  if not g or g == '' then return false end
+  local t = { order = { g } }
+  t[g] = count
+  return free_slots(t)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- Job \`id\`, already out of every other place (its lane, scheduled, waiting, awaiting, active),
+-- ends cancelled (docs/design/job-controls.md): indexed in emq:{q}:cancelled (score: when), its
+-- row \`cancelled\` with the reason in \`cx\` and its finish time in \`f\`, and \`t\` = \`mark\` when given
+-- (a run cancelled under its lease leaves \`<token>/x\`, so a settle of that run, sent now or again
+-- later, answers cancelled: includes/each_held.lua). Its until-finished dedupe key is released
+-- and leaves the row (a reprocess does not take it again), a flow child (\`fp\`, its row's; nil
+-- when the parent asked for it) tells its parent as a death of its own, which the parent's
+-- policy for a failed child reads, and a \`cancelled\` event (j, g, x the reason) is collected.
+-- \`token\`: the row's \`t\` (nil for none), for the parent's news. A run ended cancelled (a \`mark\`)
+-- leaves meta \`cx\`, the count of running jobs whose cancel was asked (deleted at 0: the settles
+-- then read no row's \`cx\` any more).
+local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', 'cancelled: ' .. reason, now) end
+  redis.call('ZADD', PREFIX .. 'cancelled', now, id)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'cancelled', 'cx', reason, 'f', now)
+  end
+  collect_event('cancelled', id, 'g', group, 'x', reason)
+  if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+local function settle_cancelled(id, token)
+  if not queue_meta().cx then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
+  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
+end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -16775,27 +17845,6 @@ local function free_and_admit(freed, batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
-end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
 end
 -- The schedule bell: when one of \`ids\` (a set: id -> true) just became the earliest scheduled job,
 -- push a token onto \`sched\` (at most 64) so a parked consumer re-reads the next due time and sets
@@ -16860,53 +17909,6 @@ local function values_at(data, shape)
     out[#out + 1] = v
   end
   return out
-end
--- Collect one event of this script call, to be written by flush_events (emit writes at once):
--- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
--- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
--- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
--- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
--- may be a Lua number: redis.call writes an integer below 2^53 in full.
--- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
--- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
--- costs appends, not a table an event.
-local event_fields, event_starts = {}, {}
--- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
--- nothing is collected, which flush_events would drop, and a batch paid each event's appends
-local events_off = nil
-local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
-  if events_off == nil then events_off = queue_meta().ecap == '0' end
-  if events_off then return end
-  local fields = event_fields
-  local n = #fields
-  event_starts[#event_starts + 1] = n + 1
-  fields[n + 1] = 'e'
-  fields[n + 2] = event
-  n = n + 2
-  if id then
-    fields[n + 1] = 'j'
-    fields[n + 2] = id
-    n = n + 2
-  end
-  if v1 then
-    fields[n + 1] = f1
-    fields[n + 2] = v1
-    n = n + 2
-  end
-  if v2 then
-    fields[n + 1] = f2
-    fields[n + 2] = v2
-    n = n + 2
-  end
-  if v3 then
-    fields[n + 1] = f3
-    fields[n + 2] = v3
-    n = n + 2
-  end
-  if v4 then
-    fields[n + 1] = f4
-    fields[n + 2] = v4
-  end
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -17078,7 +18080,7 @@ local codes = each_held(2, 9, hold, function(id, row, i)
   return code
 end, function(token, _, t)
   return repeat_code(token, t, 's', outcomes)
-end)
+end, settle_cancelled)
 if free_and_admit(freed, batch) then ring_doorbell() end
 if next(later) then ring_sched_bell(later) end
 if sched_bell then
@@ -17091,7 +18093,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "960fd08c745ef2b42d860bc1f0fb057950954a11",
+    sha1: "efe7684795f23acded205821315be08510979011",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -17205,7 +18207,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17218,10 +18222,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -17386,7 +18390,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "146af48d0d7672cefbb76079c707f2e48f1f3f9e",
+    sha1: "4783e127bf50034e776b7517f71da1207e343df7",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -17481,7 +18485,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17494,10 +18500,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read
@@ -17594,7 +18600,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "48fa7a95444c9333b0397e855d6aff127f6498dd",
+    sha1: "e10b62d1873aea101e69dcaf00089ac82858014d",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -17685,7 +18691,9 @@ end
 -- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
 -- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), and \`ng\` (true while every
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17698,10 +18706,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
     }
   end
   return queue_meta_read

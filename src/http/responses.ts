@@ -22,7 +22,7 @@ export const errorBody = z
   })
   .openapi('Error');
 
-const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting']);
+const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting', 'cancelled']);
 
 /** A flow's links as a job shows them (src/flows/flow.ts). */
 const parentRef = z
@@ -98,6 +98,7 @@ export const jobView = z
     steps: z.array(stepRecord).optional().openapi({ description: 'its durable steps in order, for a job that recorded any' }),
     timeoutAt: z.number().int().optional().openapi({ description: 'epoch ms, while it waits for an event with a timeout' }),
     timeoutMs: z.number().int().optional().openapi({ description: "its own handler timeout in ms, over the consumer's; absent: the consumer's" }),
+    cancelReason: z.string().optional().openapi({ description: 'why it was cancelled: on a cancelled job, and on an active one whose cancel was asked and whose run has not ended yet' }),
   })
   .openapi('Job');
 

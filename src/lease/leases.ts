@@ -4,14 +4,14 @@ import type { QueuePartition } from '../queue/surface.js';
 import { beatOp } from '../ops/beat.js';
 import { type ClaimResult, claimOp } from '../ops/claim.js';
 import { type CompleteItem, completeOp } from '../ops/complete.js';
-import { extendOp } from '../ops/extend.js';
+import { extendOp, type Renewal } from '../ops/extend.js';
 import { type FailItem, failOp } from '../ops/fail.js';
 import { fireSchedulersOp } from '../ops/fire-schedulers.js';
 import type { Held, ScriptOp } from '../ops/op.js';
 import { progressOp } from '../ops/progress.js';
 import { promoteOp } from '../ops/promote.js';
 import { reapOp } from '../ops/reap.js';
-import { type ReleaseItem, releaseOp } from '../ops/release.js';
+import { type ReleaseItem, type ReleaseOutcome, releaseOp } from '../ops/release.js';
 import { type RetryItem, type RetryOutcome, retryOp } from '../ops/retry.js';
 import { suspendOp } from '../ops/suspend.js';
 import type { StepHost } from '../steps/job-steps.js';
@@ -25,10 +25,10 @@ import { traceSettles } from '../telemetry/telemetry.js';
 import { nextAfterFiring } from '../schedulers/schedulers.js';
 import { relayOrLeave } from '../flows/flow-relay.js';
 import { claimedOf } from './claimed.js';
-import { assertCount, type BeatOptions, type Claimed, type ClaimCall, type PreparedRound, type Round, type RoundResult, type Settled } from './rounds.js';
+import { assertCount, type BeatOptions, type Claimed, type ClaimCall, type Completed, type PreparedRound, type Round, type RoundResult, type Settled } from './rounds.js';
 import { leaseOf, settleItems } from './settle-items.js';
 
-export type { BeatOptions, Claimed, ClaimCall, Finished, PreparedRound, Round, RoundResult, Settled } from './rounds.js';
+export type { BeatOptions, Claimed, ClaimCall, Completed, Finished, PreparedRound, Round, RoundResult, Settled } from './rounds.js';
 export { readRiddenRound, sendRounds } from './send-rounds.js';
 
 /** How long after a firing that failed its slots are looked at again, in ms. */
@@ -36,7 +36,7 @@ const FIRE_RETRY_MS = 1000;
 
 interface RoundState {
   readonly settled: Settled[];
-  givenBack: Array<'released' | 'fenced'>;
+  givenBack: ReleaseOutcome[];
   claimed: ClaimResult | null;
   readonly outbox: string[];
 }
@@ -193,17 +193,18 @@ export class Leases<Payload = unknown> {
     // suspended at a durable step: before the claim, which may take a job whose step was over at once
     if (suspend.items.length > 0) add(suspendOp(suspend.items), (outcomes, state) => settle(suspend.indices, outcomes, state));
     if (giveBack.length > 0 || hold.items.length > 0) {
-      add(releaseOp([...giveBack.map(leaseOf), ...hold.items]), (outcomes, state) => {
-        state.givenBack = outcomes.slice(0, giveBack.length);
-        settle(hold.indices, outcomes.slice(giveBack.length).map((o) => (o === 'released' ? 'pending' : 'fenced')), state);
+      add(releaseOp([...giveBack.map(leaseOf), ...hold.items]), ({ value, outbox }, state) => {
+        state.givenBack = value.slice(0, giveBack.length);
+        settle(hold.indices, value.slice(giveBack.length).map((o) => (o === 'released' ? 'pending' : o)), state);
+        state.outbox.push(...outbox);
       });
     }
     const claimWithComplete = beat ? 0 : claim;
     if (complete.items.length > 0 || claimWithComplete > 0) {
       add(
         completeOp(complete.items, { keepMs: this.keepCompletedMs, claimN: claimWithComplete, leaseMs, requestKey: this.claimKey(claimWithComplete) }),
-        ({ completed, claimed, outbox }, state) => {
-          settle(complete.indices, completed.map((ok) => (ok ? 'completed' : 'fenced')), state);
+        ({ outcomes, claimed, outbox }, state) => {
+          settle(complete.indices, outcomes, state);
           state.claimed = claimed;
           state.outbox.push(...outbox);
         },
@@ -264,25 +265,15 @@ export class Leases<Payload = unknown> {
 
   /**
    * Completes held jobs, each with its result when it has one (JSON text within the queue's
-   * `maxResultBytes`, as `round` checks it); each resolves true, or false when fenced off (its
-   * lease was lost). With `claimN`, the same call claims up to that many next jobs.
+   * `maxResultBytes`, as `round` checks it); per job `completed` true when recorded, and its
+   * `outcomes`: `completed`, `cancelled` (its cancel was asked while it ran) or `fenced` (its lease
+   * was lost). With `claimN`, the same call claims up to that many next jobs (`claimed`, else null).
    */
-  async complete(
-    held: readonly CompleteItem[],
-    options: { claimN?: number; leaseMs?: number } = {},
-  ): Promise<{
-    /** Per held job, in order: true when recorded, false when fenced off. */
-    completed: boolean[];
-    /** What the same call claimed (with `claimN`), else null. */
-    claimed: Claimed<Payload> | null;
-  }> {
+  async complete(held: readonly CompleteItem[], options: { claimN?: number; leaseMs?: number } = {}): Promise<Completed<Payload>> {
     const requestKey = this.claimKey(options.claimN ?? 0);
-    const { completed, claimed, outbox } = await this.scripts.run(
-      completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }),
-      this.replication,
-    );
+    const { outcomes, claimed, outbox } = await this.scripts.run(completeOp(held, { keepMs: this.keepCompletedMs, ...options, requestKey }), this.replication);
     await this.relay(outbox);
-    return { completed, claimed: claimed && this.decode(claimed) };
+    return { completed: outcomes.map((o) => o === 'completed'), outcomes, claimed: claimed && this.decode(claimed) };
   }
 
   /** Retries failed attempts with their backoff (or `delayMs`), dead once attempts are used up. */
@@ -293,7 +284,7 @@ export class Leases<Payload = unknown> {
   }
 
   /** Fails held jobs for good: straight to dead. */
-  async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'fenced'>> {
+  async fail(items: readonly FailItem[]): Promise<Array<'dead' | 'cancelled' | 'fenced'>> {
     const { value, outbox } = await this.scripts.run(failOp(items), this.replication);
     await this.relay(outbox);
     return value;
@@ -327,8 +318,10 @@ export class Leases<Payload = unknown> {
    * Gives back held jobs that were never started: claimable again, the claim not counted; one
    * with a `holdMs` holds its group (or the ungrouped lane) that long too.
    */
-  release(held: readonly ReleaseItem[]): Promise<Array<'released' | 'fenced'>> {
-    return this.scripts.run(releaseOp(held));
+  async release(held: readonly ReleaseItem[]): Promise<ReleaseOutcome[]> {
+    const { value, outbox } = await this.scripts.run(releaseOp(held));
+    await this.relay(outbox);
+    return value;
   }
 
   /**
@@ -347,8 +340,8 @@ export class Leases<Payload = unknown> {
     return this.scripts.run(progressOp(held.map(leaseOf), text));
   }
 
-  /** Renews leases; a null in place of a job's new deadline means its holder lost it. */
-  extend(held: readonly Held[], leaseMs: number): Promise<Array<number | null>> {
+  /** Renews leases: per job its new deadline, `{ cancel }` when its cancel was asked (see Renewal), or null when its holder lost it. */
+  extend(held: readonly Held[], leaseMs: number): Promise<Renewal[]> {
     assertCount('leaseMs', leaseMs, 1);
     return this.scripts.run(extendOp(held, leaseMs));
   }

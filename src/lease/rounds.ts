@@ -3,6 +3,8 @@ import type { Outcome } from '../handler.js';
 import type { Job } from '../job.js';
 import type { ClaimResult } from '../ops/claim.js';
 import type { Held } from '../ops/op.js';
+import type { ReleaseOutcome } from '../ops/release.js';
+import type { CompleteOutcome } from '../ops/complete.js';
 import type { Replication, Reply, ScriptCall } from '../transport.js';
 
 /** What a claim or a beat handed out, payloads decoded, and what it saw of the queue. */
@@ -43,9 +45,10 @@ export interface Finished {
  * reply was lost answers what the first did (docs/design.md, invariant 4), except a complete
  * whose row `keepCompletedMs` 0 deleted at once: that repeat is `fenced`. A job suspended at a
  * durable step is `scheduled` (a sleep), `awaiting` (a wait for an event), `waiting` (for an
- * invoked child), or `pending` when the step was over at once.
+ * invoked child), or `pending` when the step was over at once. A job whose cancel was asked while
+ * it ran is `cancelled`, whatever its outcome (docs/guides/job-controls.md).
  */
-export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced' | 'awaiting' | 'waiting';
+export type Settled = 'completed' | 'pending' | 'scheduled' | 'dead' | 'fenced' | 'awaiting' | 'waiting' | 'cancelled';
 
 /**
  * One consumer request: record how finished jobs ended, give back jobs never started, and claim
@@ -70,8 +73,8 @@ export interface Round {
 export interface RoundResult<Payload> {
   /** One per `finished` job, in its order. */
   readonly settled: readonly Settled[];
-  /** One per `giveBack` job, in its order. */
-  readonly givenBack: ReadonlyArray<'released' | 'fenced'>;
+  /** One per `giveBack` job, in its order (`cancelled`: its cancel was asked, it never runs). */
+  readonly givenBack: readonly ReleaseOutcome[];
   /** The jobs claimed and what the claim (or beat) saw; null when the round neither claimed nor beat. */
   readonly claimed: Claimed<Payload> | null;
   /**
@@ -108,4 +111,14 @@ export function assertCount(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new InvalidArgumentError(`${name} must be an integer >= ${min}, got ${shown(value)}`);
   }
+}
+
+/** What `Leases.complete` answered. */
+export interface Completed<Payload> {
+  /** Per job, true when its completion was recorded. */
+  readonly completed: boolean[];
+  /** Per job, what complete did with it: `completed`, `cancelled` (its cancel was asked while it ran) or `fenced`. */
+  readonly outcomes: CompleteOutcome[];
+  /** What the same call claimed (with `claimN`), else null. */
+  readonly claimed: Claimed<Payload> | null;
 }

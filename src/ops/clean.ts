@@ -1,10 +1,11 @@
 import { scripts } from '../generated/scripts.js';
+import type { FinishedState } from '../job.js';
 import { asArray, asNumber, asString } from './reply.js';
 import { type AdminRequest, type ScriptOp, strings } from './op.js';
 
 /** One chunk of a clean: up to `n` finished rows at or before the cutoff (-1: now less `olderThanMs`): lua/clean.lua. */
 export function cleanOp(
-  state: 'completed' | 'dead',
+  state: FinishedState,
   olderThanMs: number,
   cutoff: number,
   n: number,

@@ -9,10 +9,19 @@ export interface CompleteItem extends Held {
   readonly result?: string | undefined;
 }
 
+/** What complete did with a job. */
+export type CompleteOutcome = 'completed' | 'cancelled' | 'fenced';
+
+const COMPLETE_OUTCOMES: Record<number, CompleteOutcome> = { 0: 'fenced', 1: 'completed', 9: 'cancelled' };
+
 /** What a complete (lua/complete.lua) answered. */
 export interface CompleteResult {
-  /** Per held job, in order: true when recorded, false when fenced off. */
-  completed: boolean[];
+  /**
+   * Per held job, in order: `completed`; `cancelled` when its cancel was asked while it ran (the
+   * settle ended it cancelled whatever its result: docs/guides/job-controls.md); `fenced` when its
+   * lease was lost (nothing changed).
+   */
+  outcomes: CompleteOutcome[];
   /** What the same call claimed (with `claimN`), else null. */
   claimed: ClaimResult | null;
   /** The flow news it wrote, to relay. */
@@ -35,7 +44,7 @@ export function completeOp(
       const [done, claimed, outbox] = asArray(reply, 'complete');
       const claimList = asArray(claimed, 'complete claim');
       return {
-        completed: codes(done ?? [], 'complete').map((c) => c === 1),
+        outcomes: codes(done ?? [], 'complete').map((c) => COMPLETE_OUTCOMES[c] ?? 'fenced'),
         claimed: claimList.length > 0 ? readClaim(claimList, leaseMs) : null,
         outbox: strings(outbox, 'complete outbox'),
       };

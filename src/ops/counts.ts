@@ -19,6 +19,7 @@ export interface CountsRead {
   readonly waiting: number;
   readonly awaiting: number;
   readonly sleeping: number;
+  readonly cancelled: number;
   readonly lastHour: LastHour;
 }
 
@@ -34,8 +35,8 @@ export function countsOp(): ScriptOp<CountsRead> {
       const list = asArray(reply, 'counts');
       const [pending = 0, scheduled = 0, active = 0, dead = 0, completed = 0, paused = 0, buried = 0, retried = 0, stalled = 0, fired = 0, rated = 0, waiting = 0, minute = 0] = codes(list.slice(0, 13), 'counts');
       const lastHour = lastHourOf(minute, asRecord(list[13] ?? [], 'counts minutes'));
-      const [awaiting = 0, sleeping = 0] = codes(list.slice(14, 16), 'counts');
-      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired, rated, waiting, awaiting, sleeping, lastHour };
+      const [awaiting = 0, sleeping = 0, cancelled = 0] = codes(list.slice(14, 17), 'counts');
+      return { pending, scheduled, active, dead, completed, paused: paused === 1, buried, retried, stalled, fired, rated, waiting, awaiting, sleeping, cancelled, lastHour };
     },
   };
 }

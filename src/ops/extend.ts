@@ -1,7 +1,35 @@
 import { scripts } from '../generated/scripts.js';
-import { codes, type Held, heldArgs, type ScriptOp } from './op.js';
+import { asArray, asNumber } from './reply.js';
+import { type Held, heldArgs, type ScriptOp } from './op.js';
 
-/** Renews held leases for `leaseMs`: each job's new deadline, or null when its holder lost it (lua/extend.lua). */
-export function extendOp(held: readonly Held[], leaseMs: number): ScriptOp<Array<number | null>> {
-  return { script: scripts.extend, args: [leaseMs, ...heldArgs(held)], read: (reply) => codes(reply, 'extend').map((d) => (d > 0 ? d : null)) };
+/**
+ * What a renewal answered for one held job: its new lease deadline (ms); `{ cancel }` when its
+ * cancel was asked (renewed all the same: the holder aborts the run, whose settle ends it
+ * cancelled, docs/guides/job-controls.md), with the reason, or null as the reason of a run
+ * that already ended cancelled; or null when its holder lost it.
+ */
+export type Renewal =
+  | number
+  | {
+      /** The cancel's reason; null when the run already ended cancelled. */
+      readonly cancel: string | null;
+    }
+  | null;
+
+/** The code each_held answers for a run that ended cancelled under its token (lua/includes/each_held.lua). */
+const CANCELLED_CODE = 9;
+
+/** Renews held leases for `leaseMs`: per job, what the renewal answered (lua/extend.lua). */
+export function extendOp(held: readonly Held[], leaseMs: number): ScriptOp<Renewal[]> {
+  return {
+    script: scripts.extend,
+    args: [leaseMs, ...heldArgs(held)],
+    read: (reply) =>
+      asArray(reply, 'extend').map((v): Renewal => {
+        if (typeof v === 'string' && v.startsWith('x')) return { cancel: v.slice(1) };
+        const d = asNumber(v, 'extend');
+        if (d === CANCELLED_CODE) return { cancel: null };
+        return d > 0 ? d : null;
+      }),
+  };
 }

@@ -9,13 +9,13 @@ export interface FailItem extends Held {
 }
 
 /** Fails held jobs for good, straight to dead (lua/fail.lua). */
-export function failOp(items: readonly FailItem[]): ScriptOp<WithOutbox<Array<'dead' | 'fenced'>>> {
+export function failOp(items: readonly FailItem[]): ScriptOp<WithOutbox<Array<'dead' | 'cancelled' | 'fenced'>>> {
   return {
     script: scripts.fail,
     args: items.flatMap((i) => [i.id, i.token, i.error]),
     read: (reply) => {
       const [done, outbox] = asArray(reply, 'fail');
-      return { value: codes(done ?? [], 'fail').map((c): 'dead' | 'fenced' => (c === 1 ? 'dead' : 'fenced')), outbox: strings(outbox, 'fail outbox') };
+      return { value: codes(done ?? [], 'fail').map((c): 'dead' | 'cancelled' | 'fenced' => (c === 1 ? 'dead' : c === 9 ? 'cancelled' : 'fenced')), outbox: strings(outbox, 'fail outbox') };
     },
   };
 }

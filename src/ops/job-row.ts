@@ -7,7 +7,7 @@ import type { Reply } from '../transport.js';
 import { decodeSteps, stepRecords } from '../steps/step-records.js';
 
 /** Every state a job can be in, in the order the docs list them. */
-export const JOB_STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting'];
+export const JOB_STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting', 'cancelled'];
 
 const optionalNumber = (value: string | undefined): number | undefined => (value === undefined ? undefined : Number(value));
 
@@ -39,6 +39,7 @@ export function decodeJobRow<Payload>(id: string, row: Record<string, string>): 
     ...(row.steps === undefined ? {} : { steps: stepRecords(decodeSteps(JSON.parse(row.steps) as string[])) }),
     ...(row.timeout === undefined ? {} : { timeoutAt: Number(row.timeout) }),
     ...(row.to === undefined ? {} : { timeoutMs: Number(row.to) }),
+    ...(row.cx === undefined ? {} : { cancelReason: row.cx }),
   };
 }
 

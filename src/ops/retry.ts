@@ -11,9 +11,9 @@ export interface RetryItem extends Held {
 }
 
 /** What retry did with a job. */
-export type RetryOutcome = 'scheduled' | 'pending' | 'dead' | 'fenced';
+export type RetryOutcome = 'scheduled' | 'pending' | 'dead' | 'cancelled' | 'fenced';
 
-const RETRY_OUTCOMES: Record<number, RetryOutcome> = { 0: 'fenced', 1: 'scheduled', 2: 'pending', 3: 'dead' };
+const RETRY_OUTCOMES: Record<number, RetryOutcome> = { 0: 'fenced', 1: 'scheduled', 2: 'pending', 3: 'dead', 9: 'cancelled' };
 
 /** Retries failed attempts with their backoff (jittered by `random`) or `delayMs`; dead once attempts are used up (lua/retry.lua). */
 export function retryOp(items: readonly RetryItem[], random: () => number = Math.random): ScriptOp<WithOutbox<RetryOutcome[]>> {

@@ -6,9 +6,9 @@ import { codes, type Held, type ScriptOp } from './op.js';
 export interface SuspendItem extends Held, Suspension {}
 
 /** Where suspend left a job: sleeping (`scheduled`), `pending` (went on at once), `awaiting` an event, `waiting` for its child, or `fenced`. */
-export type SuspendOutcome = 'scheduled' | 'pending' | 'awaiting' | 'waiting' | 'fenced';
+export type SuspendOutcome = 'scheduled' | 'pending' | 'awaiting' | 'waiting' | 'cancelled' | 'fenced';
 
-const SUSPEND_OUTCOMES: Record<number, SuspendOutcome> = { 0: 'fenced', 1: 'scheduled', 2: 'pending', 3: 'awaiting', 4: 'waiting' };
+const SUSPEND_OUTCOMES: Record<number, SuspendOutcome> = { 0: 'fenced', 1: 'scheduled', 2: 'pending', 3: 'awaiting', 4: 'waiting', 9: 'cancelled' };
 
 /** Suspends held jobs at a sleep, a wait for an event or an invoke (lua/suspend.lua). */
 export function suspendOp(items: readonly SuspendItem[]): ScriptOp<SuspendOutcome[]> {

@@ -1,5 +1,5 @@
 import { InvalidArgumentError, JobStateError } from '../errors.js';
-import type { QueueCounts } from '../job.js';
+import type { FinishedState, QueueCounts } from '../job.js';
 import type { QueuePartition } from '../queue/surface.js';
 import { sum } from './combine.js';
 import { everyPartition } from './every-partition.js';
@@ -10,7 +10,7 @@ import { everyPartition } from './every-partition.js';
  */
 
 /** Deletes finished jobs of every partition, at most `limit` in all: their ids, oldest first within a partition. */
-export async function cleanAll(parts: readonly QueuePartition[], state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number }): Promise<string[]> {
+export async function cleanAll(parts: readonly QueuePartition[], state: FinishedState, options: { olderThanMs?: number; limit?: number }): Promise<string[]> {
   if (state !== 'completed' && state !== 'dead') throw new InvalidArgumentError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
   const { olderThanMs, limit } = options;
   const results = await everyPartition(

@@ -1,3 +1,4 @@
+import type { CancelJobsResult } from '../queue/cancels.js';
 import type { GroupInfo } from '../queue/groups.js';
 import type { QueueCounts } from '../job.js';
 import type { RateLimit, RateLimits } from '../queue/rate-limits.js';
@@ -29,3 +30,6 @@ export const sum = (counts: readonly number[]): number => counts.reduce((a, b) =
 
 /** The partitions' answers to one event sent to each: the id given (else theirs joined by commas), the jobs resumed added up. */
 export const combineSent = (sent: readonly SentEvent[], id?: string): SentEvent => ({ id: id ?? sent.map((s) => s.id).join(','), resumed: sum(sent.map((s) => s.resumed)) });
+
+/** The partitions' bulk cancels as one: what each did, added up. */
+export const addCancels = (all: readonly CancelJobsResult[]): CancelJobsResult => ({ cancelled: sum(all.map((r) => r.cancelled)), cancelling: sum(all.map((r) => r.cancelling)) });

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, shown } from '../errors.js';
+import { InvalidArgumentError, PartitionError, shown } from '../errors.js';
 
 /**
  * What joins a partitioned queue's name and a partition's index: `mail~3`. No valid queue name
@@ -64,4 +64,17 @@ export function partitionOf(key: string, count: number): number {
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
   return hash % count;
+}
+
+/**
+ * Throws PartitionError unless job `jobId`, in partition `from` of queue `name` (of `count`
+ * partitions), may move to `group`: only within its partition.
+ */
+export function assertMovable(name: string, jobId: string, from: number, group: string, count: number): void {
+  const target = partitionOf(group, count);
+  if (target === from) return;
+  throw new PartitionError(
+    `job ${jobId} is in partition ${from} of ${name} and group ${group} lives in partition ${target}: a job cannot move across partitions; remove it and add it again with group ${group}`,
+    { jobId },
+  );
 }

@@ -1,16 +1,16 @@
 // [Symbol.asyncDispose] below is typed by a lib newer than ES2022, which a Worker's project
 // may lack (workers-types does not declare it): the .d.ts names that lib itself.
 /// <reference lib="esnext.disposable" preserve="true" />
-import { InvalidArgumentError, JobNotFoundError, PartitionError, shown } from '../errors.js';
+import { InvalidArgumentError, JobNotFoundError, shown } from '../errors.js';
 import type { EventsSettings, QueueEvent } from '../events/events.js';
-import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions, QueueCounts } from '../job.js';
+import type { DeadRetention, EnqueueOptions, EnqueueResult, FinishedState, JobRecord, JobState, PageOptions, QueueCounts } from '../job.js';
 import type { GroupsOptions, GroupsPage } from '../queue/groups.js';
 import { assertName } from '../keyspace.js';
 import { JOB_STATES, pageOf } from '../queue/checks.js';
 import type { QueueSurface } from '../queue/surface.js';
 import { addLastHours } from '../queue/last-hour.js';
-import { assertPartitions, partitionName, partitionOf } from './partition-of.js';
-import { addCounts, anyTrue, combineSent, mergeRateLimits } from './combine.js';
+import { assertMovable, assertPartitions, partitionName, partitionOf } from './partition-of.js';
+import { addCancels, addCounts, anyTrue, combineSent, mergeRateLimits } from './combine.js';
 import { cleanAll, countedAll, obliterateAll } from './bulk-admin.js';
 import { groupsWalk } from './groups-walk.js';
 import { interleave } from './interleave.js';
@@ -23,6 +23,7 @@ import { assertSchedulerId, checkSpec, encodeSchedulerJob, type SchedulerJob, ty
 import { unregisterQueue } from '../queue/registry.js';
 import type { Replication, Transport } from '../transport.js';
 import type { SendEventOptions, SentEvent } from '../steps/steps.js';
+import { type CancelJobsOptions, type CancelJobsResult, type CancelOptions, type CancelResult } from '../queue/cancels.js';
 
 /** Options of a PartitionedQueue: a Queue's, and its count of partitions. */
 export interface PartitionedQueueOptions extends Omit<QueueOptions, 'partitions'> {
@@ -259,6 +260,14 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
     return (await this.holderOf(id)).remove(id);
   }
 
+  async cancel(id: string, options?: CancelOptions): Promise<CancelResult> {
+    return (await this.holderOf(id)).cancel(id, options);
+  }
+
+  async cancelJobs(options: CancelJobsOptions): Promise<CancelJobsResult> {
+    return addCancels(await Promise.all(this.parts.map((part) => part.cancelJobs(options))));
+  }
+
   async reprocess(id: string): Promise<void> {
     return (await this.holderOf(id)).reprocess(id);
   }
@@ -274,16 +283,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
   async moveToGroup(id: string, group: string | null): Promise<void> {
     if (group !== null) assertName('group', group);
     const holder = await this.holderOf(id);
-    if (group !== null) {
-      const target = partitionOf(group, this.parts.length);
-      const from = this.indexOf(holder);
-      if (target !== from) {
-        throw new PartitionError(
-          `job ${jobIdOf(id)} is in partition ${from} of ${this.name} and group ${group} lives in partition ${target}: a job cannot move across partitions; remove it and add it again with group ${group}`,
-          { jobId: jobIdOf(id) },
-        );
-      }
-    }
+    if (group !== null) assertMovable(this.name, jobIdOf(id), this.indexOf(holder), group, this.parts.length);
     return holder.moveToGroup(id, group);
   }
 
@@ -304,7 +304,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
     return this.partitionOfGroup(group).sweepGroup(group);
   }
 
-  async clean(state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
+  async clean(state: FinishedState, options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
     return cleanAll(this.parts, state, options);
   }
 

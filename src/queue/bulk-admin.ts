@@ -5,6 +5,7 @@ import { drainOp } from '../ops/drain.js';
 import { obliterateOp } from '../ops/obliterate.js';
 import { reprocessDeadOp } from '../ops/reprocess-dead.js';
 import { unregisterQueueOp } from '../ops/unregister-queue.js';
+import type { FinishedState } from '../job.js';
 import type { Scripts } from '../ops/scripts.js';
 import type { Registrar } from './registration.js';
 import type { RequestKeys } from './request-keys.js';
@@ -30,9 +31,9 @@ function bulkLimit(limit: number | undefined): number {
 const relay = (scripts: Scripts, outbox: readonly string[]): Promise<void> => relayOrLeave(scripts.transport, scripts.keys.queue, outbox);
 
 /** Queue.clean: finished jobs at least `olderThanMs` old, oldest first, at most `limit`; their ids. */
-export async function clean(scripts: Scripts, keys: RequestKeys, state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number }): Promise<string[]> {
-  if (state !== 'completed' && state !== 'dead') {
-    throw new InvalidArgumentError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
+export async function clean(scripts: Scripts, keys: RequestKeys, state: FinishedState, options: { olderThanMs?: number; limit?: number }): Promise<string[]> {
+  if (state !== 'completed' && state !== 'dead' && state !== 'cancelled') {
+    throw new InvalidArgumentError(`clean takes completed, dead or cancelled, got ${JSON.stringify(state)}`);
   }
   const olderThanMs = options.olderThanMs ?? 0;
   if (!Number.isSafeInteger(olderThanMs) || olderThanMs < 0) throw new InvalidArgumentError('olderThanMs must be an integer >= 0');

@@ -5,7 +5,7 @@ import { encodePayload, MAX_PRIORITY, jobIdOf } from '../encode.js';
 import { InvalidArgumentError, JobNotFoundError, shown } from '../errors.js';
 import { type EventsPage, type EventsSettings, MAX_EVENT_RESULT_BYTES, MAX_EVENTS_MAX_LEN, type QueueEvent, type ReadEventsOptions } from '../events/events.js';
 import { relayOrLeave } from '../flows/flow-relay.js';
-import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions } from '../job.js';
+import type { DeadRetention, EnqueueOptions, EnqueueResult, FinishedState, JobRecord, JobState, PageOptions } from '../job.js';
 import { checkGroupsOptions, type GroupsOptions, type GroupsPage } from './groups.js';
 import { assertName } from '../keyspace.js';
 import { findOpenTelemetry } from '../telemetry/opentelemetry.js';
@@ -42,6 +42,7 @@ import { Scripts } from '../ops/scripts.js';
 import type { EventBatch } from '../events/subscribe.js';
 import type { Replication, Transport } from '../transport.js';
 import * as admin from './bulk-admin.js';
+import { type CancelJobsOptions, type CancelJobsResult, type CancelOptions, type CancelResult, cancelJob, cancelJobs } from './cancels.js';
 import { assertObject, JOB_STATES, pageOf, settingsOf, waitOf } from './checks.js';
 import type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './options.js';
 import { Producer } from './producer.js';
@@ -138,8 +139,8 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
 
   async stats(): Promise<QueueStats> {
     const [counts, rates] = await this.scripts.runOps([countsOp(), rateLimitsOp(THROTTLED_SHOWN)] as const);
-    const { paused, pending, scheduled, active, dead, completed, waiting, awaiting, sleeping, lastHour } = counts;
-    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting, awaiting, sleeping }, rateLimits: rateLimitsOf(rates), lastHour };
+    const { paused, pending, scheduled, active, dead, completed, waiting, awaiting, sleeping, cancelled, lastHour } = counts;
+    return { queue: this.name, paused, counts: { pending, scheduled, active, dead, completed, waiting, awaiting, sleeping, cancelled }, rateLimits: rateLimitsOf(rates), lastHour };
   }
 
   async rateLimits(): Promise<RateLimits> {
@@ -162,6 +163,14 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
     const { value, outbox } = await this.scripts.run(removeOp(jobId));
     await relayOrLeave(this.transport, this.name, outbox);
     if (!value) throw new JobNotFoundError(`no job ${jobId}`, { jobId });
+  }
+
+  cancel(id: string, options?: CancelOptions): Promise<CancelResult> {
+    return cancelJob(this.scripts, id, options);
+  }
+
+  cancelJobs(options: CancelJobsOptions): Promise<CancelJobsResult> {
+    return cancelJobs(this.scripts, options);
   }
 
   async reprocess(id: string): Promise<void> {
@@ -258,7 +267,7 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
     return this.scripts.run(listJobsOp<Payload>(state, offset, limit));
   }
 
-  clean(state: 'completed' | 'dead', options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
+  clean(state: FinishedState, options: { olderThanMs?: number; limit?: number } = {}): Promise<string[]> {
     return admin.clean(this.scripts, this.keys, state, options);
   }
 

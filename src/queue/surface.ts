@@ -1,12 +1,13 @@
 import type { EventsPage, EventsSettings, QueueEvent, ReadEventsOptions } from '../events/events.js';
 import type { EventBatch } from '../events/subscribe.js';
-import type { DeadRetention, EnqueueOptions, EnqueueResult, JobRecord, JobState, PageOptions } from '../job.js';
+import type { DeadRetention, EnqueueOptions, EnqueueResult, FinishedState, JobRecord, JobState, PageOptions } from '../job.js';
 import type { SchedulerJob, SchedulerRecord, SchedulerSpec, UpsertSchedulerResult } from '../schedulers/schedulers.js';
 import type { Replication, Transport } from '../transport.js';
 import type { SendEventOptions, SentEvent } from '../steps/steps.js';
 import type { GroupsOptions, GroupsPage } from './groups.js';
 import type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueStats, RequestOptions, WaitForOptions } from './options.js';
 import type { RateLimit, RateLimits } from './rate-limits.js';
+import type { CancelJobsOptions, CancelJobsResult, CancelOptions, CancelResult } from './cancels.js';
 
 /** What `sweepGroup` found and repaired. */
 export interface GroupSweep {
@@ -140,6 +141,29 @@ export interface QueueSurface<Payload = unknown> {
    * removed too (docs/design.md, "Flows").
    */
   remove(id: string): Promise<void>;
+  /**
+   * Cancels a job that has not finished (docs/guides/job-controls.md). One not running (pending,
+   * scheduled, waiting, awaiting) ends `cancelled` at once and never runs. A running one answers
+   * `cancelling`: its handler's signal aborts with JobCancelledError (within milliseconds on a
+   * Node consumer; at its next lease renewal or its end on the edge), and its settle ends it
+   * `cancelled` whatever the handler returns. A cancel sent twice answers as the first did (or
+   * `cancelled`, once the run it stopped ended). A flow child's parent reads it as a failed child
+   * (its `onFailure` decides); a flow parent's unfinished children are cancelled too. Throws
+   * JobNotFoundError when there is no such job, JobStateError when it completed or is dead,
+   * InvalidArgumentError for a bad reason (before any Redis call).
+   *
+   * @example
+   * await queue.cancel(id, { reason: 'the user deleted the upload' }); // { id, state: 'cancelling' }
+   */
+  cancel(id: string, options?: CancelOptions): Promise<CancelResult>;
+  /**
+   * Cancels the jobs in one unfinished state (of one group), as `cancel` each, a page at a time;
+   * how many ended and how many are stopping.
+   *
+   * @example
+   * await queue.cancelJobs({ state: 'pending', group: 'tenant-7', reason: 'tenant closed' });
+   */
+  cancelJobs(options: CancelJobsOptions): Promise<CancelJobsResult>;
   /** Puts a dead job back to be claimed, with a fresh allowance of attempts. A flow child's parent learns it runs again. */
   reprocess(id: string): Promise<void>;
   /**
@@ -213,7 +237,7 @@ export interface QueueSurface<Payload = unknown> {
    * @example
    * const gone = await queue.clean('dead', { olderThanMs: 7 * 86_400_000 }); // dead for a week
    */
-  clean(state: 'completed' | 'dead', options?: { olderThanMs?: number; limit?: number }): Promise<string[]>;
+  clean(state: FinishedState, options?: { olderThanMs?: number; limit?: number }): Promise<string[]>;
   /**
    * Deletes the jobs waiting to run, pending and scheduled, never active ones, at most `limit`
    * (default: no limit), and resolves with how many.

@@ -79,6 +79,8 @@ export interface BeatSummary {
   suspended: number;
   /** Jobs sent to dead (attempts used up, or failed for good). */
   dead: number;
+  /** Jobs whose cancel was asked while they ran: their settles ended them cancelled (docs/guides/job-controls.md). */
+  cancelled: number;
   /** Claimed but never started (no time left): given back uncounted. */
   released: number;
   /** Settled after the lease was lost: their result was not recorded. */
@@ -136,6 +138,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     retried: 0,
     held: 0,
     suspended: 0,
+    cancelled: 0,
     dead: 0,
     released: 0,
     fenced: 0,
@@ -199,7 +202,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     return true;
   };
 
-  const count = (job: Job<P>, what: 'completed' | 'retried' | 'held' | 'suspended' | 'dead' | 'fenced', outcome: Outcome): void => {
+  const count = (job: Job<P>, what: 'completed' | 'retried' | 'held' | 'suspended' | 'dead' | 'cancelled' | 'fenced', outcome: Outcome): void => {
     summary[what]++;
     options.onOutcome?.(job as Job<unknown>, what === 'fenced' ? { kind: 'fenced' } : outcome);
   };
@@ -219,7 +222,7 @@ export async function boundedBeat<P>(queue: Queue<P>, handler: Handler<P>, optio
     const { settled, givenBack, claimed } = await sent;
     settled.forEach((how, i) => {
       const { job, outcome } = done[i]!;
-      count(job, how === 'fenced' ? how : outcome.kind === 'hold' ? 'held' : outcome.kind === 'suspend' ? 'suspended' : how === 'completed' || how === 'dead' ? how : 'retried', outcome);
+      count(job, how === 'fenced' || how === 'cancelled' ? how : outcome.kind === 'hold' ? 'held' : outcome.kind === 'suspend' ? 'suspended' : how === 'completed' || how === 'dead' ? how : 'retried', outcome);
     });
     summary.released += givenBack.filter((r) => r === 'released').length;
     if (claimN > 0 || beats) took(claimed, claimN);

@@ -105,7 +105,7 @@ describe('a rate limit on the Worker and on Node at once', () => {
       await log.stop();
 
       const mine = runs;
-      expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: JOBS, waiting: 0, awaiting: 0, sleeping: 0 });
+      expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: JOBS, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
       // each job ran once, across the three runtimes
       const perJob = new Map<string, number>();
       for (const r of mine) perJob.set(r.id, (perJob.get(r.id) ?? 0) + 1);

@@ -175,7 +175,7 @@ describe('schedulers on the Worker and on Node', () => {
       expect(Number(await raw.hget(`emq:{${name}}:meta`, 'fired'))).toBe(SLOTS);
       const added = await addedEvents(queue as Queue<unknown>);
       expect(grid.map((id) => added.get(id))).toEqual(grid.map(() => 1));
-      expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: SLOTS, waiting: 0, awaiting: 0, sleeping: 0 });
+      expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: SLOTS, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
       // each job ran once, across the three runtimes
       const runs = reports.runs.get(name) ?? [];
       const perJob = new Map<string, Run[]>();
@@ -239,7 +239,7 @@ describe('schedulers on the Worker and on Node', () => {
       expect(ran).toEqual(grid.slice(0, ran.length));
       expect(grid.length - ran.length).toBeLessThanOrEqual(1);
       for (const id of grid.slice(ran.length)) expect(await queue.getJob(id)).toMatchObject({ state: 'pending', attempt: 0 });
-      expect((await queue.stats()).counts).toEqual({ pending: grid.length - ran.length, scheduled: 0, active: 0, dead: 0, completed: ran.length, waiting: 0, awaiting: 0, sleeping: 0 });
+      expect((await queue.stats()).counts).toEqual({ pending: grid.length - ran.length, scheduled: 0, active: 0, dead: 0, completed: ran.length, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
       expect(await checkInvariants(raw, name)).toEqual([]);
       const perSlot = requests / edge.fired;
       // a slot costs 3 requests: the beat that sees it due (carrying the last job's completion),

@@ -154,7 +154,7 @@ describe('the Worker', () => {
       await demo.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: { message: `job ${i}` } })));
       bridge.reset();
       await scheduled(mf);
-      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 200, waiting: 0, awaiting: 0, sleeping: 0 });
+      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 200, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
       expect(bridge.stats().requests / 200).toBeLessThanOrEqual(0.1);
     } finally {
       await mf.dispose();
@@ -292,7 +292,7 @@ describe('the Worker', () => {
     const next = await startWorker(bridge.url, { EMQ_TOKEN });
     try {
       await scheduled(next.mf);
-      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 5, waiting: 0, awaiting: 0, sleeping: 0 });
+      expect((await demo.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 5, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
     } finally {
       await next.mf.dispose();
     }

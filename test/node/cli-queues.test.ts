@@ -42,7 +42,7 @@ describe('emq queues', () => {
       {
         queue: a.name,
         paused: false,
-        counts: { pending: 1, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 },
+        counts: { pending: 1, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 },
         deadTotal: 0,
         retriedTotal: 0,
         stalledTotal: 0,
@@ -53,7 +53,7 @@ describe('emq queues', () => {
       {
         queue: b.name,
         paused: true,
-        counts: { pending: 0, scheduled: 0, active: 1, dead: 1, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 },
+        counts: { pending: 0, scheduled: 0, active: 1, dead: 1, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 },
         deadTotal: 1,
         retriedTotal: 0,
         stalledTotal: 0,

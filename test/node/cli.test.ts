@@ -65,7 +65,7 @@ describe('the emq CLI', () => {
     expect(JSON.parse(stats.stdout)).toEqual({
       queue: queue.name,
       paused: false,
-      counts: { pending: 0, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 },
+      counts: { pending: 0, scheduled: 1, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 },
       rateLimits: { queue: null, groups: {}, throttled: [] },
       lastHour: { minute: expect.any(Number), completed: new Array(60).fill(0), dead: new Array(60).fill(0) },
     });

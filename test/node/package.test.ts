@@ -246,7 +246,7 @@ describe('the packed package, installed into a fresh project', () => {
     expect(JSON.parse(produced.stdout)).toMatchObject({ queue: queue.name, counts: { pending: 10 } });
     const consumed = await run(process.execPath, ['out/consumer.js', queue.name, '10'], app, 15_000, env);
     expect(consumed.stdout.trim().split('\n').sort()).toEqual(Array.from({ length: 10 }, (_, i) => `sent user${i}@example.com`).sort());
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 10, waiting: 0, awaiting: 0, sleeping: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 10, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
     const stats = await run(join(app, 'node_modules', '.bin', 'emq'), ['stats', queue.name], app, 15_000, env);
     expect(JSON.parse(stats.stdout)).toMatchObject({ counts: { completed: 10 } });
     mark('run');

@@ -33,7 +33,7 @@ async function runStack(flags: string[]): Promise<{ code: number | null; out: st
 /** What the mix, the schedulers, the rate limit and the flow print, on one Redis or a cluster alike. */
 function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'lambda' | 'deno' | 'vercel' = 'edge'): void {
   const counts = [...out.matchAll(/counts +(\{.*\})/g)].map((m) => JSON.parse(m[1]!) as Record<string, number>);
-  expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0, awaiting: 0, sleeping: 0 });
+  expect(counts.at(-1)).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 35, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
   expect(out).toMatch(new RegExp(`\\[${platform}\\] JOB:\\d+ attempt 1`));
   expect(out).toMatch(/\[node\] JOB:\d+ attempt 1/);
   expect([...out.matchAll(/\[node\] JOB:heartbeat@\d+ attempt 1/g)]).toHaveLength(3);

@@ -80,7 +80,7 @@ describe('one clock', () => {
     const { jobs } = await leases(queue).claim(1, 1000);
     const job = jobs[0]!;
     const { result, t0, t1 } = await around(() => leases(queue).extend([job], 45_000));
-    const deadline = result[0];
+    const deadline = result[0] as number | null;
     expect(typeof deadline).toBe('number');
     expectServerTime(deadline!, t0, t1, 45_000);
     expect(Number(await redis.raw.zscore(keysOf(queue).key('active'), job.id))).toBe(deadline);

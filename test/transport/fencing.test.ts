@@ -59,7 +59,7 @@ describe('fencing (invariant 4)', () => {
     expect((await leases(queue).complete([{ id: current.id, token: current.token }])).completed).toEqual([true]);
     expect((await leases(queue).complete([{ id: stale.id, token: stale.token }])).completed).toEqual([false]);
     expect(await redis.raw.hget(k.key('meta'), 'completed')).toBe('1');
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 1, waiting: 0, awaiting: 0, sleeping: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 1, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
   });
 
   it('a token from the future is fenced off as well', async () => {
@@ -107,7 +107,7 @@ describe('fencing (invariant 4)', () => {
 
     await sleep(20);
     const t0 = await redis.serverNow();
-    const [deadline] = await leases(queue).extend([{ id: job.id, token: job.token }], 60_000);
+    const [deadline] = (await leases(queue).extend([{ id: job.id, token: job.token }], 60_000)) as Array<number | null>;
     const t1 = await redis.serverNow();
     expect(deadline).not.toBeNull();
     // the deadline is the server's TIME inside the script plus the lease

@@ -419,7 +419,7 @@ describe('groups, limits and pauses under random interleavings', () => {
         }
       }
       expect(everClaimed.size).toBe(TOTAL);
-      expect((await main.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: TOTAL, waiting: 0, awaiting: 0, sleeping: 0 });
+      expect((await main.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: TOTAL, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
       expect(await checkInvariants(redis.raw, name)).toEqual([]);
     } finally {
       await Promise.all(transports.map((t) => t.close()));

@@ -27,7 +27,7 @@ describe('the job lifecycle', () => {
     const record = await queue.getJob('1');
     expect(record).toMatchObject({ id: 'JOB:1', state: 'completed', payload: { n: 1 }, attempt: 1 });
     expect(await redis.raw.pttl(k.job('JOB:1'))).toBeGreaterThan(3_500_000);
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 1, waiting: 0, awaiting: 0, sleeping: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 1, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
   });
 
   it('complete can claim the next jobs in the same call', async () => {

@@ -46,7 +46,7 @@ describe('obliterate', () => {
     expect(await queue.obliterate()).toBe(true);
     expect(await keysLeft(queue.name)).toEqual([]);
     expect(await redis.raw.sismember('emq:queues', queue.name)).toBe(0);
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
     // twice: nothing to do, still gone
     expect(await queue.obliterate()).toBe(true);
     expect(await keysLeft(queue.name)).toEqual([]);

@@ -72,7 +72,7 @@ describe('pause', () => {
 
       // the retried job waits; it is not handed out while paused
       expect((await leases(queue).claim(10, 30_000)).jobs).toEqual([]);
-      expect((await queue.stats()).counts).toEqual({ pending: 1, scheduled: 0, active: 0, dead: 1, completed: 2, waiting: 0, awaiting: 0, sleeping: 0 });
+      expect((await queue.stats()).counts).toEqual({ pending: 1, scheduled: 0, active: 0, dead: 1, completed: 2, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
     });
 
     it('complete-and-claim completes but claims nothing while paused', async () => {

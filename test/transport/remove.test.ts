@@ -47,7 +47,7 @@ describe('remove', () => {
     expect(await redis.raw.zrange(k.key('active'), 0, '-1')).toEqual([next.jobs[0]!.id]);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
     expect(await redis.raw.zcard(k.key('dead'))).toBe(0);
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 1, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 1, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
   });
 
   it('removes an ungrouped active job and fences its holder off', async () => {
@@ -125,7 +125,7 @@ describe('remove', () => {
     await queue.remove(s2!.id);
     expect(await redis.raw.zcard(k.key('scheduled'))).toBe(0);
     expect(await redis.raw.exists(k.job(s2!.id))).toBe(0);
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 0, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
   });
 
   it('removes a retry waiting for its backoff', async () => {

@@ -72,12 +72,12 @@ describe('job results', () => {
     const [job] = await claim(queue, 1);
     const gateway = scriptsOf(queue);
     const item = { id: job!.id, token: job!.token, result: '{"once":true}' };
-    expect((await gateway.run(completeOp([item], { keepMs: 60_000 }))).completed).toEqual([true]);
+    expect((await gateway.run(completeOp([item], { keepMs: 60_000 }))).outcomes).toEqual(['completed']);
     const before = await snapshotKeys(redis.raw, `${k.prefix}*`);
     // the same request, its reply lost: the same answer, not a second write
-    expect((await gateway.run(completeOp([item], { keepMs: 60_000 }))).completed).toEqual([true]);
+    expect((await gateway.run(completeOp([item], { keepMs: 60_000 }))).outcomes).toEqual(['completed']);
     // a repeat carrying another result (a caller that ran the handler twice) changes nothing either
-    expect((await gateway.run(completeOp([{ ...item, result: '"other"' }], { keepMs: 60_000 }))).completed).toEqual([true]);
+    expect((await gateway.run(completeOp([{ ...item, result: '"other"' }], { keepMs: 60_000 }))).outcomes).toEqual(['completed']);
     expect(await snapshotKeys(redis.raw, `${k.prefix}*`)).toEqual(before);
     expect((await queue.getJob(job!.id))!.result).toEqual({ once: true });
   });

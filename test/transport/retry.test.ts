@@ -184,7 +184,7 @@ describe('retry, backoff and dead jobs', () => {
       expect(await redis.raw.zscore(k.key(set), first.id), set).toBeNull();
     }
     expect(await redis.raw.llen(k.key('ring'))).toBe(0);
-    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 0, waiting: 0, awaiting: 0, sleeping: 0 });
+    expect((await queue.stats()).counts).toEqual({ pending: 0, scheduled: 0, active: 0, dead: 1, completed: 0, waiting: 0, awaiting: 0, sleeping: 0, cancelled: 0 });
     expect(await queue.getJob(first.id)).toMatchObject({ state: 'dead', error: 'second', finishedAt: finished, payload: { n: 7 } });
     // the retry sent again answers as it did and writes nothing (repeat-settle.test.ts); the
     // holder before it is fenced off

@@ -11,7 +11,7 @@ import { Action, Columns, Pager, Part, paths, rateText, StateBadge, Time, utc } 
 export const JOBS_PAGE = 25;
 
 /** The states the queue page lists a tab of, in the order a job goes through them. */
-export const LISTED_STATES = ['pending', 'scheduled', 'active', 'waiting', 'awaiting', 'completed', 'dead'] as const satisfies readonly JobState[];
+export const LISTED_STATES = ['pending', 'scheduled', 'active', 'waiting', 'awaiting', 'completed', 'dead', 'cancelled'] as const satisfies readonly JobState[];
 
 /** The order each state's jobs come in (`Queue.getJobs`), said above its table. */
 const ORDER: Record<JobState, string> = {
@@ -22,10 +22,11 @@ const ORDER: Record<JobState, string> = {
   awaiting: 'jobs waiting for an event, soonest timeout first',
   completed: 'newest first (completed rows are kept for the queue’s keepCompletedMs)',
   dead: 'newest first',
+  cancelled: 'newest first (jobs ended by a cancel)',
 };
 
 /** The time column's heading for a state. */
-const WHEN: Record<JobState, string> = { pending: 'Created', scheduled: 'Due', active: 'Lease ends', waiting: 'Created', awaiting: 'Created', completed: 'Finished', dead: 'Died' };
+const WHEN: Record<JobState, string> = { pending: 'Created', scheduled: 'Due', active: 'Lease ends', waiting: 'Created', awaiting: 'Created', completed: 'Finished', dead: 'Died', cancelled: 'Cancelled' };
 
 /** A scheduler's spec in words: its cron and zone, or its period. */
 const specText = (s: SchedulerRecord): string =>

@@ -6,9 +6,13 @@ import { IoredisTransport } from '../ioredis-transport.js';
 import type { BellKind, PartitionBell } from './partition-bell.js';
 
 /**
- * The doorbells of a partitioned queue's partitions, heard on ONE subscriber connection per
- * master (a single Redis: one): each partition's scripts SPUBLISH `wake` or `sched` on its doorbell
- * key (lua/includes/publish_bell.lua), and the hub rings that partition's PartitionBell. Over a
+ * The doorbells of a partitioned queue's partitions, and the cancel channels of a consumer's
+ * queue (or of each partition), heard on ONE subscriber connection per master (a single Redis:
+ * one): each partition's scripts SPUBLISH `wake` or `sched` on its doorbell key
+ * (lua/includes/publish_bell.lua), and the hub rings that partition's PartitionBell; lua/cancel.lua
+ * SPUBLISHes `<id> <reason>` on `emq:{q}:cancel` when a running job's cancel is asked, and the hub
+ * tells that channel's listener (its Loop's cancelAsked). A cancel missed while the subscription
+ * was down is answered by the job's next lease renewal. Over a
  * cluster it is a duplicate of the consumer's cluster client with `shardedSubscribers`, which
  * keeps one SSUBSCRIBE connection per master serving a partition and moves it after a failover.
  * After the subscription is (re)made it rings every bell, wake and sched both: a message may have
@@ -32,6 +36,8 @@ export class DoorbellHub {
     /** The partitioned queue's name: the subscriber connections are named after it (CLIENT LIST). */
     private readonly queue: string,
     bells: readonly PartitionBell[],
+    /** Each cancel channel (`emq:{q}:cancel`) and who is told of a job's cancel heard on it. */
+    private readonly cancels: ReadonlyMap<string, (id: string, reason: string) => void> = new Map(),
   ) {
     if (!(transport instanceof IoredisTransport)) {
       throw new InvalidArgumentError(
@@ -52,8 +58,12 @@ export class DoorbellHub {
     if (this.subscriber) return;
     const hear = (channel: string, message: string): void => {
       if (message === 'wake' || message === 'sched') this.byChannel.get(channel)?.ring(message satisfies BellKind);
+      else {
+        const space = message.indexOf(' ');
+        if (space > 0) this.cancels.get(channel)?.(message.slice(0, space), message.slice(space + 1));
+      }
     };
-    const channels = [...this.byChannel.keys()];
+    const channels = [...this.byChannel.keys(), ...this.cancels.keys()];
     if (this.client instanceof Cluster) {
       const cluster = this.client.duplicate([], {
         shardedSubscribers: true,

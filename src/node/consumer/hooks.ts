@@ -27,6 +27,11 @@ export interface ConsumerHooks<Payload> {
    * event, `waiting` for its child), or `pending` when the step was over at once.
    */
   onSuspended?(job: Job<Payload>, info: { durationMs: number; step: string; state: 'pending' | 'scheduled' | 'awaiting' | 'waiting' }): void;
+  /**
+   * `job` ended cancelled: its cancel was asked while it ran (`queue.cancel`), and its settle
+   * recorded that whatever the handler returned (docs/guides/job-controls.md).
+   */
+  onCancelled?(job: Job<Payload>, info: { durationMs: number }): void;
   /** `job` went to dead: its last attempt failed, or it failed for good; `error` is its last error. */
   onDead?(job: Job<Payload>, info: { durationMs: number; error: string }): void;
   /** The consumer lost the job's lease (it was reaped or removed): its result was not recorded. */

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { JobCancelledError } from '../../handler.js';
 import type { Job } from '../../job.js';
 import { ConsumerStoppedError, LeaseLostError } from './errors.js';
 import { type ConsumerHooks, fireHook } from './hooks.js';
@@ -140,6 +141,23 @@ export class JobsInHand<Payload> {
     marksOf(h).fenced = true;
     if (started && !started.fenced) marksOf(started).fenced = true;
     (started ?? h).controller.abort(new LeaseLostError(h.job.id));
+  }
+
+  /**
+   * Job `id`'s cancel was asked (queue.cancel; heard on its queue's cancel channel, or answered by
+   * a renewal): a run not yet ended has its signal aborted with JobCancelledError, and its settle
+   * ends it cancelled whatever it returns. A job waiting for a slot never starts: it is taken out
+   * and returned, for the caller to give back (release ends it cancelled). Anything else (not
+   * ours, settling, recorded) is left as it is: its settle or the reaper ends it.
+   */
+  cancelAsked(id: string, reason: string): HeldJob<Payload> | undefined {
+    const held = this.held.get(id);
+    if (held) {
+      if (!held.fenced && !held.settling && !held.recorded && !held.controller.signal.aborted) held.controller.abort(new JobCancelledError(id, reason));
+      return undefined;
+    }
+    const i = this.waiting.findIndex((h) => h.job.id === id && !h.fenced);
+    return i < 0 ? undefined : this.waiting.splice(i, 1)[0];
   }
 
   /** `h`'s run ended: its settle is on its way. */

@@ -33,8 +33,8 @@ const WAKE_EARLY_MS = 2;
  * job and one for the next lease deadline, and the interval that renews every held lease. Redis
  * wakes a blocked BLPOP on timeout only at its hz tick, so promotion and reaping run on these
  * timers instead: their tick (reap and promote, no claim) rings the doorbell for whoever is
- * parked. Renewal keeps the leases of running and waiting jobs alive in one call, and aborts a
- * job whose lease was lost.
+ * parked. Renewal keeps the leases of running and waiting jobs alive in one call, aborts a job
+ * whose lease was lost, and tells the loop of a job whose cancel was asked.
  *
  * @example
  * const timers = new LeaseTimers(leases, leaseMs, renewMs, hooks, jobs, runs, loop);
@@ -62,6 +62,8 @@ export class LeaseTimers<Payload> {
     private readonly runs: Runs<Payload>,
     /** The loop itself: once it is stopping, no timer is armed or runs any more. */
     private readonly loop: Pick<SettlesLoop, 'stopping'>,
+    /** A renewal answered that a job's cancel was asked (Loop.cancelAsked). */
+    private readonly onCancel: (id: string, reason: string) => void = () => {},
   ) {}
 
   /** Redis read `serverNow` (ms) at `localAt` (performance.now() time, e.g. a round trip's middle). */
@@ -152,9 +154,12 @@ export class LeaseTimers<Payload> {
     const live = this.jobs.renewable();
     if (live.length === 0) return;
     try {
-      const deadlines = await this.leases.extend(live.map(leaseOf), this.leaseMs);
+      const renewals = await this.leases.extend(live.map(leaseOf), this.leaseMs);
       live.forEach((h, i) => {
-        if (deadlines[i] === null && !h.fenced) this.jobs.leaseLost(h);
+        const renewal = renewals[i];
+        if (renewal === null && !h.fenced) this.jobs.leaseLost(h);
+        // its cancel was asked: renewed, and its run told (one whose run ended cancelled has settled)
+        else if (typeof renewal === 'object' && renewal !== null && renewal.cancel !== null) this.onCancel(h.job.id, renewal.cancel);
       });
       // a waiting job whose lease was lost is dropped without running, and its room claims again
       if (this.jobs.anyWaitingFenced()) this.runs.startWaiting();

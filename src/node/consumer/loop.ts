@@ -64,7 +64,7 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
     this.prefetch = share?.prefetch ?? new Prefetch(settings.prefetch, () => slots.prefetchSize());
     this.settles = new Settles(leases, leaseMs, hooks, this.jobs, this);
     this.runs = new Runs(slots, this.jobs, this.settles, this.prefetch, hooks, this, queue.name, leases);
-    this.timers = new LeaseTimers(leases, leaseMs, settings.renewMs, hooks, this.jobs, this.runs, this);
+    this.timers = new LeaseTimers(leases, leaseMs, settings.renewMs, hooks, this.jobs, this.runs, this, (id, reason) => this.cancelAsked(id, reason));
     this.requests = new Requests(leases, leaseMs, slots, this.prefetch, this.settles, this.timers);
     this.park = new Park(transport, leases, queue.name, settings, this.requests, this.timers, this);
   }
@@ -121,6 +121,15 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
   /** Its waiting jobs start while slots are free: a slot it shares freed in another loop (SharedSlots). */
   startWaiting(): void {
     this.runs.startWaiting();
+  }
+
+  /**
+   * Job `id`'s cancel was asked (docs/guides/job-controls.md): its run's signal aborts with
+   * JobCancelledError, or, waiting for a slot, it is given back at once, which ends it cancelled.
+   */
+  cancelAsked(id: string, reason: string): void {
+    const unstarted = this.jobs.cancelAsked(id, reason);
+    if (unstarted) void this.settles.giveBack([unstarted]).then(() => this.slotFreed());
   }
 
   /** Starts the loop; returns at once. */

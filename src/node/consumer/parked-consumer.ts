@@ -2,6 +2,8 @@ import { queueFrom } from '../../queue/open-queue.js';
 import { streamOwner, type QueueSurface } from '../../queue/surface.js';
 import type { BlockingTransport } from '../../transport.js';
 import { ConnectionHealth } from './connection-health.js';
+import { keyspace } from '../../keyspace.js';
+import { IoredisTransport } from '../ioredis-transport.js';
 import { DoorbellHub } from './doorbell-hub.js';
 import { Loop } from './loop.js';
 import { type LoopSettings, type ParkedLoopOptions, settingsOf } from './options.js';
@@ -28,7 +30,7 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
   protected readonly slots: Slots;
   /** One loop, or one per partition (partition i's at index i). */
   private readonly loops: ReadonlyArray<Loop<Payload>>;
-  /** Over a PartitionedQueue: what rings the partitions' bells, open while the consumer runs. */
+  /** What rings the partitions' bells (over a PartitionedQueue) and hears cancels, open while the consumer runs. */
   private readonly hub: DoorbellHub | undefined;
   private readonly ownsTransport: boolean;
 
@@ -43,13 +45,14 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     const settings = settingsOf(options, this.queue.maxResultBytes, this.queue.replication);
     this.slots = slotsFor(settings);
     const own = streamOwner(this.queue);
+    const { parts, name } = this.queue;
     if (own) {
       this.loops = [new Loop(transport, own, settings, this.slots)];
+      // a running job's cancel is heard at once over an ioredis connection, else at its next renewal
+      if (transport instanceof IoredisTransport) this.hub = new DoorbellHub(transport, name, [], cancelChannels(parts, this.loops));
       return;
     }
-    const { parts, name } = this.queue;
     const bells = parts.map((part) => new PartitionBell(transport, part.name));
-    this.hub = new DoorbellHub(transport, name, bells);
     const slots = this.slots;
     const shared = new SharedSlots(
       slots,
@@ -57,6 +60,7 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
       new ConnectionHealth(settings.log, this.queue.transport.endpoint, name),
     );
     this.loops = parts.map((part, i) => shared.join(new Loop(bells[i]!, part, settings, shared.view(), shared)));
+    this.hub = new DoorbellHub(transport, name, bells, cancelChannels(parts, this.loops));
   }
 
   /** Whether the loop runs (started and not stopped). */
@@ -71,7 +75,7 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     return n;
   }
 
-  /** Starts the loop (over a PartitionedQueue: opens the doorbell hub, and starts every partition's loop); returns at once. */
+  /** Opens the doorbell hub and starts the loop (over a PartitionedQueue, every partition's loop); returns at once. */
   start(): this {
     this.hub?.open();
     for (const loop of this.loops) loop.start();
@@ -95,6 +99,11 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }
+}
+
+/** Each partition's cancel channel (lua/cancel.lua), and the loop of that partition it tells. */
+function cancelChannels<P>(parts: ReadonlyArray<{ readonly name: string }>, loops: ReadonlyArray<Loop<P>>): Map<string, (id: string, reason: string) => void> {
+  return new Map(parts.map((part, i) => [`${keyspace(part.name).prefix}cancel`, (id: string, reason: string) => loops[i]!.cancelAsked(id, reason)]));
 }
 
 /** Whose the transport a consumer runs on is. */

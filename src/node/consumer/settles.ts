@@ -158,12 +158,14 @@ export class Settles<Payload> {
 
   /**
    * stop(): jobs claimed but never started, and those still running when its time ran out, go
-   * back to their lanes, claimable at once, their attempt not counted (`release`).
+   * back to their lanes, claimable at once, their attempt not counted (`release`). So does a
+   * prefetched job whose cancel was asked, which release ends cancelled (onCancelled tells).
    */
   async giveBack(jobs: ReadonlyArray<HeldJob<Payload>>): Promise<void> {
     if (jobs.length === 0) return;
     try {
-      await this.leases.release(jobs.map(leaseOf));
+      const outcomes = await this.leases.release(jobs.map(leaseOf));
+      outcomes.forEach((how, i) => how === 'cancelled' && fireHook(this.hooks, 'onCancelled', jobs[i]!.job, { durationMs: 0 }));
     } catch (error) {
       // their leases lapse and they are reaped: run again, one attempt counted
       fireHook(this.hooks, 'onError', error);
@@ -181,6 +183,7 @@ export class Settles<Payload> {
       }
       this.jobs.recorded(held);
       if (how === 'completed') fireHook(this.hooks, 'onCompleted', held.job, { durationMs });
+      else if (how === 'cancelled') fireHook(this.hooks, 'onCancelled', held.job, { durationMs });
       else if (outcome.kind === 'suspend') fireHook(this.hooks, 'onSuspended', held.job, { durationMs, step: outcome.step.name, state: how === 'dead' ? 'pending' : how });
       else if (how === 'dead') fireHook(this.hooks, 'onDead', held.job, { durationMs, error: errorOf(outcome) });
       else if (how === 'pending' || how === 'scheduled') fireHook(this.hooks, 'onRetried', held.job, { durationMs, error: errorOf(outcome), outcome: how });
