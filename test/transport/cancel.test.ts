@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Flows, InvalidArgumentError, JobNotFoundError, JobStateError, type Queue } from '../../src/index.js';
+import { boundedBeat } from '../../src/serverless/bounded-beat.js';
 import { checkFlowLinks } from '../flow-links.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, laneSize, leases, snapshotKeys, useRedis } from '../helpers.js';
@@ -151,6 +152,32 @@ describe('cancel', () => {
     // a job whose cancel was not asked completes as ever while another's is pending
     expect((await l.complete([c!, b!])).outcomes).toEqual(['completed', 'cancelled']);
     expect(await redis.raw.hget(k.key('meta'), 'cx')).toBeNull();
+    await whole(queue);
+  });
+
+  it('on the edge: a job cancelled while a bounded beat runs it ends cancelled at its settle, its result not kept', async () => {
+    const queue = redis.queue<string>();
+    const running = await queue.add('running');
+    const waiting = await queue.add('waiting');
+    const ran: string[] = [];
+    const summary = await boundedBeat(
+      queue,
+      async (job) => {
+        ran.push(job.payload);
+        if (job.payload === 'running') {
+          // cancelled while it runs, and the second one (claimed by the same beat, not yet started: concurrency 1)
+          expect(await queue.cancel(running.id, { reason: 'edge' })).toEqual({ id: running.id, state: 'cancelling' });
+          expect(await queue.cancel(waiting.id, { reason: 'edge' })).toEqual({ id: waiting.id, state: 'cancelling' });
+        }
+        return 'done';
+      },
+      { deadline: Date.now() + 3_000, jobTimeoutMs: 1_000, concurrency: 1, batchSize: 2 },
+    );
+    // a beat hears of no cancel: the job it had claimed already starts too, and its settle ends it cancelled as well
+    expect(ran).toEqual(['running', 'waiting']);
+    expect(summary).toMatchObject({ cancelled: 2, completed: 0 });
+    expect(await queue.getJob(running.id)).toMatchObject({ state: 'cancelled', cancelReason: 'edge', result: undefined });
+    expect((await queue.getJob(waiting.id))?.state).toBe('cancelled');
     await whole(queue);
   });
 
