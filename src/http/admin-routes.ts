@@ -8,12 +8,12 @@ import { jobParams, queueParams } from './schemas.js';
 
 /**
  * The routes of admin in bulk (docs/design.md, "Admin in bulk"), with their request and response
- * schemas: list a state's jobs, clean finished jobs, drain, obliterate, reprocess every dead job,
- * change a waiting job's priority or payload, and the dead-job retention. A bulk route does at
- * most `limit` rows per request (default 10,000, at most 100,000: a Worker has a budget of
- * subrequests, one a chunk of 500 rows, 250 for reprocess) and says `more` when it stopped at its
- * limit: send it again. Each route a thin call of the Queue method the TypeScript API has, errors
- * by the one table (404, 409, 413, 400).
+ * schemas: list a state's jobs, clean finished jobs (completed, dead, cancelled), drain,
+ * obliterate, reprocess every dead job, change a waiting job's priority or payload, and the
+ * dead-job retention. A bulk route does at most `limit` rows per request (default 10,000, at most
+ * 100,000: a Worker has a budget of subrequests, one a chunk of 500 rows, 250 for reprocess) and
+ * says `more` when it stopped at its limit: send it again. Each route a thin call of the Queue
+ * method the TypeScript API has, errors by the one table (404, 409, 413, 400).
  */
 
 /** What the admin routes need of the app that serves them (`E`: its hono environment). */
@@ -39,11 +39,11 @@ const bulkLimit = z.coerce
   .default(BULK_ROUTE_LIMIT.default)
   .openapi({ type: 'integer', minimum: 1, maximum: BULK_ROUTE_LIMIT.max, default: BULK_ROUTE_LIMIT.default, description: 'the most rows this request touches' });
 const more = z.boolean().openapi({ description: 'it stopped at its limit: there may be more, send the request again' });
-const finished = z.enum(['completed', 'dead']);
+const finished = z.enum(['completed', 'dead', 'cancelled']);
 
 export const jobsQuery = z
   .object({
-    state: z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting']),
+    state: z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting', 'cancelled']),
     limit: z.coerce.number().int().min(1).max(1000).default(50).openapi({ type: 'integer', minimum: 1, maximum: 1000, default: 50 }),
     offset: z.coerce.number().int().min(0).default(0).openapi({ type: 'integer', minimum: 0, default: 0 }),
   })
@@ -77,7 +77,7 @@ const jobsRoute = createRoute({
   path: '/v1/queues/{queue}/jobs',
   summary: "A page of one state's jobs, in that state's order",
   description:
-    'pending: lane by lane (ungrouped first, then groups by name), each in the order a claim takes it; scheduled by due time and active by lease deadline, soonest first; completed and dead most recent first',
+    'pending: lane by lane (ungrouped first, then groups by name), each in the order a claim takes it; scheduled by due time and active by lease deadline, soonest first; completed, dead and cancelled most recent first',
   request: { params: queueParams, query: jobsQuery },
   responses: { 200: json(z.object({ jobs: z.array(jobView) }), 'the page'), ...refusals },
 });
@@ -85,7 +85,7 @@ const jobsRoute = createRoute({
 const cleanRoute = createRoute({
   method: 'post',
   path: '/v1/queues/{queue}/clean',
-  summary: 'Delete finished jobs (completed or dead) that finished at least olderThanMs ago, oldest first',
+  summary: 'Delete finished jobs (completed, dead or cancelled) that finished at least olderThanMs ago, oldest first',
   request: { params: queueParams, body: body(cleanBody) },
   responses: { 200: json(z.object({ ids: z.array(z.string()), more }), 'the ids deleted'), ...refusals },
 });

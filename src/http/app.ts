@@ -9,6 +9,7 @@ import type { Transport } from '../transport.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import { bearerAuth } from './auth.js';
 import { bodyLimit } from './body-limit.js';
+import { registerCancelRoutes } from './cancel-routes.js';
 import { registerEventRoutes } from './event-routes.js';
 import { registerFlowRoutes } from './flow-routes.js';
 import { registerStepRoutes } from './step-routes.js';
@@ -217,6 +218,7 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   registerGroupRoutes(app, { queueOf });
   registerEventRoutes(app, { queueOf, streaming });
   registerStepRoutes(app, { queueOf, afterResume: (c, queue) => afterEnqueue(c, queue, Date.now()) });
+  registerCancelRoutes(app, { queueOf });
   registerAdminRoutes(app, { queueOf, payloadLimit });
   registerSchedulerRoutes(app, {
     queueOf,

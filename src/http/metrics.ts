@@ -1,7 +1,8 @@
 import { queueOverviews } from '../queue/registry.js';
 import type { Transport } from '../transport.js';
 
-const STATES = ['pending', 'scheduled', 'active', 'dead', 'waiting', 'awaiting', 'sleeping'] as const;
+/** The states `emq_jobs` counts now: every QueueCounts field but completed, a counter of its own. */
+const STATES = ['pending', 'scheduled', 'active', 'dead', 'waiting', 'awaiting', 'sleeping', 'cancelled'] as const;
 
 const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 

@@ -7,6 +7,9 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({ 
 /** A required JSON request body of `schema`, for a route's `request`. */
 export const body = <T extends z.ZodType>(schema: T) => ({ required: true, content: { 'application/json': { schema } } });
 
+/** An optional JSON request body of `schema` (a request without one validates as `{}`), for a route's `request`. */
+export const optionalBody = <T extends z.ZodType>(schema: T) => ({ required: false, content: { 'application/json': { schema } } });
+
 /** An error response (`{error: {code, message}}`). */
 export const failure = (description: string) => json(errorBody, description);
 

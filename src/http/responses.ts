@@ -140,6 +140,7 @@ const queueCounts = z.object({
   waiting: z.number().int().openapi({ description: 'flow parents waiting for their children, and jobs waiting for an invoked child' }),
   awaiting: z.number().int().openapi({ description: 'jobs waiting for an event (step.waitForEvent)' }),
   sleeping: z.number().int().openapi({ description: 'scheduled jobs in a durable sleep (step.sleep), counted in scheduled too' }),
+  cancelled: z.number().int().openapi({ description: 'jobs ended by a cancel, until removed or cleaned' }),
 });
 /** Jobs completed and sent to dead per minute of the last hour (`LastHour`): the stats route's and the listing's. */
 // min and max, not length: the OpenAPI generator writes minItems and maxItems for these only
@@ -191,7 +192,7 @@ export const queueEvent = z
   .looseObject({
     id: z.string().openapi({ description: "its stream entry's id, `<ms>-<seq>`: the events of one script call share it" }),
     time: z.number().int().openapi({ description: 'epoch ms, the Redis server time' }),
-    event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, replaced, paused, resumed, group-paused, group-resumed, limit, rate, held, cleaned, drained' }),
+    event: z.string().openapi({ description: 'added, scheduled, promoted, active, progress, completed, retried, dead, stalled, released, removed, reprocessed, replaced, step, cancelled, cancelling, paused, resumed, group-paused, group-resumed, limit, rate, held, cleaned, drained' }),
     scheduler: firedBy.optional().openapi({ description: '`added` of a job a scheduler fired: the scheduler and the slot' }),
   })
   .openapi('QueueEvent');

@@ -7,7 +7,7 @@ import { type Chromium, launchChromium, screenshot } from './chromium.js';
 import { startTarget, type Target, type TargetKind } from './targets.js';
 
 /** Every state a queues row counts, as `GET /v1/queues` names them. */
-const STATES = ['pending', 'scheduled', 'sleeping', 'active', 'waiting', 'awaiting', 'completed', 'dead'] as const;
+const STATES = ['pending', 'scheduled', 'sleeping', 'active', 'waiting', 'awaiting', 'completed', 'dead', 'cancelled'] as const;
 type Counts = Record<(typeof STATES)[number], number>;
 interface Overview {
   readonly queue: string;
@@ -165,7 +165,7 @@ export function describeDashboard(kind: TargetKind): void {
 
       const asText = (counts: Counts): Record<string, string> => Object.fromEntries(STATES.map((s) => [s, String(counts[s])]));
       const mine = new Map(shown.map((row) => [row.queue, row]));
-      expect(after.get(busy.name)?.counts).toEqual({ pending: 3, scheduled: 1, active: 1, waiting: 0, awaiting: 0, sleeping: 0, completed: 2, dead: 1 });
+      expect(after.get(busy.name)?.counts).toEqual({ pending: 3, scheduled: 1, active: 1, waiting: 0, awaiting: 0, sleeping: 0, completed: 2, dead: 1, cancelled: 0 });
       for (const queue of [busy, paused]) {
         const row = mine.get(queue.name);
         expect(row, queue.name).toBeDefined();

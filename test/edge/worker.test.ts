@@ -13,6 +13,7 @@ import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpSteps } from '../http-steps.suite.js';
+import { describeHttpCancel } from '../http-cancel.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
@@ -50,6 +51,7 @@ describeHttpRate('the rate-limit routes on the Worker under miniflare', () => in
 describeHttpGroups('the groups route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 describeHttpFlows('the flows route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 describeHttpSteps('the steps route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpCancel('the cancel routes on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 
 describe('the Worker', () => {
   let bridge: RunningBridge;

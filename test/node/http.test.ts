@@ -5,6 +5,7 @@ import { describeHttpAdmin } from '../http-admin.suite.js';
 import { describeHttpApi } from '../http-api.suite.js';
 import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpSteps } from '../http-steps.suite.js';
+import { describeHttpCancel } from '../http-cancel.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
@@ -37,6 +38,7 @@ describeHttpRate('the rate-limit routes on Node', () => inject('redisUrl'), node
 describeHttpGroups('the groups route on Node', () => inject('redisUrl'), nodeApi('test-token-groups'));
 describeHttpFlows('the flows route on Node', () => inject('redisUrl'), nodeApi('test-token-flows'));
 describeHttpSteps('the steps route on Node', () => inject('redisUrl'), nodeApi('test-token-steps'));
+describeHttpCancel('the cancel routes on Node', () => inject('redisUrl'), nodeApi('test-token-cancel'));
 
 describe('the HTTP API on Node, beyond the contract', () => {
   it('binds loopback only when open, and answers 503 when Redis does not', async () => {

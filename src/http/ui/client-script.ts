@@ -12,8 +12,10 @@
  *   the outcome in `#status` (or the API's error in `#alert`) and reloads the content, or goes to
  *   `data-then`. A form with `data-fill` fills each `{name}` of its URL and confirmation from its
  *   field of that name (in the URL encoded), and of its done text from its fields and the API's
- *   answer (the Send event form: `{event}`, `{resumed}`). `button[data-bulk]` runs the same action
- *   of every row shown, after one confirmation. `form[data-goto]` goes to a page named by its input (the job search).
+ *   answer (the Send event form: `{event}`, `{resumed}`; the Cancel form: `{state}`). The
+ *   dialog's other button reads `data-dismiss` when the action has one ("Keep job" beside "Cancel
+ *   job"), else Cancel. `button[data-bulk]` runs the same action of every row shown, after one
+ *   confirmation. `form[data-goto]` goes to a page named by its input (the job search).
  * - Stays live: where the page runs on Node (`body[data-live="sse"]`), it reads `/ui/live` (SSE,
  *   through fetch so it carries the bearer header) for the queues the content names
  *   (`[data-live-queues]`) and reloads on news; elsewhere it reloads every `data-poll-ms`. It
@@ -31,6 +33,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
   const dialog = document.getElementById('confirm');
   const dialogText = document.getElementById('confirm-text');
   const dialogOk = document.getElementById('confirm-ok');
+  const dialogNo = document.getElementById('confirm-no');
   const pollMs = Number(body.dataset.pollMs || 5000);
   const MAX_LIVE = Number(body.dataset.liveMax || 50);
   let stream = null;
@@ -128,10 +131,12 @@ export const DASHBOARD_SCRIPT = `'use strict';
     if (input) input.focus();
   }
 
-  function ask(text, verb) {
+  // dismiss: the other button's word when "Cancel" would read as the action (Cancel job)
+  function ask(text, verb, dismiss) {
     return new Promise((resolve) => {
       dialogText.textContent = text;
       dialogOk.textContent = verb;
+      dialogNo.textContent = dismiss || 'Cancel';
       dialog.returnValue = '';
       dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true });
       dialog.showModal();
@@ -173,6 +178,11 @@ export const DASHBOARD_SCRIPT = `'use strict';
       const limit = num(fields.limit), periodMs = num(fields.periodMs);
       return limit === null && periodMs === null ? null : { limit, periodMs };
     }
+    // no reason typed: none sent, and the API keeps its default
+    if (kind === 'cancel') {
+      const reason = String(fields.reason || '').trim();
+      return reason === '' ? {} : { reason };
+    }
     if (kind === 'event') {
       // empty is not "no data": a wait that resumes with null reads as one that timed out
       const text = String(fields.data || '').trim();
@@ -191,7 +201,7 @@ export const DASHBOARD_SCRIPT = `'use strict';
     const fields = el.dataset.fill === undefined ? null : Object.fromEntries(new FormData(el).entries());
     const url = fields ? fill(el.dataset.url, fields, true) : el.dataset.url;
     const question = fields && el.dataset.confirm ? fill(el.dataset.confirm, fields) : el.dataset.confirm;
-    if (question && !(await ask(question, verb))) return;
+    if (question && !(await ask(question, verb, el.dataset.dismiss))) return;
     const answer = await send(el.dataset.method || 'POST', url, json);
     if (answer) {
       const done = el.dataset.done || verb + ': done';

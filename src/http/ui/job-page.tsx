@@ -2,6 +2,7 @@
 import type { FC } from 'hono/jsx';
 import type { QueueEvent } from '../../events/events.js';
 import type { JobRecord } from '../../job.js';
+import { CancelForm, CancelNote, offersCancel } from './cancel-form.js';
 import { currentStep, SendEventForm, StepsTimeline, Suspension } from './steps-timeline.js';
 import { Action, Columns, Json, Part, paths, StateBadge, Time } from './widgets.js';
 
@@ -17,6 +18,7 @@ function detail(e: QueueEvent): string {
   if ('progress' in e) add('progress', e.progress);
   if ('result' in e) add('result', e.result);
   if (e.event === 'step') add('step', `${JSON.stringify(e.name)} ${e.state}`);
+  if (e.event === 'cancelled' || e.event === 'cancelling') add('reason', e.reason);
   return parts.join(', ');
 }
 
@@ -38,9 +40,10 @@ function removeNote(job: JobRecord): string {
 }
 
 /**
- * A job's page: its state (and what a suspended job waits for), payload, result or error (with
- * its stack), progress, attempts, group, scheduler, flow parent and children, its durable steps,
- * its timeline from the events stream, and Reprocess (when dead), Send event (when awaiting) and
+ * A job's page: its state (and what a suspended job waits for, why a cancelled one ended, that a
+ * running one is being cancelled), payload, result or error (with its stack), progress, attempts,
+ * group, scheduler, flow parent and children, its durable steps, its timeline from the events
+ * stream, and Reprocess (when dead), Send event (when awaiting), Cancel (when unfinished) and
  * Remove. `now` is the server's clock at render, for "until ... (in 4 min)".
  */
 export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; now: number }> = ({ queue: q, job, timeline, now }) => (
@@ -52,10 +55,12 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; no
       {job.id} <StateBadge state={job.state} />
     </h1>
     <Suspension job={job} now={now} />
-    <div class="actions">
+    <CancelNote job={job} />
+    <div class="actions job-actions">
       {job.state === 'dead' ? (
         <Action verb="Reprocess" url={paths.api(q, 'jobs', job.id, 'reprocess')} confirm={`Reprocess ${job.id}? It goes back to pending and runs again.`} done={`Reprocessed ${job.id}`} />
       ) : null}
+      {offersCancel(job) ? <CancelForm queue={q} job={job} /> : null}
       <Action verb="Remove" method="DELETE" danger url={paths.api(q, 'jobs', job.id)} confirm={`Remove ${job.id}? Its row is deleted for good${removeNote(job)}.`} done={`Removed ${job.id}`} then={paths.queue(q)} />
     </div>
     {job.state === 'awaiting' ? <SendEventForm queue={q} job={job} /> : null}
@@ -98,7 +103,7 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; no
       )}
       {job.finishedAt === undefined ? null : (
         <>
-          <dt>Finished</dt>
+          <dt>{job.state === 'cancelled' ? 'Cancelled' : 'Finished'}</dt>
           <dd>
             <Time ms={job.finishedAt} />
           </dd>

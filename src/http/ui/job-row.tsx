@@ -21,6 +21,7 @@ export const JobRow: FC<{ queue: string; job: JobRecord; when: string; actions?:
     </th>
     <td data-label="State">
       <StateBadge state={job.state} />
+      {job.state === 'active' && job.cancelReason !== undefined ? <span class="muted"> cancelling</span> : null}
     </td>
     <td data-label="Group">{job.group ?? <span class="muted">-</span>}</td>
     <td class="num" data-label="Attempt">

@@ -10,7 +10,7 @@ import { Columns, Pager, Part, paths, StateBadge } from './widgets.js';
  * The counts a row shows (`QueueCounts`), in the order a job goes through them: `sleeping` beside
  * `scheduled`, whose jobs in a durable sleep it counts again.
  */
-export const COUNTED_STATES = ['pending', 'scheduled', 'sleeping', 'active', 'waiting', 'awaiting', 'completed', 'dead'] as const satisfies ReadonlyArray<keyof QueueCounts>;
+export const COUNTED_STATES = ['pending', 'scheduled', 'sleeping', 'active', 'waiting', 'awaiting', 'completed', 'dead', 'cancelled'] as const satisfies ReadonlyArray<keyof QueueCounts>;
 
 /** How many queues a page of the queues page shows: as many as one live response follows. */
 export const QUEUES_PAGE = MAX_LIVE_QUEUES;
@@ -36,7 +36,7 @@ export const QueuesPage: FC<{ queues: readonly QueueOverview[]; prefix: string; 
       <div class="scroll">
         <table class="cards counts">
           <caption class="note">
-            completed counts every job ever completed; the others count the jobs in that state now (sleeping: the scheduled jobs in a durable sleep, counted in scheduled too; awaiting: jobs waiting for an event). Last hour: jobs completed (green) and sent to dead (red) each minute, the current minute at the right
+            completed counts every job ever completed; the others count the jobs in that state now (sleeping: the scheduled jobs in a durable sleep, counted in scheduled too; awaiting: jobs waiting for an event; cancelled: jobs ended by a cancel, until cleaned). Last hour: jobs completed (green) and sent to dead (red) each minute, the current minute at the right
           </caption>
           <Columns names={['Queue', 'State', ...COUNTED_STATES, 'Last hour']} numeric={COUNTED_STATES} />
           <tbody>

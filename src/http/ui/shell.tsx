@@ -65,7 +65,9 @@ export const Shell: FC<{ live: Liveness }> = ({ live }) => (
         <form method="dialog">
           <p id="confirm-text"></p>
           <div class="actions">
-            <button value="cancel">Cancel</button>
+            <button value="cancel" id="confirm-no">
+              Cancel
+            </button>
             <button value="ok" id="confirm-ok" class="primary">
               OK
             </button>

@@ -6,10 +6,10 @@
 export const DASHBOARD_CSS = `
 :root { color-scheme: light dark; --bg: #fff; --fg: #1b1f24; --muted: #59636e; --line: #d1d9e0; --panel: #f6f8fa;
   --accent: #0b5cad; --pending: #0b5cad; --scheduled: #6f42c1; --active: #9a6700; --waiting: #0f766e;
-  --completed: #1a7f37; --dead: #cf222e; --paused: #59636e; --focus: #e36209; --awaiting: #a3246f; }
+  --completed: #1a7f37; --dead: #cf222e; --paused: #59636e; --focus: #e36209; --awaiting: #a3246f; --cancelled: #6e5b48; }
 @media (prefers-color-scheme: dark) { :root { --bg: #0d1117; --fg: #e6edf3; --muted: #9198a1; --line: #3d444d; --panel: #151b23;
   --accent: #4493f8; --pending: #4493f8; --scheduled: #ab7df8; --active: #d29922; --waiting: #2dd4bf;
-  --completed: #3fb950; --dead: #f85149; --paused: #9198a1; --awaiting: #e57bb8; } }
+  --completed: #3fb950; --dead: #f85149; --paused: #9198a1; --awaiting: #e57bb8; --cancelled: #b8a48c; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
 a { color: var(--accent); }
@@ -37,6 +37,8 @@ td.num, th.num { text-align: right; }
 .state-pending { color: var(--pending); } .state-scheduled { color: var(--scheduled); } .state-active { color: var(--active); }
 .state-waiting { color: var(--waiting); } .state-completed { color: var(--completed); } .state-dead { color: var(--dead); }
 .state-paused { color: var(--paused); } .state-running { color: var(--completed); } .state-awaiting { color: var(--awaiting); }
+/* dashed as well as its colour: ended, neither done nor failed */
+.state-cancelled { color: var(--cancelled); border-style: dashed; }
 .step-done { color: var(--completed); } .step-failed { color: var(--dead); } .step-sleeping { color: var(--scheduled); }
 .step-waiting { color: var(--awaiting); } .step-timed-out { color: var(--active); } .step-invoking { color: var(--waiting); }
 .suspension { margin: 8px 0; padding: 6px 10px; border-left: 4px solid var(--focus); background: var(--panel); overflow-wrap: anywhere; }
@@ -44,9 +46,12 @@ table.steps tr.current > * { background: var(--panel); }
 table.steps tr.current > :first-child { box-shadow: inset 4px 0 0 var(--focus); }
 table.steps th[scope="row"] { min-width: 10ch; }
 table.steps time, .suspension time { white-space: nowrap; }
-/* eight counts and an hour's chart: a long queue name wraps, so the row fits a laptop's width */
+.suspension[data-cancel] { border-left-color: var(--cancelled); }
+/* nine counts and an hour's chart: a long queue name wraps, so the row fits a laptop's width */
 table.counts th[scope="row"] { white-space: normal; overflow-wrap: anywhere; min-width: 12ch; }
 table.counts th.num, table.counts td.num { padding-left: 6px; padding-right: 6px; }
+/* nine state names over short numbers: headings a size down keep the row within 1200 px */
+table.counts thead th { font-size: .85em; }
 code { font-size: .92em; overflow-wrap: anywhere; }
 .tabs { display: flex; flex-wrap: wrap; gap: 6px; margin: 8px 0; padding: 0; list-style: none; }
 .tabs a { display: inline-block; padding: 3px 10px; border: 1px solid var(--line); border-radius: 14px; text-decoration: none; }
@@ -65,6 +70,9 @@ textarea { font: .9em/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospa
 .fields { display: flex; flex-wrap: wrap; gap: 8px 12px; align-items: start; }
 .fields .grow { flex: 1 1 24ch; }
 form.send-event { max-width: 760px; }
+/* Cancel's reason and button in the row of the job's actions, the buttons on the field's line */
+.job-actions { align-items: flex-end; }
+.job-actions form.inline { margin: 0; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; margin: 10px 0; padding: 6px 12px; }
 legend { font-weight: 600; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px; margin: 8px 0; }
@@ -87,6 +95,9 @@ dialog .actions { justify-content: flex-end; margin-bottom: 0; }
 @media (max-width: 640px) {
   table.cards thead { position: absolute; left: -9999px; }
   table.cards, table.cards tbody, table.cards tr { display: block; width: 100%; }
+  /* a column, so a caption (the counts' note) spans the width, below the rows as on a wide screen */
+  table.cards { display: flex; flex-direction: column; }
+  table.cards caption { display: block; order: 1; }
   table.cards tr { padding: 6px 0; border-bottom: 1px solid var(--line); }
   table.cards tr:last-child { border-bottom: 0; }
   table.cards th, table.cards td { display: block; border: 0; padding: 2px 10px; white-space: normal; text-align: left; overflow-wrap: anywhere; }

@@ -1,12 +1,12 @@
-import type { DeadRetention, JobState } from '../../job.js';
+import type { DeadRetention, FinishedState, JobState } from '../../job.js';
 import { type Commands, printJson } from './command.js';
 import type { CommandContext } from './command-context.js';
 import { intOption, parseArgs, payloadArgument, UsageError } from './strict-args.js';
 
 /** The usage lines of the admin commands, for `emq --help`. */
-export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|completed|dead|waiting|awaiting> [--offset N] [--limit N]
+export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|completed|dead|waiting|awaiting|cancelled> [--offset N] [--limit N]
       Prints one JSON line per job of that state, in its order (limit 1 to 1000, default 50).
-  emq clean <queue> <completed|dead> [--older-than-ms N] [--limit N]
+  emq clean <queue> <completed|dead|cancelled> [--older-than-ms N] [--limit N]
       Deletes finished jobs that finished at least N ms ago (default 0: all); prints {"removed"}.
   emq drain <queue>
       Deletes the jobs waiting to run (pending and scheduled), never active ones; prints {"removed"}.
@@ -23,7 +23,9 @@ export const ADMIN_USAGE = `  emq jobs <queue> <pending|scheduled|active|complet
       Prints {"maxAgeMs", "maxCount"}, the retention of dead jobs; with an option, sets it first
       (the one not given: none). Every burial then deletes at most two dead jobs past it.`;
 
-const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting'];
+const STATES: readonly JobState[] = ['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting', 'cancelled'];
+/** The states `clean` deletes jobs of: those a job ends in. */
+const FINISHED: readonly FinishedState[] = ['completed', 'dead', 'cancelled'];
 
 /**
  * The admin commands (`jobs`, `clean`, `drain`, `obliterate`, `reprocess-dead`, `change-priority`,
@@ -60,9 +62,9 @@ export function adminCommands(cli: CommandContext): Commands {
     },
 
     async clean(args) {
-      const { values, positionals } = parse('clean', args, ['queue', 'completed|dead'], { 'older-than-ms': { type: 'string' }, limit: { type: 'string' } });
-      const [name, state] = positionals as [string, string];
-      if (state !== 'completed' && state !== 'dead') throw new UsageError(`clean takes completed or dead, got ${JSON.stringify(state)}`);
+      const { values, positionals } = parse('clean', args, ['queue', FINISHED.join('|')], { 'older-than-ms': { type: 'string' }, limit: { type: 'string' } });
+      const [name, state] = positionals as [string, FinishedState];
+      if (!FINISHED.includes(state)) throw new UsageError(`clean takes ${FINISHED.join(', ')}; got ${JSON.stringify(state)}`);
       const olderThanMs = intOption(values, 'older-than-ms');
       const limit = intOption(values, 'limit');
       const ids = await cli.withQueue(name, (queue) =>

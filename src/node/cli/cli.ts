@@ -1,5 +1,6 @@
 import { EmqError } from '../../errors.js';
 import { adminCommands } from './admin.js';
+import { cancelCommands } from './cancel.js';
 import { type Commands, EXIT } from './command.js';
 import { type CommandContext, commandContext } from './command-context.js';
 import { consumeCommands } from './consume.js';
@@ -26,6 +27,7 @@ const commandsOf = (cli: CommandContext): Commands => ({
   ...enqueueCommands(cli),
   ...jobCommands(cli),
   ...sendEventCommands(cli),
+  ...cancelCommands(cli),
   ...eventsCommands(cli),
   ...statsCommands(cli),
   ...queuesCommands(cli),

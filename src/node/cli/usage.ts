@@ -1,4 +1,5 @@
 import { ADMIN_USAGE } from './admin.js';
+import { CANCEL_USAGE } from './cancel.js';
 import { CONSUME_USAGE } from './consume.js';
 import { ENQUEUE_USAGE } from './enqueue.js';
 import { EVENTS_USAGE } from './events.js';
@@ -23,6 +24,7 @@ ${ENQUEUE_USAGE}
 ${FLOW_USAGE}
 ${JOB_USAGE}
 ${SEND_EVENT_USAGE}
+${CANCEL_USAGE}
 ${EVENTS_USAGE}
 ${STATS_USAGE}
 ${QUEUES_USAGE}
