@@ -14,10 +14,10 @@
   ARGV[6]  n, the number of jobs (>= 1)
   ARGV[7]  the jobs' form: "p" (plain) gives each job as 2 values, its payload (JSON text) and
            group ("" = ungrouped); "l" (linked) as 5, its id, payload, group, parent and children
-           (a flow's jobs); every other field the default below; "f" (full) as all 14 below
+           (a flow's jobs); every other field the default below; "f" (full) as all 15 below
            (a call of plain jobs, the usual bulk add, sends 2 arguments a job instead of 13: each
            argument is parsed, made a Lua string and freed by Redis, and written by the client)
-  then, "f", 14 values per job:
+  then, "f", 15 values per job:
            id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
@@ -25,7 +25,10 @@
            the job finishes, else >= 1), replace ("1": debounce, "0"), parent (a flow child's
            "<queue>|<id>|<policy f|i|r>", "" none), children (a flow parent's "<queue>|<id>"
            joined by ",", "" none), timeoutMs (-1 = the consumer's; else >= 1: the job's own,
-           the row's `to`, handed out with each claim)
+           the row's `to`, handed out with each claim), expiry ("" none; "a<ms>" that many ms
+           after this call, "t<epoch ms>" at that time, by the server's clock: a job not started
+           by then never starts, it goes to dead with EMQEXPIRED, docs/design/job-controls.md; the
+           row's `xa`, indexed in emq:{q}:expiring)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key;
            a core key's answer of generated ids only as "#<first seq>,<n>,<states>"),
@@ -87,7 +90,7 @@
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 14
+local FIELDS = 15
 local FIRST = 7
 -- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain ("p") and
 -- linked ("l") jobs, the values given with the other fields' defaults written in (J[7] "f"
@@ -106,7 +109,7 @@ if per then
     local id, payload, group, parent, children = '', ARGV[s + 1], ARGV[s + 2], '', ''
     if per == 5 then id, payload, group, parent, children = ARGV[s + 1], ARGV[s + 2], ARGV[s + 3], ARGV[s + 4], ARGV[s + 5] end
     J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = id, payload, group, '-1', '-1', '0', max_text
-    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1'
+    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14], J[b + 15] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1', ''
   end
 elseif form ~= 'f' then
   error(redis.error_reply('EMQARG the jobs\' form is "p", "l" or "f", got ' .. tostring(form)))
@@ -127,6 +130,12 @@ for i = 0, form ~= 'p' and n - 1 or -1 do
   arg_int(J[b + 6], 'priority', 0)
   arg_int(J[b + 7], 'maxAttempts', 1)
   if J[b + 14] ~= '-1' then arg_int(J[b + 14], 'timeoutMs', 1) end
+  if J[b + 15] ~= '' then
+    local how = string.sub(J[b + 15], 1, 1)
+    if how == 'a' then arg_int(string.sub(J[b + 15], 2), 'expireAfterMs', 1)
+    elseif how == 't' then arg_int(string.sub(J[b + 15], 2), 'expireAt', 0)
+    else error(redis.error_reply('EMQARG an expiry is "a<ms>" or "t<epoch ms>", got ' .. J[b + 15])) end
+  end
   if J[b + 9] ~= '' then
     dedupe = true
     if #J[b + 9] > 1024 then error(redis.error_reply('EMQARG a dedupe key is at most 1024 bytes')) end
@@ -282,8 +291,8 @@ end
 local taken, took = {}, false
 -- whether any job of this call is part of a flow (meta `fl`: the claims, settles and bulk deletes then read links)
 local flows = false
--- whether any job of this call has a timeout of its own (meta `tm`)
-local timed = false
+-- whether any job of this call has a timeout of its own (meta `tm`), an expiry (meta `xp`)
+local timed, expiring = false, false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
@@ -350,6 +359,16 @@ for i = 0, n - 1 do
       if not timed then redis.call('HSET', K_META, 'tm', '1') end
       timed = true
       redis.call('HSET', key, 'to', J[b + 14])
+    end
+    -- its expiry (meta `xp` first: the claims and beats sweep emq:{q}:expiring only under it)
+    if J[b + 15] ~= '' then
+      if not expiring then redis.call('HSET', K_META, 'xp', '1') end
+      expiring = true
+      local at = tonumber(string.sub(J[b + 15], 2))
+      if string.sub(J[b + 15], 1, 1) == 'a' then at = now + at end
+      local at_text = string.format('%d', at)
+      redis.call('HSET', key, 'xa', at_text)
+      redis.call('ZADD', PREFIX .. 'expiring', at_text, id)
     end
     reply[#reply + 1] = id
     reply[#reply + 1] = state

@@ -52,7 +52,7 @@ for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   local id, slot_text, next_slot = ARGV[b + 1], ARGV[b + 3], tonumber(ARGV[b + 4])
   local key = scheduler_key(id)
-  local r = redis.call('HMGET', key, 'v', 'n', 'f', 'm', 'd', 'g', 'p', 'ma', 'b')
+  local r = redis.call('HMGET', key, 'v', 'n', 'f', 'm', 'd', 'g', 'p', 'ma', 'b', 'xe')
   local job = ''
   if r[1] == ARGV[b + 2] and r[2] == slot_text then
     local count = tonumber(r[3] or '0') + 1
@@ -64,6 +64,13 @@ for i = 0, n - 1 do
     if redis.call('EXISTS', row) == 0 then
       local seq = take_seq(1) + 1
       add_job(batch, later, row, job, r[5], r[6] or '', tonumber(r[7] or '0'), r[8], r[9], seq, -1, now, now_text, nil, id, slot_text)
+      -- its expiry, that long after its firing (meta `xp` first: the claims sweep only under it)
+      if r[10] then
+        mark_feature('xp')
+        local at = string.format('%d', now + tonumber(r[10]))
+        redis.call('HSET', row, 'xa', at)
+        redis.call('ZADD', PREFIX .. 'expiring', at, job)
+      end
     end
     fired = fired + 1
     redis.call('HSET', key, 'v', string.format('%d', tonumber(r[1]) + 1), 'f', string.format('%d', count), 'l', slot_text)

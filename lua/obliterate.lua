@@ -113,7 +113,7 @@ redis.call('DEL', K_OUTBOX, K_WAITING)
 for _, name in ipairs(redis.call('SMEMBERS', PREFIX .. 'evnames')) do
   redis.call('DEL', PREFIX .. 'shapes:' .. name, PREFIX .. 'kept:' .. name, PREFIX .. 'keptd:' .. name)
 end
-redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting')
+redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring')
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }

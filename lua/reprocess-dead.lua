@@ -48,7 +48,7 @@ for _, id in ipairs(ids) do
   local key = job_key(id)
   local r = redis.call('HMGET', key, 'g', 'o', 'a', 'fp', 't', 'fw')
   redis.call('HSET', key, 's', 'pending', 'z', r[3])
-  if r[6] then redis.call('HDEL', key, 'f', 'fx') else redis.call('HDEL', key, 'f') end
+  if r[6] then redis.call('HDEL', key, 'f', 'fx', 'xa') else redis.call('HDEL', key, 'f', 'xa') end
   if r[4] then report_up(id, r[4], r[5], 'p', '', now) end
   batch_push(batch, r[1], r[2], id)
   collect_event('reprocessed', id, 'g', r[1])

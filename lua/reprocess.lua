@@ -35,7 +35,8 @@ if not r[1] then return { 0, {} } end
 if r[1] ~= 'dead' then return { -1, {} } end
 redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
-if r[7] then redis.call('HDEL', key, 'f', 'fx') else redis.call('HDEL', key, 'f') end
+-- its expiry goes too (it left emq:{q}:expiring when it expired): a job run again on purpose
+if r[7] then redis.call('HDEL', key, 'f', 'fx', 'xa') else redis.call('HDEL', key, 'f', 'xa') end
 if r[5] then report_up(id, r[5], r[6], 'p', '', now_ms()) end
 if admit_one(r[2], r[3], id) then ring_doorbell() end
 emit('reprocessed', id, 'g', r[2])

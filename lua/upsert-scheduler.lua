@@ -13,9 +13,10 @@
   ARGV[6]  limit: the most slots it fires in all (-1: no limit)
   ARGV[7]  next slot ms (-1: it fires no more); a limit already reached fires no more either
   then the job it fires, as enqueue takes one: payload (JSON text), group ("" = ungrouped),
-           priority, maxAttempts, backoff spec
+           priority, maxAttempts, backoff spec, expireAfterMs (-1: none; else each fired job
+           expires that many ms after its firing: the row's `xe`)
   Derives  emq:{q}:scheduler:<id>
-  Row      k spec, an anchor, m limit, d payload, g group, p priority, ma maxAttempts, b backoff,
+  Row      k spec, an anchor, m limit, d payload, g group, p priority, ma maxAttempts, b backoff, xe expireAfterMs,
            v revision (every upsert and firing adds 1), n next slot (absent: fires no more),
            l last slot fired, f slots fired, c created, u updated (server ms)
   Reply    {1, revision written, next slot or -1} or {0, the revision found (-1: none)}
@@ -37,6 +38,7 @@ local limit = arg_int(ARGV[6], 'limit', -1)
 local next_slot = arg_int(ARGV[7], 'next slot', -1)
 local priority = arg_int(ARGV[10], 'priority', 0)
 arg_int(ARGV[11], 'maxAttempts', 1)
+local expire_after = arg_int(ARGV[13] or '-1', 'expireAfterMs', -1)
 
 local key = scheduler_key(id)
 local found = redis.call('HMGET', key, 'v', 'f')
@@ -54,6 +56,7 @@ local cleared = {}
 if ARGV[9] ~= '' then redis.call('HSET', key, 'g', ARGV[9]) else cleared[#cleared + 1] = 'g' end
 if anchor >= 0 then redis.call('HSET', key, 'an', string.format('%d', anchor)) else cleared[#cleared + 1] = 'an' end
 if limit >= 0 then redis.call('HSET', key, 'm', string.format('%d', limit)) else cleared[#cleared + 1] = 'm' end
+if expire_after >= 1 then redis.call('HSET', key, 'xe', string.format('%d', expire_after)) else cleared[#cleared + 1] = 'xe' end
 mark_feature('sc')
 if next_slot >= 0 then
   redis.call('HSET', key, 'n', string.format('%d', next_slot))

@@ -29,7 +29,7 @@ export const DEFAULT_JOB_DEFAULTS: JobDefaults = {
   backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
 };
 
-/** One job as enqueue.lua takes it in its full form: 14 values (a plain one goes as 2: src/ops/enqueue.ts). */
+/** One job as enqueue.lua takes it in its full form: 15 values (a plain one goes as 2: src/ops/enqueue.ts). */
 export type EncodedJob = readonly [
   id: string,
   payload: string,
@@ -48,6 +48,8 @@ export type EncodedJob = readonly [
   children: string,
   /** The job's own timeout in ms (-1: the consumer's). */
   timeoutMs: number,
+  /** Its expiry: `a<ms>` after the add, `t<epoch ms>` at that time, by the server's clock ('' none). */
+  expiry: string,
 ];
 
 /** The longest dedupe key, in characters (UTF-16 units, as `string.length` counts). */
@@ -274,5 +276,19 @@ export function encodeJob(
   const maxAttempts = intOption('maxAttempts', o.maxAttempts ?? defaults.maxAttempts, 1, 1_000_000);
   const backoff = o.backoff === undefined ? defaultBackoffOf(defaults) : encodeBackoff(o.backoff);
   const timeoutMs = o.timeoutMs === undefined ? -1 : intOption('timeoutMs', o.timeoutMs, 1);
-  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', '', timeoutMs];
+  if (o.expireAfterMs !== undefined && o.expireAt !== undefined) throw new InvalidArgumentError('give expireAfterMs or expireAt, not both');
+  let expiry = '';
+  if (o.expireAfterMs !== undefined) expiry = `a${intOption('expireAfterMs', o.expireAfterMs, 1)}`;
+  if (o.expireAt !== undefined) expiry = `t${intOption('expireAt', o.expireAt instanceof Date ? o.expireAt.getTime() : o.expireAt, 0)}`;
+  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', '', timeoutMs, expiry];
+}
+
+/**
+ * `job` with its flow links: a flow child's parent (`<queue>|<id>|<policy>`, '' none) and a flow
+ * parent's children (`<queue>|<id>` joined by `,`, '' none), every other value kept. Typed, so a
+ * value added to EncodedJob is carried here too.
+ */
+export function withLinks(job: EncodedJob, parent: string, children: string): EncodedJob {
+  const [id, payload, group, delayMs, runAt, priority, maxAttempts, backoff, dedupeKey, dedupeTtlMs, replace, , , timeoutMs, expiry] = job;
+  return [id, payload, group, delayMs, runAt, priority, maxAttempts, backoff, dedupeKey, dedupeTtlMs, replace, parent, children, timeoutMs, expiry];
 }

@@ -58,6 +58,14 @@ export interface EnqueueOptions {
    * does not start a job whose timeout cannot end before the beat's deadline: it gives it back.
    */
   readonly timeoutMs?: number;
+  /**
+   * Expire the job this many ms after the add (an integer >= 1), by the server's clock: not started
+   * by then, it never starts; it goes to dead with EMQEXPIRED (docs/guides/job-controls.md). A job
+   * started in time runs, and its retries too. Not with `expireAt`.
+   */
+  readonly expireAfterMs?: number;
+  /** Expire the job at this time (epoch ms or a Date), by the server's clock: as `expireAfterMs`. */
+  readonly expireAt?: number | Date;
 }
 
 /**
@@ -237,6 +245,8 @@ export interface JobRecord<Payload = unknown, Result = unknown> {
    * was asked and whose run has not ended yet (docs/guides/job-controls.md). Undefined otherwise.
    */
   readonly cancelReason?: string | undefined;
+  /** When it expires unless started by then (server ms: `expireAfterMs`, `expireAt`); undefined for none. */
+  readonly expiresAt?: number | undefined;
 }
 
 /** How many jobs are in each state. */

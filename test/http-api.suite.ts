@@ -226,6 +226,24 @@ export function describeHttpApi(label: string, redisUrl: () => string, start: ()
       expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 3 } });
     });
 
+    it('takes an expiry (expireAfterMs, expireAt as ms or ISO text) and shows it on the job; a bad one is a 400 that writes nothing', async () => {
+      const queue = q();
+      const one = await call('POST', `/v1/queues/${queue}/jobs`, { payload: 1, expireAfterMs: 60_000 });
+      expect(one.status).toBe(201);
+      const at = Date.now() + 120_000;
+      const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 2, expireAt: at }, { payload: 3, expireAt: new Date(at).toISOString() }] });
+      expect(bulk.status).toBe(201);
+      const ids = [(one.body as { id: string }).id, ...(bulk.body as { jobs: Array<{ id: string }> }).jobs.map((j) => j.id)];
+      const views = await Promise.all(ids.map(async (id) => (await call('GET', `/v1/queues/${queue}/jobs/${id}`)).body as { expiresAt?: number; createdAt: number }));
+      expect(views[0]!.expiresAt! - views[0]!.createdAt).toBe(60_000);
+      expect(views.slice(1).map((v) => v.expiresAt)).toEqual([at, at]);
+      for (const body of [{ expireAfterMs: 0 }, { expireAfterMs: 1.5 }, { expireAt: -1 }, { expireAt: 'soon' }, { expireAfterMs: 10, expireAt: at }]) {
+        const bad = await call('POST', `/v1/queues/${queue}/jobs`, { payload: 4, ...body });
+        expect(bad.status, JSON.stringify(body)).toBe(400);
+      }
+      expect((await call('GET', `/v1/queues/${queue}`)).body).toMatchObject({ counts: { pending: 3 } });
+    });
+
     it('enqueues in bulk, up to 1000', async () => {
       const queue = q();
       const bulk = await call('POST', `/v1/queues/${queue}/jobs/bulk`, { jobs: [{ payload: 1 }, { payload: 2, group: 'g' }, { payload: 3, delayMs: 1000 }] });

@@ -31,6 +31,7 @@ import { firedBy, parseStoredSpec } from '../src/schedulers/schedulers.js';
 import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-context.js';
 import { awaitingIds, stepViolations } from './step-invariants.js';
 import { cancelledIndex, cancelViolations } from './cancel-invariants.js';
+import { expiryViolations } from './expiry-invariants.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
@@ -726,6 +727,9 @@ export function findViolations(snap: QueueSnapshot): string[] {
 
   // (r) cancel
   out.push(...cancelViolations(snap));
+
+  // (s) expiry
+  out.push(...expiryViolations(snap));
 
   return out;
 }

@@ -1,6 +1,9 @@
 -- @include claim_jobs
 -- @include next_times
 -- @include replay_claim
+-- @include queue_meta
+-- @include expire_due
+-- @include ring_doorbell
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
@@ -14,6 +17,11 @@
 -- With `request_key` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
 -- same request sent again (its reply lost) answers the same jobs instead of handing out others
 -- and leaving these to lapse (includes/replay_claim.lua).
+-- In a queue where a job ever had an expiry (meta `xp`), the jobs whose expiry has come go to dead
+-- first (includes/expire_due.lua), so a claim never hands one out; when more may be due than one
+-- call takes, this call claims nothing and rings the doorbell for the next.
+-- the most expired jobs one claim buries before it claims
+local EXPIRE_LIMIT = 1000
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
   local record = nil
   if request_key ~= nil and request_key ~= '' and n > 0 then
@@ -21,7 +29,9 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused, held = claim_jobs(n, lease_ms, now)
+  local backlog = false
+  if (n > 0 or times) and queue_meta().xp then backlog = expire_due(now, EXPIRE_LIMIT) end
+  local jobs, paused, held = claim_jobs(backlog and 0 or n, lease_ms, now)
   if record and #jobs > 0 then
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
@@ -36,6 +46,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
+  if backlog then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply

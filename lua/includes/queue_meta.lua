@@ -9,7 +9,9 @@
 -- timeouts, docs/design/steps.md), `tm` (true once any job had a timeout of its own: claims read
 -- its `to`), `cx` (true while any running job's cancel is asked and its run not ended: meta `cx`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- `cx` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and `ng` (true while every
+-- `cx` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), `xp`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and `ng` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for `dk`, `dt`, `fp` and
 -- `fw` only under `dd` and `fl` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -22,10 +24,10 @@
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read

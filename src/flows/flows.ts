@@ -1,4 +1,4 @@
-import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encodeJob, type JobDefaults, toJobId } from '../encode.js';
+import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encodeJob, type JobDefaults, toJobId, withLinks } from '../encode.js';
 import { InvalidArgumentError, shown } from '../errors.js';
 import { type OnFailure, POLICY_CODE } from './flow.js';
 import type { EnqueueOptions, EnqueueResult } from '../job.js';
@@ -29,6 +29,9 @@ const FLOW_FIELDS: ReadonlySet<string> = new Set([
   'priority',
   'maxAttempts',
   'backoff',
+  'timeoutMs',
+  'expireAfterMs',
+  'expireAt',
   'onFailure',
   'children',
 ]);
@@ -190,7 +193,7 @@ export class Flows {
       });
       const parentField = parent === undefined ? '' : `${parent.queue}|${parent.id}|${POLICY_CODE[onFailure ?? 'fail-parent']}`;
       const childrenField = node.children.map((c) => `${c.queue}|${c.id}`).join(',');
-      node.encoded = [...encoded.slice(0, 11), parentField, childrenField, encoded[13]] as unknown as EncodedJob;
+      node.encoded = withLinks(encoded, parentField, childrenField);
       return node;
     } catch (error) {
       if (error instanceof Error && !error.message.startsWith(path) ) error.message = at(error.message);

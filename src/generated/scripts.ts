@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "4f1677441646657e517404ee6a57e5564dc5e7d1",
+    sha1: "09cc665412ff81b925d29616d28561d2439ea3f8",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -374,7 +374,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -387,10 +389,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -1275,6 +1277,55 @@ local function replay_claim(seen, now, lease_ms)
   reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
 end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's \`xa\`, indexed in
+-- emq:{q}:expiring by it) has come by \`now\` and that never started go to dead with EMQEXPIRED: out
+-- of their place (a lane, which leaves the ring when it empties; scheduled; a flow parent's
+-- waiting), buried (includes/bury.lua: the dead counters, an until-finished dedupe key released,
+-- a flow child's news to its parent, the dead retention) with a \`dead\` event. A job started since
+-- (claimed: \`a\` above 0; a given-back claim is not counted) keeps running: its entry just leaves
+-- the index, as does one whose row is gone or finished. At most \`limit\` entries a call; returns
+-- whether it took \`limit\` (more may be due: the caller then claims nothing this call and rings the
+-- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+local function expire_due(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
+  if #ids == 0 then return false, 0 end
+  chunked('ZREM', PREFIX .. 'expiring', ids)
+  local buried = 0
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local state, group = r[1], r[3] or nil
+    local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
+    if due then
+      if state == 'pending' then
+        local entry = group or UNGROUPED
+        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+        leave_ring(entry)
+      elseif state == 'scheduled' then
+        redis.call('ZREM', K_SCHEDULED, id)
+      else
+        redis.call('ZREM', K_WAITING, id)
+      end
+      local err = 'EMQEXPIRED: not started by its expiry at ' .. r[8] .. ' (server ms)'
+      bury(id, err, now, nil, r[4], r[5], r[6], r[7] or nil)
+      collect_event('dead', id, 'g', group, 'a', 0, 'x', err)
+      buried = buried + 1
+    end
+  end
+  if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
+  return #ids >= limit, buried
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
@@ -1288,6 +1339,11 @@ end
 -- With \`request_key\` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
 -- same request sent again (its reply lost) answers the same jobs instead of handing out others
 -- and leaving these to lapse (includes/replay_claim.lua).
+-- In a queue where a job ever had an expiry (meta \`xp\`), the jobs whose expiry has come go to dead
+-- first (includes/expire_due.lua), so a claim never hands one out; when more may be due than one
+-- call takes, this call claims nothing and rings the doorbell for the next.
+-- the most expired jobs one claim buries before it claims
+local EXPIRE_LIMIT = 1000
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
   local record = nil
   if request_key ~= nil and request_key ~= '' and n > 0 then
@@ -1295,7 +1351,9 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused, held = claim_jobs(n, lease_ms, now)
+  local backlog = false
+  if (n > 0 or times) and queue_meta().xp then backlog = expire_due(now, EXPIRE_LIMIT) end
+  local jobs, paused, held = claim_jobs(backlog and 0 or n, lease_ms, now)
   if record and #jobs > 0 then
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
@@ -1310,6 +1368,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
+  if backlog then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -1338,13 +1397,6 @@ local function due_schedulers(now, limit)
     end
   end
   return due
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -1418,7 +1470,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "94cf57642af0da9a81fdc23d02db6ed4ded7b3c1",
+    sha1: "cd369c15a65338204d300aa7ca949d10bd35054f",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -1541,7 +1593,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -1554,10 +1608,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -1957,7 +2011,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "c2d86161d91dc7581cd3ae8cfbc3679a8a9ead5f",
+    sha1: "92841e2f04dd100f8a5605d152790271e31e8c84",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -2040,7 +2094,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2053,10 +2109,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -2694,6 +2750,249 @@ local function replay_claim(seen, now, lease_ms)
   reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
 end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- The deduplication key \`k\` of an enqueue (docs/design.md, "Deduplication"): emq:{q}:dd:<k>, a
+-- string naming the job that holds the key. Same hash tag as every key of the queue.
+local function dedupe_key(k)
+  return PREFIX .. 'dd:' .. k
+end
+-- Release deduplication key \`k\` (a row's \`dk\`; nil or false: the job has none) held by job \`id\`:
+-- its key is deleted only while it still names that job. It may name another by now: a ttl key
+-- that expired and was taken again, or an until-finished key released when this job died and
+-- taken by a new job before this one was reprocessed.
+local function release_dedupe(id, k)
+  if not k then return end
+  local key = dedupe_key(k)
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- The outbox (docs/design.md, "Flows"): what a script of this queue has to tell a job in another
+-- slot. \`outbox_append(entry, now)\` adds an entry (score: when) and keeps it in \`outbox_written\`,
+-- the entries of this call, which the scripts that write them return for their caller to relay
+-- at once; a beat returns the ones left over (an entry stays until its relay acknowledges it, so
+-- a runtime that dies before relaying delays the news, never loses it).
+-- Entries: \`u|<child queue>|<child id>|<parent queue>|<parent id>|<policy>|<token>|<kind>|<body>\`
+-- (a child's outcome, for its parent: includes/report_up.lua), \`r|<parent queue>|<parent
+-- id>|<child queue>|<child id>\` (a removed parent's unfinished child, to remove) and \`k|...\` in
+-- the same shape (a cancelled parent's unfinished child, to cancel: lua/cancel.lua).
+local outbox_written = {}
+local function outbox_append(entry, now)
+  redis.call('ZADD', K_OUTBOX, now, entry)
+  outbox_written[#outbox_written + 1] = entry
+end
+-- A flow child's news for its parent, appended to this queue's outbox: job \`id\`, whose row's \`fp\`
+-- is \`fp\` (\`<parent queue>|<parent id>|<policy>\`), ended its run under lease token \`token\` (a
+-- row's \`t\`, marks such as \`7/r3\` read as 7; nil for none) as \`kind\`: \`c\` completed (\`body\` its
+-- result JSON, '' none), \`d\` dead (\`body\` its error), \`p\` back to be run (reprocessed), \`x\` gone
+-- (removed). The parent keeps the newest news per child (includes/child_record.lua), so an entry
+-- applied twice, or after a newer one, changes nothing.
+local function report_up(id, fp, token, kind, body, now)
+  local t = string.match(token or '', '^%d+') or '0'
+  outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
+    redis.call('DEL', job_key(id))
+  end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- A job that held deduplication key \`k\` (its row's \`dk\`; nil or false: none) in until-finished
+-- mode (no \`dt\`, the row's ttl) has finished: completed or dead. The key is released, so the next
+-- enqueue with it adds a job; \`forget\` (a dead job's row stays) also takes \`dk\` off the row, so a
+-- reprocessed job does not claim a key it no longer holds. A ttl key is left to expire.
+local function release_settled(id, k, ttl, forget)
+  if not k or ttl then return end
+  release_dedupe(id, k)
+  if forget then redis.call('HDEL', job_key(id), 'dk') end
+end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
+  trim_dead(now)
+end
+-- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's \`xa\`, indexed in
+-- emq:{q}:expiring by it) has come by \`now\` and that never started go to dead with EMQEXPIRED: out
+-- of their place (a lane, which leaves the ring when it empties; scheduled; a flow parent's
+-- waiting), buried (includes/bury.lua: the dead counters, an until-finished dedupe key released,
+-- a flow child's news to its parent, the dead retention) with a \`dead\` event. A job started since
+-- (claimed: \`a\` above 0; a given-back claim is not counted) keeps running: its entry just leaves
+-- the index, as does one whose row is gone or finished. At most \`limit\` entries a call; returns
+-- whether it took \`limit\` (more may be due: the caller then claims nothing this call and rings the
+-- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+local function expire_due(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
+  if #ids == 0 then return false, 0 end
+  chunked('ZREM', PREFIX .. 'expiring', ids)
+  local buried = 0
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local state, group = r[1], r[3] or nil
+    local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
+    if due then
+      if state == 'pending' then
+        local entry = group or UNGROUPED
+        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+        leave_ring(entry)
+      elseif state == 'scheduled' then
+        redis.call('ZREM', K_SCHEDULED, id)
+      else
+        redis.call('ZREM', K_WAITING, id)
+      end
+      local err = 'EMQEXPIRED: not started by its expiry at ' .. r[8] .. ' (server ms)'
+      bury(id, err, now, nil, r[4], r[5], r[6], r[7] or nil)
+      collect_event('dead', id, 'g', group, 'a', 0, 'x', err)
+      buried = buried + 1
+    end
+  end
+  if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
+  return #ids >= limit, buried
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
@@ -2707,6 +3006,11 @@ end
 -- With \`request_key\` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
 -- same request sent again (its reply lost) answers the same jobs instead of handing out others
 -- and leaving these to lapse (includes/replay_claim.lua).
+-- In a queue where a job ever had an expiry (meta \`xp\`), the jobs whose expiry has come go to dead
+-- first (includes/expire_due.lua), so a claim never hands one out; when more may be due than one
+-- call takes, this call claims nothing and rings the doorbell for the next.
+-- the most expired jobs one claim buries before it claims
+local EXPIRE_LIMIT = 1000
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
   local record = nil
   if request_key ~= nil and request_key ~= '' and n > 0 then
@@ -2714,7 +3018,9 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused, held = claim_jobs(n, lease_ms, now)
+  local backlog = false
+  if (n > 0 or times) and queue_meta().xp then backlog = expire_due(now, EXPIRE_LIMIT) end
+  local jobs, paused, held = claim_jobs(backlog and 0 or n, lease_ms, now)
   if record and #jobs > 0 then
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
@@ -2729,6 +3035,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
+  if backlog then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -2782,7 +3089,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "99f8fdc9b2c164a37314203ad238d36044d4f88c",
+    sha1: "69c3cd95f73e9ccd39419e044349d17658b73821",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -3036,7 +3343,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -3049,10 +3358,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -3183,7 +3492,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "2b463a658ef4ca6bd2cceccd1d60ae1c1ca92c97",
+    sha1: "e2dce64eeb11655921c9461d0ddf03dfb84358e7",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -3300,7 +3609,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -3313,10 +3624,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -4234,6 +4545,180 @@ local function replay_claim(seen, now, lease_ms)
   reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
 end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- A parent's record of one child (the value in its children hash, includes/kids_key.lua):
+-- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
+-- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
+-- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
+-- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
+-- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- Returns the record's token, kind and body; token -1 for none.
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local function child_record(value)
+  if not value then return -1, nil, nil end
+  local bar = string.find(value, '|', 1, true)
+  return tonumber(string.sub(value, 1, bar - 1)), string.sub(value, bar + 1, bar + 1), string.sub(value, bar + 3)
+end
+-- Whether news (token, kind) is newer than the record \`old\` (a value, or nil/false for none).
+local function child_news(token, kind, old)
+  local t, k = child_record(old)
+  if token ~= t then return token > t end
+  return CHILD_RANK[kind] > CHILD_RANK[k]
+end
+-- Whether a record's kind counts as finished for its parent.
+local function child_done(kind)
+  return kind == 'c' or kind == 'd' or kind == 'f'
+end
+-- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
+-- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
+-- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
+local function forget_flow(id, state, fp, fw, token, now)
+  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  if not fw then return end
+  local kids = kids_key(id)
+  local flat = redis.call('HGETALL', kids)
+  for i = 1, #flat, 2 do
+    local _, kind = child_record(flat[i + 1])
+    if not child_done(kind) then outbox_append('r|' .. QUEUE_NAME .. '|' .. id .. '|' .. flat[i], now) end
+  end
+  redis.call('DEL', kids)
+end
+-- The queue's retention of dead jobs (meta \`dage\`: the most ms a dead job is kept, \`dmax\`: the
+-- most dead jobs kept; set-dead-retention writes them), applied after a burial at \`now\`: at most
+-- two of the oldest dead jobs past it are deleted, row and all. Two, not all: a burial does a
+-- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
+-- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
+-- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+local function trim_dead(now)
+  local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
+  if not r[1] and not r[2] then return end
+  local victims, seen = {}, {}
+  local function add(ids)
+    for _, id in ipairs(ids) do
+      if not seen[id] and #victims < 2 then
+        seen[id] = true
+        victims[#victims + 1] = id
+      end
+    end
+  end
+  if r[1] then
+    add(redis.call('ZRANGEBYSCORE', K_DEAD, '-inf', string.format('%d', now - tonumber(r[1])), 'LIMIT', 0, 2))
+  end
+  if r[2] and #victims < 2 then
+    local excess = redis.call('ZCARD', K_DEAD) - tonumber(r[2])
+    if excess > 0 then add(redis.call('ZRANGE', K_DEAD, 0, math.min(excess, 2) - 1)) end
+  end
+  if #victims == 0 then return end
+  for _, id in ipairs(victims) do
+    if r[3] then
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      release_dedupe(id, row[1])
+      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+    else
+      release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
+    end
+    redis.call('DEL', job_key(id))
+  end
+  redis.call('ZREM', K_DEAD, unpack(victims))
+end
+-- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
+-- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
+-- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
+-- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
+-- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
+-- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
+-- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
+-- most three commands more per kind and minute: amortised, one command a call.
+local function count_minute(kind, n, now)
+  local minute = math.floor(now / 60000)
+  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
+  local oldest, old = minute - 60, {}
+  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
+    local m = tonumber(string.sub(field, 2))
+    if not m or m < oldest then old[#old + 1] = field end
+  end
+  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
+  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
+end
+-- Move job \`id\`, already out of every other set, to dead with its last error; count it in
+-- meta.buried (dead jobs ever, for metrics: the dead set shrinks on reprocess and remove) and in
+-- its minute's bucket (count_minute: every way to dead comes through here, the reaper's too), then
+-- apply the queue's retention of dead jobs (trim_dead), which may delete this very row when the
+-- retention keeps none.
+-- \`mark\`: the \`t\` the settle that buries it leaves (settled_token), nil for the reaper, which
+-- leaves the claim's bare token so the holder it took the lease from stays fenced off.
+-- \`dk\`, \`dt\`: the row's dedupe key and its ttl (false or nil: none): an until-finished key is
+-- released and leaves the row (release_settled), so a reprocess does not take it again.
+-- \`fp\`, \`token\`: a flow child's parent (its row's \`fp\`; nil for none) and the lease token of the
+-- run that died (nil: none), for the news its parent gets through the outbox (report_up).
+local function bury(id, err, now, mark, dk, dt, fp, token)
+  release_settled(id, dk, dt, true)
+  if fp then report_up(id, fp, token, 'd', err, now) end
+  redis.call('ZADD', K_DEAD, now, id)
+  redis.call('HINCRBY', K_META, 'buried', 1)
+  count_minute('d', 1, now)
+  if mark then
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now, 't', mark)
+  else
+    redis.call('HSET', job_key(id), 's', 'dead', 'e', err, 'f', now)
+  end
+  trim_dead(now)
+end
+-- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's \`xa\`, indexed in
+-- emq:{q}:expiring by it) has come by \`now\` and that never started go to dead with EMQEXPIRED: out
+-- of their place (a lane, which leaves the ring when it empties; scheduled; a flow parent's
+-- waiting), buried (includes/bury.lua: the dead counters, an until-finished dedupe key released,
+-- a flow child's news to its parent, the dead retention) with a \`dead\` event. A job started since
+-- (claimed: \`a\` above 0; a given-back claim is not counted) keeps running: its entry just leaves
+-- the index, as does one whose row is gone or finished. At most \`limit\` entries a call; returns
+-- whether it took \`limit\` (more may be due: the caller then claims nothing this call and rings the
+-- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+local function expire_due(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
+  if #ids == 0 then return false, 0 end
+  chunked('ZREM', PREFIX .. 'expiring', ids)
+  local buried = 0
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local state, group = r[1], r[3] or nil
+    local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
+    if due then
+      if state == 'pending' then
+        local entry = group or UNGROUPED
+        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+        leave_ring(entry)
+      elseif state == 'scheduled' then
+        redis.call('ZREM', K_SCHEDULED, id)
+      else
+        redis.call('ZREM', K_WAITING, id)
+      end
+      local err = 'EMQEXPIRED: not started by its expiry at ' .. r[8] .. ' (server ms)'
+      bury(id, err, now, nil, r[4], r[5], r[6], r[7] or nil)
+      collect_event('dead', id, 'g', group, 'a', 0, 'x', err)
+      buried = buried + 1
+    end
+  end
+  if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
+  return #ids >= limit, buried
+end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
 -- where each job is one string (includes/claimed_job.lua). When fewer than n jobs were claimed (n = 0 included), the
@@ -4247,6 +4732,11 @@ end
 -- With \`request_key\` (not ""), the claim is recorded under emq:{q}:req:<key> for its lease, so the
 -- same request sent again (its reply lost) answers the same jobs instead of handing out others
 -- and leaving these to lapse (includes/replay_claim.lua).
+-- In a queue where a job ever had an expiry (meta \`xp\`), the jobs whose expiry has come go to dead
+-- first (includes/expire_due.lua), so a claim never hands one out; when more may be due than one
+-- call takes, this call claims nothing and rings the doorbell for the next.
+-- the most expired jobs one claim buries before it claims
+local EXPIRE_LIMIT = 1000
 local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, request_key)
   local record = nil
   if request_key ~= nil and request_key ~= '' and n > 0 then
@@ -4254,7 +4744,9 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
     local seen = redis.call('GET', record)
     if seen then return replay_claim(seen, now, lease_ms) end
   end
-  local jobs, paused, held = claim_jobs(n, lease_ms, now)
+  local backlog = false
+  if (n > 0 or times) and queue_meta().xp then backlog = expire_due(now, EXPIRE_LIMIT) end
+  local jobs, paused, held = claim_jobs(backlog and 0 or n, lease_ms, now)
   if record and #jobs > 0 then
     redis.call('SET', record, cjson.encode(held), 'PX', string.format('%d', lease_ms))
   end
@@ -4269,6 +4761,7 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
+  if backlog then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -4341,25 +4834,6 @@ local function flush_events()
     end
   end
   event_fields, event_starts = {}, {}
-end
--- Count \`n\` (>= 1) jobs of kind \`kind\` ('c' completed, 'd' sent to dead) in the minute of \`now\`
--- (the script's server ms) in K_MINUTES, field \`<kind><minute>\`, minute = floor(now / 60000):
--- the per-minute buckets of the last hour counts.lua reads (docs/design.md, "Keyspace"). One
--- HINCRBY a call; only the first write of its kind in a minute (HINCRBY answers n: the field was
--- new) also drops the fields more than 60 minutes older than this one (HKEYS over at most 122
--- fields, one HDEL) and sets the key to expire 61 minutes after this minute starts, a minute after
--- its newest field has left every reader's hour: so a queue gone idle leaves no key behind. At
--- most three commands more per kind and minute: amortised, one command a call.
-local function count_minute(kind, n, now)
-  local minute = math.floor(now / 60000)
-  if redis.call('HINCRBY', K_MINUTES, kind .. string.format('%d', minute), n) ~= n then return end
-  local oldest, old = minute - 60, {}
-  for _, field in ipairs(redis.call('HKEYS', K_MINUTES)) do
-    local m = tonumber(string.sub(field, 2))
-    if not m or m < oldest then old[#old + 1] = field end
-  end
-  if #old > 0 then redis.call('HDEL', K_MINUTES, unpack(old)) end
-  redis.call('PEXPIREAT', K_MINUTES, string.format('%d', (minute + 61) * 60000))
 end
 
 local keep_ms = arg_int(ARGV[2], 'keepMs', -1)
@@ -4593,7 +5067,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "9e07e2b6644f4c3263a4c56bbacbed9094f668d3",
+    sha1: "01c8576a0b1a94666f8dcdaaa81086885018205c",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -4838,7 +5312,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4851,10 +5327,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -5071,7 +5547,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "b25ab0e920ab185e4ecd52477719d2ee47616894",
+    sha1: "c126f0a682e7c049ec6c9352de3e52162a39f0fe",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -5088,10 +5564,10 @@ return reply('done')
   ARGV[6]  n, the number of jobs (>= 1)
   ARGV[7]  the jobs' form: "p" (plain) gives each job as 2 values, its payload (JSON text) and
            group ("" = ungrouped); "l" (linked) as 5, its id, payload, group, parent and children
-           (a flow's jobs); every other field the default below; "f" (full) as all 14 below
+           (a flow's jobs); every other field the default below; "f" (full) as all 15 below
            (a call of plain jobs, the usual bulk add, sends 2 arguments a job instead of 13: each
            argument is parsed, made a Lua string and freed by Redis, and written by the client)
-  then, "f", 14 values per job:
+  then, "f", 15 values per job:
            id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
@@ -5099,7 +5575,10 @@ return reply('done')
            the job finishes, else >= 1), replace ("1": debounce, "0"), parent (a flow child's
            "<queue>|<id>|<policy f|i|r>", "" none), children (a flow parent's "<queue>|<id>"
            joined by ",", "" none), timeoutMs (-1 = the consumer's; else >= 1: the job's own,
-           the row's \`to\`, handed out with each claim)
+           the row's \`to\`, handed out with each claim), expiry ("" none; "a<ms>" that many ms
+           after this call, "t<epoch ms>" at that time, by the server's clock: a job not started
+           by then never starts, it goes to dead with EMQEXPIRED, docs/design/job-controls.md; the
+           row's \`xa\`, indexed in emq:{q}:expiring)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key;
            a core key's answer of generated ids only as "#<first seq>,<n>,<states>"),
@@ -5246,7 +5725,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -5259,10 +5740,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -5963,7 +6444,7 @@ end
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 14
+local FIELDS = 15
 local FIRST = 7
 -- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain ("p") and
 -- linked ("l") jobs, the values given with the other fields' defaults written in (J[7] "f"
@@ -5982,7 +6463,7 @@ if per then
     local id, payload, group, parent, children = '', ARGV[s + 1], ARGV[s + 2], '', ''
     if per == 5 then id, payload, group, parent, children = ARGV[s + 1], ARGV[s + 2], ARGV[s + 3], ARGV[s + 4], ARGV[s + 5] end
     J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = id, payload, group, '-1', '-1', '0', max_text
-    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1'
+    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14], J[b + 15] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1', ''
   end
 elseif form ~= 'f' then
   error(redis.error_reply('EMQARG the jobs\\' form is "p", "l" or "f", got ' .. tostring(form)))
@@ -6003,6 +6484,12 @@ for i = 0, form ~= 'p' and n - 1 or -1 do
   arg_int(J[b + 6], 'priority', 0)
   arg_int(J[b + 7], 'maxAttempts', 1)
   if J[b + 14] ~= '-1' then arg_int(J[b + 14], 'timeoutMs', 1) end
+  if J[b + 15] ~= '' then
+    local how = string.sub(J[b + 15], 1, 1)
+    if how == 'a' then arg_int(string.sub(J[b + 15], 2), 'expireAfterMs', 1)
+    elseif how == 't' then arg_int(string.sub(J[b + 15], 2), 'expireAt', 0)
+    else error(redis.error_reply('EMQARG an expiry is "a<ms>" or "t<epoch ms>", got ' .. J[b + 15])) end
+  end
   if J[b + 9] ~= '' then
     dedupe = true
     if #J[b + 9] > 1024 then error(redis.error_reply('EMQARG a dedupe key is at most 1024 bytes')) end
@@ -6158,8 +6645,8 @@ end
 local taken, took = {}, false
 -- whether any job of this call is part of a flow (meta \`fl\`: the claims, settles and bulk deletes then read links)
 local flows = false
--- whether any job of this call has a timeout of its own (meta \`tm\`)
-local timed = false
+-- whether any job of this call has a timeout of its own (meta \`tm\`), an expiry (meta \`xp\`)
+local timed, expiring = false, false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
@@ -6227,6 +6714,16 @@ for i = 0, n - 1 do
       timed = true
       redis.call('HSET', key, 'to', J[b + 14])
     end
+    -- its expiry (meta \`xp\` first: the claims and beats sweep emq:{q}:expiring only under it)
+    if J[b + 15] ~= '' then
+      if not expiring then redis.call('HSET', K_META, 'xp', '1') end
+      expiring = true
+      local at = tonumber(string.sub(J[b + 15], 2))
+      if string.sub(J[b + 15], 1, 1) == 'a' then at = now + at end
+      local at_text = string.format('%d', at)
+      redis.call('HSET', key, 'xa', at_text)
+      redis.call('ZADD', PREFIX .. 'expiring', at_text, id)
+    end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
     wrote = true
@@ -6244,7 +6741,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "cd20a4a9d48cf354b4741a655063e36eb8a91cf7",
+    sha1: "70b284cb61a3e0901f217ce607d59044a65d017e",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -6295,7 +6792,9 @@ local QUEUE_ENTRY = '!'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6308,10 +6807,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -6342,7 +6841,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "1e621cb449bca6af7e133bda10a11e7101e8da31",
+    sha1: "ced391e4bf87a6c7c345ad29c0bb83c5ec319090",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -6468,7 +6967,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6481,10 +6982,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -6515,7 +7016,7 @@ end)
   },
   fail: {
     name: "fail",
-    sha1: "3c7e7dfad7ec895189d5082f2fe02c50431bbcda",
+    sha1: "5c36f34b31403591052ce46c36a7cb0c364d2755",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -6649,7 +7150,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6662,10 +7165,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -7206,7 +7709,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "561233ad039f78356cb4bf99299e015ca8c32076",
+    sha1: "c3d7f56ebe1a710be92625f1ce2e9b64daec847b",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -7392,7 +7895,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7405,10 +7910,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -7707,7 +8212,7 @@ for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
   local id, slot_text, next_slot = ARGV[b + 1], ARGV[b + 3], tonumber(ARGV[b + 4])
   local key = scheduler_key(id)
-  local r = redis.call('HMGET', key, 'v', 'n', 'f', 'm', 'd', 'g', 'p', 'ma', 'b')
+  local r = redis.call('HMGET', key, 'v', 'n', 'f', 'm', 'd', 'g', 'p', 'ma', 'b', 'xe')
   local job = ''
   if r[1] == ARGV[b + 2] and r[2] == slot_text then
     local count = tonumber(r[3] or '0') + 1
@@ -7719,6 +8224,13 @@ for i = 0, n - 1 do
     if redis.call('EXISTS', row) == 0 then
       local seq = take_seq(1) + 1
       add_job(batch, later, row, job, r[5], r[6] or '', tonumber(r[7] or '0'), r[8], r[9], seq, -1, now, now_text, nil, id, slot_text)
+      -- its expiry, that long after its firing (meta \`xp\` first: the claims sweep only under it)
+      if r[10] then
+        mark_feature('xp')
+        local at = string.format('%d', now + tonumber(r[10]))
+        redis.call('HSET', row, 'xa', at)
+        redis.call('ZADD', PREFIX .. 'expiring', at, job)
+      end
     end
     fired = fired + 1
     redis.call('HSET', key, 'v', string.format('%d', tonumber(r[1]) + 1), 'f', string.format('%d', count), 'l', slot_text)
@@ -7800,7 +8312,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "70a9e02628bd027affb804b8b3cad17ee8d09f13",
+    sha1: "c0e2221e4d7236a92f03efd81992c0feb4df14e7",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -7980,7 +8492,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7993,10 +8507,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -8675,7 +9189,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "ed618a4987d91b2c1fb3b206ce75b5c68ae14ec8",
+    sha1: "c84f04b59ae2f9c0726c0c9a1dbc707550b54a22",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -8771,7 +9285,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8784,10 +9300,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -8977,7 +9493,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "6b223fcc00e2ebac98522ccb877d0f13d3415072",
+    sha1: "b4612a5c01e0db31633eca8c884fc25f4200935e",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -9061,7 +9577,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9074,10 +9592,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -9847,7 +10365,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "4bdd2661434c1c9d2727f3d6c45ba97a5687b159",
+    sha1: "8d253df0695b63901a990a804a970569a6ede523",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -9944,7 +10462,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9957,10 +10477,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -10114,7 +10634,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "3aa8f89bbb631b7bc1ab06cb58ed74cba899dfc8",
+    sha1: "50e6316e7856ad22437f4fa93e191f608002aa15",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -10427,7 +10947,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10440,10 +10962,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -10626,7 +11148,7 @@ redis.call('DEL', K_OUTBOX, K_WAITING)
 for _, name in ipairs(redis.call('SMEMBERS', PREFIX .. 'evnames')) do
   redis.call('DEL', PREFIX .. 'shapes:' .. name, PREFIX .. 'kept:' .. name, PREFIX .. 'keptd:' .. name)
 end
-redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting')
+redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring')
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }
@@ -10634,7 +11156,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "cf826018118bac2aac2859550e53a59c5823808d",
+    sha1: "cb8ce6e021445faab5e3bb73a1452c9d40a9f97d",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -10697,7 +11219,9 @@ local QUEUE_ENTRY = '!'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10710,10 +11234,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -10823,7 +11347,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "0ed2cf1c344af336f4378a1a7849ab8f9db85cd8",
+    sha1: "2394bf97e2e472b6870b7e50db948c586c54d4d6",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -10884,7 +11408,9 @@ local QUEUE_ENTRY = '!'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10897,10 +11423,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -11006,7 +11532,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "b579acbc7e3711d5da797a71de171eb76dfce397",
+    sha1: "665c5e7c035e8e528eac6f1dcddcf140987e8909",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -11081,7 +11607,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11094,10 +11622,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -11285,7 +11813,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "482b7aaa6e951ddbb227cc19221b70c19f898426",
+    sha1: "844f3c9025e14eca472a23b55d8516e756aab118",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -11422,7 +11950,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11435,10 +11965,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -11964,7 +12494,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "f76f39116694d55a1fea83363524b9e6b22efc57",
+    sha1: "291341f48237d9a3767bca26aa175470cb2008a8",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -12309,7 +12839,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12322,10 +12854,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -12655,7 +13187,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "c2fa46ab3835d88bf48caa6309f1d84e80b91d59",
+    sha1: "1834a95f0581625506f4fc3c5f668f6bbfbae290",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -12785,7 +13317,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12798,10 +13332,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -13384,7 +13918,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "24eae5bc8384faf56108434214d5844d24eee5ba",
+    sha1: "d7dce7b10c69006253335dfdfacd9f47a14e9700",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -13515,7 +14049,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13528,10 +14064,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -13881,7 +14417,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "94355fa0c0a808f8e66929b19b0141f80686e2e7",
+    sha1: "e1e9a354c412d3a49622464b1c6d2cad85dfb97b",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -14021,7 +14557,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14034,10 +14572,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -14252,7 +14790,7 @@ for _, id in ipairs(ids) do
   local key = job_key(id)
   local r = redis.call('HMGET', key, 'g', 'o', 'a', 'fp', 't', 'fw')
   redis.call('HSET', key, 's', 'pending', 'z', r[3])
-  if r[6] then redis.call('HDEL', key, 'f', 'fx') else redis.call('HDEL', key, 'f') end
+  if r[6] then redis.call('HDEL', key, 'f', 'fx', 'xa') else redis.call('HDEL', key, 'f', 'xa') end
   if r[4] then report_up(id, r[4], r[5], 'p', '', now) end
   batch_push(batch, r[1], r[2], id)
   collect_event('reprocessed', id, 'g', r[1])
@@ -14265,7 +14803,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "b94e110bcbb316cc3ae2859e407a217675b22a53",
+    sha1: "a033c6cf6e2e330d595accb41930eb4aa2e2516d",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -14402,7 +14940,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14415,10 +14955,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -14625,7 +15165,8 @@ if not r[1] then return { 0, {} } end
 if r[1] ~= 'dead' then return { -1, {} } end
 redis.call('ZREM', K_DEAD, id)
 redis.call('HSET', key, 's', 'pending', 'z', r[4])
-if r[7] then redis.call('HDEL', key, 'f', 'fx') else redis.call('HDEL', key, 'f') end
+-- its expiry goes too (it left emq:{q}:expiring when it expired): a job run again on purpose
+if r[7] then redis.call('HDEL', key, 'f', 'fx', 'xa') else redis.call('HDEL', key, 'f', 'xa') end
 if r[5] then report_up(id, r[5], r[6], 'p', '', now_ms()) end
 if admit_one(r[2], r[3], id) then ring_doorbell() end
 emit('reprocessed', id, 'g', r[2])
@@ -14634,7 +15175,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "05596ae175955531c0edf58f48c36ca21b469a93",
+    sha1: "cd7f932b62c915ed298a18f5fc0063b5f3a6a12a",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -14718,7 +15259,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14731,10 +15274,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -14899,7 +15442,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "34bb5c45514e1ed88ce48c43e8cf60b75ed91610",
+    sha1: "a9caa151f1bc435eca9d246d4b8868833f23d93f",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -14952,7 +15495,9 @@ local QUEUE_ENTRY = '!'
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14965,10 +15510,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -15107,7 +15652,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "5a6577b56f511e03c2ec9266b0129a6f3a342cdf",
+    sha1: "97d6bfaef4cd3da20c9de5d8288bd4b99c023031",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -15256,7 +15801,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15269,10 +15816,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -15891,7 +16438,7 @@ return { codes, outbox_written }
   },
   sendEvent: {
     name: "sendEvent",
-    sha1: "5e1d9251b3f591467085007ff9984b73e60b27b0",
+    sha1: "24b91c5fc48c4b877cf6a0a49eddd08e9338f6a6",
     lua: `--[[
   send-event: deliver an event to the jobs of this queue waiting for it (docs/design/steps.md,
   "Waiting for an event"), in one script: every job whose wait matches it resumes, its step
@@ -16068,7 +16615,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16081,10 +16630,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -16417,7 +16966,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "d76411049e9724264650f549d7322b71787c4be8",
+    sha1: "c149692cc5d04512897081f34d744d29f35edafa",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -16484,7 +17033,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16497,10 +17048,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -16545,7 +17096,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "7fbec4023c0a663e2b6a771a13b24519693f2f69",
+    sha1: "dc62db206260fff6b31cde0fb4edf26fb10ffaf0",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -16703,7 +17254,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16716,10 +17269,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -16956,7 +17509,7 @@ return 1
   },
   step: {
     name: "step",
-    sha1: "9bd95d02031d381a3ebe8fae314c421d6a3a95e8",
+    sha1: "ca8a89944fb8521e3eebbd7a5f3afb1b46b0780c",
     lua: `--[[
   step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
   step's result is written before its handler goes on, so a later run of the job returns it
@@ -17134,7 +17687,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17147,10 +17702,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -17303,7 +17858,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "f951452f9be6f5ff632db804950ab06f404960fe",
+    sha1: "b8bd6faf9a4b6294964ebb1f3bbcfd6d31d7704f",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -17454,7 +18009,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17467,10 +18024,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -18093,7 +18650,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "efe7684795f23acded205821315be08510979011",
+    sha1: "703fef5d7b8ec1d3613d2c9639489a097a5ba1d7",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -18209,7 +18766,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -18222,10 +18781,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -18390,7 +18949,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "4783e127bf50034e776b7517f71da1207e343df7",
+    sha1: "64c0bd3f6ce67a292fe915b8045362fa25f222b8",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -18406,9 +18965,10 @@ return 1
   ARGV[6]  limit: the most slots it fires in all (-1: no limit)
   ARGV[7]  next slot ms (-1: it fires no more); a limit already reached fires no more either
   then the job it fires, as enqueue takes one: payload (JSON text), group ("" = ungrouped),
-           priority, maxAttempts, backoff spec
+           priority, maxAttempts, backoff spec, expireAfterMs (-1: none; else each fired job
+           expires that many ms after its firing: the row's \`xe\`)
   Derives  emq:{q}:scheduler:<id>
-  Row      k spec, an anchor, m limit, d payload, g group, p priority, ma maxAttempts, b backoff,
+  Row      k spec, an anchor, m limit, d payload, g group, p priority, ma maxAttempts, b backoff, xe expireAfterMs,
            v revision (every upsert and firing adds 1), n next slot (absent: fires no more),
            l last slot fired, f slots fired, c created, u updated (server ms)
   Reply    {1, revision written, next slot or -1} or {0, the revision found (-1: none)}
@@ -18487,7 +19047,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -18500,10 +19062,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read
@@ -18568,6 +19130,7 @@ local limit = arg_int(ARGV[6], 'limit', -1)
 local next_slot = arg_int(ARGV[7], 'next slot', -1)
 local priority = arg_int(ARGV[10], 'priority', 0)
 arg_int(ARGV[11], 'maxAttempts', 1)
+local expire_after = arg_int(ARGV[13] or '-1', 'expireAfterMs', -1)
 
 local key = scheduler_key(id)
 local found = redis.call('HMGET', key, 'v', 'f')
@@ -18585,6 +19148,7 @@ local cleared = {}
 if ARGV[9] ~= '' then redis.call('HSET', key, 'g', ARGV[9]) else cleared[#cleared + 1] = 'g' end
 if anchor >= 0 then redis.call('HSET', key, 'an', string.format('%d', anchor)) else cleared[#cleared + 1] = 'an' end
 if limit >= 0 then redis.call('HSET', key, 'm', string.format('%d', limit)) else cleared[#cleared + 1] = 'm' end
+if expire_after >= 1 then redis.call('HSET', key, 'xe', string.format('%d', expire_after)) else cleared[#cleared + 1] = 'xe' end
 mark_feature('sc')
 if next_slot >= 0 then
   redis.call('HSET', key, 'n', string.format('%d', next_slot))
@@ -18600,7 +19164,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "e10b62d1873aea101e69dcaf00089ac82858014d",
+    sha1: "2865ae6f0ae94d3fae7c624107da06417c16f157",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -18693,7 +19257,9 @@ end
 -- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
 -- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), and \`ng\` (true while every
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -18706,10 +19272,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
     }
   end
   return queue_meta_read

@@ -110,6 +110,8 @@ function toOptions(body: EnqueueBody): EnqueueOptions {
     ...(backoff === undefined ? {} : { backoff }),
     ...(body.dedupe === undefined ? {} : { dedupe: body.dedupe }),
     ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
+    ...(body.expireAfterMs === undefined ? {} : { expireAfterMs: body.expireAfterMs }),
+    ...(body.expireAt === undefined ? {} : { expireAt: typeof body.expireAt === 'string' ? Date.parse(body.expireAt) : body.expireAt }),
   };
 }
 

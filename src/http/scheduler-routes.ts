@@ -42,6 +42,7 @@ export const schedulerJobBody = z
     maxAttempts: z.number().int().min(1).max(1_000_000).optional(),
     // a number is a fixed delay in ms, as `upsertScheduler` takes it
     backoff: z.union([z.number().int().min(0), backoffOptions]).optional(),
+    expireAfterMs: z.number().int().min(1).optional().openapi({ description: 'each fired job expires this many ms after its firing unless started by then' }),
   })
   .strict();
 
@@ -78,6 +79,7 @@ export const schedulerView = z
       priority: z.number().int(),
       maxAttempts: z.number().int(),
       backoff: backoffOptions,
+      expireAfterMs: z.number().int().optional(),
     }),
     nextRunAt,
     lastRunAt: z.number().int().nullable().openapi({ description: 'the last slot it fired, epoch ms; null before the first' }),

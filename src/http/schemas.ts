@@ -80,8 +80,11 @@ export const enqueueBody = z
     backoff: z.union([z.number().int().min(0), backoffOptions]).optional(),
     dedupe: dedupeOptions.optional(),
     timeoutMs: z.number().int().min(1).optional().openapi({ description: "the job's own handler timeout in ms, over the consumer's: at its deadline the attempt fails as a retry" }),
+    expireAfterMs: z.number().int().min(1).optional().openapi({ description: 'not started this many ms after the add (server clock), the job never starts: dead with EMQEXPIRED' }),
+    expireAt: z.union([z.number().int().min(0), z.iso.datetime({ offset: true })]).optional().openapi({ description: 'as expireAfterMs, at this time (epoch ms or ISO 8601)' }),
   })
   .strict()
+  .refine((b) => !(b.expireAfterMs !== undefined && b.expireAt !== undefined), 'give expireAfterMs or expireAt, not both')
   .refine((b) => !(b.delayMs !== undefined && b.runAt !== undefined), 'give delayMs or runAt, not both')
   .refine((b) => !(b.dedupe !== undefined && b.id !== undefined), 'give dedupe or id, not both')
   .refine((b) => !(b.backoffMs !== undefined && b.backoff !== undefined), 'give backoffMs or backoff, not both');

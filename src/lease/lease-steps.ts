@@ -1,4 +1,4 @@
-import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type EncodedJob, encodeJob } from '../encode.js';
+import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, encodeJob, withLinks } from '../encode.js';
 import { POLICY_CODE } from '../flows/flow.js';
 import type { Job } from '../job.js';
 import { keyspace } from '../keyspace.js';
@@ -59,7 +59,7 @@ export class LeaseSteps implements StepHost {
   async invoke(parent: { readonly queue: string; readonly id: string }, child: InvokeChild): Promise<void> {
     const { queue, payload, id, group, priority, maxAttempts } = child;
     const encoded = encodeJob(payload, { id, group, priority, maxAttempts }, DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES);
-    const linked = [...encoded.slice(0, 11), `${parent.queue}|${parent.id}|${POLICY_CODE.ignore}`, '', encoded[13]] as unknown as EncodedJob;
+    const linked = withLinks(encoded, `${parent.queue}|${parent.id}|${POLICY_CODE.ignore}`, '');
     if (!this.registered.has(queue)) {
       await runOps(this.transport, [bind(registerQueueOp({ queue, partitions: 0 }))], this.onRequest);
       if (this.registered.size < 1000) this.registered.add(queue);

@@ -22,8 +22,8 @@ const PLAIN_BACKOFF = encodeBackoff(DEFAULT_JOB_DEFAULTS.backoff);
 
 /**
  * A job whose every field but its id, payload, group and flow links is the scripts' default: due
- * now at priority 0, the default attempts and backoff, no dedupe key, no timeout of its own (a
- * flow's jobs, as a rule).
+ * now at priority 0, the default attempts and backoff, no dedupe key, no timeout of its own, no
+ * expiry (a flow's jobs, as a rule).
  */
 const isLinked = (job: EncodedJob): boolean =>
   job[3] === -1 &&
@@ -34,7 +34,8 @@ const isLinked = (job: EncodedJob): boolean =>
   job[8] === '' &&
   job[9] === -1 &&
   job[10] === '0' &&
-  job[13] === -1;
+  job[13] === -1 &&
+  job[14] === '';
 
 /** A linked job with no id and no flow link: its payload and group are all it has of its own. */
 const isPlain = (job: EncodedJob): boolean => isLinked(job) && job[0] === '' && job[11] === '' && job[12] === '';
@@ -48,7 +49,7 @@ export function enqueueOp(jobs: readonly EncodedJob[], request: EnqueueRequest =
   const args: Array<string | number> = [key, ttlMs, callerKey ? '1' : '0', traceparent, jobs.length];
   // plain jobs (the usual bulk add) go as their payloads and groups alone, a flow's as those, their
   // ids and links, the script writing in the other fields' defaults: 2 or 5 arguments a job
-  // instead of 14 (lua/enqueue.lua, ARGV[7])
+  // instead of 15 (lua/enqueue.lua, ARGV[7])
   if (jobs.every(isPlain)) {
     args.push('p');
     for (const job of jobs) args.push(job[1], job[2]);

@@ -40,6 +40,7 @@ export function decodeJobRow<Payload>(id: string, row: Record<string, string>): 
     ...(row.timeout === undefined ? {} : { timeoutAt: Number(row.timeout) }),
     ...(row.to === undefined ? {} : { timeoutMs: Number(row.to) }),
     ...(row.cx === undefined ? {} : { cancelReason: row.cx }),
+    ...(row.xa === undefined ? {} : { expiresAt: Number(row.xa) }),
   };
 }
 

@@ -24,7 +24,7 @@ export function upsertSchedulerOp(
   const { spec, anchor, limit, nextSlot, job } = write;
   return {
     script: scripts.upsertScheduler,
-    args: [id, expected, spec, anchor, limit, nextSlot, job.payload, job.group, job.priority, job.maxAttempts, job.backoff],
+    args: [id, expected, spec, anchor, limit, nextSlot, job.payload, job.group, job.priority, job.maxAttempts, job.backoff, job.expireAfterMs],
     read: (reply) => {
       const [ok, revision, next] = codes(reply, 'upsertScheduler');
       return ok === 1 ? { ok: true, revision: revision ?? 0, nextSlot: nullable(next ?? -1) } : { ok: false, revision: revision ?? -1 };

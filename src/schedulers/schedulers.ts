@@ -48,6 +48,8 @@ export interface SchedulerJob<Payload = unknown> {
   readonly maxAttempts?: number;
   /** Backoff between attempts: a fixed delay in ms, or options (default the queue's). */
   readonly backoff?: number | BackoffOptions;
+  /** Each fired job expires this many ms after its firing unless started by then (`EnqueueOptions.expireAfterMs`). */
+  readonly expireAfterMs?: number;
 }
 
 /**
@@ -81,6 +83,8 @@ export interface SchedulerRecord<Payload = unknown> {
     readonly maxAttempts: number;
     /** Backoff between attempts (the queue's default filled in). */
     readonly backoff: BackoffOptions;
+    /** Each fired job's expiry, ms after its firing, when it has one. */
+    readonly expireAfterMs?: number;
   };
   /** Its next slot (server time, epoch ms); null once it fires no more (`limit` or `endAt` reached). */
   readonly nextRunAt: number | null;
@@ -119,10 +123,12 @@ export interface EncodedSchedulerJob {
   readonly priority: number;
   readonly maxAttempts: number;
   readonly backoff: string;
+  /** Each fired job's expiry, ms after its firing (-1: none). */
+  readonly expireAfterMs: number;
 }
 
 const SPEC_FIELDS = new Set(['cron', 'tz', 'every', 'startAt', 'endAt', 'limit']);
-const JOB_FIELDS = new Set(['payload', 'group', 'priority', 'maxAttempts', 'backoff']);
+const JOB_FIELDS = new Set(['payload', 'group', 'priority', 'maxAttempts', 'backoff', 'expireAfterMs']);
 
 /** Throws InvalidNameError unless `id` is a valid scheduler id (a name: letters, digits, `._-`, at most 128). */
 export function assertSchedulerId(id: unknown): asserts id is string {
@@ -227,15 +233,16 @@ export function checkSpec(spec: unknown): StoredSpec {
  * defaults and payload cap. Throws a typed error (EMQARG, EMQNAME, EMQPAYLOAD, EMQTOOLARGE).
  */
 export function encodeSchedulerJob(job: unknown, defaults: JobDefaults, maxPayloadBytes: number): EncodedSchedulerJob {
-  if (typeof job !== 'object' || job === null || Array.isArray(job)) throw new InvalidArgumentError('the job must be an object: {payload, group?, priority?, maxAttempts?, backoff?}');
+  if (typeof job !== 'object' || job === null || Array.isArray(job)) throw new InvalidArgumentError('the job must be an object: {payload, group?, priority?, maxAttempts?, backoff?, expireAfterMs?}');
   const j = job as Record<string, unknown>;
   for (const field of Object.keys(j)) {
     if (!JOB_FIELDS.has(field)) throw new InvalidArgumentError(`unknown job field ${shown(field)}: a scheduler's job takes ${[...JOB_FIELDS].join(', ')}`);
   }
   if (!('payload' in j)) throw new InvalidArgumentError("a scheduler's job needs a payload");
   const { payload, ...options } = j;
-  const [, text, group, , , priority, maxAttempts, backoff] = encodeJob(payload, options, defaults, maxPayloadBytes);
-  return { payload: text, group, priority, maxAttempts, backoff };
+  const encoded = encodeJob(payload, options, defaults, maxPayloadBytes);
+  const [, text, group, , , priority, maxAttempts, backoff] = encoded;
+  return { payload: text, group, priority, maxAttempts, backoff, expireAfterMs: encoded[14] === '' ? -1 : Number(encoded[14].slice(1)) };
 }
 
 /**
@@ -278,6 +285,7 @@ export function decodeScheduler<Payload>(id: string, row: Record<string, string>
       priority: Number(row.p ?? 0),
       maxAttempts: Number(row.ma ?? 3),
       backoff: decodeBackoff(row.b),
+      ...(row.xe ? { expireAfterMs: Number(row.xe) } : {}),
     },
     nextRunAt: num(row.n),
     lastRunAt: num(row.l),

@@ -7,8 +7,9 @@ import { intOption, parseArgs, partitionsOption, payloadArgument, UsageError } f
 
 /** The usage lines of the enqueue command, for `emq --help`. */
 export const ENQUEUE_USAGE = `  emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N]
-              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--timeout-ms MS] [--wait MS] [--partitions N]
-      Adds one job; prints {"id", "state"}. --timeout-ms: the job's own handler timeout. --partitions N makes the queue partitioned (N
+              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--timeout-ms MS] [--expire-after-ms MS] [--wait MS] [--partitions N]
+      Adds one job; prints {"id", "state"}. --timeout-ms: the job's own handler timeout; --expire-after-ms: not
+      started that long after the add, it never starts (dead, EMQEXPIRED). --partitions N makes the queue partitioned (N
       partitions, fixed for its life) with its first job, or checks the count of one that is: a
       count the registry does not hold is refused (exit 2), nothing written. --dedupe-key: while a job added with key K is unfinished
       (or for MS after it was added), this one is a duplicate of it ("duplicate", its id); with
@@ -71,6 +72,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
           priority: { type: 'string' },
           'max-attempts': { type: 'string' },
           'timeout-ms': { type: 'string' },
+          'expire-after-ms': { type: 'string' },
           'dedupe-key': { type: 'string' },
           'dedupe-ttl-ms': { type: 'string' },
           replace: { type: 'boolean' },
@@ -85,6 +87,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
       const priority = intOption(values, 'priority');
       const maxAttempts = intOption(values, 'max-attempts');
       const timeoutMs = intOption(values, 'timeout-ms');
+      const expireAfterMs = intOption(values, 'expire-after-ms');
       const wait = intOption(values, 'wait');
       const partitions = partitionsOption(values);
       if (wait !== undefined && wait < 0) throw new UsageError(`--wait takes a whole number of ms >= 0, got ${wait}`);
@@ -96,6 +99,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
         ...(priority === undefined ? {} : { priority }),
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
+        ...(expireAfterMs === undefined ? {} : { expireAfterMs }),
         ...(dedupe === undefined ? {} : { dedupe }),
       };
       const durability = cli.durability();

@@ -3,7 +3,7 @@ import { checkInvariants } from '../invariants.js';
 import { keysOf, leases, useRedis } from '../helpers.js';
 
 /**
- * The keyspace checker's (r), cancel (test/cancel-invariants.ts), can fail: each way of breaking a
+ * The keyspace checker's (r), cancel (test/cancel-invariants.ts), and (s), expiry (test/expiry-invariants.ts), can fail: each way of breaking a
  * cancelled row, its index, or the count of running jobs whose cancel is pending is reported.
  */
 describe('the keyspace checker’s cancel', () => {
@@ -37,6 +37,28 @@ describe('the keyspace checker’s cancel', () => {
     await redis.raw.hdel(k.key('meta'), 'cx');
     expect(await check()).toEqual(['meta cx is undefined but 1 running job(s) have their cancel asked']);
     await redis.raw.hset(k.key('meta'), 'cx', '1');
+    expect(await check()).toEqual([]);
+  });
+});
+
+describe('the keyspace checker’s expiry', () => {
+  const redis = useRedis();
+
+  it('reports a never started job out of the expiring index, an index at another time, and meta xp missing', async () => {
+    const queue = redis.queue();
+    const k = keysOf(queue);
+    const job = await queue.add('x', { expireAfterMs: 60_000 });
+    const check = (): Promise<string[]> => checkInvariants(redis.raw, queue.name);
+    expect(await check()).toEqual([]);
+    const xa = (await redis.raw.hget(k.job(job.id), 'xa'))!;
+    await redis.raw.zadd(`${k.prefix}expiring`, Number(xa) + 1, job.id);
+    expect(await check()).toEqual([`${job.id}: expires at ${xa} but is indexed at ${Number(xa) + 1}`]);
+    await redis.raw.zrem(`${k.prefix}expiring`, job.id);
+    expect(await check()).toEqual([`${job.id}: pending, never started, expires at ${xa}, but not in the expiring index`]);
+    await redis.raw.zadd(`${k.prefix}expiring`, Number(xa), job.id);
+    await redis.raw.hdel(k.key('meta'), 'xp');
+    expect(await check()).toEqual(['rows have an expiry but meta xp is undefined: the claims would not sweep them']);
+    await redis.raw.hset(k.key('meta'), 'xp', '1');
     expect(await check()).toEqual([]);
   });
 });

@@ -1,0 +1,44 @@
+-- @include job_key
+-- @include lane_key
+-- @include fifo_key
+-- @include leave_ring
+-- @include chunked
+-- @include bury
+-- @include collect_event
+-- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's `xa`, indexed in
+-- emq:{q}:expiring by it) has come by `now` and that never started go to dead with EMQEXPIRED: out
+-- of their place (a lane, which leaves the ring when it empties; scheduled; a flow parent's
+-- waiting), buried (includes/bury.lua: the dead counters, an until-finished dedupe key released,
+-- a flow child's news to its parent, the dead retention) with a `dead` event. A job started since
+-- (claimed: `a` above 0; a given-back claim is not counted) keeps running: its entry just leaves
+-- the index, as does one whose row is gone or finished. At most `limit` entries a call; returns
+-- whether it took `limit` (more may be due: the caller then claims nothing this call and rings the
+-- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+local function expire_due(now, limit)
+  local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
+  if #ids == 0 then return false, 0 end
+  chunked('ZREM', PREFIX .. 'expiring', ids)
+  local buried = 0
+  for _, id in ipairs(ids) do
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local state, group = r[1], r[3] or nil
+    local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
+    if due then
+      if state == 'pending' then
+        local entry = group or UNGROUPED
+        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+        leave_ring(entry)
+      elseif state == 'scheduled' then
+        redis.call('ZREM', K_SCHEDULED, id)
+      else
+        redis.call('ZREM', K_WAITING, id)
+      end
+      local err = 'EMQEXPIRED: not started by its expiry at ' .. r[8] .. ' (server ms)'
+      bury(id, err, now, nil, r[4], r[5], r[6], r[7] or nil)
+      collect_event('dead', id, 'g', group, 'a', 0, 'x', err)
+      buried = buried + 1
+    end
+  end
+  if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
+  return #ids >= limit, buried
+end
