@@ -17,7 +17,8 @@ const NARROW = 360;
  * job's page offers Cancel while the job is unfinished, confirms it in the dialog (whose buttons
  * read "Cancel job" and "Keep job"), sends it through the public route with the reason typed, and
  * shows the job cancelled and why; a running job shows it is being cancelled until its settle
- * ends it; the queue page has the cancelled tab and the queues page the count.
+ * ends it; the queue page has the cancelled tab and the queues page the count. A job's expiry is
+ * shown, and an expired job dead with EMQEXPIRED.
  */
 describe('the dashboard cancels jobs (emq serve, chromium)', () => {
   const redis = useRedis();
@@ -177,5 +178,27 @@ describe('the dashboard cancels jobs (emq serve, chromium)', () => {
     await page.locator('h1 .state-completed').waitFor();
     expect(await page.getByRole('form', { name: 'Cancel job' }).count()).toBe(0);
     expect(await page.locator('[data-cancel]').count()).toBe(0);
+  }, 30_000);
+
+  it('shows a job\'s expiry, and an expired one dead with EMQEXPIRED at its expiry', async () => {
+    const queue = redis.queue<string>();
+    const waiting = await queue.add('later', { expireAfterMs: 3_600_000, timeoutMs: 5_000 });
+    const late = await queue.add('late', { expireAfterMs: 20 });
+    await new Promise((r) => setTimeout(r, 40));
+    await leases(queue).beat({ n: 0, leaseMs: 30_000 });
+    const page = await tab();
+    await open(page, jobPath(queue.name, waiting.id));
+    await page.locator('h1 .state-pending').waitFor();
+    const facts = await page.locator('dl.facts').innerText();
+    expect(facts).toMatch(/Expires unless started by\s+[\d-]+ [\d:]+Z/);
+    expect(facts).toMatch(/Own timeout\s+5000 ms/);
+    await shot(page, `job-expires-${LAPTOP}`);
+    const narrow = await tab(NARROW);
+    await open(narrow, jobPath(queue.name, late.id));
+    await narrow.locator('h1 .state-dead').waitFor();
+    expect(await narrow.locator('dl.facts').innerText()).toMatch(/Expired at\s+[\d-]+ [\d:]+Z/);
+    expect(await narrow.locator('main').innerText()).toContain('EMQEXPIRED: not started by its expiry');
+    expect(await scrollWidth(narrow)).toBeLessThanOrEqual(NARROW);
+    await shot(narrow, `job-expired-${NARROW}`);
   }, 30_000);
 });

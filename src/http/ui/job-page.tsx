@@ -85,6 +85,20 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; no
           </dd>
         </>
       )}
+      {job.expiresAt === undefined ? null : (
+        <>
+          <dt>{job.state === 'dead' && job.error?.startsWith('EMQEXPIRED') ? 'Expired at' : 'Expires unless started by'}</dt>
+          <dd>
+            <Time ms={job.expiresAt} />
+          </dd>
+        </>
+      )}
+      {job.timeoutMs === undefined ? null : (
+        <>
+          <dt>Own timeout</dt>
+          <dd>{job.timeoutMs} ms</dd>
+        </>
+      )}
       {job.timeoutAt === undefined ? null : (
         <>
           <dt>Wait times out</dt>
