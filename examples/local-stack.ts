@@ -17,7 +17,8 @@
  * then their parent merges them, once, after the last page. Then two signups of the durable steps'
  * signup flow (examples/signup-demo.ts), their steps run by either runtime, one verified by an
  * event sent over HTTP, the other reminded when its wait times out. Then a job with a timeout of
- * its own dies at it, beside one under the consumer's (examples/timeout-demo.ts). Then a partitioned queue of 8
+ * its own dies at it, beside one under the consumer's, a running job is cancelled, and one
+ * not started in time expires (examples/job-controls-demo.ts). Then a partitioned queue of 8
  * partitions (on a cluster, spread over the masters) takes jobs of 8 groups from both runtimes,
  * each group in order. Ctrl-C
  * ends everything cleanly. `--once` exits when the mix is done;
@@ -47,7 +48,7 @@ import { startLocalDeno } from './deno-local.js';
 import { startLocalLambda } from './lambda-local.js';
 import { startLocalVercel } from './vercel-local.js';
 import { runSignupDemo } from './signup-demo.js';
-import { runTimeoutDemo } from './timeout-demo.js';
+import { runCancelDemo, runTimeoutDemo } from './job-controls-demo.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const once = process.argv.includes('--once');
@@ -377,6 +378,7 @@ async function main(): Promise<void> {
   say(await runSignupDemo({ transport, consumerTransport: connectTarget(redis.target), edgeUrl, runtimeName: RUNTIME.name, say }));
   // a timeout per job: one job's own 200 ms beside one under the consumer's (none)
   say(await runTimeoutDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
+  say(await runCancelDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
 
   // a partitioned queue: 8 partitions, each a queue in a slot of its own (on a cluster, spread over
   // the masters); one Node consumer over all of them (one subscriber connection per master), the

@@ -44,10 +44,12 @@ function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'la
   expect(out).toMatch(/steps: JOB:\d+ verified: create account done \(\w+\), give them a day done, email verified done, welcome done \(\w+\); JOB:\d+ reminded: create account done \(\w+\), give them a day done, email verified timed-out, send a reminder done \(\w+\)/);
   // a timeout per job: aborted at its own 200 ms, beside a job under the consumer's
   expect(out).toMatch(/timeouts: JOB:\d+ \(its own timeoutMs 200\) dead: JobTimeoutError: the job ran past its own timeout of 200 ms; JOB:\d+ \(the consumer's, none\) completed with \{"worked":1000\}/);
+  // cancel and expiry: a running job's handler aborted within milliseconds, a pending one ended at once, one not started in time dead
+  expect(out).toMatch(/cancel: JOB:\d+ cancelling -> cancelled, its handler aborted with JobCancelledError \(the user left\) after \d+ ms; JOB:\d+ cancelled before it started; expiry: JOB:\d+ dead: EMQEXPIRED: not started by its expiry at \d+/);
   expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   // the dashboard's queues page on Node shows what the API answers, and the Worker's the same
   expect(out).toMatch(/dashboard: http:\/\/127\.0\.0\.1:\d+\/ui \(Node, live over SSE\)/);
-  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, sleeping 0, active 0, waiting 0, awaiting 0, completed 35, dead 1; the same as GET \/v1\/queues \(true\)( and as (the Worker|the Lambda function|the Deno app|the Vercel function)'s \/ui \(true\))?/);
+  expect(out).toMatch(/dashboard: \/ui shows "demo" with pending 0, scheduled 0, sleeping 0, active 0, waiting 0, awaiting 0, completed 35, dead 1, cancelled 0; the same as GET \/v1\/queues \(true\)( and as (the Worker|the Lambda function|the Deno app|the Vercel function)'s \/ui \(true\))?/);
 }
 
 // the two stacks side by side: each waits on its demo's clocks (heartbeats a second apart, a
