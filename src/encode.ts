@@ -253,6 +253,9 @@ export function encodeJob(
 ): EncodedJob {
   const o = options ?? {};
   if (typeof o !== 'object' || o === null) throw new InvalidArgumentError('options must be an object');
+  // several concurrency keys a job counts against are designed (docs/design/job-controls.md) and
+  // not built: refused, never silently ignored, which would run the job with no key limit at all
+  if ('keys' in o) throw new InvalidArgumentError(`concurrency keys (options.keys) are not built yet: a group and its limit (setGroupLimit) are the one concurrency key a job has; see docs/guides/job-controls.md`);
   const id = o.id === undefined ? '' : toJobId(o.id);
   const dedupe = encodeDedupe(o.dedupe);
   // an id already deduplicates for the row's life: with a key too, a duplicate could name a job
