@@ -11,8 +11,9 @@
            under the token (a later deadline, harmless) and answers 0 once it is not. A job
            whose cancel was asked (its `cx`, read once meta `cx` says any was) is renewed and
            answered `x<reason>` (a string): its holder aborts the run, whose settle ends it
-           cancelled (docs/design/job-controls.md); one whose run ended cancelled under the token
-           answers 9 (includes/each_held.lua)
+           cancelled (docs/design/job-controls.md). One whose run already ended cancelled under
+           the token (its settle, or the reaper when its lease lapsed: `t` is `<token>/x`) is
+           answered `x<reason>` too, not renewed: its holder, which may not have heard, aborts
   Errors   EMQKIND, EMQARG
 ]]
 -- @include keyspace
@@ -28,7 +29,7 @@ local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
 local cancels = queue_meta().cx
-return each_held(3, 2, held_group, function(id)
+local codes = each_held(3, 2, held_group, function(id)
   redis.call('ZADD', K_ACTIVE, 'XX', deadline, id)
   if cancels then
     local reason = redis.call('HGET', job_key(id), 'cx')
@@ -36,3 +37,9 @@ return each_held(3, 2, held_group, function(id)
   end
   return deadline
 end)
+-- a run ended cancelled under its token (CANCELLED_CODE): its reason, so a holder that missed the
+-- cancel stops now (a reaped run's slot is free already), never runs on untold
+for i, code in ipairs(codes) do
+  if code == CANCELLED_CODE then codes[i] = 'x' .. (redis.call('HGET', job_key(ARGV[1 + 2 * i]), 'cx') or 'cancelled') end
+end
+return codes

@@ -27,6 +27,8 @@ export const errorCodes = {
   EMQREDIS: 503,
   /** A job waited for ended dead (`JobFailedError`: its error in `jobError`). */
   EMQFAILED: 422,
+  /** A job cancelled: the reason a running job's signal aborts with, and what a wait for it throws (`JobCancelledError`). */
+  EMQCANCELLED: 409,
   /** A job waited for did not finish within the time given (`WaitTimeoutError`). */
   EMQTIMEOUT: 504,
   /** A request without the bearer token the server requires, or with a wrong one. */
@@ -163,6 +165,22 @@ export class JobFailedError extends EmqError {
   constructor(message: string, context: EmqErrorContext & { jobError?: string } = {}) {
     super('EMQFAILED', message, context);
     this.jobError = context.jobError ?? message;
+  }
+}
+
+/**
+ * A job cancelled (`queue.cancel`: docs/guides/job-controls.md): the reason a running job's
+ * handler signal aborts with (whatever the handler does then, its settle ends the job
+ * `cancelled`; throwing this, or letting it through, is the quick way out), and what `waitFor` and
+ * `addAndWait` throw for a job that ended cancelled.
+ */
+export class JobCancelledError extends EmqError {
+  constructor(
+    jobId: string,
+    /** Why, as the cancel gave it (`CancelOptions.reason`). */
+    readonly reason: string,
+  ) {
+    super('EMQCANCELLED', `job ${jobId} was cancelled: ${reason}`, { jobId });
   }
 }
 

@@ -1,3 +1,4 @@
+export { JobCancelledError } from './errors.js';
 import { DEFAULT_MAX_RESULT_BYTES, encodeProgress, encodeResult } from './encode.js';
 import type { EmqError } from './errors.js';
 import type { Job } from './job.js';
@@ -167,23 +168,6 @@ export class JobTimeoutError extends HandlerTimeoutError {
     super(timeoutMs);
     this.message = `the job ran past its own timeout of ${timeoutMs} ms`;
     this.name = 'JobTimeoutError';
-  }
-}
-
-/**
- * The reason a handler's signal aborts with when its job is cancelled while it runs
- * (`queue.cancel`: docs/guides/job-controls.md). Whatever the handler does then, its settle ends
- * the job `cancelled`; throwing this (or letting it through) is the quick way out.
- */
-export class JobCancelledError extends Error {
-  constructor(
-    /** The job cancelled. */
-    readonly jobId: string,
-    /** Why, as the cancel gave it (`CancelOptions.reason`). */
-    readonly reason: string,
-  ) {
-    super(`job ${jobId} was cancelled: ${reason}`);
-    this.name = 'JobCancelledError';
   }
 }
 

@@ -6841,7 +6841,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "ced391e4bf87a6c7c345ad29c0bb83c5ec319090",
+    sha1: "de8d81b3e76246a92431491ca3a3a2b6f1a5dd30",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -6855,8 +6855,9 @@ return { tonumber(cap), bytes }
            under the token (a later deadline, harmless) and answers 0 once it is not. A job
            whose cancel was asked (its \`cx\`, read once meta \`cx\` says any was) is renewed and
            answered \`x<reason>\` (a string): its holder aborts the run, whose settle ends it
-           cancelled (docs/design/job-controls.md); one whose run ended cancelled under the token
-           answers 9 (includes/each_held.lua)
+           cancelled (docs/design/job-controls.md). One whose run already ended cancelled under
+           the token (its settle, or the reaper when its lease lapsed: \`t\` is \`<token>/x\`) is
+           answered \`x<reason>\` too, not renewed: its holder, which may not have heard, aborts
   Errors   EMQKIND, EMQARG
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -7004,7 +7005,7 @@ local lease_ms = arg_int(ARGV[2], 'leaseMs', 1)
 for i = 3, #ARGV, 2 do check_kind(ARGV[i]) end
 local deadline = now_ms() + lease_ms
 local cancels = queue_meta().cx
-return each_held(3, 2, held_group, function(id)
+local codes = each_held(3, 2, held_group, function(id)
   redis.call('ZADD', K_ACTIVE, 'XX', deadline, id)
   if cancels then
     local reason = redis.call('HGET', job_key(id), 'cx')
@@ -7012,6 +7013,12 @@ return each_held(3, 2, held_group, function(id)
   end
   return deadline
 end)
+-- a run ended cancelled under its token (CANCELLED_CODE): its reason, so a holder that missed the
+-- cancel stops now (a reaped run's slot is free already), never runs on untold
+for i, code in ipairs(codes) do
+  if code == CANCELLED_CODE then codes[i] = 'x' .. (redis.call('HGET', job_key(ARGV[1 + 2 * i]), 'cx') or 'cancelled') end
+end
+return codes
 `,
   },
   fail: {

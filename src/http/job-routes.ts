@@ -1,13 +1,13 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context, Env, MiddlewareHandler } from 'hono';
 import { jobIdOf } from '../encode.js';
-import { JobFailedError, WaitTimeoutError } from '../errors.js';
+import { JobCancelledError, JobFailedError, WaitTimeoutError } from '../errors.js';
 import type { BackoffOptions, EnqueueOptions } from '../job.js';
 import type { QueueSurface } from '../queue/surface.js';
 import { body, failure, json, refusals } from './openapi-parts.js';
 import { problem } from './problem.js';
 import type { QueueOf } from './queue-cache.js';
-import { duplicate, enqueued, enqueuedBulk, jobView, jobViewOf, removed, reprocessed, waitedCompleted, waitedDead, waitedNot } from './responses.js';
+import { duplicate, enqueued, enqueuedBulk, jobView, jobViewOf, removed, reprocessed, waitedCancelled, waitedCompleted, waitedDead, waitedNot } from './responses.js';
 import { bulkBody, type EnqueueBody, enqueueBody, enqueueQuery, idempotencyHeaders, jobParams, queueParams } from './schemas.js';
 import type { StreamingLimits } from './streaming.js';
 
@@ -45,8 +45,8 @@ const enqueueRoute = createRoute({
   responses: {
     201: json(enqueued, 'created (or, with an Idempotency-Key seen before, created by the first request)'),
     200: json(
-      z.union([duplicate, waitedCompleted, waitedDead]),
-      'a job with this id or holding this dedupe key exists: nothing was written (`duplicate`, its id), or it took this payload and delay (`replaced`, `dedupe.replace`); with ?wait, the job (a duplicate or a replace: that job) finished within it: completed with its result, or dead with its error',
+      z.union([duplicate, waitedCompleted, waitedDead, waitedCancelled]),
+      'a job with this id or holding this dedupe key exists: nothing was written (`duplicate`, its id), or it took this payload and delay (`replaced`, `dedupe.replace`); with ?wait, the job (a duplicate or a replace: that job) finished within it: completed with its result, or dead with its error, or cancelled with its reason',
     ),
     202: json(waitedNot, 'with ?wait: the job did not finish within it (it may still); its state then'),
     409: failure('the Idempotency-Key was used with other jobs (EMQCONFLICT): nothing was written'),
@@ -167,6 +167,7 @@ export function registerJobRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: Jo
         return c.json({ id: done.id, state: 'completed' as const, ...(done.result === undefined ? {} : { result: done.result }) }, 200);
       } catch (error) {
         if (error instanceof JobFailedError) return c.json({ id, state: 'dead' as const, error: error.jobError }, 200);
+        if (error instanceof JobCancelledError) return c.json({ id, state: 'cancelled' as const, reason: error.reason }, 200);
         if (!(error instanceof WaitTimeoutError)) throw error;
         const job = await q.getJob(id);
         if (!job) throw error;

@@ -205,5 +205,7 @@ export const eventsPage = z.object({
 /** `?wait`: the job finished within it. */
 export const waitedCompleted = z.object({ id: enqueuedId, state: z.literal('completed'), result: z.unknown().optional() });
 export const waitedDead = z.object({ id: enqueuedId, state: z.literal('dead'), error: z.string() });
+/** `POST /jobs?wait=`: the job was cancelled (`queue.cancel`) before it finished. */
+export const waitedCancelled = z.object({ id: enqueuedId, state: z.literal('cancelled'), reason: z.string() });
 /** `?wait`: the job did not finish within it; its state then. */
 export const waitedNot = z.object({ id: enqueuedId, state: jobState });

@@ -3,15 +3,15 @@ import { asArray, asNumber } from './reply.js';
 import { type Held, heldArgs, type ScriptOp } from './op.js';
 
 /**
- * What a renewal answered for one held job: its new lease deadline (ms); `{ cancel }` when its
- * cancel was asked (renewed all the same: the holder aborts the run, whose settle ends it
- * cancelled, docs/guides/job-controls.md), with the reason, or null as the reason of a run
- * that already ended cancelled; or null when its holder lost it.
+ * What a renewal answered for one held job: its new lease deadline (ms); `{ cancel }` with the
+ * reason when its cancel was asked (renewed: the holder aborts the run, whose settle ends it
+ * cancelled, docs/guides/job-controls.md) or its run already ended cancelled (its settle, or the
+ * reaper: the holder aborts it all the same); or null when its holder lost it.
  */
 export type Renewal =
   | number
   | {
-      /** The cancel's reason; null when the run already ended cancelled. */
+      /** The cancel's reason (null only from a script older than the reason's answer). */
       readonly cancel: string | null;
     }
   | null;

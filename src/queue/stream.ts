@@ -1,4 +1,4 @@
-import { InvalidArgumentError, JobFailedError, JobNotFoundError, shown, WaitTimeoutError } from '../errors.js';
+import { InvalidArgumentError, JobCancelledError, JobFailedError, JobNotFoundError, shown, WaitTimeoutError } from '../errors.js';
 import { type EventsPage, type QueueEvent, type ReadEventsOptions } from '../events/events.js';
 import { assertEventId, decodeEntry } from '../events/decode.js';
 import type { JobRecord } from '../job.js';
@@ -104,6 +104,7 @@ export class QueueStream {
               return job.result;
             }
             if (e.event === 'dead') throw new JobFailedError(`job ${jobId} failed: ${e.error}`, { jobId, jobError: e.error });
+            if (e.event === 'cancelled') throw new JobCancelledError(jobId, e.reason);
             if (e.event === 'removed') throw new JobNotFoundError(`job ${jobId} was removed while waited for`, { jobId });
           }
         }
@@ -116,9 +117,10 @@ export class QueueStream {
   }
 }
 
-/** `{result}` when the job is completed; throws JobFailedError when it is dead; undefined otherwise. */
+/** `{result}` when the job is completed; throws JobFailedError when it is dead, JobCancelledError when cancelled; undefined otherwise. */
 function finished(job: JobRecord<unknown>): { result: unknown } | undefined {
   if (job.state === 'completed') return { result: job.result };
+  if (job.state === 'cancelled') throw new JobCancelledError(job.id, job.cancelReason ?? '');
   if (job.state === 'dead') throw new JobFailedError(`job ${job.id} failed: ${job.error ?? ''}`, { jobId: job.id, jobError: job.error ?? '' });
   return undefined;
 }

@@ -116,7 +116,7 @@ describe('cancel', () => {
       // the settle sent again answers the same, whatever settle it is, and so does a renewal
       expect(await settle(held!)).toBe('cancelled');
       expect((await l.complete([held!])).outcomes).toEqual(['cancelled']);
-      expect(await l.extend([held!], 30_000)).toEqual([{ cancel: null }]);
+      expect(await l.extend([held!], 30_000)).toEqual([{ cancel: 'stop' }]);
       expect(await queue.cancel(held!.id)).toEqual({ id: held!.id, state: 'cancelled' });
       await whole(queue);
     }
@@ -132,6 +132,8 @@ describe('cancel', () => {
     await new Promise((r) => setTimeout(r, 80));
     await l.beat({ n: 0, leaseMs: 30_000 });
     expect(await queue.getJob(held!.id)).toMatchObject({ state: 'cancelled', cancelReason: 'gone' });
+    // a holder that missed the cancel (frozen, its subscription cut) is told by its next renewal, with the reason
+    expect(await l.extend([held!], 30_000)).toEqual([{ cancel: 'gone' }]);
     expect((await l.complete([held!])).outcomes).toEqual(['cancelled']);
     expect((await queue.stats()).counts).toMatchObject({ cancelled: 1, pending: 0, active: 0 });
     await whole(queue);
@@ -179,6 +181,17 @@ describe('cancel', () => {
     expect(await queue.getJob(running.id)).toMatchObject({ state: 'cancelled', cancelReason: 'edge', result: undefined });
     expect((await queue.getJob(waiting.id))?.state).toBe('cancelled');
     await whole(queue);
+  });
+
+  it('ends a wait for the job: waitFor and addAndWait throw JobCancelledError with the reason', async () => {
+    const queue = redis.queue<string>();
+    const { id } = await queue.add('x');
+    const waiting = queue.waitFor(id, { timeoutMs: 5_000 });
+    await new Promise((r) => setTimeout(r, 50));
+    await queue.cancel(id, { reason: 'no longer wanted' });
+    await expect(waiting).rejects.toMatchObject({ name: 'JobCancelledError', code: 'EMQCANCELLED', reason: 'no longer wanted', jobId: id });
+    // and at once for a job cancelled already
+    await expect(queue.waitFor(id, { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'EMQCANCELLED' });
   });
 
   it('releases a dedupe key, and the job never runs again', async () => {

@@ -1,4 +1,4 @@
-import { JobFailedError, WaitTimeoutError } from '../../errors.js';
+import { JobCancelledError, JobFailedError, WaitTimeoutError } from '../../errors.js';
 import type { DedupeOptions, EnqueueOptions } from '../../job.js';
 import type { QueueSurface } from '../../queue/surface.js';
 import { type Commands, EXIT, printJson } from './command.js';
@@ -43,6 +43,10 @@ async function enqueueAndWait(queue: QueueSurface, payload: unknown, options: En
   } catch (error) {
     if (error instanceof JobFailedError) {
       printJson({ id, state: 'dead', error: error.jobError });
+      return EXIT.failed;
+    }
+    if (error instanceof JobCancelledError) {
+      printJson({ id, state: 'cancelled', reason: error.reason });
       return EXIT.failed;
     }
     if (!(error instanceof WaitTimeoutError)) throw error;

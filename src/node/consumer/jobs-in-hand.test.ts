@@ -100,4 +100,29 @@ describe('JobsInHand', () => {
     jobs.settling(a!);
     expect(jobs.abandonAll().map((h) => h.job.id)).toEqual(['JOB:2']);
   });
+
+  it('never starts a waiting job whose lease ended by the server clock (a consumer frozen past it); a renewal moves the deadline', () => {
+    const { jobs, fenced } = inHand();
+    const at = (n: number, leaseUntil: number): Job<number> => ({ ...job(n), leaseUntil }) as Job<number>;
+    jobs.wait(at(1, 1_000), new AbortController());
+    jobs.wait(at(2, 1_000), new AbortController());
+    const [, second] = jobs.renewable();
+    jobs.renewed(second!, 5_000);
+    jobs.expireWaiting(1_000);
+    expect(jobs.dropFenced()).toBe(true);
+    expect(fenced).toEqual(['JOB:1']);
+    expect(jobs.takeWaiting(5).map((h) => h.job.id)).toEqual(['JOB:2']);
+  });
+
+  it('a cancel asked aborts a running job with JobCancelledError, and takes a waiting one out to give back', () => {
+    const { jobs } = inHand();
+    jobs.wait(job(1), new AbortController());
+    jobs.wait(job(2), new AbortController());
+    const [running] = jobs.takeWaiting(1).map((w) => jobs.start(w));
+    expect(jobs.cancelAsked('JOB:1', 'stop')).toBeUndefined();
+    expect(running!.controller.signal.reason).toMatchObject({ name: 'JobCancelledError', reason: 'stop' });
+    expect(jobs.cancelAsked('JOB:2', 'stop')?.job.id).toBe('JOB:2');
+    expect(jobs.waitingCount).toBe(0);
+    expect(jobs.cancelAsked('JOB:3', 'stop')).toBeUndefined();
+  });
 });

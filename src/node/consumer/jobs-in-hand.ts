@@ -25,10 +25,12 @@ export interface HeldJob<Payload> {
   readonly settling: boolean;
   /** Its settle was recorded: a renewal refused after that (the lease ended with it) changes nothing. */
   readonly recorded: boolean;
+  /** Its lease's deadline (server ms): the claim's, then each renewal's. */
+  readonly leaseEnd: number;
 }
 
 /** The marks as JobsInHand writes them (HeldJob shows them read-only to everyone else). */
-type Marks = { fenced: boolean; abandoned: boolean; settling: boolean; recorded: boolean };
+type Marks = { fenced: boolean; abandoned: boolean; settling: boolean; recorded: boolean; leaseEnd: number };
 const marksOf = <P>(h: HeldJob<P>): Marks => h;
 
 /**
@@ -70,7 +72,7 @@ export class JobsInHand<Payload> {
 
   /** A claimed job joins the wait, with the controller its run will use. */
   wait(job: Job<Payload>, controller: AbortController): void {
-    this.waiting.push({ job, controller, startedAt: 0, fenced: false, abandoned: false, settling: false, recorded: false });
+    this.waiting.push({ job, controller, startedAt: 0, fenced: false, abandoned: false, settling: false, recorded: false, leaseEnd: job.leaseUntil });
   }
 
   /** Drops the waiting jobs whose lease was lost: they never run (onFenced tells). True if any. */
@@ -83,6 +85,18 @@ export class JobsInHand<Payload> {
       } else i++;
     }
     return dropped;
+  }
+
+  /** A renewal moved `h`'s lease deadline to `deadline` (server ms). */
+  renewed(h: HeldJob<Payload>, deadline: number): void {
+    marksOf(h).leaseEnd = deadline;
+    const started = this.held.get(h.job.id);
+    if (started && started !== h) marksOf(started).leaseEnd = deadline;
+  }
+
+  /** Waiting jobs whose lease ended by `serverNow` (ms) are lost: fenced, for dropFenced to drop. */
+  expireWaiting(serverNow: number): void {
+    for (const h of this.waiting) if (!h.fenced && h.leaseEnd <= serverNow) this.leaseLost(h);
   }
 
   /** Whether a waiting job's lease was lost (dropFenced drops it). */

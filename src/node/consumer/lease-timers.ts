@@ -130,7 +130,8 @@ export class LeaseTimers<Payload> {
     this.dueTimer = this.leaseTimer = undefined;
   }
 
-  private serverNow(): number {
+  /** The server's clock now, as this consumer estimates it (ms). */
+  serverNow(): number {
     return performance.now() + this.serverOffset;
   }
 
@@ -157,9 +158,11 @@ export class LeaseTimers<Payload> {
       const renewals = await this.leases.extend(live.map(leaseOf), this.leaseMs);
       live.forEach((h, i) => {
         const renewal = renewals[i];
-        if (renewal === null && !h.fenced) this.jobs.leaseLost(h);
-        // its cancel was asked: renewed, and its run told (one whose run ended cancelled has settled)
-        else if (typeof renewal === 'object' && renewal !== null && renewal.cancel !== null) this.onCancel(h.job.id, renewal.cancel);
+        if (typeof renewal === 'number') this.jobs.renewed(h, renewal);
+        else if (renewal === null && !h.fenced) this.jobs.leaseLost(h);
+        // its cancel was asked, or its run already ended cancelled (the reaper took a lapsed lease):
+        // its run is told either way, and a job not yet started is given back, never run
+        else if (typeof renewal === 'object' && renewal !== null) this.onCancel(h.job.id, renewal.cancel ?? 'cancelled');
       });
       // a waiting job whose lease was lost is dropped without running, and its room claims again
       if (this.jobs.anyWaitingFenced()) this.runs.startWaiting();

@@ -63,7 +63,7 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
     this.jobs = new JobsInHand(hooks);
     this.prefetch = share?.prefetch ?? new Prefetch(settings.prefetch, () => slots.prefetchSize());
     this.settles = new Settles(leases, leaseMs, hooks, this.jobs, this);
-    this.runs = new Runs(slots, this.jobs, this.settles, this.prefetch, hooks, this, queue.name, leases);
+    this.runs = new Runs(slots, this.jobs, this.settles, this.prefetch, hooks, this, queue.name, leases, () => this.timers.serverNow());
     this.timers = new LeaseTimers(leases, leaseMs, settings.renewMs, hooks, this.jobs, this.runs, this, (id, reason) => this.cancelAsked(id, reason));
     this.requests = new Requests(leases, leaseMs, slots, this.prefetch, this.settles, this.timers);
     this.park = new Park(transport, leases, queue.name, settings, this.requests, this.timers, this);

@@ -34,6 +34,8 @@ export class Runs<Payload> implements SlotHost<Payload> {
     private readonly loop: RunsLoop,
     readonly queue: string,
     private readonly leases: Leases<Payload>,
+    /** The server's clock as the loop estimates it (LeaseTimers.serverNow): a waiting job whose lease ended never starts. */
+    private readonly serverNow: () => number = () => Number.NEGATIVE_INFINITY,
   ) {}
 
   /** Claimed jobs join the wait; as many as there are free slots start now. */
@@ -43,9 +45,14 @@ export class Runs<Payload> implements SlotHost<Payload> {
     this.startWaiting();
   }
 
-  /** Starts waiting jobs while slots are free; a waiting job whose lease was lost never runs. */
+  /**
+   * Starts waiting jobs while slots are free; a waiting job whose lease was lost never runs, nor one
+   * whose lease has ended by the server's clock (a consumer frozen past it: the reaper may have
+   * given it to another consumer, or ended it cancelled).
+   */
   startWaiting(): void {
     if (this.loop.stopping) return;
+    this.jobs.expireWaiting(this.serverNow());
     const dropped = this.jobs.dropFenced();
     const n = Math.min(this.slots.startable(), this.jobs.waitingCount);
     if (n > 0) this.slots.dispatch(this.jobs.takeWaiting(n), this);

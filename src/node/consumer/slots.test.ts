@@ -16,6 +16,7 @@ const waiting = (n: number): HeldJob<number> => ({
   recorded: false,
   abandoned: false,
   settling: false,
+  leaseEnd: Number.POSITIVE_INFINITY,
 });
 
 /** settle() calls as the loop counts them: `sizes[i]` entries in call i. */
