@@ -39,7 +39,14 @@ export interface Scenario {
  * and for durable steps, a job dead (none is meant to die), a step's function run again though its
  * earlier run was neither killed nor refused its record (`reruns_unexplained`), a sleep over or a
  * wait timed out before its time, an event not taken exactly once by each job it matches, a wait
- * without an event not timed out with null, a step record not as its handler left it.
+ * without an event not timed out with null, a step record not as its handler left it; and for
+ * cancel, a job whose cancel was answered `cancelled` or `cancelling` not ended cancelled, an
+ * answer that does not say what happened (`finished` for a job not completed before it, a repeat
+ * answered otherwise), a job the cancel found unfinished completed or claimed after it, a handler
+ * run started after the cancel's answer (but the run of the claim it found running), a job
+ * cancelled that no cancel named, a cancelled job's `cancelled` events not one, a running job's
+ * cancel not heard by its run, onCancelled for a job not cancelled, a group's active count not
+ * back to zero.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -83,6 +90,16 @@ export const MUST_BE_ZERO = [
   'events_not_once',
   'waits_wrong',
   'step_records_wrong',
+  'cancels_not_kept',
+  'cancel_answers_wrong',
+  'completed_after_cancel',
+  'claims_after_cancel',
+  'runs_after_cancel',
+  'cancelled_uncancelled',
+  'cancelled_events_not_once',
+  'cancels_not_heard',
+  'hooks_wrong',
+  'group_counts_left',
 ] as const;
 
 /** The promises a result breaks, by name. */
