@@ -43,6 +43,7 @@
 -- @include child_record
 -- @include outbox_append
 -- @include end_cancelled
+-- @include key_slots
 -- @include collect_event
 -- @include flush_events
 
@@ -53,7 +54,7 @@ local codes = {}
 for i = 4, #ARGV do
   local id = ARGV[i]
   local key = job_key(id)
-  local r = redis.call('HMGET', key, 's', 'g', 'dk', 'dt', 'fp', 'fw', 't', 'sn', 'wk', 'cx')
+  local r = redis.call('HMGET', key, 's', 'g', 'dk', 'dt', 'fp', 'fw', 't', 'sn', 'wk', 'cx', 'ck')
   local state, group, fp = r[1], r[2] or nil, r[5] or nil
   local code = 0
   if state and parent ~= '' then
@@ -79,9 +80,11 @@ for i = 4, #ARGV do
   else
     if state == 'pending' then
       local entry = group or UNGROUPED
-      -- a job in an arrivals list is found by LREM, linear in the list's length
-      if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-      leave_ring(entry)
+      -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM)
+      if not (r[11] and key_unpark(id, r[11])) then
+        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+        leave_ring(entry)
+      end
     elseif state == 'scheduled' then
       redis.call('ZREM', K_SCHEDULED, id)
       if r[8] then redis.call('ZREM', PREFIX .. 'sleeping', id) end

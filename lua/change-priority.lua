@@ -21,15 +21,18 @@
 -- @include job_key
 -- @include lane_key
 -- @include fifo_key
+-- @include key_slots
 
 local id = ARGV[2]
 check_kind(id)
 local priority = arg_int(ARGV[3], 'priority', 0)
 if priority > 2097151 then error(redis.error_reply('EMQARG priority must be at most 2097151, got ' .. ARGV[3])) end
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'o', 'p')
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'p', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' and r[1] ~= 'scheduled' then return -1 end
+-- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
+if r[5] and r[1] == 'pending' and key_parked(id, r[5]) then return -1 end
 if tonumber(r[4] or '0') == priority then return 1 end
 
 local entry = r[2] or UNGROUPED

@@ -5,7 +5,7 @@
   ARGV[1]  prefix "emq:{q}:"
   Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
            emq:{q}:fifo, and emq:{q}:minutes
-  Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
+  Reply    {pending (ungrouped and every lane, and the jobs parked on a full concurrency key), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
            slots fired), rated (a counter: times a group or the queue reached its rate limit and was
@@ -30,6 +30,8 @@ for _, g in ipairs(entries) do
   local z, f = lane_size(g)
   pending = pending + z + f
 end
+-- and the jobs parked on a full concurrency key (docs/design/job-controls.md): pending too
+for _, k in ipairs(redis.call('SMEMBERS', PREFIX .. 'keys')) do pending = pending + redis.call('ZCARD', PREFIX .. 'kwait:' .. k) end
 return {
   pending,
   redis.call('ZCARD', K_SCHEDULED),

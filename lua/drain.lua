@@ -2,7 +2,8 @@
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
   call answers until it answers "done". Lanes go first, ungrouped work then each group (SSCAN over
-  emq:{q}:groups, the cursor carried from call to call), then scheduled. A lane emptied leaves the
+  emq:{q}:groups, the cursor carried from call to call), then scheduled, then the jobs parked on a
+  full concurrency key (cursor "k"). A lane emptied leaves the
   ring; group counts, limits, paused flags and the groups set stay (they describe the groups, not
   their waiting jobs), and nothing rings: nothing became claimable. A job enqueued while a drain
   runs may be drained or kept, as it lands before or behind the cursor.
@@ -35,7 +36,7 @@
 
 local n = arg_int(ARGV[2], 'n', 1)
 local cursor = ARGV[3]
-if not (cursor == '' or cursor == 's' or string.match(cursor, '^g%d+$')) then
+if not (cursor == '' or cursor == 's' or cursor == 'k' or string.match(cursor, '^g%d+$')) then
   error(redis.error_reply('EMQARG not a drain cursor: ' .. tostring(cursor)))
 end
 local request = ARGV[4]
@@ -71,9 +72,23 @@ while string.sub(cursor, 1, 1) == 'g' do
   if visits <= 0 and cursor ~= 's' then return reply(cursor) end
 end
 
-local ids = redis.call('ZRANGE', K_SCHEDULED, 0, budget - 1)
-delete_rows(ids)
-chunked('ZREM', K_SCHEDULED, ids)
-deleted = deleted + #ids
-if #ids == budget and redis.call('EXISTS', K_SCHEDULED) == 1 then return reply('s') end
+if cursor == 's' then
+  local ids = redis.call('ZRANGE', K_SCHEDULED, 0, budget - 1)
+  delete_rows(ids)
+  chunked('ZREM', K_SCHEDULED, ids)
+  deleted, budget = deleted + #ids, budget - #ids
+  if budget == 0 and redis.call('EXISTS', K_SCHEDULED) == 1 then return reply('s') end
+  cursor = 'k'
+end
+
+-- the jobs parked on a full concurrency key (docs/design/job-controls.md): pending too
+for _, k in ipairs(redis.call('SMEMBERS', PREFIX .. 'keys')) do
+  if budget == 0 then return reply('k') end
+  local wait = PREFIX .. 'kwait:' .. k
+  local ids = redis.call('ZRANGE', wait, 0, budget - 1)
+  delete_rows(ids)
+  chunked('ZREM', wait, ids)
+  deleted, budget = deleted + #ids, budget - #ids
+end
+if budget == 0 then return reply('k') end
 return reply('done')

@@ -14,10 +14,10 @@
   ARGV[6]  n, the number of jobs (>= 1)
   ARGV[7]  the jobs' form: "p" (plain) gives each job as 2 values, its payload (JSON text) and
            group ("" = ungrouped); "l" (linked) as 5, its id, payload, group, parent and children
-           (a flow's jobs); every other field the default below; "f" (full) as all 15 below
+           (a flow's jobs); every other field the default below; "f" (full) as all 16 below
            (a call of plain jobs, the usual bulk add, sends 2 arguments a job instead of 13: each
            argument is parsed, made a Lua string and freed by Redis, and written by the client)
-  then, "f", 15 values per job:
+  then, "f", 16 values per job:
            id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
@@ -28,7 +28,9 @@
            the row's `to`, handed out with each claim), expiry ("" none; "a<ms>" that many ms
            after this call, "t<epoch ms>" at that time, by the server's clock: a job not started
            by then never starts, it goes to dead with EMQEXPIRED, docs/design/job-controls.md; the
-           row's `xa`, indexed in emq:{q}:expiring)
+           row's `xa`, indexed in emq:{q}:expiring), concurrency keys ("" none; their names
+           joined by ",": the job starts only while each is under its limit, the row's `ck`,
+           docs/design/job-controls.md; each key is added to emq:{q}:keys)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key;
            a core key's answer of generated ids only as "#<first seq>,<n>,<states>"),
@@ -90,7 +92,7 @@
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 15
+local FIELDS = 16
 local FIRST = 7
 -- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain ("p") and
 -- linked ("l") jobs, the values given with the other fields' defaults written in (J[7] "f"
@@ -109,7 +111,7 @@ if per then
     local id, payload, group, parent, children = '', ARGV[s + 1], ARGV[s + 2], '', ''
     if per == 5 then id, payload, group, parent, children = ARGV[s + 1], ARGV[s + 2], ARGV[s + 3], ARGV[s + 4], ARGV[s + 5] end
     J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = id, payload, group, '-1', '-1', '0', max_text
-    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14], J[b + 15] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1', ''
+    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14], J[b + 15], J[b + 16] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1', '', ''
   end
 elseif form ~= 'f' then
   error(redis.error_reply('EMQARG the jobs\' form is "p", "l" or "f", got ' .. tostring(form)))
@@ -135,6 +137,9 @@ for i = 0, form ~= 'p' and n - 1 or -1 do
     if how == 'a' then arg_int(string.sub(J[b + 15], 2), 'expireAfterMs', 1)
     elseif how == 't' then arg_int(string.sub(J[b + 15], 2), 'expireAt', 0)
     else error(redis.error_reply('EMQARG an expiry is "a<ms>" or "t<epoch ms>", got ' .. J[b + 15])) end
+  end
+  if J[b + 16] ~= '' and not string.match(J[b + 16], '^[%w._:,%-]+$') then
+    error(redis.error_reply('EMQARG concurrency keys are names joined by ",", got ' .. J[b + 16]))
   end
   if J[b + 9] ~= '' then
     dedupe = true
@@ -292,7 +297,7 @@ local taken, took = {}, false
 -- whether any job of this call is part of a flow (meta `fl`: the claims, settles and bulk deletes then read links)
 local flows = false
 -- whether any job of this call has a timeout of its own (meta `tm`), an expiry (meta `xp`)
-local timed, expiring = false, false
+local timed, expiring, keyed = false, false, false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
@@ -369,6 +374,13 @@ for i = 0, n - 1 do
       local at_text = string.format('%d', at)
       redis.call('HSET', key, 'xa', at_text)
       redis.call('ZADD', PREFIX .. 'expiring', at_text, id)
+    end
+    -- its concurrency keys (meta `ks` first: the claims and settles read `ck` only under it)
+    if J[b + 16] ~= '' then
+      if not keyed then redis.call('HSET', K_META, 'ks', '1') end
+      keyed = true
+      redis.call('HSET', key, 'ck', J[b + 16])
+      for k in string.gmatch(J[b + 16], '[^,]+') do redis.call('SADD', PREFIX .. 'keys', k) end
     end
     reply[#reply + 1] = id
     reply[#reply + 1] = state

@@ -1,6 +1,7 @@
 --[[
   list-jobs: a page of the jobs in one state, in that state's order:
-    pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
+    pending    lane by lane, ungrouped work first, then the groups by name, then the jobs parked
+               on a full concurrency key, key by key; within a lane in the
                order a claim takes them (priority, then arrival; a job back in its place after a
                run where it was). Which lane a claim serves next turns with the ring, so this is
                each lane's order, not one global one.
@@ -74,6 +75,23 @@ elseif state == 'pending' then
       skip = skip - zn - fn
     else
       for _, id in ipairs(lane_range(g, skip, math.min(need, zn + fn - skip), zn, fn)) do
+        ids[#ids + 1] = id
+        need = need - 1
+      end
+      skip = 0
+    end
+  end
+  -- then the jobs parked on a full concurrency key, key by key in name order, each in its order
+  local keys = redis.call('SMEMBERS', PREFIX .. 'keys')
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if need == 0 then break end
+    local wait = PREFIX .. 'kwait:' .. k
+    local size = redis.call('ZCARD', wait)
+    if skip >= size then
+      skip = skip - size
+    else
+      for _, id in ipairs(redis.call('ZRANGE', wait, skip, skip + need - 1)) do
         ids[#ids + 1] = id
         need = need - 1
       end

@@ -16,6 +16,7 @@
 -- @include job_key
 -- @include lane_key
 -- @include fifo_key
+-- @include key_slots
 -- @include leave_ring
 -- @include admit_one
 -- @include ring_doorbell
@@ -23,9 +24,11 @@
 local id, to = ARGV[2], ARGV[3]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'o')
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
+-- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
+if r[4] and r[1] == 'pending' and key_parked(id, r[4]) then return -1 end
 local from = r[2] or UNGROUPED
 -- the order is the zset score, or the row's `o` for a job in an arrivals list; in its new lane
 -- the job goes in the zset at that order (a list takes only newer orders than its own)

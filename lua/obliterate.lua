@@ -76,7 +76,10 @@ end
 
 -- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
 -- which the lanes' turn deletes
-for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING, PREFIX .. 'awaiting', PREFIX .. 'cancelled' }) do
+-- the waits of the concurrency keys (docs/design/job-controls.md) hold pending rows too
+local indexes = { K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING, PREFIX .. 'awaiting', PREFIX .. 'cancelled' }
+for _, k in ipairs(redis.call('SMEMBERS', PREFIX .. 'keys')) do indexes[#indexes + 1] = PREFIX .. 'kwait:' .. k end
+for _, index in ipairs(indexes) do
   ids = redis.call('ZRANGE', index, 0, budget - 1)
   if #ids > 0 then
     local rows = ids
@@ -113,7 +116,7 @@ redis.call('DEL', K_OUTBOX, K_WAITING)
 for _, name in ipairs(redis.call('SMEMBERS', PREFIX .. 'evnames')) do
   redis.call('DEL', PREFIX .. 'shapes:' .. name, PREFIX .. 'kept:' .. name, PREFIX .. 'keptd:' .. name)
 end
-redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring')
+redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring', PREFIX .. 'keys', PREFIX .. 'klimit', PREFIX .. 'kactive')
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }

@@ -31,11 +31,13 @@
 -- @include forget_flow
 -- @include now_ms
 -- @include forget_steps
+-- @include key_slots
+-- @include admit
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk', 'cx')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk', 'cx', 'ck')
 local state, group = r[1], r[2]
 if not state then return { 0, {} } end
 local fp = r[4]
@@ -48,11 +50,19 @@ release_dedupe(id, r[3])
 if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
   local entry = group or UNGROUPED
-  -- a job in an arrivals list is found by LREM, linear in the list's length
-  if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-  leave_ring(entry)
+  -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM,
+  -- linear in the list's length)
+  if not (r[10] and key_unpark(id, r[10])) then
+    if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+    leave_ring(entry)
+  end
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
+  -- its concurrency keys' slots go back, and the jobs parked on them to their lanes
+  if r[10] then
+    keys_leave(r[10])
+    if admit(keys_free(nil)) then ring_doorbell() end
+  end
   -- a running job whose cancel was asked leaves meta `cx`'s count (lua/cancel.lua)
   if r[9] and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
   if free_slot(group, 1) then ring_doorbell() end

@@ -29,7 +29,7 @@ export const DEFAULT_JOB_DEFAULTS: JobDefaults = {
   backoff: { type: 'exponential', delayMs: 1000, maxDelayMs: 3_600_000, jitter: 0.2 },
 };
 
-/** One job as enqueue.lua takes it in its full form: 15 values (a plain one goes as 2: src/ops/enqueue.ts). */
+/** One job as enqueue.lua takes it in its full form: 16 values (a plain one goes as 2: src/ops/enqueue.ts). */
 export type EncodedJob = readonly [
   id: string,
   payload: string,
@@ -50,6 +50,8 @@ export type EncodedJob = readonly [
   timeoutMs: number,
   /** Its expiry: `a<ms>` after the add, `t<epoch ms>` at that time, by the server's clock ('' none). */
   expiry: string,
+  /** Its concurrency keys, joined by `,` ('' none). */
+  keys: string,
 ];
 
 /** The longest dedupe key, in characters (UTF-16 units, as `string.length` counts). */
@@ -253,9 +255,6 @@ export function encodeJob(
 ): EncodedJob {
   const o = options ?? {};
   if (typeof o !== 'object' || o === null) throw new InvalidArgumentError('options must be an object');
-  // several concurrency keys a job counts against are designed (docs/design/job-controls.md) and
-  // not built: refused, never silently ignored, which would run the job with no key limit at all
-  if ('keys' in o) throw new InvalidArgumentError(`concurrency keys (options.keys) are not built yet: a group and its limit (setGroupLimit) are the one concurrency key a job has; see docs/guides/job-controls.md`);
   const id = o.id === undefined ? '' : toJobId(o.id);
   const dedupe = encodeDedupe(o.dedupe);
   // an id already deduplicates for the row's life: with a key too, a duplicate could name a job
@@ -283,7 +282,7 @@ export function encodeJob(
   let expiry = '';
   if (o.expireAfterMs !== undefined) expiry = `a${intOption('expireAfterMs', o.expireAfterMs, 1)}`;
   if (o.expireAt !== undefined) expiry = `t${intOption('expireAt', o.expireAt instanceof Date ? o.expireAt.getTime() : o.expireAt, 0)}`;
-  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', '', timeoutMs, expiry];
+  return [id, encodePayload(payload, maxPayloadBytes), group, delayMs, runAt, priority, maxAttempts, backoff, ...dedupe, '', '', timeoutMs, expiry, encodeKeys(o.keys)];
 }
 
 /**
@@ -292,6 +291,29 @@ export function encodeJob(
  * value added to EncodedJob is carried here too.
  */
 export function withLinks(job: EncodedJob, parent: string, children: string): EncodedJob {
-  const [id, payload, group, delayMs, runAt, priority, maxAttempts, backoff, dedupeKey, dedupeTtlMs, replace, , , timeoutMs, expiry] = job;
-  return [id, payload, group, delayMs, runAt, priority, maxAttempts, backoff, dedupeKey, dedupeTtlMs, replace, parent, children, timeoutMs, expiry];
+  const [id, payload, group, delayMs, runAt, priority, maxAttempts, backoff, dedupeKey, dedupeTtlMs, replace, , , timeoutMs, expiry, keys] = job;
+  return [id, payload, group, delayMs, runAt, priority, maxAttempts, backoff, dedupeKey, dedupeTtlMs, replace, parent, children, timeoutMs, expiry, keys];
+}
+
+/** The most concurrency keys one job names. */
+export const MAX_JOB_KEYS = 4;
+/** A concurrency key's name: letters, digits and `._:-`, 1 to 128 (`org:7`). */
+const KEY_NAME = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A job's concurrency keys (`EnqueueOptions.keys`) as enqueue takes them: joined by `,`, '' for none. */
+export function encodeKeys(keys: unknown): string {
+  if (keys === undefined) return '';
+  if (!Array.isArray(keys) || keys.length === 0 || keys.length > MAX_JOB_KEYS) {
+    throw new InvalidArgumentError(`keys must be an array of 1 to ${MAX_JOB_KEYS} concurrency key names, got ${shown(keys)}`);
+  }
+  for (const key of keys) {
+    if (typeof key !== 'string' || !KEY_NAME.test(key)) throw new InvalidArgumentError(`a concurrency key is 1 to 128 letters, digits, '.', '_', ':' or '-', got ${shown(key)}`);
+  }
+  if (new Set(keys).size !== keys.length) throw new InvalidArgumentError(`a job names each concurrency key once, got ${shown(keys)}`);
+  return keys.join(',');
+}
+
+/** Throws InvalidArgumentError unless `key` is a concurrency key's name. */
+export function assertKeyName(key: unknown): asserts key is string {
+  if (typeof key !== 'string' || !KEY_NAME.test(key)) throw new InvalidArgumentError(`a concurrency key is 1 to 128 letters, digits, '.', '_', ':' or '-', got ${shown(key)}`);
 }

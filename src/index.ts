@@ -10,6 +10,8 @@ export { Queue } from './queue/queue.js';
 export type { QueueOptions, BulkJob, QueueStats, RequestOptions, EventsOptions, WaitForOptions, AddAndWaitOptions, JobOutcome } from './queue/queue.js';
 export type { CancelOptions, CancelResult, CancelJobsOptions, CancelJobsResult, CancellableState } from './queue/cancels.js';
 export { CANCELLABLE_STATES } from './queue/cancels.js';
+export type { KeyInfo } from './queue/key-limits.js';
+export { MAX_JOB_KEYS } from './encode.js';
 export { PartitionedQueue } from './partitions/partitioned-queue.js';
 export type { PartitionedQueueOptions } from './partitions/partitioned-queue.js';
 export type { GroupSweep, QueuePartition, QueueSurface } from './queue/surface.js';

@@ -66,6 +66,13 @@ export interface EnqueueOptions {
   readonly expireAfterMs?: number;
   /** Expire the job at this time (epoch ms or a Date), by the server's clock: as `expireAfterMs`. */
   readonly expireAt?: number | Date;
+  /**
+   * Concurrency keys the job counts against beside its group (1 to 4 names: letters, digits,
+   * `._:-`, as `org:7`): it starts only while every key it names is under its limit
+   * (`queue.setKeyLimit`); a key without a limit does not hold it back (docs/guides/job-controls.md).
+   * Not on a partitioned queue (a key spans groups, which live in different slots).
+   */
+  readonly keys?: readonly string[];
 }
 
 /**
@@ -245,6 +252,8 @@ export interface JobRecord<Payload = unknown, Result = unknown> {
    * was asked and whose run has not ended yet (docs/guides/job-controls.md). Undefined otherwise.
    */
   readonly cancelReason?: string | undefined;
+  /** Its concurrency keys (`EnqueueOptions.keys`); undefined for none. */
+  readonly keys?: string[] | undefined;
   /** When it expires unless started by then (server ms: `expireAfterMs`, `expireAt`); undefined for none. */
   readonly expiresAt?: number | undefined;
 }

@@ -32,6 +32,7 @@ import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-cont
 import { awaitingIds, stepViolations } from './step-invariants.js';
 import { cancelledIndex, cancelViolations } from './cancel-invariants.js';
 import { expiryViolations } from './expiry-invariants.js';
+import { keyViolations, parkedIndex } from './key-invariants.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
@@ -389,10 +390,11 @@ type Place =
   | { kind: 'pending' }
   | { kind: 'lane'; group: string }
   | { kind: 'fifo'; entry: string }
+  | { kind: 'parked'; key: string }
   | { kind: 'scheduled' | 'active' | 'dead' | 'waiting' | 'awaiting' | 'cancelled' };
 
 const placeName = (p: Place): string =>
-  p.kind === 'lane' ? `lane:${p.group}` : p.kind === 'fifo' ? (p.entry === UNGROUPED ? 'fifo' : `fifo:${p.entry}`) : p.kind;
+  p.kind === 'lane' ? `lane:${p.group}` : p.kind === 'fifo' ? (p.entry === UNGROUPED ? 'fifo' : `fifo:${p.entry}`) : p.kind === 'parked' ? `kwait:${p.key}` : p.kind;
 
 /** The row state each place requires. */
 const STATE_OF: Record<Place['kind'], string> = {
@@ -405,6 +407,7 @@ const STATE_OF: Record<Place['kind'], string> = {
   waiting: 'waiting',
   awaiting: 'awaiting',
   cancelled: 'cancelled',
+  parked: 'pending',
 };
 
 const STATES = new Set(['pending', 'scheduled', 'active', 'completed', 'dead', 'waiting', 'awaiting', 'cancelled']);
@@ -551,6 +554,7 @@ export function findViolations(snap: QueueSnapshot): string[] {
   for (const id of snap.waiting.keys()) at(id, { kind: 'waiting' });
   for (const id of awaitingIds(snap)) at(id, { kind: 'awaiting' });
   for (const id of cancelledIndex(snap).keys()) at(id, { kind: 'cancelled' });
+  for (const [key, ids] of parkedIndex(snap)) for (const id of ids) at(id, { kind: 'parked', key });
 
   const ids = new Set<string>([...places.keys(), ...snap.rows.keys()]);
   for (const id of [...ids].sort()) {
@@ -730,6 +734,9 @@ export function findViolations(snap: QueueSnapshot): string[] {
 
   // (s) expiry
   out.push(...expiryViolations(snap));
+
+  // (t) concurrency keys
+  out.push(...keyViolations(snap));
 
   return out;
 }

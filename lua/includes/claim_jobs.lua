@@ -17,6 +17,8 @@
 -- @include hash_as_table
 -- @include step_key
 -- @include step_update
+-- @include key_slots
+-- @include lane_serviceable
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -40,6 +42,13 @@
 -- n single claims would hand out, one by one), whether the queue is paused, and the ids and
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an `active` event (j, g, a) per job in turn order: the caller flushes.
+-- Concurrency keys (meta `ks`: includes/key_slots.lua): a popped job whose row names a key at its
+-- limit does not start: it parks on that key (a `parked` event, j g k), out of its lane, so the
+-- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
+-- taken, and its group goes back on the ring if it still has work. `claim_parked` counts them: a
+-- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
+-- while work may be left.
+local claim_parked = 0
 local function claim_jobs(n, lease_ms, now)
   local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
@@ -158,6 +167,9 @@ local function claim_jobs(n, lease_ms, now)
   if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
   if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
   if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  if meta.ks then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'ck', 'o' end
+  -- entries some of whose jobs parked on a full key: they may belong on the ring again
+  local parked_in = {}
   -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
   local at = {}
   for i = 7, #row_fields do at[row_fields[i]] = i end
@@ -183,52 +195,66 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
-      if g ~= UNGROUPED and #ids > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
-      end
+      local started_here = 0
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local attempts = (tonumber(r[2]) or 0) + 1
-        token = token + 1
-        if tokens then tokens[#tokens + 1] = token end
-        if q_limit then started[#started + 1] = token end
-        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-        -- in its row already (orders[p] is nil)
-        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        local order = orders and orders[p]
-        if order then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        local full = r[at.ck] and key_take(r[at.ck])
+        if full then
+          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
+          local order = orders and orders[p] or r[at.o]
+          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+          key_park(id, full, order)
+          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+          claim_parked = claim_parked + 1
+          parked_in[#parked_in + 1] = g
         else
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-        end
-        leases[#leases + 1] = deadline
-        leases[#leases + 1] = id
-        held[#held + 1] = id
-        held[#held + 1] = t_text
-        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-        local kids = false
-        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-        -- over once it is claimed (its parent was released: its child finished)
-        local steps = false
-        if r[at.sn] then
-          local sw = r[at.sw]
-          if sw and string.sub(sw, 1, 1) == 'i' then
-            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-            redis.call('HDEL', key, 'sw')
+          started_here = started_here + 1
+          local attempts = (tonumber(r[2]) or 0) + 1
+          token = token + 1
+          if tokens then tokens[#tokens + 1] = token end
+          if q_limit then started[#started + 1] = token end
+          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+          -- in its row already (orders[p] is nil)
+          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+          local order = orders and orders[p]
+          if order then
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+          else
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
           end
-          steps = redis.call('HGETALL', step_key(id))
+          leases[#leases + 1] = deadline
+          leases[#leases + 1] = id
+          held[#held + 1] = id
+          held[#held + 1] = t_text
+          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+          local kids = false
+          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+          -- over once it is claimed (its parent was released: its child finished)
+          local steps = false
+          if r[at.sn] then
+            local sw = r[at.sw]
+            if sw and string.sub(sw, 1, 1) == 'i' then
+              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+              redis.call('HDEL', key, 'sw')
+            end
+            steps = redis.call('HGETALL', step_key(id))
+          end
+          -- this run's attempt: the claims less those given back unstarted (`z`, rarely there); as
+          -- text when it is the claim count's (a Lua number is formatted as a float where it is
+          -- written into the reply and the `active` event)
+          local run = r[4] and attempts - tonumber(r[4]) or a_text
+          made_ids[#made_ids + 1] = id
+          made_runs[#made_runs + 1] = run
+          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
         end
-        -- this run's attempt: the claims less those given back unstarted (`z`, rarely there); as
-        -- text when it is the claim count's (a Lua number is formatted as a float where it is
-        -- written into the reply and the `active` event)
-        local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_ids[#made_ids + 1] = id
-        made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+      end
+      made_count[i] = started_here
+      if g ~= UNGROUPED and started_here > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -265,6 +291,17 @@ local function claim_jobs(n, lease_ms, now)
   -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
+  if meta.ks then
+    key_write()
+    -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
+    -- counted them taken)
+    for _, g in ipairs(parked_in) do
+      if not seen[g] and lane_serviceable(g) then
+        redis.call('RPUSH', K_RING, g)
+        seen[g] = true
+      end
+    end
+  end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end

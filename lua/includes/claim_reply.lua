@@ -46,7 +46,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
-  if backlog then ring_doorbell() end
+  -- more may be claimable than this claim handed out: expired jobs swept, or jobs parked on a full key
+  if backlog or claim_parked > 0 then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply

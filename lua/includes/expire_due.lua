@@ -5,6 +5,7 @@
 -- @include chunked
 -- @include bury
 -- @include collect_event
+-- @include key_slots
 -- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's `xa`, indexed in
 -- emq:{q}:expiring by it) has come by `now` and that never started go to dead with EMQEXPIRED: out
 -- of their place (a lane, which leaves the ring when it empties; scheduled; a flow parent's
@@ -20,14 +21,17 @@ local function expire_due(now, limit)
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
     local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
     if due then
       if state == 'pending' then
         local entry = group or UNGROUPED
-        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-        leave_ring(entry)
+        -- parked on a full concurrency key, or in its lane
+        if not (r[9] and key_unpark(id, r[9])) then
+          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+          leave_ring(entry)
+        end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
       else

@@ -8,6 +8,7 @@
 -- @include collect_event
 -- @include queue_meta
 -- @include end_cancelled
+-- @include key_slots
 -- Up to `limit` jobs whose lease ended by `now` leave the active set: back to their lane (or
 -- pending) with their original order, or dead once their attempts are used up; their group
 -- slots are freed. Returns requeued, buried (cancelled ones are neither), and whether work became claimable. The row keeps the
@@ -24,16 +25,28 @@ local function reap_expired(now, limit)
   chunked('ZREM', K_ACTIVE, ids)
   local requeued, buried, cancelled, freed = 0, 0, 0, { order = {} }
   local batch = { order = {} }
-  local cx = queue_meta().cx
+  local meta = queue_meta()
+  -- a cancel's reason and the concurrency keys only in a queue that has them
+  local fields = { 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't' }
+  local cx_at, ck_at = nil, nil
+  if meta.cx then
+    fields[#fields + 1] = 'cx'
+    cx_at = #fields
+  end
+  if meta.ks then
+    fields[#fields + 1] = 'ck'
+    ck_at = #fields
+  end
   for _, id in ipairs(ids) do
-    local r = cx and redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't', 'cx')
-      or redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
+    local r = redis.call('HMGET', job_key(id), unpack(fields))
+    local cx, ck = cx_at and r[cx_at], ck_at and r[ck_at]
     if r[1] then
       tally(freed, r[2])
+      if ck then keys_leave(ck) end
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
-      if r[10] then
-        end_cancelled(id, r[2] or nil, r[10], now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
+      if cx then
+        end_cancelled(id, r[2] or nil, cx, now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
         cancelled = cancelled + 1
       elseif attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])

@@ -56,6 +56,12 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
       const limit = l === '' ? null : number(l);
       return group === undefined || limit === undefined ? undefined : { ...base, event, group, limit };
     }
+    case 'key-limit': {
+      const key = f.get('k');
+      const l = f.get('l');
+      const limit = l === '' ? null : number(l);
+      return key === undefined || limit === undefined ? undefined : { ...base, event, key, limit };
+    }
     case 'rate': {
       const l = f.get('l');
       const p = f.get('p');
@@ -137,6 +143,10 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
     }
     case 'stalled':
       return { ...job, event, ...withAttempt };
+    case 'parked': {
+      const key = f.get('k');
+      return key === undefined ? undefined : { ...job, event, key };
+    }
     case 'cancelled':
     case 'cancelling': {
       const reason = f.get('x');

@@ -127,6 +127,12 @@ export type QueueEvent =
       readonly reason: string;
     })
   | (JobEventBase & {
+      /** A claim found a concurrency key it names at its limit: it waits, parked on that key, until the key frees a slot. */
+      readonly event: 'parked';
+      /** The key at its limit. */
+      readonly key: string;
+    })
+  | (JobEventBase & {
       /** Enqueued with a delay. */
       readonly event: 'scheduled';
       /** When it falls due (server time, epoch ms). */
@@ -205,6 +211,14 @@ export type QueueEvent =
       readonly limit: number | null;
     })
   | (QueueEventBase & {
+      /** A concurrency key's limit changed (`setKeyLimit`). */
+      readonly event: 'key-limit';
+      /** The key. */
+      readonly key: string;
+      /** Its limit now, null when lifted. */
+      readonly limit: number | null;
+    })
+  | (QueueEventBase & {
       /** A rate limit changed: the group's, or the queue's own when `group` is absent. */
       readonly event: 'rate';
       /** The group, absent for the queue's own limit. */
@@ -257,6 +271,8 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>([
   'step',
   'cancelled',
   'cancelling',
+  'parked',
+  'key-limit',
   'paused',
   'resumed',
   'group-paused',

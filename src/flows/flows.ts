@@ -32,6 +32,7 @@ const FLOW_FIELDS: ReadonlySet<string> = new Set([
   'timeoutMs',
   'expireAfterMs',
   'expireAt',
+  'keys',
   'onFailure',
   'children',
 ]);

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "09cc665412ff81b925d29616d28561d2439ea3f8",
+    sha1: "70341fcba9397a274a4807653d2d8300c414fae7",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -376,7 +376,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -389,10 +390,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -492,12 +493,111 @@ local function admit(batch)
   end
   return claimable
 end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
 -- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
 -- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
 -- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
 -- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
 -- its promotion together, so this does not ring itself).
 local function free_and_admit(freed, batch)
+  -- the concurrency keys' slots runs of this call gave back, and the jobs parked on them (key_slots)
+  batch = keys_free(batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
@@ -588,16 +688,28 @@ local function reap_expired(now, limit)
   chunked('ZREM', K_ACTIVE, ids)
   local requeued, buried, cancelled, freed = 0, 0, 0, { order = {} }
   local batch = { order = {} }
-  local cx = queue_meta().cx
+  local meta = queue_meta()
+  -- a cancel's reason and the concurrency keys only in a queue that has them
+  local fields = { 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't' }
+  local cx_at, ck_at = nil, nil
+  if meta.cx then
+    fields[#fields + 1] = 'cx'
+    cx_at = #fields
+  end
+  if meta.ks then
+    fields[#fields + 1] = 'ck'
+    ck_at = #fields
+  end
   for _, id in ipairs(ids) do
-    local r = cx and redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't', 'cx')
-      or redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
+    local r = redis.call('HMGET', job_key(id), unpack(fields))
+    local cx, ck = cx_at and r[cx_at], ck_at and r[ck_at]
     if r[1] then
       tally(freed, r[2])
+      if ck then keys_leave(ck) end
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
-      if r[10] then
-        end_cancelled(id, r[2] or nil, r[10], now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
+      if cx then
+        end_cancelled(id, r[2] or nil, cx, now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
         cancelled = cancelled + 1
       elseif attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])
@@ -1019,6 +1131,13 @@ end
 -- n single claims would hand out, one by one), whether the queue is paused, and the ids and
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
+-- Concurrency keys (meta \`ks\`: includes/key_slots.lua): a popped job whose row names a key at its
+-- limit does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
+-- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
+-- taken, and its group goes back on the ring if it still has work. \`claim_parked\` counts them: a
+-- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
+-- while work may be left.
+local claim_parked = 0
 local function claim_jobs(n, lease_ms, now)
   local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
@@ -1137,6 +1256,9 @@ local function claim_jobs(n, lease_ms, now)
   if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
   if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
   if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  if meta.ks then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'ck', 'o' end
+  -- entries some of whose jobs parked on a full key: they may belong on the ring again
+  local parked_in = {}
   -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
   local at = {}
   for i = 7, #row_fields do at[row_fields[i]] = i end
@@ -1162,52 +1284,66 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
-      if g ~= UNGROUPED and #ids > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
-      end
+      local started_here = 0
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local attempts = (tonumber(r[2]) or 0) + 1
-        token = token + 1
-        if tokens then tokens[#tokens + 1] = token end
-        if q_limit then started[#started + 1] = token end
-        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-        -- in its row already (orders[p] is nil)
-        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        local order = orders and orders[p]
-        if order then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        local full = r[at.ck] and key_take(r[at.ck])
+        if full then
+          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
+          local order = orders and orders[p] or r[at.o]
+          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+          key_park(id, full, order)
+          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+          claim_parked = claim_parked + 1
+          parked_in[#parked_in + 1] = g
         else
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-        end
-        leases[#leases + 1] = deadline
-        leases[#leases + 1] = id
-        held[#held + 1] = id
-        held[#held + 1] = t_text
-        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-        local kids = false
-        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-        -- over once it is claimed (its parent was released: its child finished)
-        local steps = false
-        if r[at.sn] then
-          local sw = r[at.sw]
-          if sw and string.sub(sw, 1, 1) == 'i' then
-            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-            redis.call('HDEL', key, 'sw')
+          started_here = started_here + 1
+          local attempts = (tonumber(r[2]) or 0) + 1
+          token = token + 1
+          if tokens then tokens[#tokens + 1] = token end
+          if q_limit then started[#started + 1] = token end
+          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+          -- in its row already (orders[p] is nil)
+          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+          local order = orders and orders[p]
+          if order then
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+          else
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
           end
-          steps = redis.call('HGETALL', step_key(id))
+          leases[#leases + 1] = deadline
+          leases[#leases + 1] = id
+          held[#held + 1] = id
+          held[#held + 1] = t_text
+          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+          local kids = false
+          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+          -- over once it is claimed (its parent was released: its child finished)
+          local steps = false
+          if r[at.sn] then
+            local sw = r[at.sw]
+            if sw and string.sub(sw, 1, 1) == 'i' then
+              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+              redis.call('HDEL', key, 'sw')
+            end
+            steps = redis.call('HGETALL', step_key(id))
+          end
+          -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+          -- text when it is the claim count's (a Lua number is formatted as a float where it is
+          -- written into the reply and the \`active\` event)
+          local run = r[4] and attempts - tonumber(r[4]) or a_text
+          made_ids[#made_ids + 1] = id
+          made_runs[#made_runs + 1] = run
+          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
         end
-        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
-        -- text when it is the claim count's (a Lua number is formatted as a float where it is
-        -- written into the reply and the \`active\` event)
-        local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_ids[#made_ids + 1] = id
-        made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+      end
+      made_count[i] = started_here
+      if g ~= UNGROUPED and started_here > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -1244,6 +1380,17 @@ local function claim_jobs(n, lease_ms, now)
   -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
+  if meta.ks then
+    key_write()
+    -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
+    -- counted them taken)
+    for _, g in ipairs(parked_in) do
+      if not seen[g] and lane_serviceable(g) then
+        redis.call('RPUSH', K_RING, g)
+        seen[g] = true
+      end
+    end
+  end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end
@@ -1297,14 +1444,17 @@ local function expire_due(now, limit)
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
     local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
     if due then
       if state == 'pending' then
         local entry = group or UNGROUPED
-        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-        leave_ring(entry)
+        -- parked on a full concurrency key, or in its lane
+        if not (r[9] and key_unpark(id, r[9])) then
+          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+          leave_ring(entry)
+        end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
       else
@@ -1368,7 +1518,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
-  if backlog then ring_doorbell() end
+  -- more may be claimable than this claim handed out: expired jobs swept, or jobs parked on a full key
+  if backlog or claim_parked > 0 then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -1470,7 +1621,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "cd369c15a65338204d300aa7ca949d10bd35054f",
+    sha1: "75b8927f083a21a064cfa32e8120188720360acc",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -1595,7 +1746,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -1608,10 +1760,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -1786,6 +1938,133 @@ local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
   collect_event('cancelled', id, 'g', group, 'x', reason)
   if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
 -- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
@@ -1833,7 +2112,7 @@ local codes = {}
 for i = 4, #ARGV do
   local id = ARGV[i]
   local key = job_key(id)
-  local r = redis.call('HMGET', key, 's', 'g', 'dk', 'dt', 'fp', 'fw', 't', 'sn', 'wk', 'cx')
+  local r = redis.call('HMGET', key, 's', 'g', 'dk', 'dt', 'fp', 'fw', 't', 'sn', 'wk', 'cx', 'ck')
   local state, group, fp = r[1], r[2] or nil, r[5] or nil
   local code = 0
   if state and parent ~= '' then
@@ -1859,9 +2138,11 @@ for i = 4, #ARGV do
   else
     if state == 'pending' then
       local entry = group or UNGROUPED
-      -- a job in an arrivals list is found by LREM, linear in the list's length
-      if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-      leave_ring(entry)
+      -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM)
+      if not (r[11] and key_unpark(id, r[11])) then
+        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+        leave_ring(entry)
+      end
     elseif state == 'scheduled' then
       redis.call('ZREM', K_SCHEDULED, id)
       if r[8] then redis.call('ZREM', PREFIX .. 'sleeping', id) end
@@ -1892,7 +2173,7 @@ return { codes, outbox_written }
   },
   changePriority: {
     name: "changePriority",
-    sha1: "b58a3bc7e7c771129c023c8179b83973459a5bb1",
+    sha1: "3dd5d548d6eae114b25d00c15850eaee2d42d1a0",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -1975,15 +2256,144 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
 
 local id = ARGV[2]
 check_kind(id)
 local priority = arg_int(ARGV[3], 'priority', 0)
 if priority > 2097151 then error(redis.error_reply('EMQARG priority must be at most 2097151, got ' .. ARGV[3])) end
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'o', 'p')
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'p', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' and r[1] ~= 'scheduled' then return -1 end
+-- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
+if r[5] and r[1] == 'pending' and key_parked(id, r[5]) then return -1 end
 if tonumber(r[4] or '0') == priority then return 1 end
 
 local entry = r[2] or UNGROUPED
@@ -2011,7 +2421,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "92841e2f04dd100f8a5605d152790271e31e8c84",
+    sha1: "e836fb0a563dceec8bc070313e44b162490ee3ed",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -2096,7 +2506,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2109,10 +2520,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -2469,6 +2880,159 @@ local function step_update(id, index, fields)
   redis.call('HSET', key, index, cjson.encode(record))
   return record
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -2492,6 +3056,13 @@ end
 -- n single claims would hand out, one by one), whether the queue is paused, and the ids and
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
+-- Concurrency keys (meta \`ks\`: includes/key_slots.lua): a popped job whose row names a key at its
+-- limit does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
+-- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
+-- taken, and its group goes back on the ring if it still has work. \`claim_parked\` counts them: a
+-- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
+-- while work may be left.
+local claim_parked = 0
 local function claim_jobs(n, lease_ms, now)
   local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
@@ -2610,6 +3181,9 @@ local function claim_jobs(n, lease_ms, now)
   if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
   if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
   if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  if meta.ks then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'ck', 'o' end
+  -- entries some of whose jobs parked on a full key: they may belong on the ring again
+  local parked_in = {}
   -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
   local at = {}
   for i = 7, #row_fields do at[row_fields[i]] = i end
@@ -2635,52 +3209,66 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
-      if g ~= UNGROUPED and #ids > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
-      end
+      local started_here = 0
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local attempts = (tonumber(r[2]) or 0) + 1
-        token = token + 1
-        if tokens then tokens[#tokens + 1] = token end
-        if q_limit then started[#started + 1] = token end
-        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-        -- in its row already (orders[p] is nil)
-        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        local order = orders and orders[p]
-        if order then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        local full = r[at.ck] and key_take(r[at.ck])
+        if full then
+          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
+          local order = orders and orders[p] or r[at.o]
+          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+          key_park(id, full, order)
+          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+          claim_parked = claim_parked + 1
+          parked_in[#parked_in + 1] = g
         else
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-        end
-        leases[#leases + 1] = deadline
-        leases[#leases + 1] = id
-        held[#held + 1] = id
-        held[#held + 1] = t_text
-        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-        local kids = false
-        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-        -- over once it is claimed (its parent was released: its child finished)
-        local steps = false
-        if r[at.sn] then
-          local sw = r[at.sw]
-          if sw and string.sub(sw, 1, 1) == 'i' then
-            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-            redis.call('HDEL', key, 'sw')
+          started_here = started_here + 1
+          local attempts = (tonumber(r[2]) or 0) + 1
+          token = token + 1
+          if tokens then tokens[#tokens + 1] = token end
+          if q_limit then started[#started + 1] = token end
+          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+          -- in its row already (orders[p] is nil)
+          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+          local order = orders and orders[p]
+          if order then
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+          else
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
           end
-          steps = redis.call('HGETALL', step_key(id))
+          leases[#leases + 1] = deadline
+          leases[#leases + 1] = id
+          held[#held + 1] = id
+          held[#held + 1] = t_text
+          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+          local kids = false
+          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+          -- over once it is claimed (its parent was released: its child finished)
+          local steps = false
+          if r[at.sn] then
+            local sw = r[at.sw]
+            if sw and string.sub(sw, 1, 1) == 'i' then
+              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+              redis.call('HDEL', key, 'sw')
+            end
+            steps = redis.call('HGETALL', step_key(id))
+          end
+          -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+          -- text when it is the claim count's (a Lua number is formatted as a float where it is
+          -- written into the reply and the \`active\` event)
+          local run = r[4] and attempts - tonumber(r[4]) or a_text
+          made_ids[#made_ids + 1] = id
+          made_runs[#made_runs + 1] = run
+          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
         end
-        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
-        -- text when it is the claim count's (a Lua number is formatted as a float where it is
-        -- written into the reply and the \`active\` event)
-        local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_ids[#made_ids + 1] = id
-        made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+      end
+      made_count[i] = started_here
+      if g ~= UNGROUPED and started_here > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -2717,6 +3305,17 @@ local function claim_jobs(n, lease_ms, now)
   -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
+  if meta.ks then
+    key_write()
+    -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
+    -- counted them taken)
+    for _, g in ipairs(parked_in) do
+      if not seen[g] and lane_serviceable(g) then
+        redis.call('RPUSH', K_RING, g)
+        seen[g] = true
+      end
+    end
+  end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end
@@ -2749,32 +3348,6 @@ local function replay_claim(seen, now, lease_ms)
   local due_at, next_lease = next_times()
   reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
-end
--- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
--- deletes a list or zset with no member), in one call.
-local function lane_nonempty(g)
-  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
-end
--- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
--- neither): group_open without the throttle, for a caller that asked about many entries' throttles
--- at once (admit).
-local function group_admits(g)
-  if g == UNGROUPED then return true end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit then return true end
-  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
-end
--- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
--- limit: includes/throttle.lua), and for a group not paused and below its limit.
-local function group_open(g)
-  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
-  return group_admits(g)
-end
--- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
-local function lane_serviceable(g)
-  if not lane_nonempty(g) then return false end
-  return group_open(g)
 end
 -- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
 -- was lowered): take it off the ring if so.
@@ -2964,14 +3537,17 @@ local function expire_due(now, limit)
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
     local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
     if due then
       if state == 'pending' then
         local entry = group or UNGROUPED
-        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-        leave_ring(entry)
+        -- parked on a full concurrency key, or in its lane
+        if not (r[9] and key_unpark(id, r[9])) then
+          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+          leave_ring(entry)
+        end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
       else
@@ -3035,7 +3611,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
-  if backlog then ring_doorbell() end
+  -- more may be claimable than this claim handed out: expired jobs swept, or jobs parked on a full key
+  if backlog or claim_parked > 0 then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -3089,7 +3666,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "69c3cd95f73e9ccd39419e044349d17658b73821",
+    sha1: "180a8f50241424e648ec4e088d9bda574a048bea",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -3345,7 +3922,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -3358,10 +3936,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -3492,7 +4070,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "e2dce64eeb11655921c9461d0ddf03dfb84358e7",
+    sha1: "264309d6d0d5fc6bd65d0a0103c0aa3efc167ffc",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -3611,7 +4189,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -3624,10 +4203,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -3940,21 +4519,6 @@ local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
   collect_event('cancelled', id, 'g', group, 'x', reason)
   if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
 end
--- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
--- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
--- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
--- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
--- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
--- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
--- \`ends\`; the caller flushes the events.
-local function settle_cancelled(id, token)
-  if not queue_meta().cx then return end
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
-  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
-  redis.call('ZREM', K_ACTIVE, id)
-  if free_slot(r[4] or nil, 1) then ring_doorbell() end
-  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
-end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -3964,6 +4528,143 @@ local function tally(t, g)
     t.order[#t.order + 1] = g
   end
   t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+-- It also gives back the run's concurrency keys (meta \`ks\`: its row's \`ck\`, includes/key_slots.lua):
+-- the settle's shared tail (free_and_admit) frees them and readmits the jobs parked on them.
+local function settle_cancelled(id, token)
+  local meta = queue_meta()
+  if not meta.cx and not meta.ks then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
+  if r[1] ~= 'active' or r[2] ~= token then return end
+  if r[8] then keys_leave(r[8]) end
+  if not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -4015,6 +4716,8 @@ end
 -- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
 -- its promotion together, so this does not ring itself).
 local function free_and_admit(freed, batch)
+  -- the concurrency keys' slots runs of this call gave back, and the jobs parked on them (key_slots)
+  batch = keys_free(batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
@@ -4264,6 +4967,17 @@ local function step_update(id, index, fields)
   redis.call('HSET', key, index, cjson.encode(record))
   return record
 end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -4287,6 +5001,13 @@ end
 -- n single claims would hand out, one by one), whether the queue is paused, and the ids and
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
+-- Concurrency keys (meta \`ks\`: includes/key_slots.lua): a popped job whose row names a key at its
+-- limit does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
+-- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
+-- taken, and its group goes back on the ring if it still has work. \`claim_parked\` counts them: a
+-- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
+-- while work may be left.
+local claim_parked = 0
 local function claim_jobs(n, lease_ms, now)
   local jobs, held = {}, {}
   -- paused, the queue's rate limit ("limit:periodMs") and how many groups have one: the call's one read of meta
@@ -4405,6 +5126,9 @@ local function claim_jobs(n, lease_ms, now)
   if meta.fl or meta.st then row_fields[7], row_fields[8] = 'fp', 'fw' end
   if meta.st then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'sn', 'sw' end
   if meta.tm then row_fields[#row_fields + 1] = 'to' end
+  if meta.ks then row_fields[#row_fields + 1], row_fields[#row_fields + 2] = 'ck', 'o' end
+  -- entries some of whose jobs parked on a full key: they may belong on the ring again
+  local parked_in = {}
   -- where each optional field is in a row's reply (nil: not asked for, so r[nil] is nil)
   local at = {}
   for i = 7, #row_fields do at[row_fields[i]] = i end
@@ -4430,52 +5154,66 @@ local function claim_jobs(n, lease_ms, now)
       local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
       made_first[i], made_count[i] = #made + 1, #ids
       local group = g ~= UNGROUPED and g or ''
-      if g ~= UNGROUPED and #ids > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + #ids)
-      end
+      local started_here = 0
       for p, id in ipairs(ids) do
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local attempts = (tonumber(r[2]) or 0) + 1
-        token = token + 1
-        if tokens then tokens[#tokens + 1] = token end
-        if q_limit then started[#started + 1] = token end
-        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-        -- in its row already (orders[p] is nil)
-        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-        local order = orders and orders[p]
-        if order then
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        local full = r[at.ck] and key_take(r[at.ck])
+        if full then
+          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
+          local order = orders and orders[p] or r[at.o]
+          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+          key_park(id, full, order)
+          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+          claim_parked = claim_parked + 1
+          parked_in[#parked_in + 1] = g
         else
-          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-        end
-        leases[#leases + 1] = deadline
-        leases[#leases + 1] = id
-        held[#held + 1] = id
-        held[#held + 1] = t_text
-        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-        local kids = false
-        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-        -- over once it is claimed (its parent was released: its child finished)
-        local steps = false
-        if r[at.sn] then
-          local sw = r[at.sw]
-          if sw and string.sub(sw, 1, 1) == 'i' then
-            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-            redis.call('HDEL', key, 'sw')
+          started_here = started_here + 1
+          local attempts = (tonumber(r[2]) or 0) + 1
+          token = token + 1
+          if tokens then tokens[#tokens + 1] = token end
+          if q_limit then started[#started + 1] = token end
+          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+          -- in its row already (orders[p] is nil)
+          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+          local order = orders and orders[p]
+          if order then
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+          else
+            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
           end
-          steps = redis.call('HGETALL', step_key(id))
+          leases[#leases + 1] = deadline
+          leases[#leases + 1] = id
+          held[#held + 1] = id
+          held[#held + 1] = t_text
+          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+          local kids = false
+          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+          -- over once it is claimed (its parent was released: its child finished)
+          local steps = false
+          if r[at.sn] then
+            local sw = r[at.sw]
+            if sw and string.sub(sw, 1, 1) == 'i' then
+              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+              redis.call('HDEL', key, 'sw')
+            end
+            steps = redis.call('HGETALL', step_key(id))
+          end
+          -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+          -- text when it is the claim count's (a Lua number is formatted as a float where it is
+          -- written into the reply and the \`active\` event)
+          local run = r[4] and attempts - tonumber(r[4]) or a_text
+          made_ids[#made_ids + 1] = id
+          made_runs[#made_runs + 1] = run
+          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
         end
-        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
-        -- text when it is the claim count's (a Lua number is formatted as a float where it is
-        -- written into the reply and the \`active\` event)
-        local run = r[4] and attempts - tonumber(r[4]) or a_text
-        made_ids[#made_ids + 1] = id
-        made_runs[#made_runs + 1] = run
-        made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+      end
+      made_count[i] = started_here
+      if g ~= UNGROUPED and started_here > 0 then
+        counts[#counts + 1] = g
+        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
       end
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
@@ -4512,6 +5250,17 @@ local function claim_jobs(n, lease_ms, now)
   -- a claim that counts many groups' jobs keeps their counts in a hashtable (includes/hash_as_table.lua):
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
+  if meta.ks then
+    key_write()
+    -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
+    -- counted them taken)
+    for _, g in ipairs(parked_in) do
+      if not seen[g] and lane_serviceable(g) then
+        redis.call('RPUSH', K_RING, g)
+        seen[g] = true
+      end
+    end
+  end
   chunked('ZADD', K_ACTIVE, leases)
   return jobs, false, held
 end
@@ -4544,17 +5293,6 @@ local function replay_claim(seen, now, lease_ms)
   local due_at, next_lease = next_times()
   reply[1] = { now, queue_meta().paused and 1 or 0, due_at, next_lease, 0, 0, 0 }
   return reply
-end
--- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
--- limit: includes/throttle.lua), and for a group not paused and below its limit.
-local function group_open(g)
-  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
-  return group_admits(g)
-end
--- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
-local function lane_serviceable(g)
-  if not lane_nonempty(g) then return false end
-  return group_open(g)
 end
 -- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
 -- was lowered): take it off the ring if so.
@@ -4697,14 +5435,17 @@ local function expire_due(now, limit)
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
   for _, id in ipairs(ids) do
-    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa')
+    local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
     local due = (state == 'pending' or state == 'scheduled' or state == 'waiting') and (tonumber(r[2]) or 0) == 0 and tonumber(r[8] or '') and tonumber(r[8]) <= now
     if due then
       if state == 'pending' then
         local entry = group or UNGROUPED
-        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-        leave_ring(entry)
+        -- parked on a full concurrency key, or in its lane
+        if not (r[9] and key_unpark(id, r[9])) then
+          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+          leave_ring(entry)
+        end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
       else
@@ -4761,7 +5502,8 @@ local function claim_reply(n, lease_ms, now, promoted, requeued, buried, times, 
   elseif redis.call('DEL', K_SCHED) == 1 or times then
     due_at, next_lease = next_times()
   end
-  if backlog then ring_doorbell() end
+  -- more may be claimable than this claim handed out: expired jobs swept, or jobs parked on a full key
+  if backlog or claim_parked > 0 then ring_doorbell() end
   local reply = { { now, paused and 1 or 0, due_at, next_lease, promoted, requeued, buried } }
   for _, job in ipairs(jobs) do reply[#reply + 1] = job end
   return reply
@@ -4885,7 +5627,7 @@ return { codes, claimed, outbox_written }
   },
   counts: {
     name: "counts",
-    sha1: "9c6a970d418fa1faf97f0de2b25bffed016644c9",
+    sha1: "baf26ee3ad6fa82a6e232bfedbfefaf7ccf0e5a0",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -4893,7 +5635,7 @@ return { codes, claimed, outbox_written }
   ARGV[1]  prefix "emq:{q}:"
   Derives  emq:{q}:lane:<group> and emq:{q}:fifo:<group> for every group that ever had a lane,
            emq:{q}:fifo, and emq:{q}:minutes
-  Reply    {pending (ungrouped and every lane), scheduled, active, dead, completed (a counter),
+  Reply    {pending (ungrouped and every lane, and the jobs parked on a full concurrency key), scheduled, active, dead, completed (a counter),
            paused 0|1, buried (a counter: jobs ever sent to dead), retried (a counter: failed
            attempts sent to run again), stalled (a counter: leases reaped), fired (a counter: scheduler
            slots fired), rated (a counter: times a group or the queue reached its rate limit and was
@@ -4997,6 +5739,8 @@ for _, g in ipairs(entries) do
   local z, f = lane_size(g)
   pending = pending + z + f
 end
+-- and the jobs parked on a full concurrency key (docs/design/job-controls.md): pending too
+for _, k in ipairs(redis.call('SMEMBERS', PREFIX .. 'keys')) do pending = pending + redis.call('ZCARD', PREFIX .. 'kwait:' .. k) end
 return {
   pending,
   redis.call('ZCARD', K_SCHEDULED),
@@ -5067,12 +5811,13 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "01c8576a0b1a94666f8dcdaaa81086885018205c",
+    sha1: "174eefc02c16d45d3f1e2240b85a173a5c39a4b6",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
   call answers until it answers "done". Lanes go first, ungrouped work then each group (SSCAN over
-  emq:{q}:groups, the cursor carried from call to call), then scheduled. A lane emptied leaves the
+  emq:{q}:groups, the cursor carried from call to call), then scheduled, then the jobs parked on a
+  full concurrency key (cursor "k"). A lane emptied leaves the
   ring; group counts, limits, paused flags and the groups set stay (they describe the groups, not
   their waiting jobs), and nothing rings: nothing became claimable. A job enqueued while a drain
   runs may be drained or kept, as it lands before or behind the cursor.
@@ -5314,7 +6059,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -5327,10 +6073,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -5501,7 +6247,7 @@ end
 
 local n = arg_int(ARGV[2], 'n', 1)
 local cursor = ARGV[3]
-if not (cursor == '' or cursor == 's' or string.match(cursor, '^g%d+$')) then
+if not (cursor == '' or cursor == 's' or cursor == 'k' or string.match(cursor, '^g%d+$')) then
   error(redis.error_reply('EMQARG not a drain cursor: ' .. tostring(cursor)))
 end
 local request = ARGV[4]
@@ -5537,17 +6283,31 @@ while string.sub(cursor, 1, 1) == 'g' do
   if visits <= 0 and cursor ~= 's' then return reply(cursor) end
 end
 
-local ids = redis.call('ZRANGE', K_SCHEDULED, 0, budget - 1)
-delete_rows(ids)
-chunked('ZREM', K_SCHEDULED, ids)
-deleted = deleted + #ids
-if #ids == budget and redis.call('EXISTS', K_SCHEDULED) == 1 then return reply('s') end
+if cursor == 's' then
+  local ids = redis.call('ZRANGE', K_SCHEDULED, 0, budget - 1)
+  delete_rows(ids)
+  chunked('ZREM', K_SCHEDULED, ids)
+  deleted, budget = deleted + #ids, budget - #ids
+  if budget == 0 and redis.call('EXISTS', K_SCHEDULED) == 1 then return reply('s') end
+  cursor = 'k'
+end
+
+-- the jobs parked on a full concurrency key (docs/design/job-controls.md): pending too
+for _, k in ipairs(redis.call('SMEMBERS', PREFIX .. 'keys')) do
+  if budget == 0 then return reply('k') end
+  local wait = PREFIX .. 'kwait:' .. k
+  local ids = redis.call('ZRANGE', wait, 0, budget - 1)
+  delete_rows(ids)
+  chunked('ZREM', wait, ids)
+  deleted, budget = deleted + #ids, budget - #ids
+end
+if budget == 0 then return reply('k') end
 return reply('done')
 `,
   },
   enqueue: {
     name: "enqueue",
-    sha1: "c126f0a682e7c049ec6c9352de3e52162a39f0fe",
+    sha1: "32e27464dd6afefe7fa3fc06db076734d3947ae5",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -5564,10 +6324,10 @@ return reply('done')
   ARGV[6]  n, the number of jobs (>= 1)
   ARGV[7]  the jobs' form: "p" (plain) gives each job as 2 values, its payload (JSON text) and
            group ("" = ungrouped); "l" (linked) as 5, its id, payload, group, parent and children
-           (a flow's jobs); every other field the default below; "f" (full) as all 15 below
+           (a flow's jobs); every other field the default below; "f" (full) as all 16 below
            (a call of plain jobs, the usual bulk add, sends 2 arguments a job instead of 13: each
            argument is parsed, made a Lua string and freed by Redis, and written by the client)
-  then, "f", 15 values per job:
+  then, "f", 16 values per job:
            id ("" = a fresh "JOB:<seq>", in a partition "JOB:<seq>~<i>"), payload (JSON text), group ("" = ungrouped),
            delayMs (-1 = none), runAt (epoch ms, -1 = none), priority (lower runs first),
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
@@ -5578,7 +6338,9 @@ return reply('done')
            the row's \`to\`, handed out with each claim), expiry ("" none; "a<ms>" that many ms
            after this call, "t<epoch ms>" at that time, by the server's clock: a job not started
            by then never starts, it goes to dead with EMQEXPIRED, docs/design/job-controls.md; the
-           row's \`xa\`, indexed in emq:{q}:expiring)
+           row's \`xa\`, indexed in emq:{q}:expiring), concurrency keys ("" none; their names
+           joined by ",": the job starts only while each is under its limit, the row's \`ck\`,
+           docs/design/job-controls.md; each key is added to emq:{q}:keys)
   Derives  emq:{q}:job:<id> (the row), emq:{q}:lane:<group>, emq:{q}:fifo[:<group>],
            emq:{q}:req:<request key> (the first answer, with a sha1 of the jobs for a caller's key;
            a core key's answer of generated ids only as "#<first seq>,<n>,<states>"),
@@ -5727,7 +6489,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -5740,10 +6503,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -6444,7 +7207,7 @@ end
 local request_key, caller_key = ARGV[2], ARGV[4] == '1'
 local traceparent = check_traceparent(ARGV[5])
 local n = arg_int(ARGV[6], 'n', 1)
-local FIELDS = 15
+local FIELDS = 16
 local FIRST = 7
 -- the jobs' 13 fields each, from J[FIRST + 1] on: ARGV itself ("f"), or, for plain ("p") and
 -- linked ("l") jobs, the values given with the other fields' defaults written in (J[7] "f"
@@ -6463,7 +7226,7 @@ if per then
     local id, payload, group, parent, children = '', ARGV[s + 1], ARGV[s + 2], '', ''
     if per == 5 then id, payload, group, parent, children = ARGV[s + 1], ARGV[s + 2], ARGV[s + 3], ARGV[s + 4], ARGV[s + 5] end
     J[b + 1], J[b + 2], J[b + 3], J[b + 4], J[b + 5], J[b + 6], J[b + 7] = id, payload, group, '-1', '-1', '0', max_text
-    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14], J[b + 15] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1', ''
+    J[b + 8], J[b + 9], J[b + 10], J[b + 11], J[b + 12], J[b + 13], J[b + 14], J[b + 15], J[b + 16] = DEFAULT_BACKOFF, '', '-1', '0', parent, children, '-1', '', ''
   end
 elseif form ~= 'f' then
   error(redis.error_reply('EMQARG the jobs\\' form is "p", "l" or "f", got ' .. tostring(form)))
@@ -6489,6 +7252,9 @@ for i = 0, form ~= 'p' and n - 1 or -1 do
     if how == 'a' then arg_int(string.sub(J[b + 15], 2), 'expireAfterMs', 1)
     elseif how == 't' then arg_int(string.sub(J[b + 15], 2), 'expireAt', 0)
     else error(redis.error_reply('EMQARG an expiry is "a<ms>" or "t<epoch ms>", got ' .. J[b + 15])) end
+  end
+  if J[b + 16] ~= '' and not string.match(J[b + 16], '^[%w._:,%-]+$') then
+    error(redis.error_reply('EMQARG concurrency keys are names joined by ",", got ' .. J[b + 16]))
   end
   if J[b + 9] ~= '' then
     dedupe = true
@@ -6646,7 +7412,7 @@ local taken, took = {}, false
 -- whether any job of this call is part of a flow (meta \`fl\`: the claims, settles and bulk deletes then read links)
 local flows = false
 -- whether any job of this call has a timeout of its own (meta \`tm\`), an expiry (meta \`xp\`)
-local timed, expiring = false, false
+local timed, expiring, keyed = false, false, false
 
 for i = 0, n - 1 do
   local b = FIRST + i * FIELDS
@@ -6724,6 +7490,13 @@ for i = 0, n - 1 do
       redis.call('HSET', key, 'xa', at_text)
       redis.call('ZADD', PREFIX .. 'expiring', at_text, id)
     end
+    -- its concurrency keys (meta \`ks\` first: the claims and settles read \`ck\` only under it)
+    if J[b + 16] ~= '' then
+      if not keyed then redis.call('HSET', K_META, 'ks', '1') end
+      keyed = true
+      redis.call('HSET', key, 'ck', J[b + 16])
+      for k in string.gmatch(J[b + 16], '[^,]+') do redis.call('SADD', PREFIX .. 'keys', k) end
+    end
     reply[#reply + 1] = id
     reply[#reply + 1] = state
     wrote = true
@@ -6741,7 +7514,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "70b284cb61a3e0901f217ce607d59044a65d017e",
+    sha1: "43dd81dbba311dacabe2a02f83b0e8b91fb60a19",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -6794,7 +7567,8 @@ local QUEUE_ENTRY = '!'
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6807,10 +7581,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -6841,7 +7615,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "de8d81b3e76246a92431491ca3a3a2b6f1a5dd30",
+    sha1: "e85a811b91d9acc3b55a179583406c5cb30cc18f",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -6970,7 +7744,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6983,10 +7758,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -7023,7 +7798,7 @@ return codes
   },
   fail: {
     name: "fail",
-    sha1: "5c36f34b31403591052ce46c36a7cb0c364d2755",
+    sha1: "1dcfb2c8e42ee40621df9d10042dee7928a40dae",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -7159,7 +7934,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7172,10 +7948,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -7433,6 +8209,133 @@ local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
   collect_event('cancelled', id, 'g', group, 'x', reason)
   if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
 -- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
 -- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
 -- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
@@ -7440,10 +8343,15 @@ end
 -- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
 -- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
 -- \`ends\`; the caller flushes the events.
+-- It also gives back the run's concurrency keys (meta \`ks\`: its row's \`ck\`, includes/key_slots.lua):
+-- the settle's shared tail (free_and_admit) frees them and readmits the jobs parked on them.
 local function settle_cancelled(id, token)
-  if not queue_meta().cx then return end
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
-  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
+  local meta = queue_meta()
+  if not meta.cx and not meta.ks then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
+  if r[1] ~= 'active' or r[2] ~= token then return end
+  if r[8] then keys_leave(r[8]) end
+  if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end
   end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
@@ -7466,16 +8374,6 @@ local function repeat_code(token, t, kind, codes)
     if t == settled_token(token, kind .. code) then return code end
   end
   return 0
-end
--- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
--- batch frees each group's slots in one step (free_slots) instead of one per job.
-local function tally(t, g)
-  if not g or g == '' then return end
-  if not t[g] then
-    t[g] = 0
-    t.order[#t.order + 1] = g
-  end
-  t[g] = t[g] + 1
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -7527,6 +8425,8 @@ end
 -- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
 -- its promotion together, so this does not ring itself).
 local function free_and_admit(freed, batch)
+  -- the concurrency keys' slots runs of this call gave back, and the jobs parked on them (key_slots)
+  batch = keys_free(batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
@@ -7716,7 +8616,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "c3d7f56ebe1a710be92625f1ce2e9b64daec847b",
+    sha1: "f17ce70a39820f78e369687a4dd7de97961e7dc3",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -7904,7 +8804,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7917,10 +8818,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -8319,7 +9220,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "c0e2221e4d7236a92f03efd81992c0feb4df14e7",
+    sha1: "c118688d0e5634b7aedab00d1f5cb04261843aef",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -8501,7 +9402,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8514,10 +9416,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -9196,7 +10098,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "c84f04b59ae2f9c0726c0c9a1dbc707550b54a22",
+    sha1: "2a011d64f5e5134feef0f15e753b2186a0aee430",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -9294,7 +10196,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9307,10 +10210,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -9500,7 +10403,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "b4612a5c01e0db31633eca8c884fc25f4200935e",
+    sha1: "f8ce103c8d51985b68c41b207e64c2f69c57a691",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -9586,7 +10489,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9599,10 +10503,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -9781,6 +10685,423 @@ local ms = arg_int(ARGV[3], 'ms', 1)
 local held = hold_entry(entry, now_ms() + ms)
 emit('held', nil, 'g', entry ~= UNGROUPED and entry or nil, 'u', string.format('%d', held))
 return held
+`,
+  },
+  keyLimit: {
+    name: "keyLimit",
+    sha1: "263a0c507c9ea5ebb21e7b7d2336683a85e35f31",
+    lua: `--[[
+  key-limit: set concurrency key k's limit on running jobs, or lift it (docs/design/job-controls.md,
+  "Several concurrency keys"). Raising or lifting it readmits as many jobs parked on k as it now
+  has room for (back to their lanes, in their order); lowering it below the jobs already running
+  takes nothing back: no job naming k starts until k is below it.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  key (a name: checked by the caller)
+  ARGV[3]  limit (>= 0), or -1 to lift it
+  Derives  emq:{q}:klimit, emq:{q}:kactive, emq:{q}:kwait:<key>, emq:{q}:keys, lanes
+  Reply    the jobs readmitted
+  Events   \`key-limit\` (k, l: the limit, '' lifted) when the limit changed
+  Meta     sets \`ks\` (the claims read a row's keys only under it) before the first limit
+  Errors   EMQARG
+  Rings    the doorbell when readmitted jobs are claimable
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local function events_settings()
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
+
+local k = ARGV[2]
+local limit = arg_int(ARGV[3], 'limit', -1)
+local was = redis.call('HGET', PREFIX .. 'klimit', k)
+local set = limit >= 0 and string.format('%d', limit) or false
+if was == set then return 0 end
+mark_feature('ks')
+redis.call('SADD', PREFIX .. 'keys', k)
+if set then redis.call('HSET', PREFIX .. 'klimit', k, set) else redis.call('HDEL', PREFIX .. 'klimit', k) end
+-- room for parked jobs: all of them when lifted, else the limit less the jobs running
+local wait = PREFIX .. 'kwait:' .. k
+local room = -1
+if set then room = limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') end
+local readmitted = 0
+if room ~= 0 and redis.call('EXISTS', wait) == 1 then
+  local parked = room < 0 and redis.call('ZRANGE', wait, 0, -1, 'WITHSCORES') or redis.call('ZPOPMIN', wait, room)
+  if room < 0 then redis.call('DEL', wait) end
+  local batch = { order = {} }
+  for i = 1, #parked, 2 do
+    batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    readmitted = readmitted + 1
+  end
+  if admit(batch) then ring_doorbell() end
+end
+emit('key-limit', nil, 'k', k, 'l', set or '')
+return readmitted
+`,
+  },
+  keyLimits: {
+    name: "keyLimits",
+    sha1: "47adde357d5f90eb6a995a889b006a13d80b5573",
+    lua: `--[[
+  key-limits: every concurrency key the queue's jobs ever named, with its limit, its running jobs
+  and the jobs parked on it (docs/design/job-controls.md, "Several concurrency keys").
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  the most keys to list (>= 1)
+  Derives  emq:{q}:keys, emq:{q}:klimit, emq:{q}:kactive, emq:{q}:kwait:<key>
+  Reply    { {key, limit or -1, running, parked}, ... } sorted by key, at most ARGV[2]
+  Errors   EMQARG
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+
+local most = arg_int(ARGV[2], 'limit', 1)
+local keys = redis.call('SMEMBERS', PREFIX .. 'keys')
+table.sort(keys)
+local reply = {}
+for i = 1, math.min(#keys, most) do
+  local k = keys[i]
+  reply[i] = {
+    k,
+    tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '-1'),
+    tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'),
+    redis.call('ZCARD', PREFIX .. 'kwait:' .. k),
+  }
+end
+return reply
 `,
   },
   listDead: {
@@ -10012,10 +11333,11 @@ return { cursor, rows }
   },
   listJobs: {
     name: "listJobs",
-    sha1: "6f6ad1fc21dbcffde43af5e820d5d0ea0b18c02d",
+    sha1: "5b10b72dded0549ee31fc5dfa8276cdd5a3c627d",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
-    pending    lane by lane, ungrouped work first, then the groups by name; within a lane in the
+    pending    lane by lane, ungrouped work first, then the groups by name, then the jobs parked
+               on a full concurrency key, key by key; within a lane in the
                order a claim takes them (priority, then arrival; a job back in its place after a
                run where it was). Which lane a claim serves next turns with the ring, so this is
                each lane's order, not one global one.
@@ -10259,6 +11581,23 @@ elseif state == 'pending' then
       skip = 0
     end
   end
+  -- then the jobs parked on a full concurrency key, key by key in name order, each in its order
+  local keys = redis.call('SMEMBERS', PREFIX .. 'keys')
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if need == 0 then break end
+    local wait = PREFIX .. 'kwait:' .. k
+    local size = redis.call('ZCARD', wait)
+    if skip >= size then
+      skip = skip - size
+    else
+      for _, id in ipairs(redis.call('ZRANGE', wait, skip, skip + need - 1)) do
+        ids[#ids + 1] = id
+        need = need - 1
+      end
+      skip = 0
+    end
+  end
 else
   error(redis.error_reply('EMQARG state must be pending, scheduled, active, completed, dead, waiting, awaiting or cancelled, got ' .. tostring(state)))
 end
@@ -10372,7 +11711,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "8d253df0695b63901a990a804a970569a6ede523",
+    sha1: "c0b593a22a9dbbc2a8aa307336ad39fc54b00621",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -10443,6 +11782,133 @@ local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
 -- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
 -- deletes a list or zset with no member), in one call.
 local function lane_nonempty(g)
@@ -10471,7 +11937,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10484,10 +11951,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -10516,26 +11983,6 @@ end
 -- was lowered): take it off the ring if so.
 local function leave_ring(g)
   if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
-end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
 end
 -- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
 -- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
@@ -10616,9 +12063,11 @@ end
 local id, to = ARGV[2], ARGV[3]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'o')
+local r = redis.call('HMGET', key, 's', 'g', 'o', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
+-- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
+if r[4] and r[1] == 'pending' and key_parked(id, r[4]) then return -1 end
 local from = r[2] or UNGROUPED
 -- the order is the zset score, or the row's \`o\` for a job in an arrivals list; in its new lane
 -- the job goes in the zset at that order (a list takes only newer orders than its own)
@@ -10641,7 +12090,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "50e6316e7856ad22437f4fa93e191f608002aa15",
+    sha1: "97317d4c817e20d42017d0aa5168394d8400d9d4",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -10956,7 +12405,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10969,10 +12419,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -11118,7 +12568,10 @@ end
 
 -- rows indexed by time; a completed entry whose id was enqueued again names a row in a lane,
 -- which the lanes' turn deletes
-for _, index in ipairs({ K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING, PREFIX .. 'awaiting', PREFIX .. 'cancelled' }) do
+-- the waits of the concurrency keys (docs/design/job-controls.md) hold pending rows too
+local indexes = { K_SCHEDULED, K_DEAD, K_COMPLETED, K_WAITING, PREFIX .. 'awaiting', PREFIX .. 'cancelled' }
+for _, k in ipairs(redis.call('SMEMBERS', PREFIX .. 'keys')) do indexes[#indexes + 1] = PREFIX .. 'kwait:' .. k end
+for _, index in ipairs(indexes) do
   ids = redis.call('ZRANGE', index, 0, budget - 1)
   if #ids > 0 then
     local rows = ids
@@ -11155,7 +12608,7 @@ redis.call('DEL', K_OUTBOX, K_WAITING)
 for _, name in ipairs(redis.call('SMEMBERS', PREFIX .. 'evnames')) do
   redis.call('DEL', PREFIX .. 'shapes:' .. name, PREFIX .. 'kept:' .. name, PREFIX .. 'keptd:' .. name)
 end
-redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring')
+redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring', PREFIX .. 'keys', PREFIX .. 'klimit', PREFIX .. 'kactive')
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }
@@ -11163,7 +12616,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "cb8ce6e021445faab5e3bb73a1452c9d40a9f97d",
+    sha1: "68b4ce3e5d31d674fe45345a838f6c1ed70fa552",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -11228,7 +12681,8 @@ local QUEUE_ENTRY = '!'
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11241,10 +12695,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -11354,7 +12808,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "2394bf97e2e472b6870b7e50db948c586c54d4d6",
+    sha1: "edbea80c0000408c6c182039b41be1bb12606906",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -11417,7 +12871,8 @@ local QUEUE_ENTRY = '!'
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11430,10 +12885,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -11539,7 +12994,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "665c5e7c035e8e528eac6f1dcddcf140987e8909",
+    sha1: "d52b8ea3a52f9f81bf41e15d58214c7a35d63999",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -11616,7 +13071,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11629,10 +13085,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -11820,7 +13276,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "844f3c9025e14eca472a23b55d8516e756aab118",
+    sha1: "447b29244f81a70b7b1cd853bf2864da2679ce6f",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -11959,7 +13415,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11972,10 +13429,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -12501,7 +13958,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "291341f48237d9a3767bca26aa175470cb2008a8",
+    sha1: "bd4ed6d05318e3770aae2fc459bd69e488e50ede",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -12848,7 +14305,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12861,10 +14319,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -12964,12 +14422,111 @@ local function admit(batch)
   end
   return claimable
 end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
 -- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
 -- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
 -- lane that gets its job back and a freed slot goes on the ring once. Returns true when either
 -- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
 -- its promotion together, so this does not ring itself).
 local function free_and_admit(freed, batch)
+  -- the concurrency keys' slots runs of this call gave back, and the jobs parked on them (key_slots)
+  batch = keys_free(batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
@@ -13060,16 +14617,28 @@ local function reap_expired(now, limit)
   chunked('ZREM', K_ACTIVE, ids)
   local requeued, buried, cancelled, freed = 0, 0, 0, { order = {} }
   local batch = { order = {} }
-  local cx = queue_meta().cx
+  local meta = queue_meta()
+  -- a cancel's reason and the concurrency keys only in a queue that has them
+  local fields = { 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't' }
+  local cx_at, ck_at = nil, nil
+  if meta.cx then
+    fields[#fields + 1] = 'cx'
+    cx_at = #fields
+  end
+  if meta.ks then
+    fields[#fields + 1] = 'ck'
+    ck_at = #fields
+  end
   for _, id in ipairs(ids) do
-    local r = cx and redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't', 'cx')
-      or redis.call('HMGET', job_key(id), 'a', 'g', 'm', 'z', 'o', 'dk', 'dt', 'fp', 't')
+    local r = redis.call('HMGET', job_key(id), unpack(fields))
+    local cx, ck = cx_at and r[cx_at], ck_at and r[ck_at]
     if r[1] then
       tally(freed, r[2])
+      if ck then keys_leave(ck) end
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
-      if r[10] then
-        end_cancelled(id, r[2] or nil, r[10], now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
+      if cx then
+        end_cancelled(id, r[2] or nil, cx, now, (r[9] or '') .. '/x', r[6], r[7], r[8], r[9])
         cancelled = cancelled + 1
       elseif attempt >= (tonumber(r[3]) or DEFAULT_MAX_ATTEMPTS) then
         bury(id, 'lease expired', now, nil, r[6], r[7], r[8], r[9])
@@ -13194,7 +14763,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "1834a95f0581625506f4fc3c5f668f6bbfbae290",
+    sha1: "15136a9635a88e51adb5bc7ce8c0630259f22431",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -13326,7 +14895,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13339,10 +14909,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -13605,40 +15175,6 @@ local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
   collect_event('cancelled', id, 'g', group, 'x', reason)
   if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
 end
--- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
--- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
--- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
--- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
--- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
--- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
--- \`ends\`; the caller flushes the events.
-local function settle_cancelled(id, token)
-  if not queue_meta().cx then return end
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
-  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
-  redis.call('ZREM', K_ACTIVE, id)
-  if free_slot(r[4] or nil, 1) then ring_doorbell() end
-  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
-end
--- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
--- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
--- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
--- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
--- of it (its reply lost, the request sent again) answers as it did and writes nothing
--- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
-local function settled_token(token, what)
-  return token .. '/' .. what
-end
--- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
--- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
--- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
--- it answered then; else 0, fenced off.
-local function repeat_code(token, t, kind, codes)
-  for _, code in ipairs(codes) do
-    if t == settled_token(token, kind .. code) then return code end
-  end
-  return 0
-end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -13668,6 +15204,142 @@ local function batch_push(batch, g, score, id)
   local e = batch_entry(batch, g)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+-- It also gives back the run's concurrency keys (meta \`ks\`: its row's \`ck\`, includes/key_slots.lua):
+-- the settle's shared tail (free_and_admit) frees them and readmits the jobs parked on them.
+local function settle_cancelled(id, token)
+  local meta = queue_meta()
+  if not meta.cx and not meta.ks then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
+  if r[1] ~= 'active' or r[2] ~= token then return end
+  if r[8] then keys_leave(r[8]) end
+  if not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -13719,6 +15391,8 @@ end
 -- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
 -- its promotion together, so this does not ring itself).
 local function free_and_admit(freed, batch)
+  -- the concurrency keys' slots runs of this call gave back, and the jobs parked on them (key_slots)
+  batch = keys_free(batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
@@ -13925,7 +15599,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "d7dce7b10c69006253335dfdfacd9f47a14e9700",
+    sha1: "35e521baec5a8d5453b6d358da24e0a84678483b",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -14058,7 +15732,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14071,10 +15746,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -14380,11 +16055,172 @@ local function forget_steps(id, wk)
   redis.call('ZREM', PREFIX .. 'awaiting', id)
   if wk then redis.call('ZREM', wk, id) end
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
 
 local id = ARGV[2]
 check_kind(id)
 local key = job_key(id)
-local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk', 'cx')
+local r = redis.call('HMGET', key, 's', 'g', 'dk', 'fp', 'fw', 't', 'sn', 'wk', 'cx', 'ck')
 local state, group = r[1], r[2]
 if not state then return { 0, {} } end
 local fp = r[4]
@@ -14397,11 +16233,19 @@ release_dedupe(id, r[3])
 if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
   local entry = group or UNGROUPED
-  -- a job in an arrivals list is found by LREM, linear in the list's length
-  if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-  leave_ring(entry)
+  -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM,
+  -- linear in the list's length)
+  if not (r[10] and key_unpark(id, r[10])) then
+    if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+    leave_ring(entry)
+  end
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
+  -- its concurrency keys' slots go back, and the jobs parked on them to their lanes
+  if r[10] then
+    keys_leave(r[10])
+    if admit(keys_free(nil)) then ring_doorbell() end
+  end
   -- a running job whose cancel was asked leaves meta \`cx\`'s count (lua/cancel.lua)
   if r[9] and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
   if free_slot(group, 1) then ring_doorbell() end
@@ -14424,7 +16268,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "e1e9a354c412d3a49622464b1c6d2cad85dfb97b",
+    sha1: "2d60fc8d9f459e8d03b0ced93286818cb0dd75bb",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -14566,7 +16410,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14579,10 +16424,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -14810,7 +16655,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "a033c6cf6e2e330d595accb41930eb4aa2e2516d",
+    sha1: "5eb2a2b28c370541952caaabde63d0b96f8295f6",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -14949,7 +16794,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14962,10 +16808,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -15182,7 +17028,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "cd7f932b62c915ed298a18f5fc0063b5f3a6a12a",
+    sha1: "eeba82acf88551a1cf2ce61221a5c631640af166",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -15268,7 +17114,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15281,10 +17128,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -15449,7 +17296,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "a9caa151f1bc435eca9d246d4b8868833f23d93f",
+    sha1: "b7f09dc52a0ad4fc60f6ac89ca3e5db03f755477",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -15504,7 +17351,8 @@ local QUEUE_ENTRY = '!'
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15517,10 +17365,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -15659,7 +17507,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "97d6bfaef4cd3da20c9de5d8288bd4b99c023031",
+    sha1: "aee3e54c09c1935436dd9a4e55c1f1e90add8205",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -15810,7 +17658,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15823,10 +17672,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -16084,6 +17933,133 @@ local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
   collect_event('cancelled', id, 'g', group, 'x', reason)
   if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
 end
+-- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
+-- batch frees each group's slots in one step (free_slots) instead of one per job.
+local function tally(t, g)
+  if not g or g == '' then return end
+  if not t[g] then
+    t[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t[g] = t[g] + 1
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
 -- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
 -- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
 -- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
@@ -16091,10 +18067,15 @@ end
 -- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
 -- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
 -- \`ends\`; the caller flushes the events.
+-- It also gives back the run's concurrency keys (meta \`ks\`: its row's \`ck\`, includes/key_slots.lua):
+-- the settle's shared tail (free_and_admit) frees them and readmits the jobs parked on them.
 local function settle_cancelled(id, token)
-  if not queue_meta().cx then return end
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
-  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
+  local meta = queue_meta()
+  if not meta.cx and not meta.ks then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
+  if r[1] ~= 'active' or r[2] ~= token then return end
+  if r[8] then keys_leave(r[8]) end
+  if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end
   end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
@@ -16117,16 +18098,6 @@ local function repeat_code(token, t, kind, codes)
     if t == settled_token(token, kind .. code) then return code end
   end
   return 0
-end
--- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
--- batch frees each group's slots in one step (free_slots) instead of one per job.
-local function tally(t, g)
-  if not g or g == '' then return end
-  if not t[g] then
-    t[g] = 0
-    t.order[#t.order + 1] = g
-  end
-  t[g] = t[g] + 1
 end
 -- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
 -- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
@@ -16271,26 +18242,6 @@ local function backoff_delay(spec, attempts, rand)
   d = math.min(d, tonumber(cap))
   return math.floor(d - d * tonumber(jitter) * rand)
 end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
-  end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
 -- at once (admit).
@@ -16341,6 +18292,8 @@ end
 -- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
 -- its promotion together, so this does not ring itself).
 local function free_and_admit(freed, batch)
+  -- the concurrency keys' slots runs of this call gave back, and the jobs parked on them (key_slots)
+  batch = keys_free(batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
@@ -16445,7 +18398,7 @@ return { codes, outbox_written }
   },
   sendEvent: {
     name: "sendEvent",
-    sha1: "24b91c5fc48c4b877cf6a0a49eddd08e9338f6a6",
+    sha1: "e44994ad0019da62e573e74d697fccce64c2736d",
     lua: `--[[
   send-event: deliver an event to the jobs of this queue waiting for it (docs/design/steps.md,
   "Waiting for an event"), in one script: every job whose wait matches it resumes, its step
@@ -16624,7 +18577,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16637,10 +18591,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -16973,7 +18927,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "c149692cc5d04512897081f34d744d29f35edafa",
+    sha1: "f73d0fac6e067200a08c4f04a98fca33899ff014",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -17042,7 +18996,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17055,10 +19010,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -17103,7 +19058,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "dc62db206260fff6b31cde0fb4edf26fb10ffaf0",
+    sha1: "792190fc7bda7d558d5a9274cca834f3d038cd98",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -17263,7 +19218,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17276,10 +19232,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -17516,7 +19472,7 @@ return 1
   },
   step: {
     name: "step",
-    sha1: "ca8a89944fb8521e3eebbd7a5f3afb1b46b0780c",
+    sha1: "468881e1af4bd408b3624f556af715b36b6b2ab2",
     lua: `--[[
   step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
   step's result is written before its handler goes on, so a later run of the job returns it
@@ -17696,7 +19652,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17709,10 +19666,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -17865,7 +19822,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "b8bd6faf9a4b6294964ebb1f3bbcfd6d31d7704f",
+    sha1: "8e7969c74f99aabc13b4d5d564782272c9d04af9",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -18018,7 +19975,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -18031,10 +19989,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -18292,40 +20250,6 @@ local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
   collect_event('cancelled', id, 'g', group, 'x', reason)
   if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
 end
--- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
--- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
--- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
--- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
--- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
--- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
--- \`ends\`; the caller flushes the events.
-local function settle_cancelled(id, token)
-  if not queue_meta().cx then return end
-  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp')
-  if r[1] ~= 'active' or r[2] ~= token or not r[3] then return end
-  redis.call('ZREM', K_ACTIVE, id)
-  if free_slot(r[4] or nil, 1) then ring_doorbell() end
-  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
-end
--- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
--- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
--- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
--- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
--- of it (its reply lost, the request sent again) answers as it did and writes nothing
--- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
-local function settled_token(token, what)
-  return token .. '/' .. what
-end
--- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
--- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
--- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
--- it answered then; else 0, fenced off.
-local function repeat_code(token, t, kind, codes)
-  for _, code in ipairs(codes) do
-    if t == settled_token(token, kind .. code) then return code end
-  end
-  return 0
-end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
 local function tally(t, g)
@@ -18355,6 +20279,142 @@ local function batch_push(batch, g, score, id)
   local e = batch_entry(batch, g)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
+end
+-- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
+-- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
+-- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
+-- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+
+-- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
+local key_seen = {}
+-- keys whose count this claim raised, in first-seen order
+local key_dirty = {}
+
+local function key_state(k)
+  local s = key_seen[k]
+  if not s then
+    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+    key_seen[k] = s
+  end
+  return s
+end
+
+-- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
+-- taken, for key_write).
+local function key_take(ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_state(k)
+    if s[1] and s[2] >= s[1] then return k end
+  end
+  for k in string.gmatch(ck, '[^,]+') do
+    local s = key_seen[k]
+    if not s.dirty then
+      s.dirty = true
+      key_dirty[#key_dirty + 1] = k
+    end
+    s[2] = s[2] + 1
+  end
+  return nil
+end
+
+-- Writes the counts key_take raised, in one HSET.
+local function key_write()
+  if #key_dirty == 0 then return end
+  local flat = {}
+  for _, k in ipairs(key_dirty) do
+    flat[#flat + 1] = k
+    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  end
+  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+  key_dirty = {}
+end
+
+-- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+local function key_park(id, k, order)
+  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+end
+
+-- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+local function key_unpark(id, ck)
+  local was = false
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  end
+  return was
+end
+
+-- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+local function key_parked(id, ck)
+  for k in string.gmatch(ck, '[^,]+') do
+    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  end
+  return false
+end
+
+-- The slots runs ending in this call give back: key -> count (tally).
+local keys_freed = { order = {} }
+
+-- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
+local function keys_leave(ck)
+  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
+end
+
+-- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
+-- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+-- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+local function keys_free(batch)
+  if #keys_freed.order == 0 then return batch end
+  batch = batch or { order = {} }
+  for _, k in ipairs(keys_freed.order) do
+    local c = keys_freed[k]
+    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+    for i = 1, #parked, 2 do
+      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+    end
+  end
+  keys_freed = { order = {} }
+  return batch
+end
+-- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
+-- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
+-- \`id\` active under lease token \`token\` with a cancel asked (its row's \`cx\`) ends cancelled here,
+-- whatever its run's outcome (docs/design/job-controls.md): out of active, its group slot freed
+-- (the doorbell rung when that made work claimable), \`t\` marked \`<token>/x\`. The settle's fence
+-- then finds it no longer held and each_held answers it as cancelled. Passed to each_held as its
+-- \`ends\`; the caller flushes the events.
+-- It also gives back the run's concurrency keys (meta \`ks\`: its row's \`ck\`, includes/key_slots.lua):
+-- the settle's shared tail (free_and_admit) frees them and readmits the jobs parked on them.
+local function settle_cancelled(id, token)
+  local meta = queue_meta()
+  if not meta.cx and not meta.ks then return end
+  local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
+  if r[1] ~= 'active' or r[2] ~= token then return end
+  if r[8] then keys_leave(r[8]) end
+  if not r[3] then return end
+  redis.call('ZREM', K_ACTIVE, id)
+  if free_slot(r[4] or nil, 1) then ring_doorbell() end
+  end_cancelled(id, r[4] or nil, r[3], now_ms(), token .. '/x', r[5], r[6], r[7], token)
+end
+-- The \`t\` a settle leaves in the row it moves out of active: the holder's lease token, '/', then
+-- what the settle did, \`what\`: the script's letter and its reply code ('r1' retried for later,
+-- 'r2' retried now, 'r3' buried by retry, 'f1' failed, 'g1' given back). A claim writes a bare
+-- token and no other script writes a mark, so the mark says that this very settle ran: a repeat
+-- of it (its reply lost, the request sent again) answers as it did and writes nothing
+-- (includes/repeat_code.lua), where a holder whose lease the reaper took finds its token bare.
+local function settled_token(token, what)
+  return token .. '/' .. what
+end
+-- What a settle answers for a job it does not hold, from the row's \`t\`: when \`t\` is the mark this
+-- settle leaves (settled_token(token, kind .. code), \`code\` one of \`codes\`), the settle already
+-- ran under this token (a repeat of it: its reply was lost and the request sent again), so the code
+-- it answered then; else 0, fenced off.
+local function repeat_code(token, t, kind, codes)
+  for _, code in ipairs(codes) do
+    if t == settled_token(token, kind .. code) then return code end
+  end
+  return 0
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -18406,6 +20466,8 @@ end
 -- made work claimable; the caller rings the doorbell, once (beat rings once for its reaping and
 -- its promotion together, so this does not ring itself).
 local function free_and_admit(freed, batch)
+  -- the concurrency keys' slots runs of this call gave back, and the jobs parked on them (key_slots)
+  batch = keys_free(batch)
   local woke = free_slots(freed)
   if batch and admit(batch) then woke = true end
   return woke
@@ -18657,7 +20719,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "703fef5d7b8ec1d3613d2c9639489a097a5ba1d7",
+    sha1: "55358ee35e78e69da08b6fa470d8a22801fddf23",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -18775,7 +20837,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -18788,10 +20851,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -18956,7 +21019,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "64c0bd3f6ce67a292fe915b8045362fa25f222b8",
+    sha1: "7a3453d3e261cf7471ea62c1d3cb11aa7873eb5a",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -19056,7 +21119,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -19069,10 +21133,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read
@@ -19171,7 +21235,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "2865ae6f0ae94d3fae7c624107da06417c16f157",
+    sha1: "ea8b336d2ddbb9254a303f35244929cdb926bd1f",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -19266,7 +21330,8 @@ end
 -- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), and \`ng\` (true while every
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -19279,10 +21344,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
     }
   end
   return queue_meta_read

@@ -111,6 +111,7 @@ function toOptions(body: EnqueueBody): EnqueueOptions {
     ...(body.dedupe === undefined ? {} : { dedupe: body.dedupe }),
     ...(body.timeoutMs === undefined ? {} : { timeoutMs: body.timeoutMs }),
     ...(body.expireAfterMs === undefined ? {} : { expireAfterMs: body.expireAfterMs }),
+    ...(body.keys === undefined ? {} : { keys: body.keys }),
     ...(body.expireAt === undefined ? {} : { expireAt: typeof body.expireAt === 'string' ? Date.parse(body.expireAt) : body.expireAt }),
   };
 }

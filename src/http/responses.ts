@@ -98,6 +98,7 @@ export const jobView = z
     steps: z.array(stepRecord).optional().openapi({ description: 'its durable steps in order, for a job that recorded any' }),
     timeoutAt: z.number().int().optional().openapi({ description: 'epoch ms, while it waits for an event with a timeout' }),
     timeoutMs: z.number().int().optional().openapi({ description: "its own handler timeout in ms, over the consumer's; absent: the consumer's" }),
+    keys: z.array(z.string()).optional().openapi({ description: 'its concurrency keys: it starts only while each is under its limit' }),
     expiresAt: z.number().int().optional().openapi({ description: 'when it expires unless started by then (server ms); absent: no expiry' }),
     cancelReason: z.string().optional().openapi({ description: 'why it was cancelled: on a cancelled job, and on an active one whose cancel was asked and whose run has not ended yet' }),
   })

@@ -35,7 +35,8 @@ const isLinked = (job: EncodedJob): boolean =>
   job[9] === -1 &&
   job[10] === '0' &&
   job[13] === -1 &&
-  job[14] === '';
+  job[14] === '' &&
+  job[15] === '';
 
 /** A linked job with no id and no flow link: its payload and group are all it has of its own. */
 const isPlain = (job: EncodedJob): boolean => isLinked(job) && job[0] === '' && job[11] === '' && job[12] === '';
@@ -49,7 +50,7 @@ export function enqueueOp(jobs: readonly EncodedJob[], request: EnqueueRequest =
   const args: Array<string | number> = [key, ttlMs, callerKey ? '1' : '0', traceparent, jobs.length];
   // plain jobs (the usual bulk add) go as their payloads and groups alone, a flow's as those, their
   // ids and links, the script writing in the other fields' defaults: 2 or 5 arguments a job
-  // instead of 15 (lua/enqueue.lua, ARGV[7])
+  // instead of 16 (lua/enqueue.lua, ARGV[7])
   if (jobs.every(isPlain)) {
     args.push('p');
     for (const job of jobs) args.push(job[1], job[2]);

@@ -41,6 +41,7 @@ export function decodeJobRow<Payload>(id: string, row: Record<string, string>): 
     ...(row.to === undefined ? {} : { timeoutMs: Number(row.to) }),
     ...(row.cx === undefined ? {} : { cancelReason: row.cx }),
     ...(row.xa === undefined ? {} : { expiresAt: Number(row.xa) }),
+    ...(row.ck === undefined ? {} : { keys: row.ck.split(',') }),
   };
 }
 

@@ -14,7 +14,7 @@ import { addCancels, addCounts, anyTrue, combineSent, mergeRateLimits } from './
 import { cleanAll, countedAll, obliterateAll } from './bulk-admin.js';
 import { groupsWalk } from './groups-walk.js';
 import { interleave } from './interleave.js';
-import { sharesOf } from './shares.js';
+import { addShares, sharesOf } from './shares.js';
 import { mergedPage, orderOf } from './merged-page.js';
 import { DEFAULT_JOB_DEFAULTS, DEFAULT_MAX_PAYLOAD_BYTES, type JobDefaults, jobIdOf, PARTITION_JOB_ID, toJobId } from '../encode.js';
 import { type AddAndWaitOptions, type BulkJob, encodeBulk, type EventsOptions, type JobOutcome, Queue, type QueueOptions, type QueueStats, type RequestOptions, type WaitForOptions } from '../queue/queue.js';
@@ -24,6 +24,7 @@ import { unregisterQueue } from '../queue/registry.js';
 import type { Replication, Transport } from '../transport.js';
 import type { SendEventOptions, SentEvent } from '../steps/steps.js';
 import { type CancelJobsOptions, type CancelJobsResult, type CancelOptions, type CancelResult } from '../queue/cancels.js';
+import { type KeyInfo, refuseKeys } from '../queue/key-limits.js';
 
 /** Options of a PartitionedQueue: a Queue's, and its count of partitions. */
 export interface PartitionedQueueOptions extends Omit<QueueOptions, 'partitions'> {
@@ -93,7 +94,8 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
    * The partition a job goes to: its group's (always the same), else its id's, else the next in
    * turn. `key` stands in for a missing id (an idempotency key), so a repeated request routes alike.
    */
-  partitionFor(options: Pick<EnqueueOptions, 'group' | 'id'> = {}, key?: string): number {
+  partitionFor(options: Pick<EnqueueOptions, 'group' | 'id' | 'keys'> = {}, key?: string): number {
+    if (options.keys !== undefined) refuseKeys(this.name);
     if (typeof options.group === 'string') return partitionOf(options.group, this.parts.length);
     // by the id as a job is named (`42` and `JOB:42` are one job, so one partition)
     if (typeof options.id === 'string') return partitionOf(toJobId(options.id), this.parts.length);
@@ -126,14 +128,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
     const shares = sharesOf(jobs, (job, index) => this.partitionFor(job, options.idempotencyKey === undefined ? undefined : `${options.idempotencyKey}:${index}`));
     // every job is checked before anything is written (each share is checked again as it is sent)
     encodeBulk(jobs, this.defaults, this.maxPayloadBytes);
-    const out = new Array<EnqueueResult>(jobs.length);
-    await Promise.all(
-      [...shares].map(async ([i, share]) => {
-        const results = await this.parts[i]!.addBulk(share.map((s) => s.job), options);
-        share.forEach((s, j) => (out[s.index] = results[j]!));
-      }),
-    );
-    return out;
+    return addShares(shares, jobs.length, (i, share) => this.parts[i]!.addBulk(share, options));
   }
 
   /**
@@ -197,6 +192,9 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
   async setGroupLimit(group: string, limit: number | null): Promise<void> {
     return this.partitionOfGroup(group).setGroupLimit(group, limit);
   }
+
+  setKeyLimit = async (_key: string, _limit: number | null): Promise<number> => refuseKeys(this.name);
+  keyLimits = async (): Promise<KeyInfo[]> => refuseKeys(this.name);
 
   /**
    * The partition holding job `id`: the one a generated id names, else the one where it is found

@@ -1,7 +1,7 @@
-import type { EnqueueOptions } from '../job.js';
+import type { EnqueueOptions, EnqueueResult } from '../job.js';
 
-/** A job's routing keys: its group, its id of the caller's. */
-export type Routed = Pick<EnqueueOptions, 'group' | 'id'>;
+/** A job's routing keys: its group, its id of the caller's (and its concurrency keys, which a partitioned queue refuses). */
+export type Routed = Pick<EnqueueOptions, 'group' | 'id' | 'keys'>;
 
 /**
  * The jobs of a bulk enqueue by the partition each goes to (`partitionOf` a job's routing keys and
@@ -20,4 +20,23 @@ export function sharesOf<Job>(jobs: readonly Job[], partitionOf: (routed: Routed
     share.push({ index, job });
   });
   return shares;
+}
+
+/**
+ * Sends each share to its partition at once (`add(i, jobs)`, one round trip each) and answers the
+ * results in the call's order: `count` jobs in all.
+ */
+export async function addShares<Job>(
+  shares: Map<number, Array<{ index: number; job: Job }>>,
+  count: number,
+  add: (partition: number, jobs: Job[]) => Promise<EnqueueResult[]>,
+): Promise<EnqueueResult[]> {
+  const out = new Array<EnqueueResult>(count);
+  await Promise.all(
+    [...shares].map(async ([i, share]) => {
+      const results = await add(i, share.map((s) => s.job));
+      share.forEach((s, j) => (out[s.index] = results[j]!));
+    }),
+  );
+  return out;
 }

@@ -42,6 +42,8 @@ import { Scripts } from '../ops/scripts.js';
 import type { EventBatch } from '../events/subscribe.js';
 import type { Replication, Transport } from '../transport.js';
 import * as admin from './bulk-admin.js';
+import * as keys from './key-limits.js';
+import type { KeyInfo } from './key-limits.js';
 import { type CancelJobsOptions, type CancelJobsResult, type CancelOptions, type CancelResult, cancelJob, cancelJobs } from './cancels.js';
 import { assertObject, JOB_STATES, pageOf, settingsOf, waitOf } from './checks.js';
 import type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueOptions, QueueStats, RequestOptions, WaitForOptions } from './options.js';
@@ -208,6 +210,14 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
     assertName('group', group);
     if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) throw new InvalidArgumentError(`a group limit must be an integer >= 0 or null, got ${shown(limit)}`);
     await this.scripts.run(groupLimitOp(group, limit));
+  }
+
+  setKeyLimit(key: string, limit: number | null): Promise<number> {
+    return keys.setKeyLimit(this.scripts, key, limit);
+  }
+
+  keyLimits(): Promise<KeyInfo[]> {
+    return keys.keyLimits(this.scripts);
   }
 
   async setRateLimit(rate: RateLimit | null): Promise<void> {

@@ -8,6 +8,7 @@ import type { GroupsOptions, GroupsPage } from './groups.js';
 import type { AddAndWaitOptions, BulkJob, EventsOptions, JobOutcome, QueueStats, RequestOptions, WaitForOptions } from './options.js';
 import type { RateLimit, RateLimits } from './rate-limits.js';
 import type { CancelJobsOptions, CancelJobsResult, CancelOptions, CancelResult } from './cancels.js';
+import type { KeyInfo } from './key-limits.js';
 
 /** What `sweepGroup` found and repaired. */
 export interface GroupSweep {
@@ -201,6 +202,19 @@ export interface QueueSurface<Payload = unknown> {
   resumeGroup(group: string): Promise<boolean>;
   /** At most `limit` of `group`'s jobs active at once; null lifts the limit. */
   setGroupLimit(group: string, limit: number | null): Promise<void>;
+  /**
+   * At most `limit` running jobs naming concurrency key `key` (`EnqueueOptions.keys`); null lifts
+   * it. A job naming a key at its limit waits, parked on it, and the other jobs go on; raising or
+   * lifting the limit readmits as many parked jobs as it has room for (their count is answered).
+   * Lowering it takes nothing back. A partitioned queue refuses keys (PartitionError).
+   *
+   * @example
+   * await queue.setKeyLimit('org:7', 10);
+   * await queue.add(payload, { group: 'user:42', keys: ['org:7', 'plan:free'] });
+   */
+  setKeyLimit(key: string, limit: number | null): Promise<number>;
+  /** Every concurrency key the queue's jobs named, with its limit, running and parked jobs, sorted by name. */
+  keyLimits(): Promise<KeyInfo[]>;
   /**
    * At most `rate.limit` job starts (claims) of the whole queue in any window of `rate.periodMs`,
    * on the server's clock; null lifts it (docs/design.md, "Rate limits and holds"). On a

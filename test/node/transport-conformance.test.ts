@@ -186,6 +186,13 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('move back out', () => queue.moveToGroup(hand[2]!.id, null));
   await step('remove', () => queue.remove(hand[2]!.id));
   await step('remove again', () => queue.remove(hand[2]!.id));
+  // job controls: a cancel of a running job and of a waiting one, twice; concurrency keys; an expiry
+  await step('cancel a running job', () => queue.cancel(hand[3]?.id ?? 'none', { reason: 'héllo ✓' }));
+  await step('cancel it again', () => queue.cancel(hand[3]?.id ?? 'none'));
+  await step('add one with keys and an expiry', () => queue.add('keyed', { id: 'keyed', keys: ['org:7', 'plan:free'], expireAfterMs: 60_000 }));
+  await step('limit a key', () => queue.setKeyLimit('org:7', 0));
+  await step('cancel the keyed job', () => queue.cancel('keyed'));
+  await step('the keys', () => queue.keyLimits());
   await step('pause', () => queue.pause());
   await step('claim while paused', () => leases(queue).claim(5, 30_000));
   await step('resume', () => queue.resume());

@@ -124,16 +124,3 @@ describe('expiry', () => {
     await whole(queue);
   });
 });
-
-describe('concurrency keys, not built yet', () => {
-  const redis = useRedis();
-
-  it('refuses options.keys with a clear error and writes nothing, rather than run the job with no key limit', async () => {
-    const queue = redis.queue<string>();
-    const k = keysOf(queue);
-    const before = await snapshotKeys(redis.raw, `${k.prefix}*`);
-    await expect(queue.add('x', { keys: ['org:7'] } as never)).rejects.toThrow(/concurrency keys \(options\.keys\) are not built yet/);
-    await expect(queue.addBulk([{ payload: 'y', keys: ['org:7'] } as never])).rejects.toBeInstanceOf(InvalidArgumentError);
-    expect(await snapshotKeys(redis.raw, `${k.prefix}*`)).toEqual(before);
-  });
-});

@@ -19,7 +19,7 @@ import { retryOp } from '../../src/ops/retry.js';
 
 
 /** A job tuple as enqueue.lua takes it, built by hand (no toJobId on the way). */
-const encoded = (id: string, payload = '{}', group = ''): EncodedJob => [id, payload, group, -1, -1, 0, 3, 'f,0,0,0', '', -1, '0', '', '', -1, ''];
+const encoded = (id: string, payload = '{}', group = ''): EncodedJob => [id, payload, group, -1, -1, 0, 3, 'f,0,0,0', '', -1, '0', '', '', -1, '', ''];
 
 /**
  * The kind door (invariant 3), on a Redis of its own: with no other suite writing to it, DBSIZE

@@ -7,9 +7,11 @@ import { intOption, parseArgs, partitionsOption, payloadArgument, UsageError } f
 
 /** The usage lines of the enqueue command, for `emq --help`. */
 export const ENQUEUE_USAGE = `  emq enqueue <queue> <json> [--group G] [--delay-ms N] [--id ID] [--priority N] [--max-attempts N]
-              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--timeout-ms MS] [--expire-after-ms MS] [--wait MS] [--partitions N]
+              [--dedupe-key K [--dedupe-ttl-ms MS] [--replace]] [--timeout-ms MS] [--expire-after-ms MS] [--keys K1,K2]
+              [--wait MS] [--partitions N]
       Adds one job; prints {"id", "state"}. --timeout-ms: the job's own handler timeout; --expire-after-ms: not
-      started that long after the add, it never starts (dead, EMQEXPIRED). --partitions N makes the queue partitioned (N
+      started that long after the add, it never starts (dead, EMQEXPIRED); --keys: concurrency keys it
+      counts against (each under its limit, emq key-limit). --partitions N makes the queue partitioned (N
       partitions, fixed for its life) with its first job, or checks the count of one that is: a
       count the registry does not hold is refused (exit 2), nothing written. --dedupe-key: while a job added with key K is unfinished
       (or for MS after it was added), this one is a duplicate of it ("duplicate", its id); with
@@ -77,6 +79,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
           'max-attempts': { type: 'string' },
           'timeout-ms': { type: 'string' },
           'expire-after-ms': { type: 'string' },
+          keys: { type: 'string' },
           'dedupe-key': { type: 'string' },
           'dedupe-ttl-ms': { type: 'string' },
           replace: { type: 'boolean' },
@@ -104,6 +107,7 @@ export function enqueueCommands(cli: CommandContext): Commands {
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
         ...(expireAfterMs === undefined ? {} : { expireAfterMs }),
+        ...(values.keys === undefined ? {} : { keys: values.keys.split(',') }),
         ...(dedupe === undefined ? {} : { dedupe }),
       };
       const durability = cli.durability();
