@@ -15,11 +15,40 @@
 -- the index, as does one whose row is gone or finished. At most `limit` entries a call; returns
 -- whether it took `limit` (more may be due: the caller then claims nothing this call and rings the
 -- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+-- Takes jobs `ids` out of ring entry `entry`'s lane: those in its zset by ZREM, those in its
+-- arrivals list by LREM each when they are few, else by rewriting the list once (LREM scans the
+-- list: many expired jobs behind many live ones cost their product, a rewrite the list's length),
+-- then the entry leaves the ring if its lane emptied.
+local function out_of_lanes(entry, ids)
+  local scores = redis.call('ZMSCORE', lane_key(entry), unpack(ids))
+  local zset, list = {}, {}
+  for i, id in ipairs(ids) do
+    if scores[i] then zset[#zset + 1] = id else list[#list + 1] = id end
+  end
+  chunked('ZREM', lane_key(entry), zset)
+  local fifo = fifo_key(entry)
+  if #list <= 8 then
+    for _, id in ipairs(list) do redis.call('LREM', fifo, 1, id) end
+  elseif #list > 0 then
+    local drop = {}
+    for _, id in ipairs(list) do drop[id] = true end
+    local keep = {}
+    for _, id in ipairs(redis.call('LRANGE', fifo, 0, -1)) do
+      if not drop[id] then keep[#keep + 1] = id end
+    end
+    redis.call('DEL', fifo)
+    chunked('RPUSH', fifo, keep)
+  end
+  leave_ring(entry)
+end
+
 local function expire_due(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
   if #ids == 0 then return false, 0 end
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
+  -- the pending ones leave their lanes afterwards, lane by lane (out_of_lanes)
+  local lanes = { order = {} }
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
@@ -29,8 +58,11 @@ local function expire_due(now, limit)
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
         if not (r[9] and key_unpark(id, r[9])) then
-          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-          leave_ring(entry)
+          if not lanes[entry] then
+            lanes[entry] = {}
+            lanes.order[#lanes.order + 1] = entry
+          end
+          lanes[entry][#lanes[entry] + 1] = id
         end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
@@ -43,6 +75,7 @@ local function expire_due(now, limit)
       buried = buried + 1
     end
   end
+  for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
 end

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "70341fcba9397a274a4807653d2d8300c414fae7",
+    sha1: "b4b91dd6d3efb9d5ab5ac38b1ac335a01e394cd0",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -1438,11 +1438,40 @@ end
 -- the index, as does one whose row is gone or finished. At most \`limit\` entries a call; returns
 -- whether it took \`limit\` (more may be due: the caller then claims nothing this call and rings the
 -- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+-- Takes jobs \`ids\` out of ring entry \`entry\`'s lane: those in its zset by ZREM, those in its
+-- arrivals list by LREM each when they are few, else by rewriting the list once (LREM scans the
+-- list: many expired jobs behind many live ones cost their product, a rewrite the list's length),
+-- then the entry leaves the ring if its lane emptied.
+local function out_of_lanes(entry, ids)
+  local scores = redis.call('ZMSCORE', lane_key(entry), unpack(ids))
+  local zset, list = {}, {}
+  for i, id in ipairs(ids) do
+    if scores[i] then zset[#zset + 1] = id else list[#list + 1] = id end
+  end
+  chunked('ZREM', lane_key(entry), zset)
+  local fifo = fifo_key(entry)
+  if #list <= 8 then
+    for _, id in ipairs(list) do redis.call('LREM', fifo, 1, id) end
+  elseif #list > 0 then
+    local drop = {}
+    for _, id in ipairs(list) do drop[id] = true end
+    local keep = {}
+    for _, id in ipairs(redis.call('LRANGE', fifo, 0, -1)) do
+      if not drop[id] then keep[#keep + 1] = id end
+    end
+    redis.call('DEL', fifo)
+    chunked('RPUSH', fifo, keep)
+  end
+  leave_ring(entry)
+end
+
 local function expire_due(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
   if #ids == 0 then return false, 0 end
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
+  -- the pending ones leave their lanes afterwards, lane by lane (out_of_lanes)
+  local lanes = { order = {} }
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
@@ -1452,8 +1481,11 @@ local function expire_due(now, limit)
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
         if not (r[9] and key_unpark(id, r[9])) then
-          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-          leave_ring(entry)
+          if not lanes[entry] then
+            lanes[entry] = {}
+            lanes.order[#lanes.order + 1] = entry
+          end
+          lanes[entry][#lanes[entry] + 1] = id
         end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
@@ -1466,6 +1498,7 @@ local function expire_due(now, limit)
       buried = buried + 1
     end
   end
+  for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
 end
@@ -2421,7 +2454,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "e836fb0a563dceec8bc070313e44b162490ee3ed",
+    sha1: "34f4ad35524befd02e9cdbd7eeae273c9a97545e",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -3531,11 +3564,40 @@ end
 -- the index, as does one whose row is gone or finished. At most \`limit\` entries a call; returns
 -- whether it took \`limit\` (more may be due: the caller then claims nothing this call and rings the
 -- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+-- Takes jobs \`ids\` out of ring entry \`entry\`'s lane: those in its zset by ZREM, those in its
+-- arrivals list by LREM each when they are few, else by rewriting the list once (LREM scans the
+-- list: many expired jobs behind many live ones cost their product, a rewrite the list's length),
+-- then the entry leaves the ring if its lane emptied.
+local function out_of_lanes(entry, ids)
+  local scores = redis.call('ZMSCORE', lane_key(entry), unpack(ids))
+  local zset, list = {}, {}
+  for i, id in ipairs(ids) do
+    if scores[i] then zset[#zset + 1] = id else list[#list + 1] = id end
+  end
+  chunked('ZREM', lane_key(entry), zset)
+  local fifo = fifo_key(entry)
+  if #list <= 8 then
+    for _, id in ipairs(list) do redis.call('LREM', fifo, 1, id) end
+  elseif #list > 0 then
+    local drop = {}
+    for _, id in ipairs(list) do drop[id] = true end
+    local keep = {}
+    for _, id in ipairs(redis.call('LRANGE', fifo, 0, -1)) do
+      if not drop[id] then keep[#keep + 1] = id end
+    end
+    redis.call('DEL', fifo)
+    chunked('RPUSH', fifo, keep)
+  end
+  leave_ring(entry)
+end
+
 local function expire_due(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
   if #ids == 0 then return false, 0 end
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
+  -- the pending ones leave their lanes afterwards, lane by lane (out_of_lanes)
+  local lanes = { order = {} }
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
@@ -3545,8 +3607,11 @@ local function expire_due(now, limit)
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
         if not (r[9] and key_unpark(id, r[9])) then
-          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-          leave_ring(entry)
+          if not lanes[entry] then
+            lanes[entry] = {}
+            lanes.order[#lanes.order + 1] = entry
+          end
+          lanes[entry][#lanes[entry] + 1] = id
         end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
@@ -3559,6 +3624,7 @@ local function expire_due(now, limit)
       buried = buried + 1
     end
   end
+  for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
 end
@@ -4070,7 +4136,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "264309d6d0d5fc6bd65d0a0103c0aa3efc167ffc",
+    sha1: "d874e75115fcfba4b3faccd664f8423ba2ba148f",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -5429,11 +5495,40 @@ end
 -- the index, as does one whose row is gone or finished. At most \`limit\` entries a call; returns
 -- whether it took \`limit\` (more may be due: the caller then claims nothing this call and rings the
 -- doorbell, so no claim ever hands out a job past its expiry) and how many it buried.
+-- Takes jobs \`ids\` out of ring entry \`entry\`'s lane: those in its zset by ZREM, those in its
+-- arrivals list by LREM each when they are few, else by rewriting the list once (LREM scans the
+-- list: many expired jobs behind many live ones cost their product, a rewrite the list's length),
+-- then the entry leaves the ring if its lane emptied.
+local function out_of_lanes(entry, ids)
+  local scores = redis.call('ZMSCORE', lane_key(entry), unpack(ids))
+  local zset, list = {}, {}
+  for i, id in ipairs(ids) do
+    if scores[i] then zset[#zset + 1] = id else list[#list + 1] = id end
+  end
+  chunked('ZREM', lane_key(entry), zset)
+  local fifo = fifo_key(entry)
+  if #list <= 8 then
+    for _, id in ipairs(list) do redis.call('LREM', fifo, 1, id) end
+  elseif #list > 0 then
+    local drop = {}
+    for _, id in ipairs(list) do drop[id] = true end
+    local keep = {}
+    for _, id in ipairs(redis.call('LRANGE', fifo, 0, -1)) do
+      if not drop[id] then keep[#keep + 1] = id end
+    end
+    redis.call('DEL', fifo)
+    chunked('RPUSH', fifo, keep)
+  end
+  leave_ring(entry)
+end
+
 local function expire_due(now, limit)
   local ids = redis.call('ZRANGEBYSCORE', PREFIX .. 'expiring', '-inf', string.format('%d', now), 'LIMIT', 0, limit)
   if #ids == 0 then return false, 0 end
   chunked('ZREM', PREFIX .. 'expiring', ids)
   local buried = 0
+  -- the pending ones leave their lanes afterwards, lane by lane (out_of_lanes)
+  local lanes = { order = {} }
   for _, id in ipairs(ids) do
     local r = redis.call('HMGET', job_key(id), 's', 'a', 'g', 'dk', 'dt', 'fp', 't', 'xa', 'ck')
     local state, group = r[1], r[3] or nil
@@ -5443,8 +5538,11 @@ local function expire_due(now, limit)
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
         if not (r[9] and key_unpark(id, r[9])) then
-          if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-          leave_ring(entry)
+          if not lanes[entry] then
+            lanes[entry] = {}
+            lanes.order[#lanes.order + 1] = entry
+          end
+          lanes[entry][#lanes[entry] + 1] = id
         end
       elseif state == 'scheduled' then
         redis.call('ZREM', K_SCHEDULED, id)
@@ -5457,6 +5555,7 @@ local function expire_due(now, limit)
       buried = buried + 1
     end
   end
+  for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
 end

@@ -66,11 +66,12 @@ describe('expiry', () => {
 
   it('keeps a job given back unstarted expirable, and a started one not', async () => {
     const queue = redis.queue<string>();
-    await queue.add('given back', { expireAfterMs: 40 });
+    // an expiry long enough for the claim and the release to land first on a loaded machine
+    await queue.add('given back', { expireAfterMs: 400 });
     const l = leases(queue);
     const [held] = (await l.claim(1, 30_000)).jobs;
     await l.release([held!]);
-    await sleep(60);
+    await sleep(450);
     expect((await l.claim(1, 30_000)).jobs).toEqual([]);
     expect((await queue.getJob(held!.id))!.state).toBe('dead');
     await whole(queue);
@@ -106,6 +107,16 @@ describe('expiry', () => {
     await sleep(40);
     await leases(queue).beat({ n: 0, leaseMs: 30_000 });
     expect((await queue.getJob(job!.id))!.state).toBe('dead');
+    await whole(queue);
+  });
+
+  it('takes many expired jobs out of an arrivals list at once, the live ones kept in their order', async () => {
+    const queue = redis.queue<number>();
+    await queue.addBulk(Array.from({ length: 40 }, (_, i) => ({ payload: i, group: 'g', ...(i % 2 === 1 ? { expireAfterMs: 10 } : {}) })));
+    await sleep(30);
+    const { jobs } = await leases(queue).claim(100, 30_000);
+    expect(jobs.map((j) => j.payload)).toEqual(Array.from({ length: 20 }, (_, i) => 2 * i));
+    expect((await queue.stats()).counts).toMatchObject({ dead: 20, pending: 0 });
     await whole(queue);
   });
 
