@@ -1,5 +1,7 @@
 import type { BenchCase } from '../lib/context.js';
 import { adminChunks } from './admin-chunks.js';
+import { cancelPendingBulk } from './cancel-pending-bulk.js';
+import { cancelRunning } from './cancel-running.js';
 import { clusterCase } from './cluster.js';
 import { edgeBusy, edgeDelayed, edgeEnqueue, edgeIdle } from './edge.js';
 import { platformCloudflare, platformDeno, platformLambda, platformNetlify, platformVercel } from './platforms.js';
@@ -7,10 +9,12 @@ import { delayedBurst } from './delayed-burst.js';
 import { delayedSpread } from './delayed-spread.js';
 import { enqueueBulk } from './enqueue-bulk.js';
 import { enqueueSingle } from './enqueue-single.js';
+import { expirySweep } from './expiry-sweep.js';
 import { fairnessC1 } from './fairness-c1.js';
 import { flowFanout } from './flow-fanout.js';
 import { groupsC1 } from './groups-c1.js';
 import { groupsC10 } from './groups-c10.js';
+import { keysC10 } from './keys-c10.js';
 import { idleSlots } from './idle-slots.js';
 import { memory } from './memory.js';
 import { processC1 } from './process-c1.js';
@@ -56,6 +60,10 @@ export const CASES: readonly BenchCase[] = [
   rateLimit,
   flowFanout,
   steps,
+  cancelRunning,
+  cancelPendingBulk,
+  expirySweep,
+  keysC10,
   adminChunks,
   clusterCase,
   replicated,

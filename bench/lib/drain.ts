@@ -14,6 +14,11 @@ export interface DrainSpec {
   readonly groups: number;
   readonly concurrency: number;
   readonly events?: boolean;
+  /**
+   * echomq only: each job also names two concurrency keys, `org:<i mod orgs>` and `plan:<i mod 2>`,
+   * with `org:*` limited to `orgLimit` running jobs and the plans unlimited (docs/guides/job-controls.md).
+   */
+  readonly keys?: { readonly orgs: number; readonly orgLimit: number };
 }
 
 const groupOf = (spec: DrainSpec, i: number): string | undefined => (spec.groups > 0 ? `g${i % spec.groups}` : undefined);
@@ -40,10 +45,12 @@ export async function drain(ctx: BenchContext, impl: Impl, spec: DrainSpec): Pro
     const producer = echoQueue(ctx, name);
     if (spec.events === false) await producer.queue.setEvents({ maxLen: 0 });
     for (let g = 0; g < spec.groups; g++) await producer.queue.setGroupLimit(`g${g}`, 1);
+    const keyed = spec.keys;
+    if (keyed) for (let o = 0; o < keyed.orgs; o++) await producer.queue.setKeyLimit(`org:${o}`, keyed.orgLimit);
     await producer.queue.addBulk(
       Array.from({ length: spec.n }, (_, i) => {
         const group = groupOf(spec, i);
-        return { payload: { i }, ...(group ? { group } : {}) };
+        return { payload: { i }, ...(group ? { group } : {}), ...(keyed ? { keys: [`org:${i % keyed.orgs}`, `plan:${i % 2}`] } : {}) };
       }),
     );
     await producer.transport.close();

@@ -29,8 +29,10 @@ export interface Goal {
  * drained job, the commands of one add and the memory of a waiting job, where it asks more than
  * issue 6 did (its wait goal, half BullMQ's p50, is below issue 6's third, which stays). Its goal
  * of an enqueue one at a time at or above bee-queue's is not judged here: bee-queue is not in the bench.
- * Durable steps (`steps`) last: bounds on echomq's figures, Cloudflare Workflows under `wrangler
- * dev` beside them for scale (its local emulation, not Cloudflare's service).
+ * Durable steps (`steps`): bounds on echomq's figures, Cloudflare Workflows under `wrangler
+ * dev` beside them for scale (its local emulation, not Cloudflare's service). The job controls
+ * last: a running job's cancel heard within 50 ms, a bulk cancel beside BullMQ's clean for scale,
+ * and an expired job no dearer to Redis than a job run.
  */
 export const GOALS: readonly Goal[] = [
   { case: 'process-c100', figure: 'jobs_per_s', better: 'higher', anchor: 'bullmq', minRatio: 4.5, text: '>= 4.5x BullMQ' },
@@ -90,6 +92,11 @@ export const GOALS: readonly Goal[] = [
   { case: 'steps', figure: 'edge_requests_per_step', better: 'lower', anchor: 'echomq', bound: 1.5, text: '<= 1.5 (the Worker, busy)' },
   { case: 'steps', figure: 'steps_per_s', better: 'higher', anchor: 'workflows', text: '(no goal)' },
   { case: 'steps', figure: 'gap_p50_ms', better: 'lower', anchor: 'workflows', text: '(no goal)' },
+  // job controls: bounds on echomq's own figures. BullMQ's cancel of a running job is in-process
+  // only (Worker.cancelJob, no Redis), so its figure is on its line for scale, not a ratio here
+  { case: 'cancel-running', figure: 'p99_ms', better: 'lower', anchor: 'echomq', bound: 50, text: 'cancel to abort p99 <= 50 ms (parked Node consumer)' },
+  { case: 'cancel-pending-bulk', figure: 'jobs_per_s', better: 'higher', anchor: 'bullmq', text: "(no goal; BullMQ's clean deletes, a cancel keeps the row)" },
+  { case: 'expiry-sweep', figure: 'expired_cost_ratio', better: 'lower', anchor: 'echomq', bound: 1, text: "an expired job's Redis CPU <= a run job's" },
 ];
 
 /** One JSON line of a run. `round` (1, 2, ...) is there when the run repeated its cases. */
