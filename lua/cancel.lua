@@ -36,14 +36,11 @@
 -- @include check_kind
 -- @include now_ms
 -- @include job_key
--- @include lane_key
--- @include fifo_key
--- @include leave_ring
 -- @include kids_key
 -- @include child_record
 -- @include outbox_append
 -- @include end_cancelled
--- @include key_slots
+-- @include leave_lane
 -- @include collect_event
 -- @include flush_events
 
@@ -79,12 +76,7 @@ for i = 4, #ARGV do
     code = 2
   else
     if state == 'pending' then
-      local entry = group or UNGROUPED
-      -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM)
-      if not (r[11] and key_unpark(id, r[11])) then
-        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-        leave_ring(entry)
-      end
+      leave_lane(id, group or UNGROUPED, r[11] or nil)
     elseif state == 'scheduled' then
       redis.call('ZREM', K_SCHEDULED, id)
       if r[8] then redis.call('ZREM', PREFIX .. 'sleeping', id) end

@@ -21,10 +21,7 @@
 -- @include keyspace
 -- @include check_kind
 -- @include job_key
--- @include lane_key
--- @include fifo_key
 -- @include free_slot
--- @include leave_ring
 -- @include ring_doorbell
 -- @include emit
 -- @include release_dedupe
@@ -32,6 +29,7 @@
 -- @include now_ms
 -- @include forget_steps
 -- @include key_slots
+-- @include leave_lane
 -- @include admit
 
 local id = ARGV[2]
@@ -49,13 +47,7 @@ end
 release_dedupe(id, r[3])
 if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
-  local entry = group or UNGROUPED
-  -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM,
-  -- linear in the list's length)
-  if not (r[10] and key_unpark(id, r[10])) then
-    if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-    leave_ring(entry)
-  end
+  leave_lane(id, group or UNGROUPED, r[10] or nil)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
   -- its concurrency keys' slots go back, and the jobs parked on them to their lanes

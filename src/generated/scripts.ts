@@ -1654,7 +1654,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "75b8927f083a21a064cfa32e8120188720360acc",
+    sha1: "4b58b5b486ef64c814961d322eaab4e6afd16217",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -1736,95 +1736,6 @@ end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
-end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
--- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
--- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
--- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
-local function fifo_key(g)
-  if g == UNGROUPED then return PREFIX .. 'fifo' end
-  return PREFIX .. 'fifo:' .. g
-end
--- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
--- deletes a list or zset with no member), in one call.
-local function lane_nonempty(g)
-  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
-end
--- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
--- neither): group_open without the throttle, for a caller that asked about many entries' throttles
--- at once (admit).
-local function group_admits(g)
-  if g == UNGROUPED then return true end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit then return true end
-  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
-end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
--- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
--- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
--- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
--- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
--- generated id is known new: includes/take_seq.lua). A queue that never used one
--- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
--- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
--- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
--- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
--- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
-    queue_meta_read = {
-      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
-    }
-  end
-  return queue_meta_read
-end
-
--- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
--- the first write of what it guards (see above); no write when it is set already.
-local function mark_feature(name)
-  local meta = queue_meta()
-  if meta[name] then return end
-  redis.call('HSET', K_META, name, '1')
-  meta[name] = true
-end
--- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
--- limit: includes/throttle.lua), and for a group not paused and below its limit.
-local function group_open(g)
-  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
-  return group_admits(g)
-end
--- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
-local function lane_serviceable(g)
-  if not lane_nonempty(g) then return false end
-  return group_open(g)
-end
--- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
--- was lowered): take it off the ring if so.
-local function leave_ring(g)
-  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
 end
 -- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
 -- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
@@ -1910,6 +1821,50 @@ end
 -- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
 -- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
 -- costs appends, not a table an event.
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
 local event_fields, event_starts = {}, {}
 -- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
 -- nothing is collected, which flush_events would drop, and a batch paid each event's appends
@@ -1970,6 +1925,51 @@ local function end_cancelled(id, group, reason, now, mark, dk, dt, fp, token)
   end
   collect_event('cancelled', id, 'g', group, 'x', reason)
   if mark and redis.call('HINCRBY', K_META, 'cx', -1) <= 0 then redis.call('HDEL', K_META, 'cx') end
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
 end
 -- Count \`g\` once in \`tally\`, {order = {groups in first-seen order}, [g] = count}: settling a
 -- batch frees each group's slots in one step (free_slots) instead of one per job.
@@ -2098,6 +2098,15 @@ local function keys_free(batch)
   keys_freed = { order = {} }
   return batch
 end
+-- Pending job \`id\` of ring entry \`entry\` (its group, or UNGROUPED) leaves the place it waits in:
+-- a concurrency key's wait when it is parked there (\`ck\`, its row's keys; nil for none), else its
+-- lane's zset or arrivals list (found by LREM, linear in the list's length), and the entry leaves
+-- the ring when its lane emptied.
+local function leave_lane(id, entry, ck)
+  if ck and key_unpark(id, ck) then return end
+  if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+  leave_ring(entry)
+end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
 -- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
@@ -2170,12 +2179,7 @@ for i = 4, #ARGV do
     code = 2
   else
     if state == 'pending' then
-      local entry = group or UNGROUPED
-      -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM)
-      if not (r[11] and key_unpark(id, r[11])) then
-        if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-        leave_ring(entry)
-      end
+      leave_lane(id, group or UNGROUPED, r[11] or nil)
     elseif state == 'scheduled' then
       redis.call('ZREM', K_SCHEDULED, id)
       if r[8] then redis.call('ZREM', PREFIX .. 'sleeping', id) end
@@ -15698,7 +15702,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "35e521baec5a8d5453b6d358da24e0a84678483b",
+    sha1: "77a21db8116b29f5b9864c8a9d8f0437c14da655",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -15762,19 +15766,19 @@ end
 local function job_key(id)
   return PREFIX .. 'job:' .. id
 end
--- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
--- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
--- order is not their arrival (a priority, or back in their place after a run), the list the rest.
-local function lane_key(g)
-  if g == UNGROUPED then return K_PENDING end
-  return PREFIX .. 'lane:' .. g
-end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
 -- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
 local function fifo_key(g)
   if g == UNGROUPED then return PREFIX .. 'fifo' end
   return PREFIX .. 'fifo:' .. g
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
 end
 -- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
 -- deletes a list or zset with no member), in one call.
@@ -15911,32 +15915,6 @@ local function free_slot(g, count)
   local t = { order = { g } }
   t[g] = count
   return free_slots(t)
-end
--- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
--- neither): group_open without the throttle, for a caller that asked about many entries' throttles
--- at once (admit).
-local function group_admits(g)
-  if g == UNGROUPED then return true end
-  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
-  local limit = redis.call('HGET', K_GLIMIT, g)
-  if not limit then return true end
-  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
-end
--- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
--- limit: includes/throttle.lua), and for a group not paused and below its limit.
-local function group_open(g)
-  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
-  return group_admits(g)
-end
--- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
-local function lane_serviceable(g)
-  if not lane_nonempty(g) then return false end
-  return group_open(g)
-end
--- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
--- was lowered): take it off the ring if so.
-local function leave_ring(g)
-  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -16281,6 +16259,41 @@ local function keys_free(batch)
   keys_freed = { order = {} }
   return batch
 end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
+-- limit: includes/throttle.lua), and for a group not paused and below its limit.
+local function group_open(g)
+  if queue_meta().th and redis.call('ZSCORE', K_THROTTLED, g) then return false end
+  return group_admits(g)
+end
+-- Whether ring entry g belongs on the ring: its lane is non-empty and the group is open.
+local function lane_serviceable(g)
+  if not lane_nonempty(g) then return false end
+  return group_open(g)
+end
+-- Ring entry g may have stopped being serviceable (its lane emptied, it was paused, its limit
+-- was lowered): take it off the ring if so.
+local function leave_ring(g)
+  if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- Pending job \`id\` of ring entry \`entry\` (its group, or UNGROUPED) leaves the place it waits in:
+-- a concurrency key's wait when it is parked there (\`ck\`, its row's keys; nil for none), else its
+-- lane's zset or arrivals list (found by LREM, linear in the list's length), and the entry leaves
+-- the ring when its lane emptied.
+local function leave_lane(id, entry, ck)
+  if ck and key_unpark(id, ck) then return end
+  if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
+  leave_ring(entry)
+end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
 -- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
@@ -16331,13 +16344,7 @@ end
 release_dedupe(id, r[3])
 if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
-  local entry = group or UNGROUPED
-  -- parked on a full concurrency key, or in its lane (an arrivals list's job is found by LREM,
-  -- linear in the list's length)
-  if not (r[10] and key_unpark(id, r[10])) then
-    if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
-    leave_ring(entry)
-  end
+  leave_lane(id, group or UNGROUPED, r[10] or nil)
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
   -- its concurrency keys' slots go back, and the jobs parked on them to their lanes
