@@ -1,16 +1,10 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keysOf, leases, useRedis } from '../helpers.js';
-import { type Chromium, launchChromium } from './chromium.js';
-import { startNodeTarget, type Target } from './targets.js';
+import { jobPath, LAPTOP, NARROW, queuePath, useSignedInTabs } from './signed-in-tabs.js';
 
 /** Where this suite's screenshots go: `.scratch/cancel-shots/` at the repository's root (git-ignored), or EMQ_CANCEL_SHOTS. */
 const SHOTS = process.env.EMQ_CANCEL_SHOTS || join(import.meta.dirname, '..', '..', '.scratch', 'cancel-shots');
-/** A laptop's width, and a phone's. */
-const LAPTOP = 1280;
-const NARROW = 360;
 
 /**
  * Cancel on the dashboard (docs/guides/job-controls.md), in a real chromium against `emq serve`: a
@@ -23,40 +17,7 @@ const NARROW = 360;
 describe('the dashboard cancels jobs (emq serve, chromium)', () => {
   const redis = useRedis();
   const token = 'ui-cancel-token';
-  let target: Target;
-  let browser: Chromium;
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    [target, browser] = await Promise.all([startNodeTarget({ redisUrl: inject('redisUrl'), token }), launchChromium()]);
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await target?.close();
-  });
-
-  // each tab closed after its test: an open one keeps its live connection
-  const tabs: Page[] = [];
-  async function tab(width = LAPTOP): Promise<Page> {
-    const page = await browser.page(width);
-    page.setDefaultTimeout(10_000);
-    tabs.push(page);
-    return page;
-  }
-  afterEach(async () => {
-    await Promise.all(tabs.splice(0).map((page) => page.close()));
-  });
-
-  /** Opens `path` and signs in there (the token lives in the tab's sessionStorage). */
-  async function open(page: Page, path: string): Promise<void> {
-    await page.goto(target.url + path);
-    const form = page.getByRole('form', { name: 'Sign in' });
-    await form.getByLabel('API token').fill(token);
-    await form.getByRole('button', { name: 'Sign in' }).click();
-  }
-  const jobPath = (queue: string, id: string): string => `/ui/queues/${encodeURIComponent(queue)}/jobs/${encodeURIComponent(id)}`;
-  const queuePath = (queue: string, query = ''): string => `/ui/queues/${encodeURIComponent(queue)}${query}`;
-  const shot = async (page: Page, name: string): Promise<void> => void (await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true }));
-  const scrollWidth = (page: Page): Promise<number> => page.evaluate('document.documentElement.scrollWidth');
+  const { tab, open, visit, shot, scrollWidth } = useSignedInTabs(token, SHOTS);
   const rowOf = (queue: { name: string }, id: string): Promise<Record<string, string>> => redis.raw.hgetall(keysOf(queue).job(id));
 
   it('cancels a pending job from its page after a confirmation, with the reason typed, and shows it cancelled and why', async () => {
@@ -98,12 +59,12 @@ describe('the dashboard cancels jobs (emq serve, chromium)', () => {
     await shot(page, 'job-cancelled-1280');
 
     // the queue page: the cancelled tab with its count, the job in it; the queues page's count
-    await page.goto(target.url + queuePath(queue.name, '?state=cancelled'));
+    await visit(page, queuePath(queue.name, '?state=cancelled'));
     await page.locator(`tr[data-job="${id}"]`).waitFor();
     expect(await page.getByRole('link', { name: 'cancelled (1)' }).getAttribute('aria-current')).toBe('page');
     expect(await page.locator(`tr[data-job="${id}"] .state-cancelled`).count()).toBe(1);
     await shot(page, 'queue-cancelled-1280');
-    await page.goto(`${target.url}/ui?prefix=${encodeURIComponent(queue.name)}`);
+    await visit(page, `/ui?prefix=${encodeURIComponent(queue.name)}`);
     await page.locator(`tr[data-queue="${queue.name}"] td[data-count="cancelled"]`).waitFor();
     expect(await page.locator(`tr[data-queue="${queue.name}"] td[data-count="cancelled"]`).innerText()).toBe('1');
     expect(await page.locator('table.counts th', { hasText: /^cancelled$/ }).count()).toBe(1);
@@ -118,7 +79,7 @@ describe('the dashboard cancels jobs (emq serve, chromium)', () => {
     await narrow.emulateMedia({ colorScheme: 'dark' });
     await shot(narrow, `job-cancelled-${NARROW}-dark`);
     await narrow.emulateMedia({ colorScheme: 'light' });
-    await narrow.goto(`${target.url}/ui?prefix=${encodeURIComponent(queue.name)}`);
+    await visit(narrow, `/ui?prefix=${encodeURIComponent(queue.name)}`);
     await narrow.locator(`tr[data-queue="${queue.name}"]`).waitFor();
     expect(await scrollWidth(narrow)).toBeLessThanOrEqual(NARROW);
     await shot(narrow, `queues-${NARROW}`);

@@ -1,20 +1,15 @@
-import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Handler, Queue } from '../../src/index.js';
 import type { Settled } from '../../src/lease/leases.js';
 import { useRedis } from '../helpers.js';
-import { type Chromium, launchChromium } from './chromium.js';
-import { startNodeTarget, type Target } from './targets.js';
+import type { Page } from 'playwright-core';
+import { jobPath, NARROW, queuePath, useSignedInTabs } from './signed-in-tabs.js';
 import { stepPass } from '../step-passes.js';
 
 /** Where this suite's screenshots go: outside the repository (EMQ_STEPS_SHOTS, default `<tmp>/steps-shots`). */
 const SHOTS = process.env.EMQ_STEPS_SHOTS || join(tmpdir(), 'steps-shots');
-/** A laptop's width, and a phone's. */
-const LAPTOP = 1280;
-const NARROW = 360;
 
 /** One row of the steps table as shown: its index, its cells' text by column, and whether it is the current one. */
 interface StepRow {
@@ -40,40 +35,7 @@ const stepRows = (page: Page): Promise<StepRow[]> =>
 describe('the dashboard shows durable steps (emq serve, chromium)', () => {
   const redis = useRedis();
   const token = 'ui-steps-token';
-  let target: Target;
-  let browser: Chromium;
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    [target, browser] = await Promise.all([startNodeTarget({ redisUrl: inject('redisUrl'), token }), launchChromium()]);
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await target?.close();
-  });
-
-  // each tab closed after its test: an open one keeps its live connection
-  const tabs: Page[] = [];
-  async function tab(width = LAPTOP): Promise<Page> {
-    const page = await browser.page(width);
-    page.setDefaultTimeout(10_000);
-    tabs.push(page);
-    return page;
-  }
-  afterEach(async () => {
-    await Promise.all(tabs.splice(0).map((page) => page.close()));
-  });
-
-  /** Opens `path` and signs in there (the token lives in the tab's sessionStorage). */
-  async function open(page: Page, path: string): Promise<void> {
-    await page.goto(target.url + path);
-    const form = page.getByRole('form', { name: 'Sign in' });
-    await form.getByLabel('API token').fill(token);
-    await form.getByRole('button', { name: 'Sign in' }).click();
-  }
-  const jobPath = (queue: string, id: string): string => `/ui/queues/${encodeURIComponent(queue)}/jobs/${encodeURIComponent(id)}`;
-  const queuePath = (queue: string, query = ''): string => `/ui/queues/${encodeURIComponent(queue)}${query}`;
-  const shot = async (page: Page, name: string): Promise<void> => void (await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true }));
-  const scrollWidth = (page: Page): Promise<number> => page.evaluate('document.documentElement.scrollWidth');
+  const { tab, open, visit, shot, scrollWidth } = useSignedInTabs(token, SHOTS);
 
   const pass = <P>(queue: Queue<P>, handler: Handler<P>): Promise<Map<string, Settled>> => stepPass(redis.raw, queue, handler);
 
@@ -98,7 +60,7 @@ describe('the dashboard shows durable steps (emq serve, chromium)', () => {
     expect(await page.getByRole('link', { name: 'awaiting (1)' }).getAttribute('aria-current')).toBe('page');
     await shot(page, 'queue-awaiting');
 
-    await page.goto(target.url + jobPath(queue.name, id));
+    await visit(page, jobPath(queue.name, id));
     const steps = page.getByRole('table', { name: 'Steps' });
     await steps.waitFor();
     expect(await page.locator('.suspension').innerText()).toMatch(/^This job is waiting for event email\.verified until \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ \(in 60 min\), at step 2 “verified”\.$/);
@@ -190,7 +152,7 @@ describe('the dashboard shows durable steps (emq serve, chromium)', () => {
     await page.getByRole('button', { name: 'Remove', exact: true }).waitFor();
     await shot(page, 'job-sleeping');
 
-    await page.goto(target.url + queuePath(queue.name, '?state=scheduled'));
+    await visit(page, queuePath(queue.name, '?state=scheduled'));
     await page.locator(`tr[data-job="${id}"]`).waitFor();
     expect(await page.getByRole('link', { name: 'scheduled (1, 1 sleeping)' }).getAttribute('aria-current')).toBe('page');
     expect(await page.getByRole('link', { name: 'awaiting (0)' }).count()).toBe(1);
