@@ -32,7 +32,7 @@ local r = redis.call('HMGET', key, 's', 'g', 'o', 'p', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' and r[1] ~= 'scheduled' then return -1 end
 -- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
-if r[5] and r[1] == 'pending' and key_parked(id, r[5]) then return -1 end
+if r[5] and r[1] == 'pending' and key_slots().parked(id, r[5]) then return -1 end
 if tonumber(r[4] or '0') == priority then return 1 end
 
 local entry = r[2] or UNGROUPED

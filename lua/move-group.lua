@@ -28,7 +28,7 @@ local r = redis.call('HMGET', key, 's', 'g', 'o', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
 -- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
-if r[4] and r[1] == 'pending' and key_parked(id, r[4]) then return -1 end
+if r[4] and r[1] == 'pending' and key_slots().parked(id, r[4]) then return -1 end
 local from = r[2] or UNGROUPED
 -- the order is the zset score, or the row's `o` for a job in an arrivals list; in its new lane
 -- the job goes in the zset at that order (a list takes only newer orders than its own)

@@ -52,7 +52,7 @@ elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
   -- its concurrency keys' slots go back, and the jobs parked on them to their lanes
   if r[10] then
-    keys_leave(r[10])
+    key_slots().leave(r[10])
     if admit(keys_free(nil)) then ring_doorbell() end
   end
   -- a running job whose cancel was asked leaves meta `cx`'s count (lua/cancel.lua)

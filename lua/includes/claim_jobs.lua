@@ -200,12 +200,12 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_take(r[at.ck])
+        local full = r[at.ck] and key_slots().take(r[at.ck])
         if full then
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_park(id, full, order)
+          key_slots().park(id, full, order)
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -292,7 +292,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    key_write()
+    if key_slots_made then key_slots_made.write() end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do

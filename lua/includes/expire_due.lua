@@ -57,7 +57,7 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_unpark(id, r[9])) then
+        if not (r[9] and key_slots().unpark(id, r[9])) then
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry

@@ -7,7 +7,7 @@
 -- lane's zset or arrivals list (found by LREM, linear in the list's length), and the entry leaves
 -- the ring when its lane emptied.
 local function leave_lane(id, entry, ck)
-  if ck and key_unpark(id, ck) then return end
+  if ck and key_slots().unpark(id, ck) then return end
   if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
   leave_ring(entry)
 end

@@ -42,7 +42,7 @@ local function reap_expired(now, limit)
     local cx, ck = cx_at and r[cx_at], ck_at and r[ck_at]
     if r[1] then
       tally(freed, r[2])
-      if ck then keys_leave(ck) end
+      if ck then key_slots().leave(ck) end
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if cx then

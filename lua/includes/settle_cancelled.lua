@@ -19,7 +19,7 @@ local function settle_cancelled(id, token)
   if not meta.cx and not meta.ks then return end
   local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
   if r[1] ~= 'active' or r[2] ~= token then return end
-  if r[8] then keys_leave(r[8]) end
+  if r[8] then key_slots().leave(r[8]) end
   if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "b4b91dd6d3efb9d5ab5ac38b1ac335a01e394cd0",
+    sha1: "f3fe072a05723cb7c5f0b64fbc03a0aa5c486715",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -498,97 +498,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
 -- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
@@ -705,7 +720,7 @@ local function reap_expired(now, limit)
     local cx, ck = cx_at and r[cx_at], ck_at and r[ck_at]
     if r[1] then
       tally(freed, r[2])
-      if ck then keys_leave(ck) end
+      if ck then key_slots().leave(ck) end
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if cx then
@@ -1289,12 +1304,12 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_take(r[at.ck])
+        local full = r[at.ck] and key_slots().take(r[at.ck])
         if full then
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_park(id, full, order)
+          key_slots().park(id, full, order)
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -1381,7 +1396,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    key_write()
+    if key_slots_made then key_slots_made.write() end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -1480,7 +1495,7 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_unpark(id, r[9])) then
+        if not (r[9] and key_slots().unpark(id, r[9])) then
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry
@@ -1654,7 +1669,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "4b58b5b486ef64c814961d322eaab4e6afd16217",
+    sha1: "46f42b30eeec4e2856ad13d2d11d858234e35b22",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -2006,104 +2021,119 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- Pending job \`id\` of ring entry \`entry\` (its group, or UNGROUPED) leaves the place it waits in:
 -- a concurrency key's wait when it is parked there (\`ck\`, its row's keys; nil for none), else its
 -- lane's zset or arrivals list (found by LREM, linear in the list's length), and the entry leaves
 -- the ring when its lane emptied.
 local function leave_lane(id, entry, ck)
-  if ck and key_unpark(id, ck) then return end
+  if ck and key_slots().unpark(id, ck) then return end
   if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
   leave_ring(entry)
 end
@@ -2210,7 +2240,7 @@ return { codes, outbox_written }
   },
   changePriority: {
     name: "changePriority",
-    sha1: "3dd5d548d6eae114b25d00c15850eaee2d42d1a0",
+    sha1: "a92919e8aafcfe08354d1c2d9623798bf7253870",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -2328,97 +2358,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 
 local id = ARGV[2]
@@ -2430,7 +2475,7 @@ local r = redis.call('HMGET', key, 's', 'g', 'o', 'p', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' and r[1] ~= 'scheduled' then return -1 end
 -- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
-if r[5] and r[1] == 'pending' and key_parked(id, r[5]) then return -1 end
+if r[5] and r[1] == 'pending' and key_slots().parked(id, r[5]) then return -1 end
 if tonumber(r[4] or '0') == priority then return 1 end
 
 local entry = r[2] or UNGROUPED
@@ -2458,7 +2503,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "34f4ad35524befd02e9cdbd7eeae273c9a97545e",
+    sha1: "5761b8f5369b0abe3ce67a7588c9f9f2759f7ba2",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -2952,97 +2997,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
 -- deletes a list or zset with no member), in one call.
@@ -3251,12 +3311,12 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_take(r[at.ck])
+        local full = r[at.ck] and key_slots().take(r[at.ck])
         if full then
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_park(id, full, order)
+          key_slots().park(id, full, order)
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -3343,7 +3403,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    key_write()
+    if key_slots_made then key_slots_made.write() end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -3610,7 +3670,7 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_unpark(id, r[9])) then
+        if not (r[9] and key_slots().unpark(id, r[9])) then
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry
@@ -4140,7 +4200,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "d874e75115fcfba4b3faccd664f8423ba2ba148f",
+    sha1: "d7e18d5138e18f720e25823627494d215e352a79",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -4624,97 +4684,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
 -- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
@@ -4730,7 +4805,7 @@ local function settle_cancelled(id, token)
   if not meta.cx and not meta.ks then return end
   local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
   if r[1] ~= 'active' or r[2] ~= token then return end
-  if r[8] then keys_leave(r[8]) end
+  if r[8] then key_slots().leave(r[8]) end
   if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end
@@ -5229,12 +5304,12 @@ local function claim_jobs(n, lease_ms, now)
         local key = job_key(id)
         -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
         local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_take(r[at.ck])
+        local full = r[at.ck] and key_slots().take(r[at.ck])
         if full then
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_park(id, full, order)
+          key_slots().park(id, full, order)
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -5321,7 +5396,7 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    key_write()
+    if key_slots_made then key_slots_made.write() end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -5541,7 +5616,7 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_unpark(id, r[9])) then
+        if not (r[9] and key_slots().unpark(id, r[9])) then
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry
@@ -7901,7 +7976,7 @@ return codes
   },
   fail: {
     name: "fail",
-    sha1: "1dcfb2c8e42ee40621df9d10042dee7928a40dae",
+    sha1: "9b439d8c5d28b5dc6ab94f0ed77dc0518d104959",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -8347,97 +8422,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
 -- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
@@ -8453,7 +8543,7 @@ local function settle_cancelled(id, token)
   if not meta.cx and not meta.ks then return end
   local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
   if r[1] ~= 'active' or r[2] ~= token then return end
-  if r[8] then keys_leave(r[8]) end
+  if r[8] then key_slots().leave(r[8]) end
   if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end
@@ -11814,7 +11904,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "c0b593a22a9dbbc2a8aa307336ad39fc54b00621",
+    sha1: "35dc7a86557b9d36cedf96810805927434e5379d",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -11920,97 +12010,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
 -- deletes a list or zset with no member), in one call.
@@ -12170,7 +12275,7 @@ local r = redis.call('HMGET', key, 's', 'g', 'o', 'ck')
 if not r[1] then return 0 end
 if r[1] ~= 'pending' then return -1 end
 -- a job parked on a full concurrency key waits there, in no lane: it is not moved (key_slots)
-if r[4] and r[1] == 'pending' and key_parked(id, r[4]) then return -1 end
+if r[4] and r[1] == 'pending' and key_slots().parked(id, r[4]) then return -1 end
 local from = r[2] or UNGROUPED
 -- the order is the zset score, or the row's \`o\` for a job in an arrivals list; in its new lane
 -- the job goes in the zset at that order (a list takes only newer orders than its own)
@@ -14061,7 +14166,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "bd4ed6d05318e3770aae2fc459bd69e488e50ede",
+    sha1: "d7a41574c1b96d0ba485a54bf7f138dca26cb13f",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -14530,97 +14635,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- The tail every settle shares: free the group slots counted in \`freed\` (tally), then admit the
 -- jobs collected in \`batch\` (batch_push; nil when nothing goes back to a lane). Slots first: a
@@ -14737,7 +14857,7 @@ local function reap_expired(now, limit)
     local cx, ck = cx_at and r[cx_at], ck_at and r[ck_at]
     if r[1] then
       tally(freed, r[2])
-      if ck then keys_leave(ck) end
+      if ck then key_slots().leave(ck) end
       local attempt = tonumber(r[1]) - (tonumber(r[4]) or 0)
       collect_event('stalled', id, 'g', r[2], 'a', attempt)
       if cx then
@@ -14866,7 +14986,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "15136a9635a88e51adb5bc7ce8c0630259f22431",
+    sha1: "b1ec9bebe74712a33217925fb82aab10a1a2891f",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -15313,97 +15433,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
 -- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
@@ -15419,7 +15554,7 @@ local function settle_cancelled(id, token)
   if not meta.cx and not meta.ks then return end
   local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
   if r[1] ~= 'active' or r[2] ~= token then return end
-  if r[8] then keys_leave(r[8]) end
+  if r[8] then key_slots().leave(r[8]) end
   if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end
@@ -15702,7 +15837,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "77a21db8116b29f5b9864c8a9d8f0437c14da655",
+    sha1: "8abdc01f5fb50096a9e6ed8e6216475e784a3ca2",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -16167,97 +16302,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
 -- neither): group_open without the throttle, for a caller that asked about many entries' throttles
@@ -16290,7 +16440,7 @@ end
 -- lane's zset or arrivals list (found by LREM, linear in the list's length), and the entry leaves
 -- the ring when its lane emptied.
 local function leave_lane(id, entry, ck)
-  if ck and key_unpark(id, ck) then return end
+  if ck and key_slots().unpark(id, ck) then return end
   if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
   leave_ring(entry)
 end
@@ -16349,7 +16499,7 @@ elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
   -- its concurrency keys' slots go back, and the jobs parked on them to their lanes
   if r[10] then
-    keys_leave(r[10])
+    key_slots().leave(r[10])
     if admit(keys_free(nil)) then ring_doorbell() end
   end
   -- a running job whose cancel was asked leaves meta \`cx\`'s count (lua/cancel.lua)
@@ -17613,7 +17763,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "aee3e54c09c1935436dd9a4e55c1f1e90add8205",
+    sha1: "2ce89bb6bdbe6d61fd2eca974e8c018ed2ff80c1",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -18074,97 +18224,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
 -- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
@@ -18180,7 +18345,7 @@ local function settle_cancelled(id, token)
   if not meta.cx and not meta.ks then return end
   local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
   if r[1] ~= 'active' or r[2] ~= token then return end
-  if r[8] then keys_leave(r[8]) end
+  if r[8] then key_slots().leave(r[8]) end
   if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end
@@ -19928,7 +20093,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "8e7969c74f99aabc13b4d5d564782272c9d04af9",
+    sha1: "f4d625edd78910ca31c3561adc5ac5403b13dcfa",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -20391,97 +20556,112 @@ end
 -- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
 -- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
 -- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
+-- script runs every top-level definition on every call, and most calls never meet a key.
+local key_slots_made = nil
+local function key_slots()
+  if key_slots_made then return key_slots_made end
+  local K = {}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  local seen = {}
+  -- keys whose count this claim raised, in first-seen order
+  local dirty = {}
+  -- the slots runs ending in this call give back: key -> count (tally)
+  local freed = { order = {} }
 
--- The claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}.
-local key_seen = {}
--- keys whose count this claim raised, in first-seen order
-local key_dirty = {}
-
-local function key_state(k)
-  local s = key_seen[k]
-  if not s then
-    s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
-    key_seen[k] = s
-  end
-  return s
-end
-
--- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are counted
--- taken, for key_write).
-local function key_take(ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_state(k)
-    if s[1] and s[2] >= s[1] then return k end
-  end
-  for k in string.gmatch(ck, '[^,]+') do
-    local s = key_seen[k]
-    if not s.dirty then
-      s.dirty = true
-      key_dirty[#key_dirty + 1] = k
+  local function state(k)
+    local s = seen[k]
+    if not s then
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      seen[k] = s
     end
-    s[2] = s[2] + 1
+    return s
   end
-  return nil
-end
 
--- Writes the counts key_take raised, in one HSET.
-local function key_write()
-  if #key_dirty == 0 then return end
-  local flat = {}
-  for _, k in ipairs(key_dirty) do
-    flat[#flat + 1] = k
-    flat[#flat + 1] = string.format('%d', key_seen[k][2])
+  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
+  -- counted taken, for write).
+  function K.take(ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = state(k)
+      if s[1] and s[2] >= s[1] then return k end
+    end
+    for k in string.gmatch(ck, '[^,]+') do
+      local s = seen[k]
+      if not s.dirty then
+        s.dirty = true
+        dirty[#dirty + 1] = k
+      end
+      s[2] = s[2] + 1
+    end
+    return nil
   end
-  redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-  key_dirty = {}
-end
 
--- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-local function key_park(id, k, order)
-  redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
-end
-
--- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
-local function key_unpark(id, ck)
-  local was = false
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+  -- Writes the counts take raised, in one HSET.
+  function K.write()
+    if #dirty == 0 then return end
+    local flat = {}
+    for _, k in ipairs(dirty) do
+      flat[#flat + 1] = k
+      flat[#flat + 1] = string.format('%d', seen[k][2])
+    end
+    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+    dirty = {}
   end
-  return was
-end
 
--- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
-local function key_parked(id, ck)
-  for k in string.gmatch(ck, '[^,]+') do
-    if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
+  function K.park(id, k, order)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
   end
-  return false
+
+  -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
+  function K.unpark(id, ck)
+    local was = false
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZREM', PREFIX .. 'kwait:' .. k, id) == 1 then was = true end
+    end
+    return was
+  end
+
+  -- Whether job \`id\` (keys \`ck\`) is parked in one of its keys' waits.
+  function K.parked(id, ck)
+    for k in string.gmatch(ck, '[^,]+') do
+      if redis.call('ZSCORE', PREFIX .. 'kwait:' .. k, id) then return true end
+    end
+    return false
+  end
+
+  -- A run of a job with keys \`ck\` ends: its keys' slots are given back by free.
+  function K.leave(ck)
+    for k in string.gmatch(ck, '[^,]+') do tally(freed, k) end
+  end
+
+  -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
+  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
+  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  function K.free(batch)
+    if #freed.order == 0 then return batch end
+    batch = batch or { order = {} }
+    for _, k in ipairs(freed.order) do
+      local c = freed[k]
+      if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
+      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      for i = 1, #parked, 2 do
+        batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+      end
+    end
+    freed = { order = {} }
+    return batch
+  end
+
+  key_slots_made = K
+  return K
 end
 
--- The slots runs ending in this call give back: key -> count (tally).
-local keys_freed = { order = {} }
-
--- A run of a job with keys \`ck\` ends: its keys' slots are given back by keys_free.
-local function keys_leave(ck)
-  for k in string.gmatch(ck, '[^,]+') do tally(keys_freed, k) end
-end
-
--- Gives back the slots keys_leave counted: each key's count lowered (deleted at 0), and as many
--- jobs as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
--- to their lanes (a job still blocked by another key parks again at its next claim). Returns batch.
+-- The settles' shared tail (free_and_admit): the slots this call's runs gave back, and the jobs
+-- parked on them into \`batch\`; nothing (and \`batch\` as it was) when no run named a key.
 local function keys_free(batch)
-  if #keys_freed.order == 0 then return batch end
-  batch = batch or { order = {} }
-  for _, k in ipairs(keys_freed.order) do
-    local c = keys_freed[k]
-    if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-    local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
-    for i = 1, #parked, 2 do
-      batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    end
-  end
-  keys_freed = { order = {} }
-  return batch
+  if not key_slots_made then return batch end
+  return key_slots_made.free(batch)
 end
 -- The check a settle that ends a run (complete, retry, fail, release, suspend) makes first, while
 -- any run of the queue has its cancel asked (meta \`cx\` counts them; at none it pays nothing): job
@@ -20497,7 +20677,7 @@ local function settle_cancelled(id, token)
   if not meta.cx and not meta.ks then return end
   local r = redis.call('HMGET', job_key(id), 's', 't', 'cx', 'g', 'dk', 'dt', 'fp', 'ck')
   if r[1] ~= 'active' or r[2] ~= token then return end
-  if r[8] then keys_leave(r[8]) end
+  if r[8] then key_slots().leave(r[8]) end
   if not r[3] then return end
   redis.call('ZREM', K_ACTIVE, id)
   if free_slot(r[4] or nil, 1) then ring_doorbell() end
