@@ -10882,7 +10882,7 @@ return held
   },
   keyLimit: {
     name: "keyLimit",
-    sha1: "263a0c507c9ea5ebb21e7b7d2336683a85e35f31",
+    sha1: "1511ce75219909e5f17c4c9001a0879e610e0abf",
     lua: `--[[
   key-limit: set concurrency key k's limit on running jobs, or lift it (docs/design/job-controls.md,
   "Several concurrency keys"). Raising or lifting it readmits as many jobs parked on k as it now
@@ -11210,7 +11210,8 @@ if set then redis.call('HSET', PREFIX .. 'klimit', k, set) else redis.call('HDEL
 -- room for parked jobs: all of them when lifted, else the limit less the jobs running
 local wait = PREFIX .. 'kwait:' .. k
 local room = -1
-if set then room = limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') end
+-- a limit lowered below the jobs running leaves no room (-1 stands for lifted: all of them)
+if set then room = math.max(0, limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0')) end
 local readmitted = 0
 if room ~= 0 and redis.call('EXISTS', wait) == 1 then
   local parked = room < 0 and redis.call('ZRANGE', wait, 0, -1, 'WITHSCORES') or redis.call('ZPOPMIN', wait, room)

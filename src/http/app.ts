@@ -16,6 +16,7 @@ import { registerStepRoutes } from './step-routes.js';
 import { FlowsCache } from './flows-cache.js';
 import { registerGroupRoutes } from './group-routes.js';
 import { registerJobRoutes } from './job-routes.js';
+import { registerKeyRoutes } from './key-routes.js';
 import { errorResponse, problem } from './problem.js';
 import { QueueCache } from './queue-cache.js';
 import { registerQueueRoutes } from './queue-routes.js';
@@ -84,7 +85,8 @@ export interface AppOptions<Bindings extends object = {}> {
   /**
    * Called after jobs were written through the API (not for duplicates), with when the earliest of
    * them may run (epoch ms by this runtime's clock; now or earlier: claimable at once), and after a
-   * scheduler was upserted, with its next slot (always later than now: only a beat fires a slot).
+   * scheduler was upserted, with its next slot (always later than now: only a beat fires a slot),
+   * and, with now, after an event resumed jobs or a key's limit readmitted parked ones.
    * The Worker wakes or starts a short drain here.
    */
   readonly afterEnqueue?: (c: AppContext<Bindings>, queue: string, dueAt: number) => void;
@@ -216,6 +218,8 @@ export function createApp<Bindings extends object = {}>(options: AppOptions<Bind
   registerJobRoutes(app, { queueOf, streaming, payloadLimit, bulkLimit: tooLarge(maxBulkBody), beforeEnqueue, afterEnqueue });
   registerQueueRoutes(app, { queueOf, transport: options.transport });
   registerGroupRoutes(app, { queueOf });
+  // readmitted jobs are claimable now: the Worker drains their queue as after an enqueue
+  registerKeyRoutes(app, { queueOf, afterReadmit: (c, queue) => afterEnqueue(c, queue, Date.now()) });
   registerEventRoutes(app, { queueOf, streaming });
   registerStepRoutes(app, { queueOf, afterResume: (c, queue) => afterEnqueue(c, queue, Date.now()) });
   registerCancelRoutes(app, { queueOf });

@@ -16,6 +16,9 @@ export const name = z
   .string()
   .regex(/^[A-Za-z0-9._-]{1,128}$/, "letters, digits, '.', '_' or '-', 1 to 128 characters");
 
+/** A concurrency key's name (`org:7`): a queue name's letters and `:` (assertKeyName in encode.ts). */
+export const keyName = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "letters, digits, '.', '_', ':' or '-', 1 to 128 characters");
+
 /** A job id an enqueue may give (with or without its `JOB:` prefix). */
 export const jobId = z.string().regex(/^[A-Za-z0-9._:-]{1,200}$/, "letters, digits, '.', '_', ':' or '-', 1 to 200 characters");
 
@@ -80,7 +83,7 @@ export const enqueueBody = z
     backoff: z.union([z.number().int().min(0), backoffOptions]).optional(),
     dedupe: dedupeOptions.optional(),
     timeoutMs: z.number().int().min(1).optional().openapi({ description: "the job's own handler timeout in ms, over the consumer's: at its deadline the attempt fails as a retry" }),
-    keys: z.array(z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/)).min(1).max(4).optional().openapi({ description: 'concurrency keys the job counts against beside its group: it starts only while each is under its limit (setKeyLimit)' }),
+    keys: z.array(keyName).min(1).max(4).optional().openapi({ description: 'concurrency keys the job counts against beside its group: it starts only while each is under its limit (setKeyLimit)' }),
     expireAfterMs: z.number().int().min(1).optional().openapi({ description: 'not started this many ms after the add (server clock), the job never starts: dead with EMQEXPIRED' }),
     expireAt: z.union([z.number().int().min(0), z.iso.datetime({ offset: true })]).optional().openapi({ description: 'as expireAfterMs, at this time (epoch ms or ISO 8601)' }),
   })

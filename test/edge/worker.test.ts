@@ -15,6 +15,7 @@ import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpSteps } from '../http-steps.suite.js';
 import { describeHttpCancel } from '../http-cancel.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
+import { describeHttpKeys } from '../http-keys.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 import type { ApiTarget } from '../http-call.js';
@@ -52,6 +53,7 @@ describeHttpGroups('the groups route on the Worker under miniflare', () => injec
 describeHttpFlows('the flows route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 describeHttpSteps('the steps route on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 describeHttpCancel('the cancel routes on the Worker under miniflare', () => inject('redisUrl'), workerApi);
+describeHttpKeys('the key routes on the Worker under miniflare', () => inject('redisUrl'), workerApi);
 
 describe('the Worker', () => {
   let bridge: RunningBridge;

@@ -7,6 +7,7 @@ import { describeHttpFlows } from '../http-flows.suite.js';
 import { describeHttpSteps } from '../http-steps.suite.js';
 import { describeHttpCancel } from '../http-cancel.suite.js';
 import { describeHttpGroups } from '../http-groups.suite.js';
+import { describeHttpKeys } from '../http-keys.suite.js';
 import { describeHttpRate } from '../http-rate.suite.js';
 import { describeHttpSchedulers } from '../http-schedulers.suite.js';
 import type { ApiTarget } from '../http-call.js';
@@ -39,6 +40,7 @@ describeHttpGroups('the groups route on Node', () => inject('redisUrl'), nodeApi
 describeHttpFlows('the flows route on Node', () => inject('redisUrl'), nodeApi('test-token-flows'));
 describeHttpSteps('the steps route on Node', () => inject('redisUrl'), nodeApi('test-token-steps'));
 describeHttpCancel('the cancel routes on Node', () => inject('redisUrl'), nodeApi('test-token-cancel'));
+describeHttpKeys('the key routes on Node', () => inject('redisUrl'), nodeApi('test-token-keys'));
 
 describe('the HTTP API on Node, beyond the contract', () => {
   it('binds loopback only when open, and answers 503 when Redis does not', async () => {

@@ -11,6 +11,7 @@ import { sleep, startInterval, startTimer } from '../../timers.js';
 import type { Transport } from '../../transport.js';
 import { problem } from '../problem.js';
 import { DASHBOARD_SCRIPT } from './client-script.js';
+import { KEYS_SHOWN, KeysSection } from './concurrency-keys.js';
 import { DEAD_PAGE, DeadPage } from './dead-page.js';
 import { GroupPage, GroupsTable } from './group-page.js';
 import { JobPage, type Timeline } from './job-page.js';
@@ -92,13 +93,26 @@ export function registerDashboardParts<E extends Env>(app: Hono<E>, deps: Dashbo
     const offset = offsetOf(c);
     if (offset === undefined) return problem(c, 'EMQARG', 'offset must be a non-negative integer');
     const q = await deps.queueOf(c, name);
-    const [stats, jobs, schedulers, groups] = await Promise.all([
+    const [stats, jobs, schedulers, groups, keys] = await Promise.all([
       q.stats(),
       q.getJobs(state, { limit: JOBS_PAGE, offset }),
       q.listSchedulers(),
       groupsOf(q, c.req.query('groups')),
+      // a partitioned queue refuses keys: it has none to show
+      q.partitions === 1 ? q.keyLimits() : [],
     ]);
-    return fragment(c, <QueuePage stats={stats} state={state} offset={offset} jobs={jobs} schedulers={schedulers} groups={<GroupsTable queue={name} groups={groups.groups} more={groups.cursor} />} />);
+    return fragment(
+      c,
+      <QueuePage
+        stats={stats}
+        state={state}
+        offset={offset}
+        jobs={jobs}
+        schedulers={schedulers}
+        groups={<GroupsTable queue={name} groups={groups.groups} more={groups.cursor} />}
+        keys={<KeysSection queue={name} keys={keys.slice(0, KEYS_SHOWN)} total={keys.length} />}
+      />,
+    );
   });
 
   app.get('/ui/part/queues/:queue/dead', async (c) => {

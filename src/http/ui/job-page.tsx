@@ -3,6 +3,7 @@ import type { FC } from 'hono/jsx';
 import type { QueueEvent } from '../../events/events.js';
 import type { JobRecord } from '../../job.js';
 import { CancelForm, CancelNote, offersCancel } from './cancel-form.js';
+import { ParkedNote, parkedOn } from './concurrency-keys.js';
 import { currentStep, SendEventForm, StepsTimeline, Suspension } from './steps-timeline.js';
 import { Action, Columns, Json, Part, paths, StateBadge, Time } from './widgets.js';
 
@@ -19,6 +20,7 @@ function detail(e: QueueEvent): string {
   if ('result' in e) add('result', e.result);
   if (e.event === 'step') add('step', `${JSON.stringify(e.name)} ${e.state}`);
   if (e.event === 'cancelled' || e.event === 'cancelling') add('reason', e.reason);
+  if (e.event === 'parked') add('key', e.key);
   return parts.join(', ');
 }
 
@@ -40,11 +42,11 @@ function removeNote(job: JobRecord): string {
 }
 
 /**
- * A job's page: its state (and what a suspended job waits for, why a cancelled one ended, that a
- * running one is being cancelled), payload, result or error (with its stack), progress, attempts,
- * group, scheduler, flow parent and children, its durable steps, its timeline from the events
- * stream, and Reprocess (when dead), Send event (when awaiting), Cancel (when unfinished) and
- * Remove. `now` is the server's clock at render, for "until ... (in 4 min)".
+ * A job's page: its state (and what a suspended job waits for, the key a parked one waits for,
+ * why a cancelled one ended, that a running one is being cancelled), payload, result or error (with
+ * its stack), progress, attempts, group, concurrency keys, scheduler, flow parent and children, its
+ * durable steps, its timeline from the events stream, and Reprocess (when dead), Send event (when
+ * awaiting), Cancel (when unfinished) and Remove. `now` is the server's clock at render, for "until ... (in 4 min)".
  */
 export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; now: number }> = ({ queue: q, job, timeline, now }) => (
   <Part live={[q]}>
@@ -55,6 +57,8 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; no
       {job.id} <StateBadge state={job.state} />
     </h1>
     <Suspension job={job} now={now} />
+    {/* a timeline cut short may not end with the job's last event */}
+    <ParkedNote parked={timeline.note === undefined ? parkedOn(job, timeline.events) : undefined} />
     <CancelNote job={job} />
     <div class="actions job-actions">
       {job.state === 'dead' ? (
@@ -71,6 +75,12 @@ export const JobPage: FC<{ queue: string; job: JobRecord; timeline: Timeline; no
       </dd>
       <dt>Group</dt>
       <dd>{job.group === undefined ? <span class="muted">none</span> : <a href={paths.group(q, job.group)}>{job.group}</a>}</dd>
+      {job.keys === undefined ? null : (
+        <>
+          <dt>Keys</dt>
+          <dd data-field="keys">{job.keys.join(', ')}</dd>
+        </>
+      )}
       <dt>Priority</dt>
       <dd>{job.priority}</dd>
       <dt>Created</dt>

@@ -40,13 +40,16 @@ export interface QueuePageProps {
   readonly schedulers: readonly SchedulerRecord[];
   /** The groups table (GroupsTable), read on its own. */
   readonly groups: Child;
+  /** The concurrency keys' section (KeysSection): nothing when the queue has none. */
+  readonly keys: Child;
 }
 
 /**
  * A queue's page: its counts as tabs by state, a page of the chosen state's jobs, a search by id,
- * its groups, its schedulers, its rate limit, and Pause or Resume.
+ * its groups, its concurrency keys (when it has any), its schedulers, its rate limit, and Pause or
+ * Resume.
  */
-export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, schedulers, groups }) => {
+export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, schedulers, groups, keys }) => {
   const q = stats.queue;
   const tab = (s: JobState) => paths.queue(q, `?state=${s}`);
   return (
@@ -106,6 +109,7 @@ export const QueuePage: FC<QueuePageProps> = ({ stats, state, offset, jobs, sche
       <Pager href={(o) => paths.queue(q, `?state=${state}&offset=${o}`)} offset={offset} size={JOBS_PAGE} shown={jobs.length} />
       <h2>Groups</h2>
       {groups}
+      {keys}
       <h2>Schedulers</h2>
       {schedulers.length === 0 ? (
         <p class="muted">No scheduler.</p>

@@ -47,6 +47,7 @@ table.steps tr.current > :first-child { box-shadow: inset 4px 0 0 var(--focus); 
 table.steps th[scope="row"] { min-width: 10ch; }
 table.steps time, .suspension time { white-space: nowrap; }
 .suspension[data-cancel] { border-left-color: var(--cancelled); }
+.suspension[data-parked] { border-left-color: var(--pending); }
 /* nine counts and an hour's chart: a long queue name wraps, so the row fits a laptop's width */
 table.counts th[scope="row"] { white-space: normal; overflow-wrap: anywhere; min-width: 12ch; }
 table.counts th.num, table.counts td.num { padding-left: 6px; padding-right: 6px; }

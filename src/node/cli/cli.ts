@@ -10,6 +10,7 @@ import { flowCommands } from './flow.js';
 import { groupsCommands } from './groups.js';
 import { initCommands } from './init.js';
 import { jobCommands } from './job.js';
+import { keysCommands } from './keys.js';
 import { queuesCommands } from './queues.js';
 import { rateCommands } from './rate.js';
 import { scheduleCommands } from './schedule.js';
@@ -37,6 +38,7 @@ const commandsOf = (cli: CommandContext): Commands => ({
   ...scheduleCommands(cli),
   ...rateCommands(cli),
   ...groupsCommands(cli),
+  ...keysCommands(cli),
   ...flowCommands(cli),
 });
 

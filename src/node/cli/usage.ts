@@ -7,6 +7,7 @@ import { FLOW_USAGE } from './flow.js';
 import { GROUPS_USAGE } from './groups.js';
 import { INIT_USAGE } from './init.js';
 import { JOB_USAGE } from './job.js';
+import { KEYS_USAGE } from './keys.js';
 import { SEND_EVENT_USAGE } from './send-event.js';
 import { QUEUES_USAGE } from './queues.js';
 import { RATE_USAGE } from './rate.js';
@@ -32,6 +33,7 @@ ${QUEUES_USAGE}
   says how many partitions it has): counts summed, listings merged, admin on every partition.
 ${ADMIN_USAGE}
 ${GROUPS_USAGE}
+${KEYS_USAGE}
 ${SCHEDULE_USAGE}
 ${RATE_USAGE}
 ${SERVERS_USAGE}

@@ -1,0 +1,107 @@
+/** @jsxImportSource hono/jsx */
+import type { FC } from 'hono/jsx';
+import type { QueueEvent } from '../../events/events.js';
+import type { JobRecord } from '../../job.js';
+import type { KeyInfo } from '../../queue/key-limits.js';
+import { Columns, NumberField, paths, Time } from './widgets.js';
+
+/**
+ * Concurrency keys on the dashboard (docs/guides/job-controls.md): the queue page's table of its
+ * keys (limit, running, parked) with the form that sets or lifts a key's limit through the public
+ * route (`PUT /v1/queues/:q/keys/:key/limit`), and the sentence on a job's page that it was parked
+ * on a key.
+ */
+
+/** How many keys the queue page lists: the first by name; `emq keys` and `GET .../keys` list every one. */
+export const KEYS_SHOWN = 50;
+
+/**
+ * The form that PUTs a key's limit (the script's `form[data-url]` with `data-fill`: the key typed
+ * goes into the URL encoded, `org:7` as `org%3A7`). Saved without a dialog, as a group's limit is;
+ * the status says how many parked jobs the change readmitted.
+ */
+const KeyLimitForm: FC<{ queue: string; keys: readonly KeyInfo[] }> = ({ queue: q, keys }) => (
+  <form
+    class="inline"
+    aria-label="Key limit"
+    data-url={`${paths.api(q, 'keys')}/{key}/limit`}
+    data-method="PUT"
+    data-body="limit"
+    data-fill
+    data-verb="Save"
+    data-done="Saved the limit of key {key}: {readmitted} parked job(s) readmitted"
+  >
+    <fieldset>
+      <legend>Key limit</legend>
+      <p class="muted">The most running jobs naming the key; empty: no limit. Raising or lifting it readmits parked jobs; lowering it takes nothing back.</p>
+      <div class="actions">
+        <label>
+          Key
+          <input name="key" class="wide" list="known-keys" autocomplete="off" required pattern="[A-Za-z0-9._:\-]{1,128}" title="letters, digits, '.', '_', ':' or '-'" />
+        </label>
+        <datalist id="known-keys">
+          {keys.map((k) => (
+            <option value={k.key} />
+          ))}
+        </datalist>
+        <NumberField label="Limit" name="limit" min={0} value={null} />
+        <button type="submit" data-verb="Save">
+          Save
+        </button>
+      </div>
+    </fieldset>
+  </form>
+);
+
+/**
+ * The queue page's "Concurrency keys": each key with its limit, running and parked jobs, and the
+ * limit form; nothing for a queue none of whose jobs named a key (nor a partitioned one: it
+ * refuses keys). `total` is how many keys the queue has, `keys` the first KEYS_SHOWN of them.
+ */
+export const KeysSection: FC<{ queue: string; keys: readonly KeyInfo[]; total: number }> = ({ queue: q, keys, total }) =>
+  total === 0 ? null : (
+    <>
+      <h2 id="keys">Concurrency keys</h2>
+      <div class="scroll">
+        <table class="cards" aria-label="Concurrency keys">
+          <Columns names={['Key', 'Limit', 'Running', 'Parked']} numeric={['Limit', 'Running', 'Parked']} />
+          <tbody>
+            {keys.map((k) => (
+              <tr data-key={k.key}>
+                <th scope="row">{k.key}</th>
+                <td class="num" data-label="Limit">{k.limit ?? '-'}</td>
+                <td class="num" data-label="Running">{k.running}</td>
+                <td class="num" data-label="Parked">{k.parked}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {total > keys.length ? (
+        <p class="muted">
+          The first {keys.length} of {total} keys by name; <code>emq keys {q}</code> lists every one.
+        </p>
+      ) : null}
+      <KeyLimitForm queue={q} keys={keys} />
+    </>
+  );
+
+/** The key a pending job was last parked on, and when; undefined when its last event shown is not a park. */
+export function parkedOn(job: JobRecord, events: readonly QueueEvent[]): { key: string; at: number } | undefined {
+  if (job.state !== 'pending' || job.keys === undefined) return undefined;
+  const last = events[events.length - 1];
+  return last?.event === 'parked' ? { key: last.key, at: last.time } : undefined;
+}
+
+/**
+ * At the top of a pending job's page whose last event is a park: the key it waits for. Told from
+ * the timeline the page reads anyway (a readmission writes no event, so a job readmitted and not
+ * claimed since still shows its park: the sentence says what the last claim found).
+ */
+export const ParkedNote: FC<{ parked: { key: string; at: number } | undefined }> = ({ parked }) =>
+  parked === undefined ? null : (
+    <p class="suspension" data-parked={parked.key}>
+      Waiting for key {parked.key}: the last claim to reach this job, at <Time ms={parked.at} />, found the key at its limit. It goes back to its place in its lane
+      when a running job of the key ends or the key's limit is raised.
+    </p>
+  );
