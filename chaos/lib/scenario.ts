@@ -46,7 +46,12 @@ export interface Scenario {
  * run started after the cancel's answer (but the run of the claim it found running), a job
  * cancelled that no cancel named, a cancelled job's `cancelled` events not one, a running job's
  * cancel not heard by its run, onCancelled for a job not cancelled, a group's active count not
- * back to zero.
+ * back to zero; and for expiry, a job without an expiry dead EMQEXPIRED, an expired job that ran
+ * (a run logged, a claim it kept) or died before its expiry, a job started (its first claim kept)
+ * after its expiry by the server's clock (or one the events and the run log cannot place before
+ * it), a job started in time whose failed first attempt was not retried to completion, an expired
+ * job's `dead` events not one, meta `expired` not the expired jobs' count, a job due in a pause
+ * (2 s before its resume) swept only after the resume.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -100,6 +105,15 @@ export const MUST_BE_ZERO = [
   'cancels_not_heard',
   'hooks_wrong',
   'group_counts_left',
+  'expired_without_expiry',
+  'expired_but_ran',
+  'expired_early',
+  'started_after_expiry',
+  'retries_not_run',
+  'dead_events_not_once',
+  'expired_count_wrong',
+  'expired_after_resume',
+  'starts_undecided',
 ] as const;
 
 /** The promises a result breaks, by name. */
