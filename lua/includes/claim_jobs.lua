@@ -18,6 +18,7 @@
 -- @include step_key
 -- @include step_update
 -- @include key_slots
+-- @include admit
 -- @include lane_serviceable
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
@@ -205,7 +206,7 @@ local function claim_jobs(n, lease_ms, now)
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order)
+          key_slots().park(id, full, order, r[at.ck])
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -292,7 +293,12 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then key_slots_made.write() end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
+    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do

@@ -58,9 +58,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job `id` (order `order`) on key `k`: out of the lanes until `k` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job `id` (order `order`, keys `ck`) on key `full`: out of the lanes until `full` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job `id` (keys `ck`) out of the key waits it is parked in; true when it was in one.

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "f3fe072a05723cb7c5f0b64fbc03a0aa5c486715",
+    sha1: "47bd6bc178335af505bbcb9a5d89476e86e283fb",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -550,9 +550,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -1309,7 +1335,7 @@ local function claim_jobs(n, lease_ms, now)
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order)
+          key_slots().park(id, full, order, r[at.ck])
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -1396,7 +1422,12 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then key_slots_made.write() end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
+    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -1669,7 +1700,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "46f42b30eeec4e2856ad13d2d11d858234e35b22",
+    sha1: "12b7892e8913b4c85c5e11c2be0c6a957d192df5",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -2073,9 +2104,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -2240,7 +2297,7 @@ return { codes, outbox_written }
   },
   changePriority: {
     name: "changePriority",
-    sha1: "a92919e8aafcfe08354d1c2d9623798bf7253870",
+    sha1: "731642c7fdc149191bc9c120e616b3ea4c1771b3",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -2410,9 +2467,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -2503,7 +2586,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "5761b8f5369b0abe3ce67a7588c9f9f2759f7ba2",
+    sha1: "df93d050cc9d90ba5b3e4baba220606d580cdf4e",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -3049,9 +3132,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -3118,6 +3227,40 @@ local function group_admits(g)
   local limit = redis.call('HGET', K_GLIMIT, g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
 end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
@@ -3316,7 +3459,7 @@ local function claim_jobs(n, lease_ms, now)
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order)
+          key_slots().park(id, full, order, r[at.ck])
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -3403,7 +3546,12 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then key_slots_made.write() end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
+    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -4200,7 +4348,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "d7e18d5138e18f720e25823627494d215e352a79",
+    sha1: "9b5438c86741feed033aebd42d7dd8e9e15b33c5",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -4736,9 +4884,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -5309,7 +5483,7 @@ local function claim_jobs(n, lease_ms, now)
           -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
           local order = orders and orders[p] or r[at.o]
           if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order)
+          key_slots().park(id, full, order, r[at.ck])
           collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
           claim_parked = claim_parked + 1
           parked_in[#parked_in + 1] = g
@@ -5396,7 +5570,12 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then key_slots_made.write() end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
+    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -7976,7 +8155,7 @@ return codes
   },
   fail: {
     name: "fail",
-    sha1: "9b439d8c5d28b5dc6ab94f0ed77dc0518d104959",
+    sha1: "fa433543c271f7a742c6d8e6c09a2fea26f26500",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -8474,9 +8653,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -11905,7 +12110,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "35dc7a86557b9d36cedf96810805927434e5379d",
+    sha1: "fb7593e9ca78bcb360280f0bc8d8f4138c25e904",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -12063,9 +12268,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -14167,7 +14398,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "d7a41574c1b96d0ba485a54bf7f138dca26cb13f",
+    sha1: "cac1111fbe116793550eb8f0597d8706a20e2ad9",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -14688,9 +14919,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -14987,7 +15244,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "b1ec9bebe74712a33217925fb82aab10a1a2891f",
+    sha1: "9bccda78c7b7d66754dc6fc1a8b1986419992109",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -15486,9 +15743,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -15838,7 +16121,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "8abdc01f5fb50096a9e6ed8e6216475e784a3ca2",
+    sha1: "0b5c0a3fb99e087b984335f10a803120385c4267",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -16355,9 +16638,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -17764,7 +18073,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "2ce89bb6bdbe6d61fd2eca974e8c018ed2ff80c1",
+    sha1: "dd4f864d31e65951f701dc0190519bbde3a3aabb",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -18277,9 +18586,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.
@@ -20094,7 +20429,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "f4d625edd78910ca31c3561adc5ac5403b13dcfa",
+    sha1: "59779465c523ab1c6030f8edd56814d6e475314f",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -20609,9 +20944,35 @@ local function key_slots()
     dirty = {}
   end
 
-  -- Parks job \`id\` (order \`order\`) on key \`k\`: out of the lanes until \`k\` frees a slot.
-  function K.park(id, k, order)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. k, order, id)
+  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  local credited = nil
+
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
+  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
+  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
+  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
+  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    for k in string.gmatch(ck, '[^,]+') do
+      if k ~= full then
+        local s = state(k)
+        if not s[1] or s[2] < s[1] then
+          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+          if next_parked[1] then
+            credited = credited or { order = {} }
+            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
+          end
+        end
+      end
+    end
+  end
+
+  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  function K.readmits()
+    local b = credited
+    credited = nil
+    return b
   end
 
   -- Takes job \`id\` (keys \`ck\`) out of the key waits it is parked in; true when it was in one.

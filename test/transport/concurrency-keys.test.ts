@@ -55,6 +55,28 @@ describe('concurrency keys', () => {
     await whole(queue);
   });
 
+  it('a readmitted job that parks on another key gives its room back: no job waits for good on a key that runs nothing', async () => {
+    const queue = redis.queue<string>();
+    await queue.setKeyLimit('k1', 1);
+    await queue.setKeyLimit('k2', 1);
+    for (const [payload, keys] of [['X', ['k1']], ['Y', ['k2']], ['B', ['k1', 'k2']], ['D', ['k1']]] as const) await queue.add(payload, { id: payload, keys: [...keys] });
+    const l = leases(queue);
+    const first = await l.claim(10, 30_000);
+    expect(first.jobs.map((j) => j.payload)).toEqual(['X', 'Y']);
+    // X ends: k1's slot readmits B, the oldest parked; B, blocked by k2, parks there and gives k1's room to D
+    await l.complete([first.jobs[0]!]);
+    expect((await l.claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual([]);
+    const next = await l.claim(10, 30_000);
+    expect(next.jobs.map((j) => j.payload)).toEqual(['D']);
+    // B removed while parked: nothing waits on a key with room
+    await queue.remove('B');
+    expect(await queue.keyLimits()).toEqual([
+      { key: 'k1', limit: 1, running: 1, parked: 0 },
+      { key: 'k2', limit: 1, running: 1, parked: 0 },
+    ]);
+    await whole(queue);
+  });
+
   it('gives a key\'s slot back whatever ends the run: retry, fail, release, the reaper, remove, cancel', async () => {
     const queue = redis.queue<number>();
     await queue.setKeyLimit('k', 1);
