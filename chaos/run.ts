@@ -27,8 +27,9 @@ import { soak } from './scenarios/soak.js';
 import { stepsFaults } from './scenarios/steps-faults.js';
 import { cancelFaults } from './scenarios/cancel-faults.js';
 import { expiryFaults } from './scenarios/expiry-faults.js';
+import { keysFaults } from './scenarios/keys-faults.js';
 
-const SCENARIOS: readonly Scenario[] = [edgeFaults, edgeDrainFaults, platformsFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, stepsFaults, cancelFaults, expiryFaults, partitionFaults, clusterFailover, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
+const SCENARIOS: readonly Scenario[] = [edgeFaults, edgeDrainFaults, platformsFaults, killedConsumers, schedulerFaults, rateFaults, dedupeFaults, flowFaults, stepsFaults, cancelFaults, expiryFaults, keysFaults, partitionFaults, clusterFailover, redisRestart, redisRestartEverysec, fuzzHttp, fuzzOptions, soak];
 
 const { values } = parseArgs({
   options: { quick: { type: 'boolean', default: false }, scenario: { type: 'string', multiple: true }, seed: { type: 'string', default: '1' }, 'no-record': { type: 'boolean', default: false } },

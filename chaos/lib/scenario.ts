@@ -51,7 +51,12 @@ export interface Scenario {
  * after its expiry by the server's clock (or one the events and the run log cannot place before
  * it), a job started in time whose failed first attempt was not retried to completion, an expired
  * job's `dead` events not one, meta `expired` not the expired jobs' count, a job due in a pause
- * (2 s before its resume) swept only after the resume.
+ * (2 s before its resume) swept only after the resume; and for concurrency keys, a sample of
+ * `keyLimits()` with a key running more than its limit in force allows (a lowered limit's jobs
+ * only drain) or reading a limit not the last one set, a claim of a job whose key ran its limit
+ * already (the events stream replayed) or a replay not back to zero, more handler runs of a key
+ * live at once (leases live, a killed consumer's runs cut at the kill) than the limit at the
+ * latest of their claims, a key's running or parked count not back to zero at the end.
  */
 export const MUST_BE_ZERO = [
   'jobs_lost',
@@ -114,6 +119,12 @@ export const MUST_BE_ZERO = [
   'expired_count_wrong',
   'expired_after_resume',
   'starts_undecided',
+  'key_limit_exceeded',
+  'key_limits_wrong',
+  'key_claims_over_limit',
+  'key_events_unbalanced',
+  'key_runs_over_limit',
+  'key_slots_left',
 ] as const;
 
 /** The promises a result breaks, by name. */
