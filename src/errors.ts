@@ -29,6 +29,8 @@ export const errorCodes = {
   EMQFAILED: 422,
   /** A job cancelled: the reason a running job's signal aborts with, and what a wait for it throws (`JobCancelledError`). */
   EMQCANCELLED: 409,
+  /** A job waited for expired before it started: dead with EMQEXPIRED (`JobExpiredError`, a JobFailedError). */
+  EMQEXPIRED: 410,
   /** A job waited for did not finish within the time given (`WaitTimeoutError`). */
   EMQTIMEOUT: 504,
   /** A request without the bearer token the server requires, or with a wrong one. */
@@ -162,9 +164,20 @@ export class JobFailedError extends EmqError {
   /** What the job failed with (its row's `error`). */
   readonly jobError: string;
 
-  constructor(message: string, context: EmqErrorContext & { jobError?: string } = {}) {
-    super('EMQFAILED', message, context);
+  constructor(message: string, context: EmqErrorContext & { jobError?: string } = {}, code: 'EMQFAILED' | 'EMQEXPIRED' = 'EMQFAILED') {
+    super(code, message, context);
     this.jobError = context.jobError ?? message;
+  }
+}
+
+/**
+ * A job waited for (`waitFor`, `addAndWait`) expired before it started (`expireAfterMs`,
+ * `expireAt`: docs/guides/job-controls.md): dead with EMQEXPIRED. A JobFailedError, so what
+ * handles a failed job handles it too.
+ */
+export class JobExpiredError extends JobFailedError {
+  constructor(message: string, context: EmqErrorContext & { jobError?: string } = {}) {
+    super(message, context, 'EMQEXPIRED');
   }
 }
 

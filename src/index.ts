@@ -69,6 +69,7 @@ export {
   PayloadTooLargeError,
   JobNotFoundError,
   JobFailedError,
+  JobExpiredError,
   StepError,
   JobStateError,
   WaitTimeoutError,

@@ -1,4 +1,4 @@
-import { InvalidArgumentError, JobCancelledError, JobFailedError, JobNotFoundError, shown, WaitTimeoutError } from '../errors.js';
+import { InvalidArgumentError, JobCancelledError, JobExpiredError, JobFailedError, JobNotFoundError, shown, WaitTimeoutError } from '../errors.js';
 import { type EventsPage, type QueueEvent, type ReadEventsOptions } from '../events/events.js';
 import { assertEventId, decodeEntry } from '../events/decode.js';
 import type { JobRecord } from '../job.js';
@@ -103,7 +103,7 @@ export class QueueStream {
               if (!job) throw new JobNotFoundError(`job ${jobId} completed, but its result was over the events' resultBytes and its row is gone (keepCompletedMs)`, { jobId });
               return job.result;
             }
-            if (e.event === 'dead') throw new JobFailedError(`job ${jobId} failed: ${e.error}`, { jobId, jobError: e.error });
+            if (e.event === 'dead') throw failedError(jobId, e.error);
             if (e.event === 'cancelled') throw new JobCancelledError(jobId, e.reason);
             if (e.event === 'removed') throw new JobNotFoundError(`job ${jobId} was removed while waited for`, { jobId });
           }
@@ -121,6 +121,12 @@ export class QueueStream {
 function finished(job: JobRecord<unknown>): { result: unknown } | undefined {
   if (job.state === 'completed') return { result: job.result };
   if (job.state === 'cancelled') throw new JobCancelledError(job.id, job.cancelReason ?? '');
-  if (job.state === 'dead') throw new JobFailedError(`job ${job.id} failed: ${job.error ?? ''}`, { jobId: job.id, jobError: job.error ?? '' });
+  if (job.state === 'dead') throw failedError(job.id, job.error ?? '');
   return undefined;
+}
+
+/** What a wait for a job that died throws: JobExpiredError when it expired before it started, else JobFailedError. */
+function failedError(jobId: string, error: string): JobFailedError {
+  if (error.startsWith('EMQEXPIRED')) return new JobExpiredError(`job ${jobId} expired before it started: ${error}`, { jobId, jobError: error });
+  return new JobFailedError(`job ${jobId} failed: ${error}`, { jobId, jobError: error });
 }

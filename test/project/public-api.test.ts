@@ -133,6 +133,7 @@ describe('the public API', () => {
           "JobCancelledError",
           "JobDefaults",
           "JobEventBase",
+          "JobExpiredError",
           "JobFailedError",
           "JobNotFoundError",
           "JobOutcome",

@@ -186,10 +186,11 @@ describe('cancel', () => {
   it('ends a wait for the job: waitFor and addAndWait throw JobCancelledError with the reason', async () => {
     const queue = redis.queue<string>();
     const { id } = await queue.add('x');
-    const waiting = queue.waitFor(id, { timeoutMs: 5_000 });
+    // the expectation attached at once: the wait rejects while the cancel is still being answered
+    const waiting = expect(queue.waitFor(id, { timeoutMs: 5_000 })).rejects.toMatchObject({ name: 'JobCancelledError', code: 'EMQCANCELLED', reason: 'no longer wanted', jobId: id });
     await new Promise((r) => setTimeout(r, 50));
     await queue.cancel(id, { reason: 'no longer wanted' });
-    await expect(waiting).rejects.toMatchObject({ name: 'JobCancelledError', code: 'EMQCANCELLED', reason: 'no longer wanted', jobId: id });
+    await waiting;
     // and at once for a job cancelled already
     await expect(queue.waitFor(id, { timeoutMs: 5_000 })).rejects.toMatchObject({ code: 'EMQCANCELLED' });
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Flows, InvalidArgumentError, type Queue } from '../../src/index.js';
+import { Flows, InvalidArgumentError, JobFailedError, type Queue } from '../../src/index.js';
 import { checkInvariants } from '../invariants.js';
 import { keysOf, laneSize, leases, sleep, snapshotKeys, useRedis } from '../helpers.js';
 
@@ -108,6 +108,15 @@ describe('expiry', () => {
     await leases(queue).beat({ n: 0, leaseMs: 30_000 });
     expect((await queue.getJob(job!.id))!.state).toBe('dead');
     await whole(queue);
+  });
+
+  it('ends a wait for an expired job with JobExpiredError (a JobFailedError)', async () => {
+    const queue = redis.queue<string>();
+    const { id } = await queue.add('late', { expireAfterMs: 10 });
+    await sleep(30);
+    await leases(queue).beat({ n: 0, leaseMs: 30_000 });
+    await expect(queue.waitFor(id, { timeoutMs: 2_000 })).rejects.toMatchObject({ name: 'JobExpiredError', code: 'EMQEXPIRED' });
+    await expect(queue.waitFor(id, { timeoutMs: 2_000 })).rejects.toBeInstanceOf(JobFailedError);
   });
 
   it('takes many expired jobs out of an arrivals list at once, the live ones kept in their order', async () => {
