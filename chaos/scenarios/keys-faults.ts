@@ -356,6 +356,8 @@ export const keysFaults: Scenario = {
         group_counts_left: groupCountsLeft,
         // distinct, over every sample and the end's check
         invariant_violations: sampler.violations.size,
+        // the first few, so a broken run says what broke
+        invariant_violation_examples: [...sampler.violations].slice(0, 5).join(' | '),
         invariant_violations_at_end: finalViolations.length,
         ...checked,
         produced_at_s: producedS,

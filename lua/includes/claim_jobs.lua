@@ -293,12 +293,6 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then
-      key_slots_made.write()
-      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
-    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -306,6 +300,14 @@ local function claim_jobs(n, lease_ms, now)
         redis.call('RPUSH', K_RING, g)
         seen[g] = true
       end
+    end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
+      -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
+      -- would put it there a second time
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
     end
   end
   chunked('ZADD', K_ACTIVE, leases)

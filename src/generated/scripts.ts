@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "47bd6bc178335af505bbcb9a5d89476e86e283fb",
+    sha1: "23433c86c70806c4237885c786f6a0a79fb3a0b5",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -1422,12 +1422,6 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then
-      key_slots_made.write()
-      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
-    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -1435,6 +1429,14 @@ local function claim_jobs(n, lease_ms, now)
         redis.call('RPUSH', K_RING, g)
         seen[g] = true
       end
+    end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
+      -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
+      -- would put it there a second time
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
     end
   end
   chunked('ZADD', K_ACTIVE, leases)
@@ -2586,7 +2588,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "df93d050cc9d90ba5b3e4baba220606d580cdf4e",
+    sha1: "715834f8950011ef7033bb89ef95378ee9cb1e94",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -3546,12 +3548,6 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then
-      key_slots_made.write()
-      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
-    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -3559,6 +3555,14 @@ local function claim_jobs(n, lease_ms, now)
         redis.call('RPUSH', K_RING, g)
         seen[g] = true
       end
+    end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
+      -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
+      -- would put it there a second time
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
     end
   end
   chunked('ZADD', K_ACTIVE, leases)
@@ -4348,7 +4352,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "9b5438c86741feed033aebd42d7dd8e9e15b33c5",
+    sha1: "bc1f30fc48ba5d4daea94e7c681d0ff14dcdface",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -5570,12 +5574,6 @@ local function claim_jobs(n, lease_ms, now)
   -- the hash is deleted each time its last count reaches 0, and made again packed
   if #counts >= 2 * HASH_AS_TABLE_FIELDS then hash_as_table(K_GACTIVE) end
   if meta.ks then
-    if key_slots_made then
-      key_slots_made.write()
-      -- jobs another key's room takes back as this claim parks theirs (key_slots' park)
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
-    end
     -- an entry whose parked jobs left it room and work goes back on the ring (the rewrite above
     -- counted them taken)
     for _, g in ipairs(parked_in) do
@@ -5583,6 +5581,14 @@ local function claim_jobs(n, lease_ms, now)
         redis.call('RPUSH', K_RING, g)
         seen[g] = true
       end
+    end
+    if key_slots_made then
+      key_slots_made.write()
+      -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
+      -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
+      -- would put it there a second time
+      local back = key_slots_made.readmits()
+      if back then admit(back) end
     end
   end
   chunked('ZADD', K_ACTIVE, leases)

@@ -77,6 +77,24 @@ describe('concurrency keys', () => {
     await whole(queue);
   });
 
+  it('puts a lane that a claim emptied and refilled with a job taken back from a key\'s wait on the ring once', async () => {
+    const queue = redis.queue<string>();
+    await queue.setKeyLimit('k1', 0);
+    await queue.add('B', { id: 'B', group: 'g', keys: ['k1'] });
+    const l = leases(queue);
+    expect((await l.claim(5, 30_000)).jobs).toEqual([]);
+    // k1 gets room without a readmit (as a slot freed while B was being taken back elsewhere)
+    await redis.raw.hset(raw(queue, 'klimit'), 'k1', '1');
+    await queue.setKeyLimit('k2', 0);
+    await queue.add('A', { id: 'A', group: 'g', keys: ['k2', 'k1'] });
+    // A, g's only job, parks on k2 and gives k1's room back: B returns to g's lane, which the claim emptied
+    expect((await l.claim(5, 30_000)).jobs).toEqual([]);
+    expect(await redis.raw.lrange(keysOf(queue).key('ring'), 0, '-1')).toEqual(['g']);
+    await whole(queue);
+    expect((await l.claim(5, 30_000)).jobs.map((j) => j.payload)).toEqual(['B']);
+    await whole(queue);
+  });
+
   it('gives a key\'s slot back whatever ends the run: retry, fail, release, the reaper, remove, cancel', async () => {
     const queue = redis.queue<number>();
     await queue.setKeyLimit('k', 1);
