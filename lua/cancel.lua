@@ -41,6 +41,8 @@
 -- @include outbox_append
 -- @include end_cancelled
 -- @include leave_lane
+-- @include admit_credited
+-- @include ring_doorbell
 -- @include collect_event
 -- @include flush_events
 
@@ -101,5 +103,6 @@ for i = 4, #ARGV do
   end
   codes[#codes + 1] = code
 end
+if admit_credited() then ring_doorbell() end
 flush_events()
 return { codes, outbox_written }

@@ -107,6 +107,8 @@ end
 
 -- the rate limits and holds: a group's starts log exists only while it has a limit
 for _, g in ipairs(redis.call('HKEYS', K_GRATE)) do redis.call('DEL', starts_key(g)) end
+-- and the concurrency keys' (their rate limits and starts logs: includes/key_rate.lua)
+for _, k in ipairs(redis.call('HKEYS', PREFIX .. 'krate')) do redis.call('DEL', starts_key(KEY_MARK .. k)) end
 redis.call('DEL', K_THROTTLED, K_GRATE, K_HOLDS, starts_key(QUEUE_ENTRY))
 -- flow news not yet relayed goes back with the reply, for the caller to relay, with this call's
 local left = redis.call('ZRANGE', K_OUTBOX, 0, -1)
@@ -116,7 +118,7 @@ redis.call('DEL', K_OUTBOX, K_WAITING)
 for _, name in ipairs(redis.call('SMEMBERS', PREFIX .. 'evnames')) do
   redis.call('DEL', PREFIX .. 'shapes:' .. name, PREFIX .. 'kept:' .. name, PREFIX .. 'keptd:' .. name)
 end
-redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring', PREFIX .. 'keys', PREFIX .. 'klimit', PREFIX .. 'kactive')
+redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring', PREFIX .. 'keys', PREFIX .. 'klimit', PREFIX .. 'kactive', PREFIX .. 'krate')
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }

@@ -30,6 +30,7 @@
 -- @include forget_steps
 -- @include key_slots
 -- @include leave_lane
+-- @include admit_credited
 -- @include admit
 
 local id = ARGV[2]
@@ -48,6 +49,7 @@ release_dedupe(id, r[3])
 if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
   leave_lane(id, group or UNGROUPED, r[10] or nil)
+  if admit_credited() then ring_doorbell() end
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
   -- its concurrency keys' slots go back, and the jobs parked on them to their lanes

@@ -55,7 +55,7 @@ if at > now then
   if throttled then redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry) end
   throttle(entry, at)
   if entry ~= QUEUE_ENTRY then redis.call('LREM', K_RING, 0, entry) end
-elseif throttled and reopen(entry) then
+elseif throttled and reopen(entry, now) then
   ring_doorbell()
 end
 emit('rate', nil, 'g', entry ~= QUEUE_ENTRY and entry or nil, 'l', set and string.format('%d', limit) or '', 'p', set and string.format('%d', period) or '')

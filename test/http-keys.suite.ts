@@ -58,9 +58,9 @@ export function describeHttpKeys(label: string, redisUrl: () => string, start: (
         status: 200,
         body: {
           keys: [
-            { key: 'org:7', limit: 6, running: 0, parked: 0 },
-            { key: 'plan:free', limit: 0, running: 0, parked: 0 },
-            { key: 'team.b-1', limit: null, running: 0, parked: 0 },
+            { key: 'org:7', limit: 6, running: 0, parked: 0, rate: null, throttledUntil: null },
+            { key: 'plan:free', limit: 0, running: 0, parked: 0, rate: null, throttledUntil: null },
+            { key: 'team.b-1', limit: null, running: 0, parked: 0, rate: null, throttledUntil: null },
           ],
         },
       });
@@ -106,9 +106,9 @@ export function describeHttpKeys(label: string, redisUrl: () => string, start: (
       const parked = ids.filter((id) => id !== running!.id);
       expect((await parkedOn(name, 'org:7')).sort()).toEqual([...parked].sort());
       expect((await call('GET', `/v1/queues/${name}/keys`)).body.keys).toEqual([
-        { key: 'org:7', limit: 1, running: 1, parked: 2 },
+        { key: 'org:7', limit: 1, running: 1, parked: 2, rate: null, throttledUntil: null },
         // a key without a limit holds nothing back, and counts the runs that name it
-        ...(running!.id === ids[0] ? [{ key: 'plan:free', limit: null, running: 1, parked: 0 }] : [{ key: 'plan:free', limit: null, running: 0, parked: 0 }]),
+        ...(running!.id === ids[0] ? [{ key: 'plan:free', limit: null, running: 1, parked: 0, rate: null, throttledUntil: null }] : [{ key: 'plan:free', limit: null, running: 0, parked: 0, rate: null, throttledUntil: null }]),
       ]);
       // a parked job is pending, and shows its keys
       const job = await call('GET', `/v1/queues/${name}/jobs/${parked[0]}`);
@@ -122,7 +122,7 @@ export function describeHttpKeys(label: string, redisUrl: () => string, start: (
       // lifted: every parked job readmitted
       expect(await call('PUT', `/v1/queues/${name}/keys/org:7/limit`, { limit: null })).toEqual({ status: 200, body: { key: 'org:7', limit: null, readmitted: 1 } });
       expect((await consumer.claim(10, 30_000)).jobs).toHaveLength(1);
-      expect((await call('GET', `/v1/queues/${name}/keys`)).body.keys).toContainEqual({ key: 'org:7', limit: null, running: 3, parked: 0 });
+      expect((await call('GET', `/v1/queues/${name}/keys`)).body.keys).toContainEqual({ key: 'org:7', limit: null, running: 3, parked: 0, rate: null, throttledUntil: null });
       expect(await checkInvariants(fx.raw, name)).toEqual([]);
     });
 

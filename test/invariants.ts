@@ -32,7 +32,7 @@ import { formatTraceparent, parseTraceparent } from '../src/telemetry/trace-cont
 import { awaitingIds, stepViolations } from './step-invariants.js';
 import { cancelledIndex, cancelViolations } from './cancel-invariants.js';
 import { expiryViolations } from './expiry-invariants.js';
-import { keyViolations, parkedIndex } from './key-invariants.js';
+import { keyRates, keyViolations, parkedIndex } from './key-invariants.js';
 
 /** The ring entry that stands for ungrouped work (the pending zset). */
 export const UNGROUPED = '*';
@@ -503,10 +503,14 @@ export function serviceable(snap: QueueSnapshot, entry: string): boolean {
  *   meta `sc` is `1` once any scheduler exists (the beats and claims read `schedulers` only then).
  * - (k) rate limits and holds: the queue's limit (meta `rate`) and each group's (`grate`) are
  *   `limit:periodMs` with both >= 1, and meta `grates` counts the groups that have one (absent for
- *   none); the bound itself: no entry has more starts in its log within the period before now than
- *   its limit, and one at its limit is throttled (so off the ring, see (c)); a starts log exists
+ *   none), and a concurrency key's (`krate`) is the entry `#<key>`; the bound itself: no group's
+ *   or the queue's log has more starts within the period before now than its limit, and one at its
+ *   limit is throttled (so off the ring, see (c)); a key, on no ring, is throttled only once its
+ *   rate parks a job, and its rate lowered under what it started leaves its log over the new limit
+ *   (which takes nothing back), so its bound is judged at the claims (the key rates' property
+ *   test); a starts log exists
  *   only for an entry with a limit, its members tokens the queue handed out (<= meta `fence`) at
- *   times no later than now; `throttled` holds groups, `*` and `!` only; every hold is of a
+ *   times no later than now; `throttled` holds groups, `*`, `!` and `#<key>` only; every hold is of a
  *   throttled entry whose score is no earlier than the hold's end. meta `rated` is a count; meta
  *   `th` is `1` once any entry is throttled (the scripts read `throttled` only then).
  * - (l) deduplication: a dedupe key (`dd:<key>`) names a `JOB:` id. One without a TTL (until the
@@ -986,6 +990,8 @@ function rateViolations(snap: QueueSnapshot): string[] {
   };
   read(QUEUE_ENTRY, snap.meta.rate, 'meta rate');
   for (const [g, text] of Object.entries(snap.grate)) read(g, text, `group ${g}: its rate limit`);
+  // a concurrency key's rate is the entry '#<key>' (its starts log emq:{q}:starts:#<key>)
+  for (const [k, text] of Object.entries(keyRates(snap))) read(`#${k}`, text, `key ${k}: its rate limit`);
   const grates = Object.keys(snap.grate).length;
   if ((snap.meta.grates === undefined ? 0 : Number(snap.meta.grates)) !== grates) out.push(`meta grates holds ${JSON.stringify(snap.meta.grates)} but ${grates} groups have a rate limit`);
   if (snap.meta.rated !== undefined && !isCount(snap.meta.rated)) out.push(`meta rated holds ${JSON.stringify(snap.meta.rated)}, not a count`);
@@ -1003,11 +1009,14 @@ function rateViolations(snap: QueueSnapshot): string[] {
       if (at > snap.now) out.push(`starts log of ${entry}: a start at ${at}, after now ${snap.now}`);
       if (at > snap.now - rate.period) inWindow++;
     }
-    if (inWindow > rate.limit) out.push(`${entry}: ${inWindow} starts within ${rate.period} ms, over its limit ${rate.limit}`);
-    if (inWindow >= rate.limit && !snap.throttled.has(entry)) out.push(`${entry}: at its rate limit (${inWindow} starts) but not throttled`);
+    // a key's rate lowered under what it started leaves a log over it, and a key is throttled only
+    // once its rate parks a job: its bound is judged at the claims (the key rates' property test)
+    if (inWindow > rate.limit && !entry.startsWith('#')) out.push(`${entry}: ${inWindow} starts within ${rate.period} ms, over its limit ${rate.limit}`);
+    // a key at its rate is throttled only once a job waits for it (its claim parks the job): it is on no ring
+    if (inWindow >= rate.limit && !snap.throttled.has(entry) && !entry.startsWith('#')) out.push(`${entry}: at its rate limit (${inWindow} starts) but not throttled`);
   }
   for (const entry of snap.throttled.keys()) {
-    if (entry !== QUEUE_ENTRY && entry !== UNGROUPED && !/^[A-Za-z0-9._-]{1,128}$/.test(entry)) out.push(`throttled holds ${JSON.stringify(entry)}, not an entry`);
+    if (entry !== QUEUE_ENTRY && entry !== UNGROUPED && !/^[A-Za-z0-9._-]{1,128}$/.test(entry) && !/^#[A-Za-z0-9._:-]{1,128}$/.test(entry)) out.push(`throttled holds ${JSON.stringify(entry)}, not an entry`);
   }
   for (const [entry, until] of Object.entries(snap.holds)) {
     const score = snap.throttled.get(entry);

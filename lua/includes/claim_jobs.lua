@@ -18,7 +18,7 @@
 -- @include step_key
 -- @include step_update
 -- @include key_slots
--- @include admit
+-- @include admit_credited
 -- @include lane_serviceable
 -- Claim up to n jobs under a lease of lease_ms from the server time `now`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
@@ -44,7 +44,7 @@
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an `active` event (j, g, a) per job in turn order: the caller flushes.
 -- Concurrency keys (meta `ks`: includes/key_slots.lua): a popped job whose row names a key at its
--- limit does not start: it parks on that key (a `parked` event, j g k), out of its lane, so the
+-- limit (or its rate limit: the key is then throttled until one more start fits) does not start: it parks on that key (a `parked` event, j g k), out of its lane, so the
 -- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
 -- taken, and its group goes back on the ring if it still has work. `claim_parked` counts them: a
 -- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
@@ -180,89 +180,99 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
-  -- order: an entry's are `made_count[i]` of them from `made_first[i]` on (flat arrays, not three
-  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
-  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
+  -- each entry's jobs, popped from its lane in its order (pop_lane: the ids and, from a zset, their orders)
+  local popped, popped_orders = {}, {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then popped[i], popped_orders[i] = pop_lane(g, take[i], zsize[i], fsize[i]) end
+  end
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
-  for i, g in ipairs(entries) do
-    local rate = rates[g]
-    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
-    local tokens = rate and {} or nil
-    if take[i] > 0 then
-      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_first[i], made_count[i] = #made + 1, #ids
-      local group = g ~= UNGROUPED and g or ''
-      local started_here = 0
-      for p, id in ipairs(ids) do
-        local key = job_key(id)
-        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_slots().take(r[at.ck])
-        if full then
-          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
-          local order = orders and orders[p] or r[at.o]
-          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order, r[at.ck])
-          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
-          claim_parked = claim_parked + 1
-          parked_in[#parked_in + 1] = g
-        else
-          started_here = started_here + 1
-          local attempts = (tonumber(r[2]) or 0) + 1
-          token = token + 1
-          if tokens then tokens[#tokens + 1] = token end
-          if q_limit then started[#started + 1] = token end
-          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-          -- in its row already (orders[p] is nil)
-          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-          local order = orders and orders[p]
-          if order then
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
-          else
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-          end
-          leases[#leases + 1] = deadline
-          leases[#leases + 1] = id
-          held[#held + 1] = id
-          held[#held + 1] = t_text
-          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-          local kids = false
-          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-          -- over once it is claimed (its parent was released: its child finished)
-          local steps = false
-          if r[at.sn] then
-            local sw = r[at.sw]
-            if sw and string.sub(sw, 1, 1) == 'i' then
-              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-              redis.call('HDEL', key, 'sw')
-            end
-            steps = redis.call('HGETALL', step_key(id))
-          end
-          -- this run's attempt: the claims less those given back unstarted (`z`, rarely there); as
-          -- text when it is the claim count's (a Lua number is formatted as a float where it is
-          -- written into the reply and the `active` event)
-          local run = r[4] and attempts - tonumber(r[4]) or a_text
-          made_ids[#made_ids + 1] = id
-          made_runs[#made_runs + 1] = run
-          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+  -- per entry: the jobs it started, and (an entry with a rate limit) their tokens for its starts log
+  local started_in, tokens_of = {}, {}
+  -- the jobs decided in turn order, as n single claims would hand them out: a consumer runs a
+  -- batch in this order, and a concurrency key's room goes to the groups' turns in it, not to
+  -- the first entry's jobs
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local p = (next_of[i] or 0) + 1
+    next_of[i] = p
+    local id = popped[i] and popped[i][p]
+    if id then
+      local g = entries[i]
+      local orders = popped_orders[i]
+      local key = job_key(id)
+      -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+      local r = redis.call('HMGET', key, unpack(row_fields))
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      if full then
+        -- blocked by a key (at its limit or its rate): parked on it in its order (written into
+        -- its row, as a claim does)
+        local order = orders and orders[p] or r[at.o]
+        if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+        key_slots().park(id, full, order, r[at.ck])
+        collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+        claim_parked = claim_parked + 1
+        parked_in[#parked_in + 1] = g
+      else
+        started_in[i] = (started_in[i] or 0) + 1
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        if rates[g] then
+          tokens_of[i] = tokens_of[i] or {}
+          tokens_of[i][#tokens_of[i] + 1] = token
         end
+        if q_limit then started[#started + 1] = token end
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        else
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
+        end
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        held[#held + 1] = id
+        held[#held + 1] = t_text
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
+        -- this run's attempt: the claims less those given back unstarted (`z`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the `active` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
+        local group = g ~= UNGROUPED and g or ''
+        jobs[#jobs + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+        collect_event('active', id, 'g', g ~= UNGROUPED and g or nil, 'a', run)
       end
-      made_count[i] = started_here
-      if g ~= UNGROUPED and started_here > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
-      end
+    end
+  end
+  for i, g in ipairs(entries) do
+    local n_started = started_in[i] or 0
+    if g ~= UNGROUPED and n_started > 0 then
+      counts[#counts + 1] = g
+      counts[#counts + 1] = string.format('%d', actives[g] + n_started)
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
     if rate then
-      log_starts(g, tokens, rate[2], now)
-      if rate[3] + #tokens >= rate[1] then
+      log_starts(g, tokens_of[i] or {}, rate[2], now)
+      if rate[3] + n_started >= rate[1] then
         throttle(g, rate_due(g, rate[1], rate[2], now))
         redis.call('HINCRBY', K_META, 'rated', 1)
       end
@@ -273,19 +283,6 @@ local function claim_jobs(n, lease_ms, now)
     if q_used + #started >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
       redis.call('HINCRBY', K_META, 'rated', 1)
-    end
-  end
-  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
-  -- one entry's jobs listed together would run ahead of the other entries' turns
-  local next_of = {}
-  for _, i in ipairs(turns) do
-    local c = (next_of[i] or 0) + 1
-    next_of[i] = c
-    if c <= (made_count[i] or 0) then
-      local at = made_first[i] + c - 1
-      jobs[#jobs + 1] = made[at]
-      local g = entries[i]
-      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -306,8 +303,7 @@ local function claim_jobs(n, lease_ms, now)
       -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
       -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
       -- would put it there a second time
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
+      admit_credited()
     end
   end
   chunked('ZADD', K_ACTIVE, leases)

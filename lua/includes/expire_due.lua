@@ -6,6 +6,8 @@
 -- @include bury
 -- @include collect_event
 -- @include key_slots
+-- @include admit_credited
+-- @include ring_doorbell
 -- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's `xa`, indexed in
 -- emq:{q}:expiring by it) has come by `now` and that never started go to dead with EMQEXPIRED: out
 -- of their place (a lane, which leaves the ring when it empties; scheduled; a flow parent's
@@ -57,7 +59,11 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_slots().unpark(id, r[9])) then
+        if r[9] and key_slots().unpark(id, r[9]) then
+          -- parked on a key: out of its wait
+        else
+          -- out of its lane, giving back the room a key may have readmitted it with
+          if r[9] then key_slots().credit(r[9]) end
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry
@@ -76,6 +82,7 @@ local function expire_due(now, limit)
     end
   end
   for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
+  if admit_credited() then ring_doorbell() end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
 end

@@ -30,3 +30,6 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'

@@ -12,7 +12,8 @@
 -- `cx` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), `xp`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), `ks` (true once any job named a concurrency key: the claims read a
--- row's `ck` and check its keys, the settles give their slots back, only then), and `ng` (true while every
+-- row's `ck` and check its keys, the settles give their slots back, only then), `kr` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and `ng` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for `dk`, `dt`, `fp` and
 -- `fw` only under `dd` and `fl` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -25,10 +26,10 @@
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read

@@ -13,7 +13,7 @@ local function readmit_due(now, limit)
     local at = closed_until(entry, now)
     if at > now then
       redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry)
-    elseif reopen(entry) then
+    elseif reopen(entry, now) then
       woke = true
     end
   end

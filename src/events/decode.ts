@@ -1,6 +1,7 @@
 /** Entry ids and the decoder of the stream's short fields into QueueEvents (docs/design.md, "Events"). */
 import { InvalidArgumentError, shown } from '../errors.js';
 import { EVENT_NAMES, type QueueEvent } from './events.js';
+import type { RateLimit } from '../queue/rate-limits.js';
 
 const ENTRY_ID = /^(\d{1,20})-(\d{1,20})$/;
 const MAX_ID_PART = 2n ** 64n - 1n;
@@ -24,6 +25,16 @@ export function assertEventId(id: unknown): asserts id is string {
 const number = (text: string | undefined): number | undefined => {
   if (text === undefined || !/^-?\d+$/.test(text)) return undefined;
   return Number(text);
+};
+
+/** A rate limit event's `l` and `p`: null when lifted (both ''), undefined when malformed. */
+const rateOf = (f: ReadonlyMap<string, string>): RateLimit | null | undefined => {
+  const l = f.get('l');
+  const p = f.get('p');
+  if (l === '' && p === '') return null;
+  const limit = number(l);
+  const periodMs = number(p);
+  return limit !== undefined && periodMs !== undefined ? { limit, periodMs } : undefined;
 };
 
 const json = (text: string): { value: unknown } | undefined => {
@@ -63,12 +74,13 @@ function decodeOne(id: string, time: number, f: ReadonlyMap<string, string>): Qu
       return key === undefined || limit === undefined ? undefined : { ...base, event, key, limit };
     }
     case 'rate': {
-      const l = f.get('l');
-      const p = f.get('p');
-      const limit = number(l);
-      const periodMs = number(p);
-      const rate = l === '' && p === '' ? null : limit !== undefined && periodMs !== undefined ? { limit, periodMs } : undefined;
+      const rate = rateOf(f);
       return rate === undefined ? undefined : { ...base, event, ...(group === undefined ? {} : { group }), rate };
+    }
+    case 'key-rate': {
+      const key = f.get('k');
+      const rate = rateOf(f);
+      return key === undefined || rate === undefined ? undefined : { ...base, event, key, rate };
     }
     case 'held': {
       const heldUntil = number(f.get('u'));

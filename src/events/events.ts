@@ -219,6 +219,14 @@ export type QueueEvent =
       readonly limit: number | null;
     })
   | (QueueEventBase & {
+      /** A concurrency key's rate limit changed (`setKeyRateLimit`). */
+      readonly event: 'key-rate';
+      /** The key. */
+      readonly key: string;
+      /** The limit now, null when lifted. */
+      readonly rate: RateLimit | null;
+    })
+  | (QueueEventBase & {
       /** A rate limit changed: the group's, or the queue's own when `group` is absent. */
       readonly event: 'rate';
       /** The group, absent for the queue's own limit. */
@@ -273,6 +281,7 @@ export const EVENT_NAMES: ReadonlySet<string> = new Set<QueueEventName>([
   'cancelling',
   'parked',
   'key-limit',
+  'key-rate',
   'paused',
   'resumed',
   'group-paused',

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "23433c86c70806c4237885c786f6a0a79fb3a0b5",
+    sha1: "bd8db8bcc46cb08e2892975a3aaccc787541aaa4",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -79,6 +79,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -377,7 +380,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -390,10 +394,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -493,39 +497,212 @@ local function admit(batch)
   end
   return claimable
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -534,47 +711,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -604,15 +799,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -766,11 +964,6 @@ local function reap_expired(now, limit)
   if requeued + buried + cancelled > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried + cancelled) end
   return requeued, buried, free_and_admit(freed, batch)
 end
--- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
--- active), or -1 when the zset is empty.
-local function first_score(key)
-  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
-end
 -- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
 -- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
 -- of its waits took. Same slot as the row: it carries the queue's hash tag.
@@ -866,37 +1059,6 @@ local function promote_due(now, limit)
   if #due > 0 or timed_out > 0 then woke = admit(batch) end
   return #due + timed_out, first_score(K_SCHEDULED), woke
 end
--- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
--- K_GRATE; false when it has none (ungrouped work has none of its own).
-local function rate_spec(entry)
-  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
-  if entry == UNGROUPED then return false end
-  return redis.call('HGET', K_GRATE, entry)
-end
--- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
-local function parse_rate(spec)
-  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
-  if not limit then return nil end
-  return tonumber(limit), tonumber(period)
-end
--- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
--- when it has none.
-local function rate_of(entry)
-  return parse_rate(rate_spec(entry))
-end
--- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
--- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
-local function starts_key(entry)
-  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
-  return PREFIX .. 'starts:' .. entry
-end
--- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
--- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
-local function rate_used(entry, period, now)
-  local key = starts_key(entry)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
-  return redis.call('ZCARD', key)
-end
 -- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
 -- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
 -- one more fits (the (used - limit + 1)th oldest start plus the period).
@@ -928,11 +1090,38 @@ local function lane_serviceable(g)
   if not lane_nonempty(g) then return false end
   return group_open(g)
 end
+-- Key k's parked jobs go back to their lanes in their order (emq:{q}:kwait:<k>, lowest first), as
+-- many as it has room for now: its limit less its running jobs (all of them without a limit),
+-- capped by its rate (key_rate_cap, which throttles k while its rate leaves jobs waiting). A key
+-- with no room under its limit readmits nothing: a run of it ends first, and frees them
+-- (key_slots' free). Returns how many went back, and whether work became claimable (the caller
+-- rings the doorbell).
+local function key_readmit(k, now)
+  local wait = PREFIX .. 'kwait:' .. k
+  local c = redis.call('ZCARD', wait)
+  if c == 0 then return 0, false end
+  local limit = tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '')
+  if limit then c = math.min(c, math.max(0, limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'))) end
+  if c > 0 and queue_meta().kr then c = key_rate_cap(k, c, wait, now) end
+  if c == 0 then return 0, false end
+  local parked = redis.call('ZPOPMIN', wait, c)
+  local batch = { order = {} }
+  for i = 1, #parked, 2 do
+    batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+  end
+  return #parked / 2, admit(batch)
+end
 -- A throttled entry whose hold and rate limit let it start again: out of K_THROTTLED (its hold,
 -- over, forgotten), and a ring entry back on the ring when its lane is serviceable. Returns true
 -- when work became claimable (for QUEUE_ENTRY: the ring has entries); the caller rings the doorbell.
-local function reopen(entry)
+-- A concurrency key's entry ('#<key>') readmits the jobs parked on it that it has room for at
+-- \`now\` (includes/key_readmit.lua, which throttles it again while its rate leaves some waiting).
+local function reopen(entry, now)
   redis.call('ZREM', K_THROTTLED, entry)
+  if string.sub(entry, 1, 1) == KEY_MARK then
+    local _, woke = key_readmit(string.sub(entry, 2), now)
+    return woke
+  end
   redis.call('HDEL', K_HOLDS, entry)
   if entry == QUEUE_ENTRY then return redis.call('LLEN', K_RING) > 0 end
   if lane_serviceable(entry) then
@@ -953,7 +1142,7 @@ local function readmit_due(now, limit)
     local at = closed_until(entry, now)
     if at > now then
       redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry)
-    elseif reopen(entry) then
+    elseif reopen(entry, now) then
       woke = true
     end
   end
@@ -1014,77 +1203,6 @@ local function pop_lane(g, count, zn, fn)
   if zk > 0 then redis.call('ZPOPMIN', lane_key(g), zk) end
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
-end
--- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
--- \`now\`; the log expires a period after its newest start, when none of it counts any more.
-local function log_starts(entry, tokens, period, now)
-  if #tokens == 0 then return end
-  local key, at, args = starts_key(entry), string.format('%d', now), {}
-  for _, t in ipairs(tokens) do
-    args[#args + 1] = at
-    args[#args + 1] = string.format('%d', t)
-  end
-  chunked('ZADD', key, args)
-  redis.call('PEXPIRE', key, string.format('%d', period))
-end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
--- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
-local function first_slot()
-  if not queue_meta().sc then return -1 end
-  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
-  if score == nil or score == 'inf' then return -1 end
-  return tonumber(score)
-end
--- The next time something falls due (-1 for none): the first scheduled job's due time, the
--- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
--- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
-local function first_timeout()
-  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
-  return at or -1
-end
-local function next_due()
-  local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
-    queue_meta().st and first_timeout() or -1 }) do
-    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
-  end
-  return soonest
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
-end
--- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
--- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
--- the next due time and sets its timer (a slot already due runs a beat at once).
-local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then
-    push_token(K_SCHED)
-    publish_bell('sched')
-  end
-end
--- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
--- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
--- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
--- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
-local function throttle(entry, at)
-  mark_feature('th')
-  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
-  ring_sched_bell_at(at)
 end
 -- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
 -- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
@@ -1149,6 +1267,14 @@ local function hash_as_table(key)
   redis.call('HSET', key, '~', HASH_AS_TABLE_VALUE)
   redis.call('HDEL', key, '~')
 end
+-- The jobs key_slots' credit took back from keys' waits (a job that left its lane without
+-- starting gives back the room it may have been readmitted with) go back to their lanes. Returns
+-- true when work became claimable (the caller rings the doorbell).
+local function admit_credited()
+  if not key_slots_made then return false end
+  local back = key_slots_made.readmits()
+  return back ~= nil and admit(back)
+end
 -- Claim up to n jobs under a lease of lease_ms from the server time \`now\`, as n turns of the
 -- ring: each turn takes the head entry's next job and sends the entry to the back while it is
 -- still serviceable, so one busy group cannot starve the others and ungrouped work (the entry
@@ -1173,7 +1299,7 @@ end
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
 -- Concurrency keys (meta \`ks\`: includes/key_slots.lua): a popped job whose row names a key at its
--- limit does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
+-- limit (or its rate limit: the key is then throttled until one more start fits) does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
 -- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
 -- taken, and its group goes back on the ring if it still has work. \`claim_parked\` counts them: a
 -- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
@@ -1309,89 +1435,99 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
-  -- order: an entry's are \`made_count[i]\` of them from \`made_first[i]\` on (flat arrays, not three
-  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
-  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
+  -- each entry's jobs, popped from its lane in its order (pop_lane: the ids and, from a zset, their orders)
+  local popped, popped_orders = {}, {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then popped[i], popped_orders[i] = pop_lane(g, take[i], zsize[i], fsize[i]) end
+  end
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
-  for i, g in ipairs(entries) do
-    local rate = rates[g]
-    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
-    local tokens = rate and {} or nil
-    if take[i] > 0 then
-      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_first[i], made_count[i] = #made + 1, #ids
-      local group = g ~= UNGROUPED and g or ''
-      local started_here = 0
-      for p, id in ipairs(ids) do
-        local key = job_key(id)
-        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_slots().take(r[at.ck])
-        if full then
-          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
-          local order = orders and orders[p] or r[at.o]
-          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order, r[at.ck])
-          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
-          claim_parked = claim_parked + 1
-          parked_in[#parked_in + 1] = g
-        else
-          started_here = started_here + 1
-          local attempts = (tonumber(r[2]) or 0) + 1
-          token = token + 1
-          if tokens then tokens[#tokens + 1] = token end
-          if q_limit then started[#started + 1] = token end
-          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-          -- in its row already (orders[p] is nil)
-          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-          local order = orders and orders[p]
-          if order then
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
-          else
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-          end
-          leases[#leases + 1] = deadline
-          leases[#leases + 1] = id
-          held[#held + 1] = id
-          held[#held + 1] = t_text
-          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-          local kids = false
-          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-          -- over once it is claimed (its parent was released: its child finished)
-          local steps = false
-          if r[at.sn] then
-            local sw = r[at.sw]
-            if sw and string.sub(sw, 1, 1) == 'i' then
-              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-              redis.call('HDEL', key, 'sw')
-            end
-            steps = redis.call('HGETALL', step_key(id))
-          end
-          -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
-          -- text when it is the claim count's (a Lua number is formatted as a float where it is
-          -- written into the reply and the \`active\` event)
-          local run = r[4] and attempts - tonumber(r[4]) or a_text
-          made_ids[#made_ids + 1] = id
-          made_runs[#made_runs + 1] = run
-          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+  -- per entry: the jobs it started, and (an entry with a rate limit) their tokens for its starts log
+  local started_in, tokens_of = {}, {}
+  -- the jobs decided in turn order, as n single claims would hand them out: a consumer runs a
+  -- batch in this order, and a concurrency key's room goes to the groups' turns in it, not to
+  -- the first entry's jobs
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local p = (next_of[i] or 0) + 1
+    next_of[i] = p
+    local id = popped[i] and popped[i][p]
+    if id then
+      local g = entries[i]
+      local orders = popped_orders[i]
+      local key = job_key(id)
+      -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+      local r = redis.call('HMGET', key, unpack(row_fields))
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      if full then
+        -- blocked by a key (at its limit or its rate): parked on it in its order (written into
+        -- its row, as a claim does)
+        local order = orders and orders[p] or r[at.o]
+        if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+        key_slots().park(id, full, order, r[at.ck])
+        collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+        claim_parked = claim_parked + 1
+        parked_in[#parked_in + 1] = g
+      else
+        started_in[i] = (started_in[i] or 0) + 1
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        if rates[g] then
+          tokens_of[i] = tokens_of[i] or {}
+          tokens_of[i][#tokens_of[i] + 1] = token
         end
+        if q_limit then started[#started + 1] = token end
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        else
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
+        end
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        held[#held + 1] = id
+        held[#held + 1] = t_text
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the \`active\` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
+        local group = g ~= UNGROUPED and g or ''
+        jobs[#jobs + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+        collect_event('active', id, 'g', g ~= UNGROUPED and g or nil, 'a', run)
       end
-      made_count[i] = started_here
-      if g ~= UNGROUPED and started_here > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
-      end
+    end
+  end
+  for i, g in ipairs(entries) do
+    local n_started = started_in[i] or 0
+    if g ~= UNGROUPED and n_started > 0 then
+      counts[#counts + 1] = g
+      counts[#counts + 1] = string.format('%d', actives[g] + n_started)
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
     if rate then
-      log_starts(g, tokens, rate[2], now)
-      if rate[3] + #tokens >= rate[1] then
+      log_starts(g, tokens_of[i] or {}, rate[2], now)
+      if rate[3] + n_started >= rate[1] then
         throttle(g, rate_due(g, rate[1], rate[2], now))
         redis.call('HINCRBY', K_META, 'rated', 1)
       end
@@ -1402,19 +1538,6 @@ local function claim_jobs(n, lease_ms, now)
     if q_used + #started >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
       redis.call('HINCRBY', K_META, 'rated', 1)
-    end
-  end
-  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
-  -- one entry's jobs listed together would run ahead of the other entries' turns
-  local next_of = {}
-  for _, i in ipairs(turns) do
-    local c = (next_of[i] or 0) + 1
-    next_of[i] = c
-    if c <= (made_count[i] or 0) then
-      local at = made_first[i] + c - 1
-      jobs[#jobs + 1] = made[at]
-      local g = entries[i]
-      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -1435,8 +1558,7 @@ local function claim_jobs(n, lease_ms, now)
       -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
       -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
       -- would put it there a second time
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
+      admit_credited()
     end
   end
   chunked('ZADD', K_ACTIVE, leases)
@@ -1476,6 +1598,13 @@ end
 -- was lowered): take it off the ring if so.
 local function leave_ring(g)
   if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's \`xa\`, indexed in
 -- emq:{q}:expiring by it) has come by \`now\` and that never started go to dead with EMQEXPIRED: out
@@ -1528,7 +1657,11 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_slots().unpark(id, r[9])) then
+        if r[9] and key_slots().unpark(id, r[9]) then
+          -- parked on a key: out of its wait
+        else
+          -- out of its lane, giving back the room a key may have readmitted it with
+          if r[9] then key_slots().credit(r[9]) end
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry
@@ -1547,15 +1680,9 @@ local function expire_due(now, limit)
     end
   end
   for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
+  if admit_credited() then ring_doorbell() end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -1702,7 +1829,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "12b7892e8913b4c85c5e11c2be0c6a957d192df5",
+    sha1: "783972981fe78447eeef04898445ac62ce2fd548",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -1769,6 +1896,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -1883,7 +2013,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -1896,10 +2027,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -2049,39 +2180,225 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -2090,47 +2407,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -2160,15 +2495,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -2190,11 +2528,64 @@ end
 -- Pending job \`id\` of ring entry \`entry\` (its group, or UNGROUPED) leaves the place it waits in:
 -- a concurrency key's wait when it is parked there (\`ck\`, its row's keys; nil for none), else its
 -- lane's zset or arrivals list (found by LREM, linear in the list's length), and the entry leaves
--- the ring when its lane emptied.
+-- the ring when its lane emptied. A job with keys that leaves its lane gives back the room a key
+-- may have readmitted it with (key_slots' credit): the caller admits those (admit_credited).
 local function leave_lane(id, entry, ck)
-  if ck and key_slots().unpark(id, ck) then return end
+  if ck then
+    if key_slots().unpark(id, ck) then return end
+    key_slots().credit(ck)
+  end
   if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
   leave_ring(entry)
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- The jobs key_slots' credit took back from keys' waits (a job that left its lane without
+-- starting gives back the room it may have been readmitted with) go back to their lanes. Returns
+-- true when work became claimable (the caller rings the doorbell).
+local function admit_credited()
+  if not key_slots_made then return false end
+  local back = key_slots_made.readmits()
+  return back ~= nil and admit(back)
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
 end
 -- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
 -- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
@@ -2293,13 +2684,14 @@ for i = 4, #ARGV do
   end
   codes[#codes + 1] = code
 end
+if admit_credited() then ring_doorbell() end
 flush_events()
 return { codes, outbox_written }
 `,
   },
   changePriority: {
     name: "changePriority",
-    sha1: "731642c7fdc149191bc9c120e616b3ea4c1771b3",
+    sha1: "12a6187a55bf0a10661752a097281b2e9f8eadbd",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -2349,6 +2741,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -2412,39 +2807,275 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -2453,47 +3084,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -2523,15 +3172,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -2588,7 +3240,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "715834f8950011ef7033bb89ef95378ee9cb1e94",
+    sha1: "f74a0b7bffa990d5c6ac12e067c2733f531ec1c3",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -2643,6 +3295,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -2674,7 +3329,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -2687,10 +3343,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -3077,39 +3733,117 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -3118,47 +3852,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -3188,15 +3940,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -3264,6 +4019,14 @@ local function admit(batch)
   end
   return claimable
 end
+-- The jobs key_slots' credit took back from keys' waits (a job that left its lane without
+-- starting gives back the room it may have been readmitted with) go back to their lanes. Returns
+-- true when work became claimable (the caller rings the doorbell).
+local function admit_credited()
+  if not key_slots_made then return false end
+  local back = key_slots_made.readmits()
+  return back ~= nil and admit(back)
+end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
@@ -3299,7 +4062,7 @@ end
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
 -- Concurrency keys (meta \`ks\`: includes/key_slots.lua): a popped job whose row names a key at its
--- limit does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
+-- limit (or its rate limit: the key is then throttled until one more start fits) does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
 -- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
 -- taken, and its group goes back on the ring if it still has work. \`claim_parked\` counts them: a
 -- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
@@ -3435,89 +4198,99 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
-  -- order: an entry's are \`made_count[i]\` of them from \`made_first[i]\` on (flat arrays, not three
-  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
-  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
+  -- each entry's jobs, popped from its lane in its order (pop_lane: the ids and, from a zset, their orders)
+  local popped, popped_orders = {}, {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then popped[i], popped_orders[i] = pop_lane(g, take[i], zsize[i], fsize[i]) end
+  end
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
-  for i, g in ipairs(entries) do
-    local rate = rates[g]
-    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
-    local tokens = rate and {} or nil
-    if take[i] > 0 then
-      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_first[i], made_count[i] = #made + 1, #ids
-      local group = g ~= UNGROUPED and g or ''
-      local started_here = 0
-      for p, id in ipairs(ids) do
-        local key = job_key(id)
-        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_slots().take(r[at.ck])
-        if full then
-          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
-          local order = orders and orders[p] or r[at.o]
-          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order, r[at.ck])
-          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
-          claim_parked = claim_parked + 1
-          parked_in[#parked_in + 1] = g
-        else
-          started_here = started_here + 1
-          local attempts = (tonumber(r[2]) or 0) + 1
-          token = token + 1
-          if tokens then tokens[#tokens + 1] = token end
-          if q_limit then started[#started + 1] = token end
-          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-          -- in its row already (orders[p] is nil)
-          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-          local order = orders and orders[p]
-          if order then
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
-          else
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-          end
-          leases[#leases + 1] = deadline
-          leases[#leases + 1] = id
-          held[#held + 1] = id
-          held[#held + 1] = t_text
-          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-          local kids = false
-          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-          -- over once it is claimed (its parent was released: its child finished)
-          local steps = false
-          if r[at.sn] then
-            local sw = r[at.sw]
-            if sw and string.sub(sw, 1, 1) == 'i' then
-              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-              redis.call('HDEL', key, 'sw')
-            end
-            steps = redis.call('HGETALL', step_key(id))
-          end
-          -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
-          -- text when it is the claim count's (a Lua number is formatted as a float where it is
-          -- written into the reply and the \`active\` event)
-          local run = r[4] and attempts - tonumber(r[4]) or a_text
-          made_ids[#made_ids + 1] = id
-          made_runs[#made_runs + 1] = run
-          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+  -- per entry: the jobs it started, and (an entry with a rate limit) their tokens for its starts log
+  local started_in, tokens_of = {}, {}
+  -- the jobs decided in turn order, as n single claims would hand them out: a consumer runs a
+  -- batch in this order, and a concurrency key's room goes to the groups' turns in it, not to
+  -- the first entry's jobs
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local p = (next_of[i] or 0) + 1
+    next_of[i] = p
+    local id = popped[i] and popped[i][p]
+    if id then
+      local g = entries[i]
+      local orders = popped_orders[i]
+      local key = job_key(id)
+      -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+      local r = redis.call('HMGET', key, unpack(row_fields))
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      if full then
+        -- blocked by a key (at its limit or its rate): parked on it in its order (written into
+        -- its row, as a claim does)
+        local order = orders and orders[p] or r[at.o]
+        if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+        key_slots().park(id, full, order, r[at.ck])
+        collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+        claim_parked = claim_parked + 1
+        parked_in[#parked_in + 1] = g
+      else
+        started_in[i] = (started_in[i] or 0) + 1
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        if rates[g] then
+          tokens_of[i] = tokens_of[i] or {}
+          tokens_of[i][#tokens_of[i] + 1] = token
         end
+        if q_limit then started[#started + 1] = token end
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        else
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
+        end
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        held[#held + 1] = id
+        held[#held + 1] = t_text
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the \`active\` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
+        local group = g ~= UNGROUPED and g or ''
+        jobs[#jobs + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+        collect_event('active', id, 'g', g ~= UNGROUPED and g or nil, 'a', run)
       end
-      made_count[i] = started_here
-      if g ~= UNGROUPED and started_here > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
-      end
+    end
+  end
+  for i, g in ipairs(entries) do
+    local n_started = started_in[i] or 0
+    if g ~= UNGROUPED and n_started > 0 then
+      counts[#counts + 1] = g
+      counts[#counts + 1] = string.format('%d', actives[g] + n_started)
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
     if rate then
-      log_starts(g, tokens, rate[2], now)
-      if rate[3] + #tokens >= rate[1] then
+      log_starts(g, tokens_of[i] or {}, rate[2], now)
+      if rate[3] + n_started >= rate[1] then
         throttle(g, rate_due(g, rate[1], rate[2], now))
         redis.call('HINCRBY', K_META, 'rated', 1)
       end
@@ -3528,19 +4301,6 @@ local function claim_jobs(n, lease_ms, now)
     if q_used + #started >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
       redis.call('HINCRBY', K_META, 'rated', 1)
-    end
-  end
-  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
-  -- one entry's jobs listed together would run ahead of the other entries' turns
-  local next_of = {}
-  for _, i in ipairs(turns) do
-    local c = (next_of[i] or 0) + 1
-    next_of[i] = c
-    if c <= (made_count[i] or 0) then
-      local at = made_first[i] + c - 1
-      jobs[#jobs + 1] = made[at]
-      local g = entries[i]
-      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -3561,8 +4321,7 @@ local function claim_jobs(n, lease_ms, now)
       -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
       -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
       -- would put it there a second time
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
+      admit_credited()
     end
   end
   chunked('ZADD', K_ACTIVE, leases)
@@ -3771,6 +4530,13 @@ local function bury(id, err, now, mark, dk, dt, fp, token)
   end
   trim_dead(now)
 end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
 -- Expiry (docs/design/job-controls.md): the jobs whose expiry (the row's \`xa\`, indexed in
 -- emq:{q}:expiring by it) has come by \`now\` and that never started go to dead with EMQEXPIRED: out
 -- of their place (a lane, which leaves the ring when it empties; scheduled; a flow parent's
@@ -3822,7 +4588,11 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_slots().unpark(id, r[9])) then
+        if r[9] and key_slots().unpark(id, r[9]) then
+          -- parked on a key: out of its wait
+        else
+          -- out of its lane, giving back the room a key may have readmitted it with
+          if r[9] then key_slots().credit(r[9]) end
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry
@@ -3841,15 +4611,9 @@ local function expire_due(now, limit)
     end
   end
   for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
+  if admit_credited() then ring_doorbell() end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
-end
--- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
--- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
-local function ring_doorbell()
-  if queue_meta().paused then return end
-  push_token(K_WAKE)
-  publish_bell('wake')
 end
 -- The reply shared by claim, beat and complete-and-claim:
 -- { {now, paused 0|1, next due time, next lease deadline, promoted, requeued, buried}, job, ... }
@@ -3948,7 +4712,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "180a8f50241424e648ec4e088d9bda574a048bea",
+    sha1: "18b4c7677d12611dc953087404d80f60292fb266",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -4007,6 +4771,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -4205,7 +4972,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4218,10 +4986,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -4352,7 +5120,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "bc1f30fc48ba5d4daea94e7c681d0ff14dcdface",
+    sha1: "9bf3c64fd276f5a200a4e04fbf1a32f7950f87cb",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -4421,6 +5189,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -4472,7 +5243,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -4485,10 +5257,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -4831,39 +5603,198 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -4872,47 +5803,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -4942,15 +5891,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -5101,25 +6053,6 @@ local function pop_lane(g, count, zn, fn)
   if fk > 0 then redis.call('LPOP', fifo_key(g), fk) end
   return ids, orders
 end
--- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
-local function parse_rate(spec)
-  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
-  if not limit then return nil end
-  return tonumber(limit), tonumber(period)
-end
--- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
--- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
-local function starts_key(entry)
-  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
-  return PREFIX .. 'starts:' .. entry
-end
--- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
--- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
-local function rate_used(entry, period, now)
-  local key = starts_key(entry)
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
-  return redis.call('ZCARD', key)
-end
 -- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
 -- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
 -- one more fits (the (used - limit + 1)th oldest start plus the period).
@@ -5128,68 +6061,6 @@ local function rate_due(entry, limit, period, now)
   if used < limit then return now end
   local at = redis.call('ZRANGE', starts_key(entry), used - limit, used - limit, 'WITHSCORES')[2]
   return tonumber(at) + period
-end
--- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
--- \`now\`; the log expires a period after its newest start, when none of it counts any more.
-local function log_starts(entry, tokens, period, now)
-  if #tokens == 0 then return end
-  local key, at, args = starts_key(entry), string.format('%d', now), {}
-  for _, t in ipairs(tokens) do
-    args[#args + 1] = at
-    args[#args + 1] = string.format('%d', t)
-  end
-  chunked('ZADD', key, args)
-  redis.call('PEXPIRE', key, string.format('%d', period))
-end
--- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
--- active), or -1 when the zset is empty.
-local function first_score(key)
-  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
-end
--- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
--- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
-local function first_slot()
-  if not queue_meta().sc then return -1 end
-  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
-  if score == nil or score == 'inf' then return -1 end
-  return tonumber(score)
-end
--- The next time something falls due (-1 for none): the first scheduled job's due time, the
--- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
--- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
-local function first_timeout()
-  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
-  return at or -1
-end
-local function next_due()
-  local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
-    queue_meta().st and first_timeout() or -1 }) do
-    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
-  end
-  return soonest
-end
--- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
--- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
--- the next due time and sets its timer (a slot already due runs a beat at once).
-local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then
-    push_token(K_SCHED)
-    publish_bell('sched')
-  end
-end
--- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
--- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
--- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
--- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
-local function throttle(entry, at)
-  mark_feature('th')
-  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
-  ring_sched_bell_at(at)
 end
 -- The children hash of parent \`id\` (docs/design.md, "Flows"): field \`<queue>|<id>\` per child ->
 -- its record \`<token>|<kind>|<body>\` (includes/child_record.lua).
@@ -5290,6 +6161,14 @@ local function step_update(id, index, fields)
   redis.call('HSET', key, index, cjson.encode(record))
   return record
 end
+-- The jobs key_slots' credit took back from keys' waits (a job that left its lane without
+-- starting gives back the room it may have been readmitted with) go back to their lanes. Returns
+-- true when work became claimable (the caller rings the doorbell).
+local function admit_credited()
+  if not key_slots_made then return false end
+  local back = key_slots_made.readmits()
+  return back ~= nil and admit(back)
+end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
@@ -5325,7 +6204,7 @@ end
 -- tokens handed out (flat: id, token as text, ...), for a request's record (claim_reply).
 -- Collects an \`active\` event (j, g, a) per job in turn order: the caller flushes.
 -- Concurrency keys (meta \`ks\`: includes/key_slots.lua): a popped job whose row names a key at its
--- limit does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
+-- limit (or its rate limit: the key is then throttled until one more start fits) does not start: it parks on that key (a \`parked\` event, j g k), out of its lane, so the
 -- lane's next job and the other lanes go on (no head-of-line block); its group's slot is not
 -- taken, and its group goes back on the ring if it still has work. \`claim_parked\` counts them: a
 -- claim that parked any rings the doorbell (claim_reply), since it handed out fewer than asked
@@ -5461,89 +6340,99 @@ local function claim_jobs(n, lease_ms, now)
   local leases = total >= ACTIVE_SKIPLIST_BATCH and { '+inf', ACTIVE_SKIPLIST_MEMBER } or {}
   local token = 0
   if total > 0 then token = redis.call('HINCRBY', K_META, 'fence', total) - total end
-  -- the jobs as the reply carries them, their ids and this run's attempts, entry by entry in pop
-  -- order: an entry's are \`made_count[i]\` of them from \`made_first[i]\` on (flat arrays, not three
-  -- tables an entry: a grouped claim takes one job from each of dozens of entries)
-  local made, made_ids, made_runs, made_first, made_count = {}, {}, {}, {}, {}
+  -- each entry's jobs, popped from its lane in its order (pop_lane: the ids and, from a zset, their orders)
+  local popped, popped_orders = {}, {}
+  for i, g in ipairs(entries) do
+    if take[i] > 0 then popped[i], popped_orders[i] = pop_lane(g, take[i], zsize[i], fsize[i]) end
+  end
   -- the groups' new active counts, written in one HSET (their old ones were read above)
   local counts = {}
   -- the tokens handed out, for the queue's starts log when it has a rate limit
   local started = {}
-  for i, g in ipairs(entries) do
-    local rate = rates[g]
-    -- the tokens handed out for this entry, for its starts log: only an entry with a rate limit keeps one
-    local tokens = rate and {} or nil
-    if take[i] > 0 then
-      local ids, orders = pop_lane(g, take[i], zsize[i], fsize[i])
-      made_first[i], made_count[i] = #made + 1, #ids
-      local group = g ~= UNGROUPED and g or ''
-      local started_here = 0
-      for p, id in ipairs(ids) do
-        local key = job_key(id)
-        -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
-        local r = redis.call('HMGET', key, unpack(row_fields))
-        local full = r[at.ck] and key_slots().take(r[at.ck])
-        if full then
-          -- blocked by a full key: parked on it in its order (written into its row, as a claim does)
-          local order = orders and orders[p] or r[at.o]
-          if orders and orders[p] then redis.call('HSET', key, 'o', order) end
-          key_slots().park(id, full, order, r[at.ck])
-          collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
-          claim_parked = claim_parked + 1
-          parked_in[#parked_in + 1] = g
-        else
-          started_here = started_here + 1
-          local attempts = (tonumber(r[2]) or 0) + 1
-          token = token + 1
-          if tokens then tokens[#tokens + 1] = token end
-          if q_limit then started[#started + 1] = token end
-          -- the numbers as text (see the deadline above); a job from the arrivals list has its order
-          -- in its row already (orders[p] is nil)
-          local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
-          local order = orders and orders[p]
-          if order then
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
-          else
-            redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
-          end
-          leases[#leases + 1] = deadline
-          leases[#leases + 1] = id
-          held[#held + 1] = id
-          held[#held + 1] = t_text
-          -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
-          local kids = false
-          if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
-          -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
-          -- over once it is claimed (its parent was released: its child finished)
-          local steps = false
-          if r[at.sn] then
-            local sw = r[at.sw]
-            if sw and string.sub(sw, 1, 1) == 'i' then
-              step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
-              redis.call('HDEL', key, 'sw')
-            end
-            steps = redis.call('HGETALL', step_key(id))
-          end
-          -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
-          -- text when it is the claim count's (a Lua number is formatted as a float where it is
-          -- written into the reply and the \`active\` event)
-          local run = r[4] and attempts - tonumber(r[4]) or a_text
-          made_ids[#made_ids + 1] = id
-          made_runs[#made_runs + 1] = run
-          made[#made + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+  -- per entry: the jobs it started, and (an entry with a rate limit) their tokens for its starts log
+  local started_in, tokens_of = {}, {}
+  -- the jobs decided in turn order, as n single claims would hand them out: a consumer runs a
+  -- batch in this order, and a concurrency key's room goes to the groups' turns in it, not to
+  -- the first entry's jobs
+  local next_of = {}
+  for _, i in ipairs(turns) do
+    local p = (next_of[i] or 0) + 1
+    next_of[i] = p
+    local id = popped[i] and popped[i][p]
+    if id then
+      local g = entries[i]
+      local orders = popped_orders[i]
+      local key = job_key(id)
+      -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
+      local r = redis.call('HMGET', key, unpack(row_fields))
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      if full then
+        -- blocked by a key (at its limit or its rate): parked on it in its order (written into
+        -- its row, as a claim does)
+        local order = orders and orders[p] or r[at.o]
+        if orders and orders[p] then redis.call('HSET', key, 'o', order) end
+        key_slots().park(id, full, order, r[at.ck])
+        collect_event('parked', id, 'g', g ~= UNGROUPED and g or nil, 'k', full)
+        claim_parked = claim_parked + 1
+        parked_in[#parked_in + 1] = g
+      else
+        started_in[i] = (started_in[i] or 0) + 1
+        local attempts = (tonumber(r[2]) or 0) + 1
+        token = token + 1
+        if rates[g] then
+          tokens_of[i] = tokens_of[i] or {}
+          tokens_of[i][#tokens_of[i] + 1] = token
         end
+        if q_limit then started[#started + 1] = token end
+        -- the numbers as text (see the deadline above); a job from the arrivals list has its order
+        -- in its row already (orders[p] is nil)
+        local a_text, t_text = string.format('%d', attempts), string.format('%d', token)
+        local order = orders and orders[p]
+        if order then
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text, 'o', order)
+        else
+          redis.call('HSET', key, 's', 'active', 'a', a_text, 't', t_text)
+        end
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        held[#held + 1] = id
+        held[#held + 1] = t_text
+        -- a flow parent's children (docs/design.md, "Flows") go with it: its hash is in this slot
+        local kids = false
+        if r[at.fw] then kids = redis.call('HGETALL', kids_key(id)) end
+        -- a job's durable steps (docs/design/steps.md) go with it too; an invoke it waited on is
+        -- over once it is claimed (its parent was released: its child finished)
+        local steps = false
+        if r[at.sn] then
+          local sw = r[at.sw]
+          if sw and string.sub(sw, 1, 1) == 'i' then
+            step_update(id, string.sub(sw, 2), { s = 'done', ft = now })
+            redis.call('HDEL', key, 'sw')
+          end
+          steps = redis.call('HGETALL', step_key(id))
+        end
+        -- this run's attempt: the claims less those given back unstarted (\`z\`, rarely there); as
+        -- text when it is the claim count's (a Lua number is formatted as a float where it is
+        -- written into the reply and the \`active\` event)
+        local run = r[4] and attempts - tonumber(r[4]) or a_text
+        local group = g ~= UNGROUPED and g or ''
+        jobs[#jobs + 1] = claimed_job(id, t_text, group, run, r[3], r[5], r[6], r[at.fp], r[1], kids, steps, r[at.to])
+        collect_event('active', id, 'g', g ~= UNGROUPED and g or nil, 'a', run)
       end
-      made_count[i] = started_here
-      if g ~= UNGROUPED and started_here > 0 then
-        counts[#counts + 1] = g
-        counts[#counts + 1] = string.format('%d', actives[g] + started_here)
-      end
+    end
+  end
+  for i, g in ipairs(entries) do
+    local n_started = started_in[i] or 0
+    if g ~= UNGROUPED and n_started > 0 then
+      counts[#counts + 1] = g
+      counts[#counts + 1] = string.format('%d', actives[g] + n_started)
     end
     -- a group at its rate limit now (or already: nothing else takes it off the ring for it) is
     -- throttled until one more start fits in its window; the rewrite above took it off the ring
+    local rate = rates[g]
     if rate then
-      log_starts(g, tokens, rate[2], now)
-      if rate[3] + #tokens >= rate[1] then
+      log_starts(g, tokens_of[i] or {}, rate[2], now)
+      if rate[3] + n_started >= rate[1] then
         throttle(g, rate_due(g, rate[1], rate[2], now))
         redis.call('HINCRBY', K_META, 'rated', 1)
       end
@@ -5554,19 +6443,6 @@ local function claim_jobs(n, lease_ms, now)
     if q_used + #started >= q_limit then
       throttle(QUEUE_ENTRY, rate_due(QUEUE_ENTRY, q_limit, q_period, now))
       redis.call('HINCRBY', K_META, 'rated', 1)
-    end
-  end
-  -- handed out in turn order, as n single claims would: a consumer runs a batch in this order, so
-  -- one entry's jobs listed together would run ahead of the other entries' turns
-  local next_of = {}
-  for _, i in ipairs(turns) do
-    local c = (next_of[i] or 0) + 1
-    next_of[i] = c
-    if c <= (made_count[i] or 0) then
-      local at = made_first[i] + c - 1
-      jobs[#jobs + 1] = made[at]
-      local g = entries[i]
-      collect_event('active', made_ids[at], 'g', g ~= UNGROUPED and g or nil, 'a', made_runs[at])
     end
   end
   chunked('HSET', K_GACTIVE, counts)
@@ -5587,8 +6463,7 @@ local function claim_jobs(n, lease_ms, now)
       -- jobs another key's room takes back as this claim parks theirs (key_slots' park), after
       -- the ring's repair: admit puts an emptied lane's entry on the ring itself, and the repair
       -- would put it there a second time
-      local back = key_slots_made.readmits()
-      if back then admit(back) end
+      admit_credited()
     end
   end
   chunked('ZADD', K_ACTIVE, leases)
@@ -5801,7 +6676,11 @@ local function expire_due(now, limit)
       if state == 'pending' then
         local entry = group or UNGROUPED
         -- parked on a full concurrency key, or in its lane
-        if not (r[9] and key_slots().unpark(id, r[9])) then
+        if r[9] and key_slots().unpark(id, r[9]) then
+          -- parked on a key: out of its wait
+        else
+          -- out of its lane, giving back the room a key may have readmitted it with
+          if r[9] then key_slots().credit(r[9]) end
           if not lanes[entry] then
             lanes[entry] = {}
             lanes.order[#lanes.order + 1] = entry
@@ -5820,6 +6699,7 @@ local function expire_due(now, limit)
     end
   end
   for _, entry in ipairs(lanes.order) do out_of_lanes(entry, lanes[entry]) end
+  if admit_credited() then ring_doorbell() end
   if buried > 0 then redis.call('HINCRBY', K_META, 'expired', buried) end
   return #ids >= limit, buried
 end
@@ -5990,7 +6870,7 @@ return { codes, claimed, outbox_written }
   },
   counts: {
     name: "counts",
-    sha1: "baf26ee3ad6fa82a6e232bfedbfefaf7ccf0e5a0",
+    sha1: "91f5aa016340eacb03ed7f6860f743afbc5bb64e",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -6043,6 +6923,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
 -- order is not their arrival (a priority, or back in their place after a run), the list the rest.
@@ -6127,7 +7010,7 @@ return {
   },
   deadRetention: {
     name: "deadRetention",
-    sha1: "daf2e4a33a97d25af1c92222a1b9d18386e5f875",
+    sha1: "cbb60f16d52f1c4ef2277aaa3171abda4a374b46",
     lua: `--[[
   dead-retention: the queue's retention of dead jobs (see set-dead-retention).
 
@@ -6167,6 +7050,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 
 local r = redis.call('HMGET', K_META, 'dage', 'dmax')
 return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
@@ -6174,7 +7060,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "174eefc02c16d45d3f1e2240b85a173a5c39a4b6",
+    sha1: "dfa4a961bfeba021c4ca30037006c73716b42a6a",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -6234,6 +7120,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -6423,7 +7312,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6436,10 +7326,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -6670,7 +7560,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "32e27464dd6afefe7fa3fc06db076734d3947ae5",
+    sha1: "20d114babd6e894c8c5f5c79c844edb0d20d60ea",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -6774,6 +7664,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -6853,7 +7746,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -6866,10 +7760,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -7877,7 +8771,7 @@ return reply
   },
   eventsSettings: {
     name: "eventsSettings",
-    sha1: "43dd81dbba311dacabe2a02f83b0e8b91fb60a19",
+    sha1: "f83b570c372ec2368cdf14cab15bc0221a3d69ed",
     lua: `--[[
   events-settings: the queue's events settings (see set-events).
 
@@ -7917,6 +8811,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
@@ -7931,7 +8828,8 @@ local QUEUE_ENTRY = '!'
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -7944,10 +8842,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -7978,7 +8876,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "e85a811b91d9acc3b55a179583406c5cb30cc18f",
+    sha1: "571a948acffbbcd5d7eb6f238f806b10ad8f7f3b",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -8029,6 +8927,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -8108,7 +9009,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8121,10 +9023,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -8161,7 +9063,7 @@ return codes
   },
   fail: {
     name: "fail",
-    sha1: "fa433543c271f7a742c6d8e6c09a2fea26f26500",
+    sha1: "7b235ba705965128342d87280f7443571aa6ce23",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -8218,6 +9120,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -8298,7 +9203,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -8311,10 +9217,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -8602,39 +9508,198 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -8643,47 +9708,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -8713,15 +9796,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -9020,7 +10106,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "f17ce70a39820f78e369687a4dd7de97961e7dc3",
+    sha1: "13540ed674ff69a56bc010a5b5115f36a6b5a332",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -9077,6 +10163,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -9209,7 +10298,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9222,10 +10312,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -9567,7 +10657,7 @@ return reply
   },
   flowAck: {
     name: "flowAck",
-    sha1: "9bb2e54232d132a3c95d635e9c05eac7c6f3d923",
+    sha1: "ad73ed78d8574351ef22ceb7618afc407b74c87c",
     lua: `--[[
   flow-ack: forget outbox entries that were relayed (docs/design.md, "Flows"): each entry is
   removed only as it was written (a newer entry about the same job is another member), so an
@@ -9613,6 +10703,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 
 if #ARGV < 2 then return 0 end
 local removed = 0
@@ -9624,7 +10717,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "c118688d0e5634b7aedab00d1f5cb04261843aef",
+    sha1: "fb790225cd35c1171d511d7b4a1865a7adcc34de",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -9687,6 +10780,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -9807,7 +10903,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -9820,10 +10917,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -10312,7 +11409,7 @@ return { #entries, released }
   },
   getJob: {
     name: "getJob",
-    sha1: "ad5b205717aab36f56fdefde332063d4daafac7b",
+    sha1: "e499402c0f77b9586b813f9f1f057cac28182a79",
     lua: `--[[
   get-job: one job's row.
 
@@ -10361,6 +11458,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -10444,7 +11544,7 @@ return row
   },
   getScheduler: {
     name: "getScheduler",
-    sha1: "5c127b76bb30e6e667458bdd25508e03a1347e79",
+    sha1: "b2b7edf9e5327340f31e1c837521c92ef2c517e8",
     lua: `--[[
   get-scheduler: one scheduler's row and the server's time, read together (an upsert works out
   its next slot from both).
@@ -10487,6 +11587,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The server's clock in milliseconds: the only clock any lease or due time is read from.
 local function now_ms()
   local t = redis.call('TIME')
@@ -10502,7 +11605,7 @@ return { now_ms(), redis.call('HGETALL', scheduler_key(ARGV[2])) }
   },
   groupLimit: {
     name: "groupLimit",
-    sha1: "2a011d64f5e5134feef0f15e753b2186a0aee430",
+    sha1: "94f61e510ce49c449f04e40475bcfbef6d93dfee",
     lua: `--[[
   group-limit: set group g's limit on active jobs, or lift it. Lowering it below the jobs already
   active takes nothing back: no new claim until the group is below it.
@@ -10550,6 +11653,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -10601,7 +11707,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10614,10 +11721,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -10807,7 +11914,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "f8ce103c8d51985b68c41b207e64c2f69c57a691",
+    sha1: "25024505b109b670fab5b6390346aa7700cba26b",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -10856,6 +11963,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -10894,7 +12004,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -10907,10 +12018,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -11093,12 +12204,13 @@ return held
   },
   keyLimit: {
     name: "keyLimit",
-    sha1: "1511ce75219909e5f17c4c9001a0879e610e0abf",
+    sha1: "11f34e9b47b5bdc1786c05e97056f11341e8a362",
     lua: `--[[
   key-limit: set concurrency key k's limit on running jobs, or lift it (docs/design/job-controls.md,
   "Several concurrency keys"). Raising or lifting it readmits as many jobs parked on k as it now
-  has room for (back to their lanes, in their order); lowering it below the jobs already running
-  takes nothing back: no job naming k starts until k is below it.
+  has room for (back to their lanes, in their order; its rate limit, when it has one, caps them);
+  lowering it below the jobs already running takes nothing back: no job naming k starts until k
+  is below it.
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
@@ -11109,7 +12221,8 @@ return held
   Events   \`key-limit\` (k, l: the limit, '' lifted) when the limit changed
   Meta     sets \`ks\` (the claims read a row's keys only under it) before the first limit
   Errors   EMQARG
-  Rings    the doorbell when readmitted jobs are claimable
+  Rings    the doorbell when readmitted jobs are claimable; the schedule bell when its rate
+           throttles the key at the queue's next due time
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
 -- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
@@ -11143,6 +12256,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -11165,7 +12281,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -11178,10 +12295,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -11194,6 +12311,166 @@ local function mark_feature(name)
   if meta[name] then return end
   redis.call('HSET', K_META, name, '1')
   meta[name] = true
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
 end
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
@@ -11271,43 +12548,26 @@ local function admit(batch)
   end
   return claimable
 end
--- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
--- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
--- first-seen order.
-local function batch_entry(batch, g)
-  if g == nil or g == false or g == '' then g = UNGROUPED end
-  local e = batch[g]
-  if not e then
-    e = { z = {}, f = {} }
-    batch[g] = e
-    batch.order[#batch.order + 1] = g
+-- Key k's parked jobs go back to their lanes in their order (emq:{q}:kwait:<k>, lowest first), as
+-- many as it has room for now: its limit less its running jobs (all of them without a limit),
+-- capped by its rate (key_rate_cap, which throttles k while its rate leaves jobs waiting). A key
+-- with no room under its limit readmits nothing: a run of it ends first, and frees them
+-- (key_slots' free). Returns how many went back, and whether work became claimable (the caller
+-- rings the doorbell).
+local function key_readmit(k, now)
+  local wait = PREFIX .. 'kwait:' .. k
+  local c = redis.call('ZCARD', wait)
+  if c == 0 then return 0, false end
+  local limit = tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '')
+  if limit then c = math.min(c, math.max(0, limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'))) end
+  if c > 0 and queue_meta().kr then c = key_rate_cap(k, c, wait, now) end
+  if c == 0 then return 0, false end
+  local parked = redis.call('ZPOPMIN', wait, c)
+  local batch = { order = {} }
+  for i = 1, #parked, 2 do
+    batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
   end
-  return e
-end
--- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
--- with a priority, or one going back in its place.
-local function batch_push(batch, g, score, id)
-  local e = batch_entry(batch, g)
-  e.z[#e.z + 1] = score
-  e.z[#e.z + 1] = id
-end
--- The row of job \`id\` (a "JOB:" id).
-local function job_key(id)
-  return PREFIX .. 'job:' .. id
-end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+  return #parked / 2, admit(batch)
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
@@ -11418,38 +12678,28 @@ if was == set then return 0 end
 mark_feature('ks')
 redis.call('SADD', PREFIX .. 'keys', k)
 if set then redis.call('HSET', PREFIX .. 'klimit', k, set) else redis.call('HDEL', PREFIX .. 'klimit', k) end
--- room for parked jobs: all of them when lifted, else the limit less the jobs running
-local wait = PREFIX .. 'kwait:' .. k
-local room = -1
--- a limit lowered below the jobs running leaves no room (-1 stands for lifted: all of them)
-if set then room = math.max(0, limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0')) end
-local readmitted = 0
-if room ~= 0 and redis.call('EXISTS', wait) == 1 then
-  local parked = room < 0 and redis.call('ZRANGE', wait, 0, -1, 'WITHSCORES') or redis.call('ZPOPMIN', wait, room)
-  if room < 0 then redis.call('DEL', wait) end
-  local batch = { order = {} }
-  for i = 1, #parked, 2 do
-    batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
-    readmitted = readmitted + 1
-  end
-  if admit(batch) then ring_doorbell() end
-end
+-- the parked jobs it has room for now go back to their lanes (a limit lowered below the jobs
+-- running has none; its rate, when it has one, caps them)
+local readmitted, woke = key_readmit(k, now_ms())
+if woke then ring_doorbell() end
 emit('key-limit', nil, 'k', k, 'l', set or '')
 return readmitted
 `,
   },
   keyLimits: {
     name: "keyLimits",
-    sha1: "47adde357d5f90eb6a995a889b006a13d80b5573",
+    sha1: "ddd2f1bfcb8b202a64f96d01721206cbff478a2a",
     lua: `--[[
-  key-limits: every concurrency key the queue's jobs ever named, with its limit, its running jobs
-  and the jobs parked on it (docs/design/job-controls.md, "Several concurrency keys").
+  key-limits: every concurrency key the queue's jobs ever named, with its limit, its running jobs,
+  the jobs parked on it, its rate limit and until when its rate throttles it
+  (docs/design/job-controls.md, "Several concurrency keys").
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
   ARGV[1]  prefix "emq:{q}:"
   ARGV[2]  the most keys to list (>= 1)
-  Derives  emq:{q}:keys, emq:{q}:klimit, emq:{q}:kactive, emq:{q}:kwait:<key>
-  Reply    { {key, limit or -1, running, parked}, ... } sorted by key, at most ARGV[2]
+  Derives  emq:{q}:keys, emq:{q}:klimit, emq:{q}:kactive, emq:{q}:kwait:<key>, emq:{q}:krate
+  Reply    { {key, limit or -1, running, parked, "limit:periodMs" or "", throttled until (ms) or -1}, ... }
+           sorted by key, at most ARGV[2]
   Errors   EMQARG
 ]]
 -- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
@@ -11484,6 +12734,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -11504,14 +12757,542 @@ for i = 1, math.min(#keys, most) do
     tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '-1'),
     tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'),
     redis.call('ZCARD', PREFIX .. 'kwait:' .. k),
+    redis.call('HGET', PREFIX .. 'krate', k) or '',
+    tonumber(redis.call('ZSCORE', K_THROTTLED, KEY_MARK .. k) or '-1'),
   }
 end
 return reply
 `,
   },
+  keyRate: {
+    name: "keyRate",
+    sha1: "19f94fd2aeb15464341160dd39eb2145fd67cb8a",
+    lua: `--[[
+  key-rate: set concurrency key k's rate limit (at most \`limit\` starts of jobs naming it in any
+  window of \`periodMs\`, on the server's clock), or lift it (docs/design/job-controls.md, "A rate
+  per key"). The groups' mechanism under the entry \`#<key>\` (includes/key_rate.lua). Live: a limit
+  raised or lifted readmits the jobs parked on k that it now has room for (its concurrency limit
+  still caps them); one lowered takes nothing back, and the next claim of a job naming k parks it
+  and throttles k until one more start fits. Starts before a limit was set are not counted;
+  lifting one deletes its log.
+
+  KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua)
+  ARGV[1]  prefix "emq:{q}:"
+  ARGV[2]  key (a name: checked by the caller)
+  ARGV[3]  limit (>= 1), or -1 to lift it
+  ARGV[4]  periodMs (>= 1; ignored when lifting)
+  Derives  emq:{q}:krate, emq:{q}:keys, emq:{q}:klimit, emq:{q}:kactive, emq:{q}:kwait:<key>,
+           emq:{q}:starts:#<key>, lanes
+  Reply    the jobs readmitted
+  Events   \`key-rate\` (k, l the limit and p the period, both '' when lifted) when it changed
+  Meta     sets \`ks\` before the first key write; \`kr\` counts the keys with a rate limit (absent
+           for none: the claims and settles read a key's rate only under it)
+  Errors   EMQARG
+  Rings    the doorbell when readmitted jobs are claimable; the schedule bell when k's new
+           throttle time is the queue's next due time
+]]
+-- The queue's fixed keys, in the order src/keyspace.ts passes them to every script, and the
+-- prefix (ARGV[1], "emq:{q}:") from which the per-job and per-group keys are derived. Every
+-- derived key carries the same {q} hash tag, so a script touches one cluster slot.
+local K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE, K_GROUPS, K_SCHED =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12]
+-- The index of completed rows (a zset, score = finished ms): a thirteenth key, so the twelve above
+-- keep their places.
+local K_COMPLETED = KEYS[13]
+-- The events stream (docs/design.md, "Events"): a fourteenth key, so the thirteen above keep theirs.
+local K_EVENTS = KEYS[14]
+-- The schedulers (docs/design.md, "Schedulers"): a zset of scheduler ids scored by their next slot
+-- (ms; +inf for a scheduler that fires no more), a fifteenth key, so the fourteen above keep theirs.
+local K_SCHEDULERS = KEYS[15]
+-- The throttled entries (docs/design.md, "Rate limits and holds"): a zset of ring entries (a group,
+-- UNGROUPED, or QUEUE_ENTRY) scored by when they may start a job again, a sixteenth key.
+local K_THROTTLED = KEYS[16]
+local PREFIX = ARGV[1]
+-- The groups' rate limits (group -> "limit:periodMs"; the queue's own is meta \`rate\`) and the
+-- holds (entry -> the ms it is held until), derived from the prefix (the same slot).
+local K_GRATE, K_HOLDS = PREFIX .. 'grate', PREFIX .. 'holds'
+-- flows (docs/design.md, "Flows"): parents waiting for their children (score: when written), and
+-- the outbox of entries for other jobs' slots (score: when appended)
+local K_WAITING, K_OUTBOX = PREFIX .. 'waiting', PREFIX .. 'outbox'
+-- the jobs completed and sent to dead per minute of the last hour (fields c<minute>, d<minute>:
+-- includes/count_minute.lua writes them, counts.lua reads them)
+local K_MINUTES = PREFIX .. 'minutes'
+-- the queue's name, read off the prefix "emq:{<name>}:"
+local QUEUE_NAME = string.sub(PREFIX, 6, -3)
+-- The ring entry that stands for ungrouped work (the pending zset). Not a valid group name.
+local UNGROUPED = '*'
+-- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
+local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
+-- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
+local function arg_int(v, what, min)
+  local n = tonumber(v)
+  if not n or n ~= math.floor(n) or n < min then
+    error(redis.error_reply('EMQARG ' .. what .. ' must be an integer >= ' .. min .. ', got ' .. tostring(v)))
+  end
+  return n
+end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- When \`entry\` may start one more job under its rate limit (\`limit\` starts per \`period\` ms): now
+-- when fewer than \`limit\` starts are in the window, else the time enough of them leave it that
+-- one more fits (the (used - limit + 1)th oldest start plus the period).
+local function rate_due(entry, limit, period, now)
+  local used = rate_used(entry, period, now)
+  if used < limit then return now end
+  local at = redis.call('ZRANGE', starts_key(entry), used - limit, used - limit, 'WITHSCORES')[2]
+  return tonumber(at) + period
+end
+-- When ring entry \`entry\` (or QUEUE_ENTRY) may start a job again, as far as its hold and its rate
+-- limit say (its pause, concurrency limit and lane aside): a time <= now means it may now.
+local function closed_until(entry, now)
+  local at = tonumber(redis.call('HGET', K_HOLDS, entry)) or 0
+  local limit, period = rate_of(entry)
+  if limit then
+    local due = rate_due(entry, limit, period, now)
+    if due > at then at = due end
+  end
+  return at
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
+-- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
+-- order is not their arrival (a priority, or back in their place after a run), the list the rest.
+local function lane_key(g)
+  if g == UNGROUPED then return K_PENDING end
+  return PREFIX .. 'lane:' .. g
+end
+-- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
+-- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
+-- for UNGROUPED, else \`emq:{q}:fifo:<g>\` (a group name has no ':', so no two keys collide).
+local function fifo_key(g)
+  if g == UNGROUPED then return PREFIX .. 'fifo' end
+  return PREFIX .. 'fifo:' .. g
+end
+-- Whether ring entry g holds any claimable job: its arrivals list or its zset exists (Redis
+-- deletes a list or zset with no member), in one call.
+local function lane_nonempty(g)
+  return redis.call('EXISTS', fifo_key(g), lane_key(g)) > 0
+end
+-- Whether group g's pause and concurrency limit let it hand out a job now (ungrouped work has
+-- neither): group_open without the throttle, for a caller that asked about many entries' throttles
+-- at once (admit).
+local function group_admits(g)
+  if g == UNGROUPED then return true end
+  if redis.call('SISMEMBER', K_GPAUSED, g) == 1 then return false end
+  local limit = redis.call('HGET', K_GLIMIT, g)
+  if not limit then return true end
+  return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Key k's parked jobs go back to their lanes in their order (emq:{q}:kwait:<k>, lowest first), as
+-- many as it has room for now: its limit less its running jobs (all of them without a limit),
+-- capped by its rate (key_rate_cap, which throttles k while its rate leaves jobs waiting). A key
+-- with no room under its limit readmits nothing: a run of it ends first, and frees them
+-- (key_slots' free). Returns how many went back, and whether work became claimable (the caller
+-- rings the doorbell).
+local function key_readmit(k, now)
+  local wait = PREFIX .. 'kwait:' .. k
+  local c = redis.call('ZCARD', wait)
+  if c == 0 then return 0, false end
+  local limit = tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '')
+  if limit then c = math.min(c, math.max(0, limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'))) end
+  if c > 0 and queue_meta().kr then c = key_rate_cap(k, c, wait, now) end
+  if c == 0 then return 0, false end
+  local parked = redis.call('ZPOPMIN', wait, c)
+  local batch = { order = {} }
+  for i = 1, #parked, 2 do
+    batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+  end
+  return #parked / 2, admit(batch)
+end
+-- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
+-- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
+local function ring_doorbell()
+  if queue_meta().paused then return end
+  push_token(K_WAKE)
+  publish_bell('wake')
+end
+-- Collect one event of this script call, to be written by flush_events (emit writes at once):
+-- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
+-- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
+-- \`l\`). The field names are the stream's short ones (docs/design.md, "Events"): g group, a attempt,
+-- d due ms, x error, r result, rt result left out, p progress, l limit, n count, s state. A value
+-- may be a Lua number: redis.call writes an integer below 2^53 in full.
+-- The events of one call are kept in one flat list (\`event_fields\`) with where each one starts
+-- (\`event_starts\`), and the pairs are named parameters, not \`...\`: a batch of a thousand events
+-- costs appends, not a table an event.
+local event_fields, event_starts = {}, {}
+-- whether events are off (meta \`ecap\` 0: includes/events_settings.lua), asked once a call: then
+-- nothing is collected, which flush_events would drop, and a batch paid each event's appends
+local events_off = nil
+local function collect_event(event, id, f1, v1, f2, v2, f3, v3, f4, v4)
+  if events_off == nil then events_off = queue_meta().ecap == '0' end
+  if events_off then return end
+  local fields = event_fields
+  local n = #fields
+  event_starts[#event_starts + 1] = n + 1
+  fields[n + 1] = 'e'
+  fields[n + 2] = event
+  n = n + 2
+  if id then
+    fields[n + 1] = 'j'
+    fields[n + 2] = id
+    n = n + 2
+  end
+  if v1 then
+    fields[n + 1] = f1
+    fields[n + 2] = v1
+    n = n + 2
+  end
+  if v2 then
+    fields[n + 1] = f2
+    fields[n + 2] = v2
+    n = n + 2
+  end
+  if v3 then
+    fields[n + 1] = f3
+    fields[n + 2] = v3
+    n = n + 2
+  end
+  if v4 then
+    fields[n + 1] = f4
+    fields[n + 2] = v4
+  end
+end
+-- The queue's events settings, read with the call's other settings (includes/queue_meta.lua):
+-- meta \`ecap\`, the stream's MAXLEN as text (absent: DEFAULT_EVENTS_CAP; '0': events off, nothing
+-- is written and the stream never exists), and meta \`erb\`, the most bytes of a result a
+-- \`completed\` event carries (absent: DEFAULT_EVENT_RESULT_BYTES).
+-- set-events writes both; these defaults equal DEFAULT_EVENTS_SETTINGS in src/events/events.ts.
+local DEFAULT_EVENTS_CAP, DEFAULT_EVENT_RESULT_BYTES = '10000', 1024
+local function events_settings()
+  local meta = queue_meta()
+  return meta.ecap or DEFAULT_EVENTS_CAP, tonumber(meta.erb) or DEFAULT_EVENT_RESULT_BYTES
+end
+-- Write the events collected in this call (collect_event) to the events stream, in the order they
+-- were collected, and forget them: one XADD ... MAXLEN ~ <cap> * for up to EVENTS_PER_ENTRY events
+-- (and at most EVENT_VALUES_PER_ENTRY values, under Lua's unpack limit), so a batch of a hundred
+-- settles costs one command, not a hundred. An entry is a run of events, each starting with its
+-- field \`e\`; an entry of one event is the event's fields alone. Nothing is read or written when
+-- nothing was collected, and nothing is written when the queue's cap is 0 (events off): the
+-- stream is then never created.
+local EVENTS_PER_ENTRY, EVENT_VALUES_PER_ENTRY = 500, 7000
+local function flush_events()
+  local count = #event_starts
+  if count == 0 then return end
+  local cap = events_settings()
+  if cap ~= '0' then
+    local first = 1
+    while first <= count do
+      local from = event_starts[first]
+      local last = math.min(first + EVENTS_PER_ENTRY - 1, count)
+      -- the values of events first..last end where event last + 1 starts
+      local to = (event_starts[last + 1] or #event_fields + 1) - 1
+      while last > first and to - from + 1 > EVENT_VALUES_PER_ENTRY do
+        last = last - 1
+        to = event_starts[last + 1] - 1
+      end
+      redis.call('XADD', K_EVENTS, 'MAXLEN', '~', cap, '*', unpack(event_fields, from, to))
+      first = last + 1
+    end
+  end
+  event_fields, event_starts = {}, {}
+end
+-- Append one event to the queue's events stream now (see collect_event for the arguments), with
+-- any events collected before it in the same entry, in order. For a script that makes one
+-- transition per call (pause, remove, progress...); a batch collects its events and flushes once.
+local function emit(event, id, ...)
+  collect_event(event, id, ...)
+  flush_events()
+end
+
+local k = ARGV[2]
+local entry = KEY_MARK .. k
+local limit = arg_int(ARGV[3], 'limit', -1)
+if limit == 0 then error(redis.error_reply('EMQARG limit must be an integer >= 1, or -1 to lift it, got 0')) end
+local period = 0
+if limit > 0 then period = arg_int(ARGV[4], 'periodMs', 1) end
+local set = limit > 0 and string.format('%d:%d', limit, period) or false
+if redis.call('HGET', PREFIX .. 'krate', k) == set then return 0 end
+mark_feature('ks')
+redis.call('SADD', PREFIX .. 'keys', k)
+if set then redis.call('HSET', PREFIX .. 'krate', k, set) else redis.call('HDEL', PREFIX .. 'krate', k) end
+local kr = redis.call('HLEN', PREFIX .. 'krate')
+if kr > 0 then redis.call('HSET', K_META, 'kr', kr) else redis.call('HDEL', K_META, 'kr') end
+queue_meta().kr = kr > 0
+if not set then redis.call('DEL', starts_key(entry)) end
+
+-- k's throttle under the new limit: moved when it still may not start one more, else over, with
+-- the parked jobs it has room for readmitted (which throttles it again while its rate leaves
+-- some waiting)
+local now = now_ms()
+local readmitted, woke = 0, false
+local at = closed_until(entry, now)
+if at > now then
+  if redis.call('ZSCORE', K_THROTTLED, entry) then redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry) end
+else
+  redis.call('ZREM', K_THROTTLED, entry)
+  readmitted, woke = key_readmit(k, now)
+end
+if woke then ring_doorbell() end
+emit('key-rate', nil, 'k', k, 'l', set and string.format('%d', limit) or '', 'p', set and string.format('%d', period) or '')
+return readmitted
+`,
+  },
   listDead: {
     name: "listDead",
-    sha1: "a880890c41200093f2f19f31a142ee9fa2c83673",
+    sha1: "e66fb25122f6ee9859656242b5c12c8efa42ef22",
     lua: `--[[
   list-dead: the most recently buried jobs, newest first.
 
@@ -11555,6 +13336,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -11605,7 +13389,7 @@ return reply
   },
   listGroups: {
     name: "listGroups",
-    sha1: "68bc9c0bcaa326aa20bd5ed9a056b3d1ec1a4a89",
+    sha1: "636a2cc83fb994e996ea50aa3742ee1db3a900f8",
     lua: `--[[
   list-groups: one page of the queue's groups (emq:{q}:groups: every group that ever had a lane),
   each with its numbers, for a reader (the HTTP API, the dashboard, \`emq groups\`). A walk by SSCAN:
@@ -11659,6 +13443,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -11738,7 +13525,7 @@ return { cursor, rows }
   },
   listJobs: {
     name: "listJobs",
-    sha1: "5b10b72dded0549ee31fc5dfa8276cdd5a3c627d",
+    sha1: "a1ad8304e048871dafb9e9ff8378775a409dcfd4",
     lua: `--[[
   list-jobs: a page of the jobs in one state, in that state's order:
     pending    lane by lane, ungrouped work first, then the groups by name, then the jobs parked
@@ -11799,6 +13586,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -12046,7 +13836,7 @@ return {names, redis.call('HGETALL', KEYS[2])}
   },
   listSchedulers: {
     name: "listSchedulers",
-    sha1: "419f259300f4e5e5f0e8e03688e810ce3ccb31a9",
+    sha1: "6b1f4644a01a609034886c79fbf25db1dd0bf0d6",
     lua: `--[[
   list-schedulers: a page of the queue's schedulers, soonest next slot first (those that fire no
   more last, by id).
@@ -12091,6 +13881,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -12116,7 +13909,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "fb7593e9ca78bcb360280f0bc8d8f4138c25e904",
+    sha1: "b02a9a9fed983d3bc2956ffd10453fc1f4e4e45e",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -12162,6 +13955,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -12217,39 +14013,275 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
+-- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
+-- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
+-- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
+-- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
+-- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
+-- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
+-- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
+-- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
+-- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
+-- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
+-- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
+-- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
+-- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
+-- generated id is known new: includes/take_seq.lua). A queue that never used one
+-- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
+-- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
+-- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
+-- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
+-- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
+-- One read where a call that rings the doorbell, claims and writes events read three times.
+-- A script that writes one of these fields writes it before its first read (resume, set-events
+-- and obliterate do), or the rest of its call sees what it was.
+local queue_meta_read = nil
+local function queue_meta()
+  if not queue_meta_read then
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
+    queue_meta_read = {
+      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
+    }
+  end
+  return queue_meta_read
+end
+
+-- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
+-- the first write of what it guards (see above); no write when it is set already.
+local function mark_feature(name)
+  local meta = queue_meta()
+  if meta[name] then return end
+  redis.call('HSET', K_META, name, '1')
+  meta[name] = true
+end
+-- The server's clock in milliseconds: the only clock any lease or due time is read from.
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -12258,47 +14290,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -12328,15 +14378,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -12370,50 +14423,6 @@ local function group_admits(g)
   if not limit then return true end
   return tonumber(redis.call('HGET', K_GACTIVE, g) or '0') < tonumber(limit)
 end
--- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
--- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
--- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
--- limit "limit:periodMs", false for none), \`grates\` (how many groups have one, false for none),
--- and the flags of the features a queue may never use: \`dd\` (true once any job took a dedupe key),
--- \`fl\` (true once any job of a flow was written here), \`sc\` (true once any scheduler was made) and
--- \`th\` (true once any entry was throttled: held, or at a rate limit), \`st\` (true once any job
--- recorded a durable step: claims read a row's \`sn\` and \`sw\`, beats the sleepers and the waits'
--- timeouts, docs/design/steps.md), \`tm\` (true once any job had a timeout of its own: claims read
--- its \`to\`), \`cx\` (true while any running job's cancel is asked and its run not ended: meta \`cx\`
--- counts them, lua/cancel.lua and includes/end_cancelled.lua; the settles that end a run read its
--- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
--- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
--- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
--- generated id is known new: includes/take_seq.lua). A queue that never used one
--- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
--- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
--- outbox only under \`fl\`, the schedulers only under \`sc\` (first_slot, due_schedulers) and the
--- throttled entries only under \`th\` (next_due, readmit_due, admit, free_slots, group_open).
--- Each flag is set (mark_feature) before the first key or field it guards is written, and stays.
--- One read where a call that rings the doorbell, claims and writes events read three times.
--- A script that writes one of these fields writes it before its first read (resume, set-events
--- and obliterate do), or the rest of its call sees what it was.
-local queue_meta_read = nil
-local function queue_meta()
-  if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
-    queue_meta_read = {
-      paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
-    }
-  end
-  return queue_meta_read
-end
-
--- Set feature flag \`name\` ('sc' or 'th') for good, in meta and for the rest of the call, before
--- the first write of what it guards (see above); no write when it is set already.
-local function mark_feature(name)
-  local meta = queue_meta()
-  if meta[name] then return end
-  redis.call('HSET', K_META, name, '1')
-  meta[name] = true
-end
 -- Whether ring entry g may hand out a job now, its lane aside: not throttled (held, or at its rate
 -- limit: includes/throttle.lua), and for a group not paused and below its limit.
 local function group_open(g)
@@ -12429,19 +14438,6 @@ end
 -- was lowered): take it off the ring if so.
 local function leave_ring(g)
   if not lane_serviceable(g) then redis.call('LREM', K_RING, 0, g) end
-end
--- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
--- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
--- of a command that answers one value per member, concatenated (nothing for other commands).
-local function chunked(command, key, list)
-  local out = {}
-  for i = 1, #list, 1000 do
-    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
-    if type(reply) == 'table' then
-      for _, v in ipairs(reply) do out[#out + 1] = v end
-    end
-  end
-  return out
 end
 -- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
 -- zset and arrivals list, record new groups, and put each entry whose lane just became
@@ -12484,20 +14480,6 @@ local function admit_one(g, score, id)
   batch_push(batch, g, score, id)
   return admit(batch)
 end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
-end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
@@ -12536,7 +14518,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "97317d4c817e20d42017d0aa5168394d8400d9d4",
+    sha1: "c2a257bc94e3ffbdc167f7960250129146c6f8ff",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -12598,6 +14580,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -12852,7 +14837,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -12865,10 +14851,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -13045,6 +15031,8 @@ end
 
 -- the rate limits and holds: a group's starts log exists only while it has a limit
 for _, g in ipairs(redis.call('HKEYS', K_GRATE)) do redis.call('DEL', starts_key(g)) end
+-- and the concurrency keys' (their rate limits and starts logs: includes/key_rate.lua)
+for _, k in ipairs(redis.call('HKEYS', PREFIX .. 'krate')) do redis.call('DEL', starts_key(KEY_MARK .. k)) end
 redis.call('DEL', K_THROTTLED, K_GRATE, K_HOLDS, starts_key(QUEUE_ENTRY))
 -- flow news not yet relayed goes back with the reply, for the caller to relay, with this call's
 local left = redis.call('ZRANGE', K_OUTBOX, 0, -1)
@@ -13054,7 +15042,7 @@ redis.call('DEL', K_OUTBOX, K_WAITING)
 for _, name in ipairs(redis.call('SMEMBERS', PREFIX .. 'evnames')) do
   redis.call('DEL', PREFIX .. 'shapes:' .. name, PREFIX .. 'kept:' .. name, PREFIX .. 'keptd:' .. name)
 end
-redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring', PREFIX .. 'keys', PREFIX .. 'klimit', PREFIX .. 'kactive')
+redis.call('DEL', PREFIX .. 'evnames', PREFIX .. 'sleeping', PREFIX .. 'awaiting', PREFIX .. 'expiring', PREFIX .. 'keys', PREFIX .. 'klimit', PREFIX .. 'kactive', PREFIX .. 'krate')
 redis.call('DEL', K_META, K_PENDING, K_RING, K_ACTIVE, K_SCHEDULED, K_DEAD, K_WAKE, K_GPAUSED, K_GLIMIT, K_GACTIVE,
   K_GROUPS, K_SCHED, K_COMPLETED, K_EVENTS, K_SCHEDULERS, PREFIX .. 'fifo', K_MINUTES)
 return { 1, deleted, outbox_written }
@@ -13062,7 +15050,7 @@ return { 1, deleted, outbox_written }
   },
   pauseGroup: {
     name: "pauseGroup",
-    sha1: "68b4ce3e5d31d674fe45345a838f6c1ed70fa552",
+    sha1: "fedab7fbc244ba1c24cfbddb75b1a9f824d3b8f8",
     lua: `--[[
   pause-group: group g hands out nothing until resumed (its lane leaves the ring); its leased jobs
   finish normally and new jobs still enter its lane.
@@ -13105,6 +15093,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
 -- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
@@ -13128,7 +15119,8 @@ local QUEUE_ENTRY = '!'
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13141,10 +15133,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -13254,7 +15246,7 @@ return paused
   },
   pause: {
     name: "pause",
-    sha1: "edbea80c0000408c6c182039b41be1bb12606906",
+    sha1: "9ac1fbed67abc74c3d4deb9d791c7130b698c19b",
     lua: `--[[
   pause: the queue hands out nothing until resumed; leased jobs finish normally.
 
@@ -13295,6 +15287,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- Collect one event of this script call, to be written by flush_events (emit writes at once):
 -- its name \`event\`, the job \`id\` (nil for an event of the queue or a group), then up to four
 -- field-value pairs, each left out when its value is nil or false ('' is a value: a lifted limit's
@@ -13318,7 +15313,8 @@ local QUEUE_ENTRY = '!'
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13331,10 +15327,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -13440,7 +15436,7 @@ return paused
   },
   progress: {
     name: "progress",
-    sha1: "d52b8ea3a52f9f81bf41e15d58214c7a35d63999",
+    sha1: "0eb7f89f76bbe9bd18723fbeb53ab0e022fef6cd",
     lua: `--[[
   progress: write a leased job's progress into its row (\`pg\`), fenced on (id, token) like every
   settle: a holder whose lease was reaped, or whose job was removed, writes nothing.
@@ -13493,6 +15489,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -13518,7 +15517,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13531,10 +15531,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -13722,7 +15722,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "447b29244f81a70b7b1cd853bf2864da2679ce6f",
+    sha1: "bbedcd7eff2531863422dd4377baae59a34e1106",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -13769,6 +15769,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -13862,7 +15865,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -13875,10 +15879,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -14074,10 +16078,12 @@ local function promote_due(now, limit)
   return #due + timed_out, first_score(K_SCHEDULED), woke
 end
 -- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
--- K_GRATE; false when it has none (ungrouped work has none of its own).
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
 local function rate_spec(entry)
   if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
   if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
   return redis.call('HGET', K_GRATE, entry)
 end
 -- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
@@ -14135,11 +16141,131 @@ local function lane_serviceable(g)
   if not lane_nonempty(g) then return false end
   return group_open(g)
 end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Key k's parked jobs go back to their lanes in their order (emq:{q}:kwait:<k>, lowest first), as
+-- many as it has room for now: its limit less its running jobs (all of them without a limit),
+-- capped by its rate (key_rate_cap, which throttles k while its rate leaves jobs waiting). A key
+-- with no room under its limit readmits nothing: a run of it ends first, and frees them
+-- (key_slots' free). Returns how many went back, and whether work became claimable (the caller
+-- rings the doorbell).
+local function key_readmit(k, now)
+  local wait = PREFIX .. 'kwait:' .. k
+  local c = redis.call('ZCARD', wait)
+  if c == 0 then return 0, false end
+  local limit = tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '')
+  if limit then c = math.min(c, math.max(0, limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'))) end
+  if c > 0 and queue_meta().kr then c = key_rate_cap(k, c, wait, now) end
+  if c == 0 then return 0, false end
+  local parked = redis.call('ZPOPMIN', wait, c)
+  local batch = { order = {} }
+  for i = 1, #parked, 2 do
+    batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+  end
+  return #parked / 2, admit(batch)
+end
 -- A throttled entry whose hold and rate limit let it start again: out of K_THROTTLED (its hold,
 -- over, forgotten), and a ring entry back on the ring when its lane is serviceable. Returns true
 -- when work became claimable (for QUEUE_ENTRY: the ring has entries); the caller rings the doorbell.
-local function reopen(entry)
+-- A concurrency key's entry ('#<key>') readmits the jobs parked on it that it has room for at
+-- \`now\` (includes/key_readmit.lua, which throttles it again while its rate leaves some waiting).
+local function reopen(entry, now)
   redis.call('ZREM', K_THROTTLED, entry)
+  if string.sub(entry, 1, 1) == KEY_MARK then
+    local _, woke = key_readmit(string.sub(entry, 2), now)
+    return woke
+  end
   redis.call('HDEL', K_HOLDS, entry)
   if entry == QUEUE_ENTRY then return redis.call('LLEN', K_RING) > 0 end
   if lane_serviceable(entry) then
@@ -14160,25 +16286,11 @@ local function readmit_due(now, limit)
     local at = closed_until(entry, now)
     if at > now then
       redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry)
-    elseif reopen(entry) then
+    elseif reopen(entry, now) then
       woke = true
     end
   end
   return woke
-end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
@@ -14239,7 +16351,7 @@ return { moved, next_due }
   },
   rateLimits: {
     name: "rateLimits",
-    sha1: "75a4085dc380d2dd3b8c32504e1bcf18c3ac8f40",
+    sha1: "63538f0b4bf1c22eaa785632626b3f371b2509f9",
     lua: `--[[
   rate-limits: the queue's rate limits, holds and throttled entries, for a reader (stats, the HTTP
   API, the dashboard).
@@ -14285,6 +16397,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -14314,7 +16429,7 @@ return { now_ms(), redis.call('HGET', K_META, 'rate') or '', redis.call('HGETALL
   },
   readEvents: {
     name: "readEvents",
-    sha1: "2447468ea18e7fcf415a808f016b5e2cf87924f2",
+    sha1: "ebbec7791412e7af792a953e12862533d527da3d",
     lua: `--[[
   read-events: a page of the queue's events stream, oldest first, after an entry id. An entry is
   the events of one script call, each starting with its field \`e\` (docs/design.md, "Events"), and
@@ -14360,6 +16475,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -14404,7 +16522,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "cac1111fbe116793550eb8f0597d8706a20e2ad9",
+    sha1: "d59c49545686faaf6ac8a1732ff694d2f5381d32",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -14454,6 +16572,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -14752,7 +16873,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -14765,10 +16887,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -14868,39 +16990,212 @@ local function admit(batch)
   end
   return claimable
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
+-- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
+-- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
+local function push_token(key)
+  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
+-- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
+-- partitioned queue waits for every partition a master serves on one connection to it, where one
+-- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
+-- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
+local function publish_bell(kind)
+  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -14909,47 +17204,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -14979,15 +17292,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -15141,20 +17457,6 @@ local function reap_expired(now, limit)
   if requeued + buried + cancelled > 0 then redis.call('HINCRBY', K_META, 'stalled', requeued + buried + cancelled) end
   return requeued, buried, free_and_admit(freed, batch)
 end
--- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
--- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
--- LTRIM per 32 pushes instead of one per push (a parked consumer needs one token, not 64).
-local function push_token(key)
-  if redis.call('LPUSH', key, '1') > 64 then redis.call('LTRIM', key, 0, 31) end
-end
--- A partition's bells also go out by sharded pub/sub: SPUBLISH \`kind\` ('wake': claim, 'sched': re-read
--- the next due time) on the channel named as its doorbell key, in its own slot. A consumer of a
--- partitioned queue waits for every partition a master serves on one connection to it, where one
--- BLPOP cannot wait on two slots (docs/design.md, "Partitioned queues"). A partition is known by its
--- name (\`q~i\`: no other queue's name holds a \`~\`), so an unpartitioned queue pays no command.
-local function publish_bell(kind)
-  if string.find(PREFIX, '~', 1, true) then redis.call('SPUBLISH', K_WAKE, kind) end
-end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
 local function ring_doorbell()
@@ -15250,7 +17552,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "9bccda78c7b7d66754dc6fc1a8b1986419992109",
+    sha1: "e2341db8bfe5d07e838c90f9001d9d07561ce6ad",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -15308,6 +17610,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -15383,7 +17688,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -15396,10 +17702,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -15692,39 +17998,198 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -15733,47 +18198,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -15803,15 +18286,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -15933,56 +18419,6 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
--- active), or -1 when the zset is empty.
-local function first_score(key)
-  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
-end
--- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
--- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
--- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
-local function first_slot()
-  if not queue_meta().sc then return -1 end
-  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
-  if score == nil or score == 'inf' then return -1 end
-  return tonumber(score)
-end
--- The next time something falls due (-1 for none): the first scheduled job's due time, the
--- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
--- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
--- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
--- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
-local function first_timeout()
-  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
-  return at or -1
-end
-local function next_due()
-  local soonest = -1
-  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
-    queue_meta().st and first_timeout() or -1 }) do
-    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
-  end
-  return soonest
-end
--- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
--- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
--- the next due time and sets its timer (a slot already due runs a beat at once).
-local function ring_sched_bell_at(at)
-  if at >= 0 and next_due() == at then
-    push_token(K_SCHED)
-    publish_bell('sched')
-  end
-end
--- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
--- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
--- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
--- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
--- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
-local function throttle(entry, at)
-  mark_feature('th')
-  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
-  ring_sched_bell_at(at)
-end
 -- Hold ring entry \`entry\` (a group, or UNGROUPED) until \`until_ms\` (server ms), or until the end of
 -- a longer hold it has: its hold in K_HOLDS, the entry throttled until then and off the ring.
 -- Returns the time it is held until.
@@ -16072,7 +18508,7 @@ return { codes, outbox_written }
   },
   removeScheduler: {
     name: "removeScheduler",
-    sha1: "469032d60f0d5df127f2bfd31ed2d9ec3fe082fe",
+    sha1: "a4d4d61143aa3c1f233a000687f20b1c81719374",
     lua: `--[[
   remove-scheduler: scheduler \`id\` fires no more, and its row is deleted. Jobs it fired stay as
   they are (they are jobs like any other).
@@ -16115,6 +18551,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
 local function scheduler_key(id)
   return PREFIX .. 'scheduler:' .. id
@@ -16127,7 +18566,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "0b5c0a3fb99e087b984335f10a803120385c4267",
+    sha1: "340dafba1bf19afe0e1b2edd1fbd0b5e01b92254",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -16180,6 +18619,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -16261,7 +18703,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16274,10 +18717,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -16587,39 +19030,198 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -16628,47 +19230,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -16698,15 +19318,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -16754,9 +19377,13 @@ end
 -- Pending job \`id\` of ring entry \`entry\` (its group, or UNGROUPED) leaves the place it waits in:
 -- a concurrency key's wait when it is parked there (\`ck\`, its row's keys; nil for none), else its
 -- lane's zset or arrivals list (found by LREM, linear in the list's length), and the entry leaves
--- the ring when its lane emptied.
+-- the ring when its lane emptied. A job with keys that leaves its lane gives back the room a key
+-- may have readmitted it with (key_slots' credit): the caller admits those (admit_credited).
 local function leave_lane(id, entry, ck)
-  if ck and key_slots().unpark(id, ck) then return end
+  if ck then
+    if key_slots().unpark(id, ck) then return end
+    key_slots().credit(ck)
+  end
   if redis.call('ZREM', lane_key(entry), id) == 0 then redis.call('LREM', fifo_key(entry), 1, id) end
   leave_ring(entry)
 end
@@ -16794,6 +19421,14 @@ local function admit(batch)
   end
   return claimable
 end
+-- The jobs key_slots' credit took back from keys' waits (a job that left its lane without
+-- starting gives back the room it may have been readmitted with) go back to their lanes. Returns
+-- true when work became claimable (the caller rings the doorbell).
+local function admit_credited()
+  if not key_slots_made then return false end
+  local back = key_slots_made.readmits()
+  return back ~= nil and admit(back)
+end
 
 local id = ARGV[2]
 check_kind(id)
@@ -16811,6 +19446,7 @@ release_dedupe(id, r[3])
 if fp or r[5] then forget_flow(id, state, fp, r[5], r[6], now_ms()) end
 if state == 'pending' then
   leave_lane(id, group or UNGROUPED, r[10] or nil)
+  if admit_credited() then ring_doorbell() end
 elseif state == 'active' then
   redis.call('ZREM', K_ACTIVE, id)
   -- its concurrency keys' slots go back, and the jobs parked on them to their lanes
@@ -16840,7 +19476,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "2d60fc8d9f459e8d03b0ced93286818cb0dd75bb",
+    sha1: "c47a0f20c5f73e616e779cd57040e4b605d1b56f",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -16895,6 +19531,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -16983,7 +19622,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -16996,10 +19636,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -17227,7 +19867,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "5eb2a2b28c370541952caaabde63d0b96f8295f6",
+    sha1: "6f4bf040eac19775da81a442b7ab7b47262d7470",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -17280,6 +19920,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -17367,7 +20010,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17380,10 +20024,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -17600,7 +20244,7 @@ return { 1, outbox_written }
   },
   resumeGroup: {
     name: "resumeGroup",
-    sha1: "eeba82acf88551a1cf2ce61221a5c631640af166",
+    sha1: "2c3094f9c8722d76198af7876835f2ee53b921cb",
     lua: `--[[
   resume-group: a paused group hands out work again.
 
@@ -17644,6 +20288,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The ordered zset behind a ring entry: the pending zset for UNGROUPED, else group g's lane. With
 -- the entry's arrivals list (fifo_key) it holds the entry's claimable jobs: the zset those whose
 -- order is not their arrival (a priority, or back in their place after a run), the list the rest.
@@ -17687,7 +20334,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17700,10 +20348,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -17868,7 +20516,7 @@ return resumed
   },
   resume: {
     name: "resume",
-    sha1: "b7f09dc52a0ad4fc60f6ac89ca3e5db03f755477",
+    sha1: "9602fa09fd35dd9986f6880639aa928f426cf662",
     lua: `--[[
   resume: a paused queue hands out work again.
 
@@ -17910,6 +20558,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The queue's settings a script call reads on its way, in one HMGET of meta the first time any is
 -- asked for, kept for the rest of the call: \`paused\` (true or false), \`ecap\` and \`erb\` (the events
 -- settings as stored, false when unset: includes/events_settings.lua), \`rate\` (the queue's rate
@@ -17924,7 +20575,8 @@ local QUEUE_ENTRY = '!'
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -17937,10 +20589,10 @@ local QUEUE_ENTRY = '!'
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -18079,7 +20731,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "dd4f864d31e65951f701dc0190519bbde3a3aabb",
+    sha1: "1ab740c8a4a61b6be0819796073205484d37dd4d",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -18143,6 +20795,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -18231,7 +20886,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -18244,10 +20900,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -18535,39 +21191,198 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -18576,47 +21391,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -18646,15 +21479,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -19011,7 +21847,7 @@ return { codes, outbox_written }
   },
   sendEvent: {
     name: "sendEvent",
-    sha1: "e44994ad0019da62e573e74d697fccce64c2736d",
+    sha1: "fef0250092ef6f1b7d9773a10b3f25e6f096e3c7",
     lua: `--[[
   send-event: deliver an event to the jobs of this queue waiting for it (docs/design/steps.md,
   "Waiting for an event"), in one script: every job whose wait matches it resumes, its step
@@ -19065,6 +21901,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -19191,7 +22030,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -19204,10 +22044,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -19476,7 +22316,7 @@ return reply
   },
   setDeadRetention: {
     name: "setDeadRetention",
-    sha1: "f26c237926da61ecc5071b27e5bd828c4a14c895",
+    sha1: "6a8a61abfdd940e3100a5fea44441a7ea2bb23cd",
     lua: `--[[
   set-dead-retention: how long dead jobs are kept and how many, a setting of the queue stored in
   its meta (\`dage\`, \`dmax\`), so every runtime that buries a job applies the same one
@@ -19522,6 +22362,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -19540,7 +22383,7 @@ return { age, count }
   },
   setEvents: {
     name: "setEvents",
-    sha1: "f73d0fac6e067200a08c4f04a98fca33899ff014",
+    sha1: "42a7da6b043ccc3192a64fc1221e182871f41040",
     lua: `--[[
   set-events: the queue's events settings, stored in its meta so every runtime's scripts apply the
   same ones (includes/events_settings.lua reads them once per call): \`ecap\`, the stream's MAXLEN
@@ -19588,6 +22431,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -19610,7 +22456,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -19623,10 +22470,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -19671,7 +22518,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "792190fc7bda7d558d5a9274cca834f3d038cd98",
+    sha1: "de6afe1f86ca807ce347f20cef3e735fb8a5fa25",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -19725,6 +22572,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -19745,10 +22595,12 @@ local function starts_key(entry)
   return PREFIX .. 'starts:' .. entry
 end
 -- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
--- K_GRATE; false when it has none (ungrouped work has none of its own).
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
 local function rate_spec(entry)
   if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
   if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
   return redis.call('HGET', K_GRATE, entry)
 end
 -- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
@@ -19832,7 +22684,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -19845,10 +22698,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -19872,19 +22725,6 @@ end
 local function lane_serviceable(g)
   if not lane_nonempty(g) then return false end
   return group_open(g)
-end
--- A throttled entry whose hold and rate limit let it start again: out of K_THROTTLED (its hold,
--- over, forgotten), and a ring entry back on the ring when its lane is serviceable. Returns true
--- when work became claimable (for QUEUE_ENTRY: the ring has entries); the caller rings the doorbell.
-local function reopen(entry)
-  redis.call('ZREM', K_THROTTLED, entry)
-  redis.call('HDEL', K_HOLDS, entry)
-  if entry == QUEUE_ENTRY then return redis.call('LLEN', K_RING) > 0 end
-  if lane_serviceable(entry) then
-    redis.call('RPUSH', K_RING, entry)
-    return true
-  end
-  return false
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -19949,6 +22789,151 @@ local function throttle(entry, at)
   mark_feature('th')
   redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
   ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- The part of \`batch\` (see admit) for ring entry g, made on first use: {z = {score, id, ...} for
+-- the ordered zset, f = {id, ...} for the arrivals list}. \`batch.order\` lists the entries in
+-- first-seen order.
+local function batch_entry(batch, g)
+  if g == nil or g == false or g == '' then g = UNGROUPED end
+  local e = batch[g]
+  if not e then
+    e = { z = {}, f = {} }
+    batch[g] = e
+    batch.order[#batch.order + 1] = g
+  end
+  return e
+end
+-- Collect job \`id\` for admission (see admit) into ring entry g's ordered zset with \`score\`: a job
+-- with a priority, or one going back in its place.
+local function batch_push(batch, g, score, id)
+  local e = batch_entry(batch, g)
+  e.z[#e.z + 1] = score
+  e.z[#e.z + 1] = id
+end
+-- The row of job \`id\` (a "JOB:" id).
+local function job_key(id)
+  return PREFIX .. 'job:' .. id
+end
+-- Runs \`command key member...\` over \`list\` in calls of at most 1000 members (Lua's unpack has a
+-- limit; 1000 is even, so field-value or score-member pairs stay whole), and returns the replies
+-- of a command that answers one value per member, concatenated (nothing for other commands).
+local function chunked(command, key, list)
+  local out = {}
+  for i = 1, #list, 1000 do
+    local reply = redis.call(command, key, unpack(list, i, math.min(i + 999, #list)))
+    if type(reply) == 'table' then
+      for _, v in ipairs(reply) do out[#out + 1] = v end
+    end
+  end
+  return out
+end
+-- Make the jobs collected by batch_push and batch_append claimable: add them to their entry's
+-- zset and arrivals list, record new groups, and put each entry whose lane just became
+-- serviceable on the ring (each at most once). Returns true when any admitted job can be claimed
+-- now (its group is open); the caller then rings the doorbell once.
+local function admit(batch)
+  local claimable = false
+  -- the entries' throttles in one command for the batch (group_open asks one entry at a time),
+  -- once the queue ever throttled one
+  local throttled = queue_meta().th and chunked('ZMSCORE', K_THROTTLED, batch.order) or {}
+  for i, g in ipairs(batch.order) do
+    local e = batch[g]
+    local zset = lane_key(g)
+    -- whether the lane was empty, asking Redis as little as it can: RPUSH answers the list's
+    -- length, and only an empty list makes the zset matter (an empty zset does not exist)
+    local was_empty
+    if #e.f > 0 then
+      local len
+      for i = 1, #e.f, 1000 do
+        len = redis.call('RPUSH', fifo_key(g), unpack(e.f, i, math.min(i + 999, #e.f)))
+      end
+      was_empty = len == #e.f and redis.call('EXISTS', zset) == 0
+    else
+      was_empty = not lane_nonempty(g)
+    end
+    chunked('ZADD', zset, e.z)
+    local open = not throttled[i] and group_admits(g)
+    if was_empty then
+      if g ~= UNGROUPED then redis.call('SADD', K_GROUPS, g) end
+      if open then redis.call('RPUSH', K_RING, g) end
+    end
+    claimable = claimable or open
+  end
+  return claimable
+end
+-- Key k's parked jobs go back to their lanes in their order (emq:{q}:kwait:<k>, lowest first), as
+-- many as it has room for now: its limit less its running jobs (all of them without a limit),
+-- capped by its rate (key_rate_cap, which throttles k while its rate leaves jobs waiting). A key
+-- with no room under its limit readmits nothing: a run of it ends first, and frees them
+-- (key_slots' free). Returns how many went back, and whether work became claimable (the caller
+-- rings the doorbell).
+local function key_readmit(k, now)
+  local wait = PREFIX .. 'kwait:' .. k
+  local c = redis.call('ZCARD', wait)
+  if c == 0 then return 0, false end
+  local limit = tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '')
+  if limit then c = math.min(c, math.max(0, limit - tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'))) end
+  if c > 0 and queue_meta().kr then c = key_rate_cap(k, c, wait, now) end
+  if c == 0 then return 0, false end
+  local parked = redis.call('ZPOPMIN', wait, c)
+  local batch = { order = {} }
+  for i = 1, #parked, 2 do
+    batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
+  end
+  return #parked / 2, admit(batch)
+end
+-- A throttled entry whose hold and rate limit let it start again: out of K_THROTTLED (its hold,
+-- over, forgotten), and a ring entry back on the ring when its lane is serviceable. Returns true
+-- when work became claimable (for QUEUE_ENTRY: the ring has entries); the caller rings the doorbell.
+-- A concurrency key's entry ('#<key>') readmits the jobs parked on it that it has room for at
+-- \`now\` (includes/key_readmit.lua, which throttles it again while its rate leaves some waiting).
+local function reopen(entry, now)
+  redis.call('ZREM', K_THROTTLED, entry)
+  if string.sub(entry, 1, 1) == KEY_MARK then
+    local _, woke = key_readmit(string.sub(entry, 2), now)
+    return woke
+  end
+  redis.call('HDEL', K_HOLDS, entry)
+  if entry == QUEUE_ENTRY then return redis.call('LLEN', K_RING) > 0 end
+  if lane_serviceable(entry) then
+    redis.call('RPUSH', K_RING, entry)
+    return true
+  end
+  return false
 end
 -- Push one token onto the doorbell so a parked consumer claims again, unless the queue is
 -- paused (then nothing is claimable; resume rings instead). The list never holds more than 64.
@@ -20076,7 +23061,7 @@ if at > now then
   if throttled then redis.call('ZADD', K_THROTTLED, string.format('%d', at), entry) end
   throttle(entry, at)
   if entry ~= QUEUE_ENTRY then redis.call('LREM', K_RING, 0, entry) end
-elseif throttled and reopen(entry) then
+elseif throttled and reopen(entry, now) then
   ring_doorbell()
 end
 emit('rate', nil, 'g', entry ~= QUEUE_ENTRY and entry or nil, 'l', set and string.format('%d', limit) or '', 'p', set and string.format('%d', period) or '')
@@ -20085,7 +23070,7 @@ return 1
   },
   step: {
     name: "step",
-    sha1: "468881e1af4bd408b3624f556af715b36b6b2ab2",
+    sha1: "b524b5d7b6319a173fd1bef40fa4846e106656bd",
     lua: `--[[
   step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
   step's result is written before its handler goes on, so a later run of the job returns it
@@ -20144,6 +23129,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -20266,7 +23254,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -20279,10 +23268,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -20435,7 +23424,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "59779465c523ab1c6030f8edd56814d6e475314f",
+    sha1: "e42e9745a0f044c63b4a2077a3e6347153b35af3",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -20501,6 +23490,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -20589,7 +23581,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -20602,10 +23595,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -20893,39 +23886,198 @@ local function batch_push(batch, g, score, id)
   e.z[#e.z + 1] = score
   e.z[#e.z + 1] = id
 end
+-- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
+-- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
+-- (ungrouped work has none of its own).
+local function rate_spec(entry)
+  if entry == QUEUE_ENTRY then return redis.call('HGET', K_META, 'rate') end
+  if entry == UNGROUPED then return false end
+  if string.sub(entry, 1, 1) == KEY_MARK then return redis.call('HGET', PREFIX .. 'krate', string.sub(entry, 2)) end
+  return redis.call('HGET', K_GRATE, entry)
+end
+-- A stored rate limit, "limit:periodMs", as two numbers; nil for none (nil or false) or anything else.
+local function parse_rate(spec)
+  local limit, period = string.match(spec or '', '^(%d+):(%d+)$')
+  if not limit then return nil end
+  return tonumber(limit), tonumber(period)
+end
+-- The rate limit of \`entry\` (QUEUE_ENTRY for the queue's own): limit and period in ms, or nil
+-- when it has none.
+local function rate_of(entry)
+  return parse_rate(rate_spec(entry))
+end
+-- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
+-- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
+local function starts_key(entry)
+  if entry == QUEUE_ENTRY then return PREFIX .. 'starts' end
+  return PREFIX .. 'starts:' .. entry
+end
+-- How many jobs \`entry\` started within the window of \`period\` ms that ends now: its starts log
+-- trimmed to the starts after now - period (a start at s counts until s + period), then counted.
+local function rate_used(entry, period, now)
+  local key = starts_key(entry)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - period))
+  return redis.call('ZCARD', key)
+end
+-- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
+-- active), or -1 when the zset is empty.
+local function first_score(key)
+  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
+end
+-- The earliest next slot of any scheduler (ms), or -1 when none will fire: a scheduler that fires
+-- no more waits in \`schedulers\` with the score +inf, which Redis answers as "inf". A queue that
+-- never made a scheduler (meta \`sc\` unset) has none: nothing is read.
+local function first_slot()
+  if not queue_meta().sc then return -1 end
+  local score = redis.call('ZRANGE', K_SCHEDULERS, 0, 0, 'WITHSCORES')[2]
+  if score == nil or score == 'inf' then return -1 end
+  return tonumber(score)
+end
+-- The next time something falls due (-1 for none): the first scheduled job's due time, the
+-- earliest scheduler slot, or the earliest time a throttled entry may start again, whichever is
+-- soonest. A parked consumer's timer runs a beat then. The throttled entries are read only once
+-- any was (meta \`th\`), the waits' timeouts once a step was (meta \`st\`).
+-- The earliest timeout of a wait for an event (a wait without one scores +inf): -1 for none.
+local function first_timeout()
+  local at = tonumber(redis.call('ZRANGEBYSCORE', PREFIX .. 'awaiting', '-inf', '(+inf', 'WITHSCORES', 'LIMIT', 0, 1)[2])
+  return at or -1
+end
+local function next_due()
+  local soonest = -1
+  for _, at in ipairs({ first_score(K_SCHEDULED), first_slot(), queue_meta().th and first_score(K_THROTTLED) or -1,
+    queue_meta().st and first_timeout() or -1 }) do
+    if at >= 0 and (soonest < 0 or at < soonest) then soonest = at end
+  end
+  return soonest
+end
+-- The schedule bell for a time \`at\` (ms) that was just written (a scheduler's next slot): when it
+-- is now the next due time of the queue, push a token onto \`sched\` so a parked consumer re-reads
+-- the next due time and sets its timer (a slot already due runs a beat at once).
+local function ring_sched_bell_at(at)
+  if at >= 0 and next_due() == at then
+    push_token(K_SCHED)
+    publish_bell('sched')
+  end
+end
+-- Throttle \`entry\` (a ring entry, or QUEUE_ENTRY) until \`at\` (ms): into K_THROTTLED at that score,
+-- or at its later one if it is there already (a throttled entry is off the ring; the caller takes
+-- it off). \`at\` is a due time the scripts know (includes/next_due.lua): when it is the queue's
+-- next one the schedule bell rings, so parked consumers set their timers for it. The queue's
+-- first throttle sets meta \`th\`, under which the scripts read \`throttled\` at all.
+local function throttle(entry, at)
+  mark_feature('th')
+  redis.call('ZADD', K_THROTTLED, 'GT', string.format('%d', at), entry)
+  ring_sched_bell_at(at)
+end
+-- A concurrency key's rate limit (docs/design/job-controls.md, "A rate per key"): at most \`limit\`
+-- starts in any window of \`period\` ms, kept as "limit:periodMs" in emq:{q}:krate (meta \`kr\` counts
+-- the keys that have one). It is the groups' mechanism under the entry \`#<key>\` (KEY_MARK: no
+-- group's name): its starts logged in emq:{q}:starts:#<key>, and while its rate keeps jobs parked
+-- on it, the entry is throttled until one more start fits, for a beat to readmit them then.
+
+-- Key k's rate limit and its starts in the window ending \`now\`: limit, period and used, or nil
+-- when it has none.
+local function key_rate(k, now)
+  local limit, period = rate_of(KEY_MARK .. k)
+  if not limit then return nil end
+  return limit, period, rate_used(KEY_MARK .. k, period, now)
+end
+
+-- When key k (at most \`limit\` starts a \`period\`, \`used\` of them in the window ending \`now\`) may
+-- start one more once \`extra\` more start at \`now\`: the (used + extra - limit + 1)th oldest of
+-- those starts leaves the window then.
+local function key_rate_due(k, limit, period, used, extra, now)
+  local i = used + extra - limit
+  if i < 0 then return now end
+  if i >= used then return now + period end
+  return tonumber(redis.call('ZRANGE', starts_key(KEY_MARK .. k), i, i, 'WITHSCORES')[2]) + period
+end
+
+-- How many of \`c\` jobs parked on key k (its wait \`wait\`) its rate lets go back to their lanes at
+-- \`now\`: all of them when it has none or room for them, else its room, and then, while jobs
+-- would be left waiting, k is throttled until one more start fits after that room is spent.
+local function key_rate_cap(k, c, wait, now)
+  local limit, period, used = key_rate(k, now)
+  if not limit or used + c <= limit then return c end
+  local room = math.max(0, limit - used)
+  if redis.call('ZCARD', wait) > room then throttle(KEY_MARK .. k, key_rate_due(k, limit, period, used, room, now)) end
+  return room
+end
+-- Record in \`entry\`'s starts log that the jobs with lease tokens \`tokens\` (numbers) started at
+-- \`now\`; the log expires a period after its newest start, when none of it counts any more.
+local function log_starts(entry, tokens, period, now)
+  if #tokens == 0 then return end
+  local key, at, args = starts_key(entry), string.format('%d', now), {}
+  for _, t in ipairs(tokens) do
+    args[#args + 1] = at
+    args[#args + 1] = string.format('%d', t)
+  end
+  chunked('ZADD', key, args)
+  redis.call('PEXPIRE', key, string.format('%d', period))
+end
 -- Concurrency keys (docs/design/job-controls.md, "Several concurrency keys"): a job's row names its
 -- keys in \`ck\` ("org:7,plan:free"); emq:{q}:klimit holds each limited key's limit and
--- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A job a claim finds blocked by
--- a full key waits in that key's emq:{q}:kwait:<key> (score: its order), out of its lane, and
--- goes back to its lane when the key frees a slot. All of it only under meta \`ks\`.
+-- emq:{q}:kactive each key's running jobs (a count at 0 is deleted). A key may have a rate limit
+-- too (emq:{q}:krate, meta \`kr\`: includes/key_rate.lua), its starts logged as a group's are. A job
+-- a claim finds blocked by a key (at its limit, or at its rate) waits in that key's
+-- emq:{q}:kwait:<key> (score: its order), out of its lane, and goes back to its lane when the key
+-- frees a slot, or when a beat finds its rate lets one more start. All of it only under meta \`ks\`.
 -- The functions and their state are made on a call's first use (\`key_slots()\`): a flattened
 -- script runs every top-level definition on every call, and most calls never meet a key.
 local key_slots_made = nil
 local function key_slots()
   if key_slots_made then return key_slots_made end
   local K = {}
-  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active}
+  -- the claim's view of the keys it meets, read once a key a call: key -> {limit or false, active,
+  -- rate limit or false, rate period, starts in the window}; a key with a rate also keeps the
+  -- tokens this call started (\`tokens\`) and whether a job waited for its rate (\`rated\`)
   local seen = {}
   -- keys whose count this claim raised, in first-seen order
   local dirty = {}
+  -- keys whose rate turned a job away in this call, in first-seen order
+  local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
+  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
+  local clock = nil
+  local function now()
+    if not clock then clock = now_ms() end
+    return clock
+  end
 
   local function state(k)
     local s = seen[k]
     if not s then
-      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0') }
+      s = { tonumber(redis.call('HGET', PREFIX .. 'klimit', k) or '') or false, tonumber(redis.call('HGET', PREFIX .. 'kactive', k) or '0'), false, 0, 0 }
+      if queue_meta().kr then
+        local limit, period, used = key_rate(k, now())
+        if limit then s[3], s[4], s[5], s.tokens = limit, period, used, {} end
+      end
       seen[k] = s
     end
     return s
   end
 
-  -- The first of \`ck\`'s keys at its limit, or nil when the job may start (then its keys are
-  -- counted taken, for write).
-  function K.take(ck)
+  -- Whether key state \`s\` may start one more job: under its limit and its rate.
+  local function has_room(s)
+    return (not s[1] or s[2] < s[1]) and (not s[3] or s[5] < s[3])
+  end
+
+  -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
+  -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
+  -- logged as a start of each key with a rate. \`at\`: the claim's time.
+  function K.take(ck, token, at)
+    clock = clock or at
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
+      if s[3] and s[5] >= s[3] then
+        if not s.rated then
+          s.rated = true
+          rated[#rated + 1] = k
+        end
+        return k
+      end
     end
     for k in string.gmatch(ck, '[^,]+') do
       local s = seen[k]
@@ -20934,47 +24086,65 @@ local function key_slots()
         dirty[#dirty + 1] = k
       end
       s[2] = s[2] + 1
+      if s[3] then
+        s[5] = s[5] + 1
+        s.tokens[#s.tokens + 1] = token
+      end
     end
     return nil
   end
 
-  -- Writes the counts take raised, in one HSET.
+  -- Writes the counts take raised, in one HSET, and the starts of the keys with a rate; a key
+  -- whose rate turned a job away is throttled until one more start fits in its window, for a
+  -- beat to readmit its waiting jobs then (includes/readmit_due.lua, reopen).
   function K.write()
-    if #dirty == 0 then return end
-    local flat = {}
-    for _, k in ipairs(dirty) do
-      flat[#flat + 1] = k
-      flat[#flat + 1] = string.format('%d', seen[k][2])
+    if #dirty > 0 then
+      local flat = {}
+      for _, k in ipairs(dirty) do
+        local s = seen[k]
+        flat[#flat + 1] = k
+        flat[#flat + 1] = string.format('%d', s[2])
+        if s[3] then log_starts(KEY_MARK .. k, s.tokens, s[4], now()) end
+      end
+      redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
+      dirty = {}
     end
-    redis.call('HSET', PREFIX .. 'kactive', unpack(flat))
-    dirty = {}
+    for _, k in ipairs(rated) do
+      local s = seen[k]
+      throttle(KEY_MARK .. k, key_rate_due(k, s[3], s[4], s[5], 0, now()))
+      redis.call('HINCRBY', K_META, 'rated', 1)
+    end
+    rated = {}
   end
 
-  -- jobs this claim takes back from other keys' waits (see park), for readmit
+  -- jobs this call takes back from keys' waits (see credit), for readmit
   local credited = nil
 
-  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` frees
-  -- a slot. The job may have been readmitted by another of its keys freeing a slot (or a raised
-  -- limit): parked here, it gives that room back, so each of its other keys with room readmits
-  -- one job of its own wait. Without it a job of such a key could wait for good on a key that runs
-  -- nothing (the job readmitted in its stead removed, cancelled or expired while parked here).
-  function K.park(id, full, order, ck)
-    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+  -- Job \`id\` (keys \`ck\`) may have been readmitted by one of its keys freeing a slot (or a raised
+  -- limit, or its rate's window): it leaves without starting (parked on another key, removed,
+  -- cancelled or expired from its lane), so it gives that room back: each of its keys but \`but\`
+  -- with room readmits one job of its own wait. Without it a job of such a key could wait for good
+  -- on a key that runs nothing.
+  function K.credit(ck, but)
     for k in string.gmatch(ck, '[^,]+') do
-      if k ~= full then
-        local s = state(k)
-        if not s[1] or s[2] < s[1] then
-          local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
-          if next_parked[1] then
-            credited = credited or { order = {} }
-            batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
-          end
+      if k ~= but and has_room(state(k)) then
+        local next_parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, 1)
+        if next_parked[1] then
+          credited = credited or { order = {} }
+          batch_push(credited, redis.call('HGET', job_key(next_parked[1]), 'g'), next_parked[2], next_parked[1])
         end
       end
     end
   end
 
-  -- The jobs park took back from other keys' waits, to go back to their lanes (admit); nil for none.
+  -- Parks job \`id\` (order \`order\`, keys \`ck\`) on key \`full\`: out of the lanes until \`full\` has
+  -- room again. It gives back the room another key may have readmitted it with (credit).
+  function K.park(id, full, order, ck)
+    redis.call('ZADD', PREFIX .. 'kwait:' .. full, order, id)
+    K.credit(ck, full)
+  end
+
+  -- The jobs credit took back from keys' waits, to go back to their lanes (admit); nil for none.
   function K.readmits()
     local b = credited
     credited = nil
@@ -21004,15 +24174,18 @@ local function key_slots()
   end
 
   -- Gives back the slots leave counted: each key's count lowered (deleted at 0), and as many jobs
-  -- as it freed taken from its wait, oldest order first, into \`batch\` (made when nil) to go back
-  -- to their lanes (a job still blocked by another key parks again at its next claim).
+  -- as it freed (fewer when its rate has less room: the key is then throttled while jobs wait)
+  -- taken from its wait, oldest order first, into \`batch\` (made when nil) to go back to their
+  -- lanes (a job still blocked by another key parks again at its next claim).
   function K.free(batch)
     if #freed.order == 0 then return batch end
     batch = batch or { order = {} }
     for _, k in ipairs(freed.order) do
       local c = freed[k]
       if redis.call('HINCRBY', PREFIX .. 'kactive', k, -c) <= 0 then redis.call('HDEL', PREFIX .. 'kactive', k) end
-      local parked = redis.call('ZPOPMIN', PREFIX .. 'kwait:' .. k, c)
+      local wait = PREFIX .. 'kwait:' .. k
+      if queue_meta().kr then c = key_rate_cap(k, c, wait, now()) end
+      local parked = c > 0 and redis.call('ZPOPMIN', wait, c) or {}
       for i = 1, #parked, 2 do
         batch_push(batch, redis.call('HGET', job_key(parked[i]), 'g'), parked[i + 1], parked[i])
       end
@@ -21135,11 +24308,6 @@ local function ring_sched_bell(ids)
     push_token(K_SCHED)
     publish_bell('sched')
   end
-end
--- The lowest score in zset \`key\` (the next due time in scheduled, the earliest lease deadline in
--- active), or -1 when the zset is empty.
-local function first_score(key)
-  return tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2]) or -1
 end
 -- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
 -- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
@@ -21373,7 +24541,7 @@ return codes
   },
   sweepGroup: {
     name: "sweepGroup",
-    sha1: "55358ee35e78e69da08b6fa470d8a22801fddf23",
+    sha1: "61ee8268ea51d7e8f80ca0b1e42234f94430ee2e",
     lua: `--[[
   sweep-group: the counted sweep. Recount group g's active jobs from the active set itself,
   repair the stored count, and put the lane on (or take it off) the ring to match.
@@ -21417,6 +24585,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
   return PREFIX .. 'job:' .. id
@@ -21492,7 +24663,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -21505,10 +24677,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -21603,7 +24775,7 @@ return redis.call('SREM', KEYS[1], ARGV[1])
   },
   updateData: {
     name: "updateData",
-    sha1: "ff7dd372360baaf326505ad3e1ba9e765efc2681",
+    sha1: "697d7c438bbbc2587473f0fd973b1fdce07d4d5f",
     lua: `--[[
   update-data: replace the payload of a job not running or finished (pending or scheduled): the
   run that claims it next gets the new payload. Nothing else of the row changes. The same payload
@@ -21649,6 +24821,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -21673,7 +24848,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "7a3453d3e261cf7471ea62c1d3cb11aa7873eb5a",
+    sha1: "7eb27166609a85975c488d31038b15a60479270c",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -21732,6 +24907,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- ARGV value v as an integer of at least \`min\`, else an EMQARG error naming \`what\`.
 local function arg_int(v, what, min)
   local n = tonumber(v)
@@ -21774,7 +24952,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -21787,10 +24966,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read
@@ -21889,7 +25068,7 @@ return { 1, revision, next_slot }
   },
   watchJob: {
     name: "watchJob",
-    sha1: "ea8b336d2ddbb9254a303f35244929cdb926bd1f",
+    sha1: "235ba14c0fdd3a537c31764148a7cb1d5ceb171c",
     lua: `--[[
   watch-job: where a waiter starts: the events stream's last entry id, whether events are on, and
   (given an id) that job's row, read in one call so nothing can happen between them. A waiter
@@ -21937,6 +25116,9 @@ local QUEUE_NAME = string.sub(PREFIX, 6, -3)
 local UNGROUPED = '*'
 -- What the queue-wide rate limit throttles: not a ring entry and not a valid group name.
 local QUEUE_ENTRY = '!'
+-- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
+-- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
+local KEY_MARK = '#'
 -- The kind door: only a "JOB:"-namespaced id names a job. Anything else is refused with
 -- EMQKIND before the script writes anything.
 local function check_kind(id)
@@ -21985,7 +25167,8 @@ end
 -- \`cx\` first only then, includes/settle_cancelled.lua, and so do the reaper and extend), \`xp\`
 -- (true once any job had an expiry: the claims and beats sweep emq:{q}:expiring only then,
 -- includes/expire_due.lua), \`ks\` (true once any job named a concurrency key: the claims read a
--- row's \`ck\` and check its keys, the settles give their slots back, only then), and \`ng\` (true while every
+-- row's \`ck\` and check its keys, the settles give their slots back, only then), \`kr\` (how many concurrency keys have a rate limit,
+-- false for none: the claims and settles read a key's rate only then, includes/key_rate.lua), and \`ng\` (true while every
 -- generated id is known new: includes/take_seq.lua). A queue that never used one
 -- does not pay for it: the reads of every claimed and settled row ask for \`dk\`, \`dt\`, \`fp\` and
 -- \`fw\` only under \`dd\` and \`fl\` (includes/claim_jobs.lua, held_run.lua), the beat reads the
@@ -21998,10 +25181,10 @@ end
 local queue_meta_read = nil
 local function queue_meta()
   if not queue_meta_read then
-    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks')
+    local r = redis.call('HMGET', K_META, 'paused', 'ecap', 'erb', 'rate', 'grates', 'dd', 'fl', 'sc', 'th', 'ng', 'st', 'tm', 'cx', 'xp', 'ks', 'kr')
     queue_meta_read = {
       paused = r[1] ~= false, ecap = r[2], erb = r[3], rate = r[4], grates = r[5],
-      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false,
+      dd = r[6] ~= false, fl = r[7] ~= false, sc = r[8] ~= false, th = r[9] ~= false, ng = r[10] ~= false, st = r[11] ~= false, tm = r[12] ~= false, cx = (tonumber(r[13]) or 0) > 0, xp = r[14] ~= false, ks = r[15] ~= false, kr = r[16] ~= false,
     }
   end
   return queue_meta_read

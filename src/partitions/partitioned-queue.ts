@@ -194,6 +194,7 @@ export class PartitionedQueue<Payload = unknown> implements QueueSurface<Payload
   }
 
   setKeyLimit = async (_key: string, _limit: number | null): Promise<number> => refuseKeys(this.name);
+  setKeyRateLimit = async (_key: string, _rate: RateLimit | null): Promise<number> => refuseKeys(this.name);
   keyLimits = async (): Promise<KeyInfo[]> => refuseKeys(this.name);
 
   /**

@@ -1,6 +1,7 @@
 import { assertKeyName } from '../encode.js';
 import { InvalidArgumentError, PartitionError, shown } from '../errors.js';
-import { keyLimitOp } from '../ops/key-limit.js';
+import { keyLimitOp, keyRateOp } from '../ops/key-limit.js';
+import { checkRateLimit, type RateLimit } from './rate-limits.js';
 import { type KeyInfo, keyLimitsOp } from '../ops/key-limits.js';
 import type { Scripts } from '../ops/scripts.js';
 
@@ -15,6 +16,12 @@ export async function setKeyLimit(scripts: Scripts, key: string, limit: number |
   assertKeyName(key);
   if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) throw new InvalidArgumentError(`a key limit must be an integer >= 0 or null, got ${shown(limit)}`);
   return scripts.run(keyLimitOp(key, limit));
+}
+
+/** Queue.setKeyRateLimit: checked before any Redis call; answers the parked jobs readmitted. */
+export async function setKeyRateLimit(scripts: Scripts, key: string, rate: RateLimit | null): Promise<number> {
+  assertKeyName(key);
+  return scripts.run(keyRateOp(key, checkRateLimit(rate)));
 }
 
 /** Queue.keyLimits. */

@@ -216,6 +216,10 @@ export class Queue<Payload = unknown> implements QueuePartition<Payload> {
     return keys.setKeyLimit(this.scripts, key, limit);
   }
 
+  setKeyRateLimit(key: string, rate: RateLimit | null): Promise<number> {
+    return keys.setKeyRateLimit(this.scripts, key, rate);
+  }
+
   keyLimits(): Promise<KeyInfo[]> {
     return keys.keyLimits(this.scripts);
   }

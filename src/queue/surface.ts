@@ -213,7 +213,18 @@ export interface QueueSurface<Payload = unknown> {
    * await queue.add(payload, { group: 'user:42', keys: ['org:7', 'plan:free'] });
    */
   setKeyLimit(key: string, limit: number | null): Promise<number>;
-  /** Every concurrency key the queue's jobs named, with its limit, running and parked jobs, sorted by name. */
+  /**
+   * At most `rate.limit` starts of jobs naming concurrency key `key` in any window of
+   * `rate.periodMs`, on the server's clock, as a group's rate limit counts (docs/design.md, "Rate
+   * limits and holds"); null lifts it. A job naming a key at its rate waits, parked on it, until
+   * one more start fits, and the other jobs go on; raising or lifting it readmits as many as it has
+   * room for (their count is answered). A partitioned queue refuses keys (PartitionError).
+   *
+   * @example
+   * await queue.setKeyRateLimit('org:7', { limit: 100, periodMs: 60_000 });
+   */
+  setKeyRateLimit(key: string, rate: RateLimit | null): Promise<number>;
+  /** Every concurrency key the queue's jobs named, with its limit, rate, running and parked jobs, sorted by name. */
   keyLimits(): Promise<KeyInfo[]>;
   /**
    * At most `rate.limit` job starts (claims) of the whole queue in any window of `rate.periodMs`,

@@ -29,8 +29,8 @@ describe('emq key-limit and emq keys', () => {
     const l = leases(queue);
     expect((await l.claim(10, 30_000)).jobs).toHaveLength(1);
     expect(await lines(['keys', queue.name])).toEqual([
-      { key: 'org:7', limit: 1, running: 1, parked: 2 },
-      { key: 'plan:free', limit: null, running: 1, parked: 0 },
+      { key: 'org:7', limit: 1, running: 1, parked: 2, rate: null, throttledUntil: null },
+      { key: 'plan:free', limit: null, running: 1, parked: 0, rate: null, throttledUntil: null },
     ]);
 
     expect(await lines(['key-limit', queue.name, 'org:7', '2'])).toEqual([{ key: 'org:7', limit: 2, readmitted: 1 }]);
@@ -40,8 +40,8 @@ describe('emq key-limit and emq keys', () => {
     expect(await redis.raw.hexists(`${keysOf(queue).prefix}klimit`, 'org:7')).toBe(0);
     expect((await l.claim(10, 30_000)).jobs).toHaveLength(1);
     expect(await lines(['keys', queue.name])).toEqual([
-      { key: 'org:7', limit: null, running: 3, parked: 0 },
-      { key: 'plan:free', limit: null, running: 3, parked: 0 },
+      { key: 'org:7', limit: null, running: 3, parked: 0, rate: null, throttledUntil: null },
+      { key: 'plan:free', limit: null, running: 3, parked: 0, rate: null, throttledUntil: null },
     ]);
     expect(await lines(['keys', queue.name])).toEqual(JSON.parse(JSON.stringify(await queue.keyLimits())));
     expect(await checkInvariants(redis.raw, queue.name)).toEqual([]);

@@ -191,6 +191,7 @@ async function scenario(transport: Transport, queue: Queue<unknown>): Promise<Ar
   await step('cancel it again', () => queue.cancel(hand[3]?.id ?? 'none'));
   await step('add one with keys and an expiry', () => queue.add('keyed', { id: 'keyed', keys: ['org:7', 'plan:free'], expireAfterMs: 60_000 }));
   await step('limit a key', () => queue.setKeyLimit('org:7', 0));
+  await step('rate a key', () => queue.setKeyRateLimit('plan:free', { limit: 5, periodMs: 60_000 }));
   await step('cancel the keyed job', () => queue.cancel('keyed'));
   await step('the keys', () => queue.keyLimits());
   await step('pause', () => queue.pause());

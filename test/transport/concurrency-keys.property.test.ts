@@ -41,7 +41,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 function mutantClaim(n: number, leaseMs: number): ScriptOp<ClaimResult> {
   const op = claimOp(n, leaseMs);
   // a function, not a string, as the replacement: `$'` in one means the text after the match
-  const lua = op.script.lua.replace('local full = r[at.ck] and key_slots().take(r[at.ck])', () => "local full = r[at.ck] and key_slots().take(string.match(r[at.ck], ',(.*)$') or '')");
+  const lua = op.script.lua.replace('local full = r[at.ck] and key_slots().take(r[at.ck], ', () => "local full = r[at.ck] and key_slots().take(string.match(r[at.ck], ',(.*)$') or '', ");
   if (lua === op.script.lua) throw new Error('the mutant claim found no key check to break');
   return { ...op, script: { name: 'claim-ignoring-a-key', sha1: createHash('sha1').update(lua).digest('hex'), lua } };
 }

@@ -33,9 +33,9 @@ describe('concurrency keys', () => {
     expect((await queue.stats()).counts).toMatchObject({ pending: 2, active: 2 });
     expect((await queue.getJobs('pending')).map((j) => j.payload)).toEqual(['a2', 'b1']);
     expect(await queue.keyLimits()).toEqual([
-      { key: 'org:7', limit: 1, running: 1, parked: 2 },
-      { key: 'org:8', limit: null, running: 1, parked: 0 },
-      { key: 'plan:free', limit: null, running: 2, parked: 0 },
+      { key: 'org:7', limit: 1, running: 1, parked: 2, rate: null, throttledUntil: null },
+      { key: 'org:8', limit: null, running: 1, parked: 0, rate: null, throttledUntil: null },
+      { key: 'plan:free', limit: null, running: 2, parked: 0, rate: null, throttledUntil: null },
     ]);
     const { events } = await queue.readEvents();
     expect(events.filter((e) => e.event === 'parked').map((e) => ('key' in e ? e.key : ''))).toEqual(['org:7', 'org:7']);
@@ -71,9 +71,33 @@ describe('concurrency keys', () => {
     // B removed while parked: nothing waits on a key with room
     await queue.remove('B');
     expect(await queue.keyLimits()).toEqual([
-      { key: 'k1', limit: 1, running: 1, parked: 0 },
-      { key: 'k2', limit: 1, running: 1, parked: 0 },
+      { key: 'k1', limit: 1, running: 1, parked: 0, rate: null, throttledUntil: null },
+      { key: 'k2', limit: 1, running: 1, parked: 0, rate: null, throttledUntil: null },
     ]);
+    await whole(queue);
+  });
+
+  it('a readmitted job that leaves its lane unstarted (removed, cancelled, expired) gives its room back to the next parked job', async () => {
+    const queue = redis.queue<string>();
+    await queue.setKeyLimit('k', 1);
+    for (const id of ['A', 'B', 'C', 'D', 'E']) await queue.add(id, { id, keys: ['k'], ...(id === 'D' ? { expireAfterMs: 40 } : {}) });
+    const l = leases(queue);
+    const first = await l.claim(10, 30_000);
+    expect(first.jobs.map((j) => j.payload)).toEqual(['A']);
+    // A ends: its slot readmits B to its lane; B removed there, unstarted, readmits C
+    await l.complete(first.jobs);
+    await queue.remove('B');
+    expect(await redis.raw.zrange(raw(queue, 'kwait:k'), 0, '-1')).toEqual(['JOB:D', 'JOB:E']);
+    await whole(queue);
+    // C cancelled in its lane readmits D; D expires in its lane and readmits E
+    expect(await queue.cancel('C')).toEqual({ id: 'JOB:C', state: 'cancelled' });
+    expect(await redis.raw.zrange(raw(queue, 'kwait:k'), 0, '-1')).toEqual(['JOB:E']);
+    await new Promise((r) => setTimeout(r, 60));
+    await l.beat({ n: 0, leaseMs: 30_000 });
+    expect((await queue.getJob('D'))!.state).toBe('dead');
+    expect(await redis.raw.exists(raw(queue, 'kwait:k'))).toBe(0);
+    await whole(queue);
+    expect((await l.claim(10, 30_000)).jobs.map((j) => j.payload)).toEqual(['E']);
     await whole(queue);
   });
 
