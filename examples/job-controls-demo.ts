@@ -5,7 +5,8 @@
  * second runs its second to the end. Cancel and expiry, on the `controls` queue: a running job
  * cancelled (its handler's signal aborts with JobCancelledError within milliseconds, it ends
  * cancelled), a pending one cancelled at once, and one whose expiry came before a consumer could
- * start it (dead, EMQEXPIRED).
+ * start it (dead, EMQEXPIRED). Concurrency keys, on the `reports` queue: a key's limit and rate
+ * holding one organisation's jobs across its users' groups while another's run.
  */
 import { performance } from 'node:perf_hooks';
 import { JobCancelledError } from '../src/handler.js';
@@ -84,6 +85,43 @@ export async function runCancelDemo(demo: TimeoutDemo): Promise<string> {
       `cancel: ${long.id} ${running.state} -> ${(await queue.getJob(long.id))?.state}, its handler aborted with ${reason};`,
       `${waiting.id} ${pending.state} before it started; expiry: ${expired.id} ${expired.state}: ${expired.error?.split(' (')[0] ?? ''}`,
     ].join(' ');
+  } finally {
+    await consumer.stop(2_000);
+  }
+}
+
+/**
+ * Concurrency keys, on the `reports` queue: org 7's jobs, spread over four users' groups, under a
+ * limit of 2 running at once and a rate of 4 starts a second; org 8's jobs beside them are not
+ * held back. Resolves with the line that says what the handlers saw.
+ */
+export async function runKeysDemo(demo: TimeoutDemo): Promise<string> {
+  const queue = new Queue<{ org: string }>(demo.transport, 'reports');
+  await queue.setKeyLimit('org:7', 2);
+  await queue.setKeyRateLimit('org:7', { limit: 4, periodMs: 1_000 });
+  const starts: Record<string, number[]> = { 'org:7': [], 'org:8': [] };
+  let running = 0;
+  let most = 0;
+  const consumer = new Consumer<{ org: string }>(
+    demo.consumerTransport,
+    'reports',
+    async (job) => {
+      starts[job.payload.org]!.push(performance.now());
+      if (job.payload.org === 'org:7') most = Math.max(most, ++running);
+      await sleep(100);
+      if (job.payload.org === 'org:7') running--;
+    },
+    { concurrency: 8, ownsTransport: true },
+  ).start();
+  try {
+    const began = performance.now();
+    for (let i = 0; i < 8; i++) await queue.add({ org: 'org:7' }, { group: `user-${i % 4}`, keys: ['org:7'] });
+    for (let i = 0; i < 2; i++) await queue.add({ org: 'org:8' }, { group: `user-${10 + i}`, keys: ['org:8'] });
+    for (let i = 0; i < 100 && starts['org:7']!.length + starts['org:8']!.length < 10; i++) await sleep(50);
+    const seven = starts['org:7']!;
+    const inAnySecond = Math.max(...seven.map((t) => seven.filter((s) => s >= t && s < t + 1_000).length));
+    const eight = Math.round(Math.max(...starts['org:8']!) - began);
+    return `keys: org:7 (limit 2, 4 starts a second) ran its ${seven.length} jobs at most ${most} at once and ${inAnySecond} in any second, over ${((Math.max(...seven) - began) / 1_000).toFixed(1)} s; org:8's ${starts['org:8']!.length} started within ${eight} ms`;
   } finally {
     await consumer.stop(2_000);
   }

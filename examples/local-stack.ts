@@ -48,7 +48,7 @@ import { startLocalDeno } from './deno-local.js';
 import { startLocalLambda } from './lambda-local.js';
 import { startLocalVercel } from './vercel-local.js';
 import { runSignupDemo } from './signup-demo.js';
-import { runCancelDemo, runTimeoutDemo } from './job-controls-demo.js';
+import { runCancelDemo, runKeysDemo, runTimeoutDemo } from './job-controls-demo.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const once = process.argv.includes('--once');
@@ -379,6 +379,7 @@ async function main(): Promise<void> {
   // a timeout per job: one job's own 200 ms beside one under the consumer's (none)
   say(await runTimeoutDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
   say(await runCancelDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
+  say(await runKeysDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
 
   // a partitioned queue: 8 partitions, each a queue in a slot of its own (on a cluster, spread over
   // the masters); one Node consumer over all of them (one subscriber connection per master), the

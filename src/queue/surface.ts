@@ -210,7 +210,7 @@ export interface QueueSurface<Payload = unknown> {
    *
    * @example
    * await queue.setKeyLimit('org:7', 10);
-   * await queue.add(payload, { group: 'user:42', keys: ['org:7', 'plan:free'] });
+   * await queue.add(payload, { group: 'user-42', keys: ['org:7', 'plan:free'] });
    */
   setKeyLimit(key: string, limit: number | null): Promise<number>;
   /**
