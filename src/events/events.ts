@@ -127,7 +127,7 @@ export type QueueEvent =
       readonly reason: string;
     })
   | (JobEventBase & {
-      /** A claim found a concurrency key it names at its limit: it waits, parked on that key, until the key frees a slot. */
+      /** A claim found a concurrency key it names at its limit or its rate: it waits, parked on that key, until the key has room. */
       readonly event: 'parked';
       /** The key at its limit. */
       readonly key: string;
