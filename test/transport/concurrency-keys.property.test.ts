@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Job, Queue } from '../../src/index.js';
 import { type ClaimResult, claimOp } from '../../src/ops/claim.js';
 import type { ScriptOp } from '../../src/ops/op.js';
 import { checkInvariants } from '../invariants.js';
+import { mutantOf } from '../mutant-script.js';
 import { keysOf, leases, scriptsOf, useRedis } from '../helpers.js';
 
 const KEYS = ['k1', 'k2', 'k3'] as const;
@@ -38,13 +38,13 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 
 /** The claim script with its key check made to skip each job's first key: what the property must catch. */
-function mutantClaim(n: number, leaseMs: number): ScriptOp<ClaimResult> {
-  const op = claimOp(n, leaseMs);
-  // a function, not a string, as the replacement: `$'` in one means the text after the match
-  const lua = op.script.lua.replace('local full = r[at.ck] and key_slots().take(r[at.ck], ', () => "local full = r[at.ck] and key_slots().take(string.match(r[at.ck], ',(.*)$') or '', ");
-  if (lua === op.script.lua) throw new Error('the mutant claim found no key check to break');
-  return { ...op, script: { name: 'claim-ignoring-a-key', sha1: createHash('sha1').update(lua).digest('hex'), lua } };
-}
+const mutantClaim = (n: number, leaseMs: number): ScriptOp<ClaimResult> =>
+  mutantOf(
+    claimOp(n, leaseMs),
+    'claim-ignoring-a-key',
+    'local full = r[at.ck] and key_slots().take(r[at.ck], ',
+    "local full = r[at.ck] and key_slots().take(string.match(r[at.ck], ',(.*)$') or '', ",
+  );
 
 /**
  * Concurrency keys over random jobs, keys, limits and claims (docs/design/job-controls.md): after

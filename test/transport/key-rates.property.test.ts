@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Job, JobNotFoundError, JobStateError, type Queue } from '../../src/index.js';
 import { type ClaimResult, claimOp } from '../../src/ops/claim.js';
 import type { ScriptOp } from '../../src/ops/op.js';
 import { checkInvariants } from '../invariants.js';
+import { mutantOf } from '../mutant-script.js';
 import { keysOf, leases, scriptsOf, useRedis } from '../helpers.js';
 
 /** Each key's window, fixed per key so a judge needs no caveat for a period made longer. */
@@ -47,13 +47,8 @@ const runArb: fc.Arbitrary<Op[]> = fc
   .map(([k1, k2, ops]): Op[] => [{ op: 'rate', key: 'k1', limit: k1 }, ...(k2 === null ? [] : [{ op: 'rate' as const, key: 'k2' as const, limit: k2 }]), ...ops]);
 
 /** The claim script with its rate check made to let every job through: what the property must catch. */
-function mutantClaim(n: number, leaseMs: number): ScriptOp<ClaimResult> {
-  const op = claimOp(n, leaseMs);
-  // a function, not a string, as the replacement: `$'` in one means the text after the match
-  const lua = op.script.lua.replace('if s[3] and s[5] >= s[3] then', () => 'if false then');
-  if (lua === op.script.lua) throw new Error('the mutant claim found no rate check to break');
-  return { ...op, script: { name: 'claim-ignoring-key-rates', sha1: createHash('sha1').update(lua).digest('hex'), lua } };
-}
+const mutantClaim = (n: number, leaseMs: number): ScriptOp<ClaimResult> =>
+  mutantOf(claimOp(n, leaseMs), 'claim-ignoring-key-rates', 'if s[3] and s[5] >= s[3] then', 'if false then');
 
 /**
  * A rate per concurrency key over random jobs, keys, rates, limits, claims, settles, removals and
