@@ -1,9 +1,8 @@
 import { createRoute, type OpenAPIHono, z } from '@hono/zod-openapi';
-import type { Context, Env } from 'hono';
-import { InvalidArgumentError } from '../errors.js';
+import type { Env } from 'hono';
 import { checkHoldMs, checkRateLimit, MAX_RATE_MS } from '../queue/rate-limits.js';
-import { body, json, refusals, type Validated } from './openapi-parts.js';
-import { problem } from './problem.js';
+import { coreMessages } from './core-messages.js';
+import { body, json, refusals } from './openapi-parts.js';
 import type { QueueOf } from './queue-cache.js';
 import { rateLimitOrNone } from './rate-schemas.js';
 import { groupParams, queueParams } from './schemas.js';
@@ -69,20 +68,6 @@ const holdUngroupedRoute = createRoute({
   responses: { 200: json(z.object({ queue: z.string(), group: z.null(), heldUntil }), 'held'), ...refusals },
 });
 
-/** The result the app's default hook takes: the same object, as @hono/zod-openapi types it. */
-type AppHookResult<E extends Env> = Parameters<NonNullable<OpenAPIHono<E>['defaultHook']>>[0];
-
-/** The message `check` refuses `value` with, or undefined when it takes it. */
-function refusal(check: (value: unknown) => unknown, value: unknown): string | undefined {
-  try {
-    check(value);
-    return undefined;
-  } catch (error) {
-    if (error instanceof InvalidArgumentError) return error.message;
-    throw error;
-  }
-}
-
 /** A hold body's ms, checked as the core checks it; a body that is no object is left to the schema. */
 const checkHoldBody = (body: unknown): unknown =>
   typeof body === 'object' && body !== null && !Array.isArray(body) ? checkHoldMs((body as { ms?: unknown }).ms) : undefined;
@@ -98,15 +83,6 @@ const checkHoldBody = (body: unknown): unknown =>
  */
 export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: RateWiring<E>): void {
   const { queueOf } = wiring;
-  /** The hook of a route whose body `check` checks: the core's message first, the app's default hook else. */
-  const coreMessages =
-    (check: (body: unknown) => unknown) =>
-    (result: Validated, c: Context<E>) => {
-      const message = !result.success && result.target === 'json' ? refusal(check, result.data) : undefined;
-      // the app's own hook for every other target and message: params, an unknown field
-      return message === undefined ? app.defaultHook?.(result as AppHookResult<E>, c) : problem(c, 'EMQARG', message);
-    };
-
   app.openapi(
     queueRateRoute,
     async (c) => {
@@ -115,7 +91,7 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
       await (await queueOf(c, queue)).setRateLimit(rate);
       return c.json({ queue, rate }, 200);
     },
-    coreMessages(checkRateLimit),
+    coreMessages(app, checkRateLimit),
   );
 
   app.openapi(
@@ -126,7 +102,7 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
       await (await queueOf(c, queue)).setGroupRateLimit(group, rate);
       return c.json({ queue, group, rate }, 200);
     },
-    coreMessages(checkRateLimit),
+    coreMessages(app, checkRateLimit),
   );
 
   app.openapi(
@@ -137,7 +113,7 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
       const heldUntil = await (await queueOf(c, queue)).holdGroup(group, ms);
       return c.json({ queue, group, heldUntil }, 200);
     },
-    coreMessages(checkHoldBody),
+    coreMessages(app, checkHoldBody),
   );
 
   app.openapi(
@@ -148,6 +124,6 @@ export function registerRateRoutes<E extends Env>(app: OpenAPIHono<E>, wiring: R
       const heldUntil = await (await queueOf(c, queue)).holdGroup(null, ms);
       return c.json({ queue, group: null, heldUntil }, 200);
     },
-    coreMessages(checkHoldBody),
+    coreMessages(app, checkHoldBody),
   );
 }

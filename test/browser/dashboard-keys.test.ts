@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { utc } from '../../src/http/ui/widgets.js';
 import { keysOf, leases, useRedis } from '../helpers.js';
 import { jobPath, LAPTOP, NARROW, queuePath, useSignedInTabs } from './signed-in-tabs.js';
 
@@ -12,7 +13,9 @@ const SHOTS = process.env.EMQ_KEYS_SHOTS || join(import.meta.dirname, '..', '..'
  * serve`: the queue page shows its keys (limit, running, parked) once a job named one, live as
  * claims park and start jobs; its Key limit form raises a key's limit through the public route
  * (the key typed, `org:7`, sent encoded), says how many parked jobs came back, and lifts it with
- * an empty limit; a parked job's page shows its keys and the key it waits for.
+ * an empty limit; its Key rate form sets a key's rate (`1 / 1 min` in the table, and until when it
+ * holds the jobs it parked), tells the API's refusal of half a rate, and lifts it with both fields
+ * empty; a parked job's page shows its keys and the key it waits for.
  */
 describe('the dashboard shows and sets concurrency keys (emq serve, chromium)', () => {
   const redis = useRedis();
@@ -38,9 +41,9 @@ describe('the dashboard shows and sets concurrency keys (emq serve, chromium)', 
     await open(page, queuePath(queue.name));
     await page.getByRole('table', { name: 'Concurrency keys' }).waitFor();
     expect(await page.getByRole('heading', { name: 'Concurrency keys' }).count()).toBe(1);
-    expect(await page.locator('table[aria-label="Concurrency keys"] thead th').allInnerTexts()).toEqual(['Key', 'Limit', 'Running', 'Parked']);
-    expect(await rowText(page, 'org:7')).toEqual(['org:7', '1', '1', '2']);
-    expect(await rowText(page, 'plan:free')).toEqual(['plan:free', '-', '1', '0']);
+    expect(await page.locator('table[aria-label="Concurrency keys"] thead th').allInnerTexts()).toEqual(['Key', 'Limit', 'Running', 'Parked', 'Rate', 'Throttled until']);
+    expect(await rowText(page, 'org:7')).toEqual(['org:7', '1', '1', '2', '-', '-']);
+    expect(await rowText(page, 'plan:free')).toEqual(['plan:free', '-', '1', '0', '-', '-']);
     // the parked jobs are pending: listed in the pending tab
     expect(await page.getByRole('link', { name: 'pending (2)' }).count()).toBe(1);
     await shot(page, `queue-keys-parked-${LAPTOP}`);
@@ -51,7 +54,7 @@ describe('the dashboard shows and sets concurrency keys (emq serve, chromium)', 
     await job.locator('[data-parked="org:7"]').waitFor();
     expect(await job.locator('[data-field="keys"]').innerText()).toBe('org:7, plan:free');
     expect(await job.locator('[data-parked="org:7"]').innerText()).toMatch(
-      /^Waiting for key org:7: the last claim to reach this job, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, found the key at its limit\. It goes back to its place in its lane when a running job of the key ends or the key's limit is raised\.$/,
+      /^Waiting for key org:7: the last claim to reach this job, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ, found the key at its limit or its rate\. It goes back to its place in its lane when the key has room: a running job of the key ends, its rate lets one more start, or its limit or rate is raised\.$/,
     );
     expect(await job.getByRole('table', { name: 'Timeline' }).innerText()).toMatch(/parked\s+key org:7/);
     await shot(job, `job-parked-${LAPTOP}`);
@@ -65,13 +68,13 @@ describe('the dashboard shows and sets concurrency keys (emq serve, chromium)', 
     await form.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved the limit of key org:7: 2 parked job(s) readmitted' }).waitFor();
     expect(await redis.raw.hget(`${keysOf(queue).prefix}klimit`, 'org:7')).toBe('3');
-    await rowReads(page, 'org:7', ['org:7', '3', '1', '0']);
+    await rowReads(page, 'org:7', ['org:7', '3', '1', '0', '-', '-']);
     expect(await form.getByLabel('Key').inputValue()).toBe('');
 
     // claimed: live, the key counts them running, and the job page no longer says it waits
     expect((await l.claim(10, 60_000)).jobs.map((j) => j.id).sort()).toEqual([...parked].sort());
-    await rowReads(page, 'org:7', ['org:7', '3', '3', '0']);
-    await rowReads(page, 'plan:free', ['plan:free', '-', '3', '0']);
+    await rowReads(page, 'org:7', ['org:7', '3', '3', '0', '-', '-']);
+    await rowReads(page, 'plan:free', ['plan:free', '-', '3', '0', '-', '-']);
     await job.locator('h1 .state-active').waitFor();
     expect(await job.locator('[data-parked]').count()).toBe(0);
 
@@ -80,7 +83,7 @@ describe('the dashboard shows and sets concurrency keys (emq serve, chromium)', 
     await form.getByLabel('Limit').fill('');
     await form.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved the limit of key org:7: 0 parked job(s) readmitted' }).waitFor();
-    await rowReads(page, 'org:7', ['org:7', '-', '3', '0']);
+    await rowReads(page, 'org:7', ['org:7', '-', '3', '0', '-', '-']);
     expect(await redis.raw.hexists(`${keysOf(queue).prefix}klimit`, 'org:7')).toBe(0);
     await shot(page, `queue-keys-lifted-${LAPTOP}`);
 
@@ -92,15 +95,76 @@ describe('the dashboard shows and sets concurrency keys (emq serve, chromium)', 
     expect(await redis.raw.hgetall(`${keysOf(queue).prefix}klimit`)).toEqual({});
   }, 60_000);
 
+  it("sets a key's rate from the form, shows until when it holds the jobs it parked, and lifts it", async () => {
+    const queue = redis.queue<{ report: number }>();
+    await queue.addBulk([1, 2, 3].map((report) => ({ payload: { report }, keys: ['org:9'] })));
+    /** The key as Redis holds it now (`Queue.keyLimits`). */
+    const org9 = async () => (await queue.keyLimits()).find((k) => k.key === 'org:9');
+
+    const page = await tab();
+    await open(page, queuePath(queue.name));
+    await page.getByRole('table', { name: 'Concurrency keys' }).waitFor();
+    expect(await rowText(page, 'org:9')).toEqual(['org:9', '-', '0', '0', '-', '-']);
+
+    // 1 start a minute, from the form: saved through the route, nothing parked to readmit
+    const form = page.getByRole('form', { name: 'Key rate' });
+    await form.getByLabel('Key').fill('org:9');
+    await form.getByLabel('Starts').fill('1');
+    await form.getByLabel('Per ms').fill('60000');
+    await form.screenshot({ path: join(SHOTS, `queue-keys-rate-form-${LAPTOP}.png`) });
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved the rate of key org:9: 0 parked job(s) readmitted' }).waitFor();
+    expect(await org9()).toEqual({ key: 'org:9', limit: null, running: 0, parked: 0, rate: { limit: 1, periodMs: 60_000 }, throttledUntil: null });
+    await rowReads(page, 'org:9', ['org:9', '-', '0', '0', '1 / 1 min', '-']);
+    expect(await form.getByLabel('Key').inputValue()).toBe('');
+
+    // a claim starts one and parks the other two: the key is throttled until its window lets one more start
+    const l = leases(queue);
+    expect((await l.claim(10, 60_000)).jobs).toHaveLength(1);
+    const held = await org9();
+    expect(held).toMatchObject({ running: 1, parked: 2, rate: { limit: 1, periodMs: 60_000 } });
+    expect(held!.throttledUntil).toBeGreaterThan(Date.now() + 50_000);
+    await rowReads(page, 'org:9', ['org:9', '-', '1', '2', '1 / 1 min', utc(held!.throttledUntil!)]);
+    expect(await page.locator('tr[data-key="org:9"] td[data-label="Throttled until"] time').getAttribute('datetime')).toBe(new Date(held!.throttledUntil!).toISOString());
+    await shot(page, `queue-keys-rate-${LAPTOP}`);
+
+    // half a rate: the API's refusal in the alert, nothing written
+    await form.getByLabel('Key').fill('org:9');
+    await form.getByLabel('Starts').fill('5');
+    await form.getByLabel('Per ms').fill('');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('alert').filter({ hasText: /periodMs/ }).waitFor();
+    expect(await org9()).toEqual(held);
+
+    // both empty lift it: the two parked jobs readmitted, pending again
+    await form.getByLabel('Key').fill('org:9');
+    await form.getByLabel('Starts').fill('');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved the rate of key org:9: 2 parked job(s) readmitted' }).waitFor();
+    expect(await org9()).toEqual({ key: 'org:9', limit: null, running: 1, parked: 0, rate: null, throttledUntil: null });
+    expect(await redis.raw.hexists(`${keysOf(queue).prefix}krate`, 'org:9')).toBe(0);
+    await rowReads(page, 'org:9', ['org:9', '-', '1', '0', '-', '-']);
+    // nothing holds them now: claimed at once, live in the table
+    expect((await l.claim(10, 60_000)).jobs).toHaveLength(2);
+    await rowReads(page, 'org:9', ['org:9', '-', '3', '0', '-', '-']);
+    await shot(page, `queue-keys-rate-lifted-${LAPTOP}`);
+  }, 60_000);
+
   it('fits a phone, and shows no keys section for a queue whose jobs named none', async () => {
     const queue = redis.queue<string>();
-    await queue.setKeyLimit('tenant:acme-corporation.eu-west-1', 1);
+    // room for two running, one start an hour: the second job parks on the rate, the key throttled
+    await queue.setKeyLimit('tenant:acme-corporation.eu-west-1', 2);
+    await queue.setKeyRateLimit('tenant:acme-corporation.eu-west-1', { limit: 1, periodMs: 3_600_000 });
     const added = await queue.addBulk(['a', 'b'].map((payload) => ({ payload, keys: ['tenant:acme-corporation.eu-west-1'] })));
     await leases(queue).claim(10, 60_000);
 
     const narrow = await tab(NARROW);
     await open(narrow, queuePath(queue.name));
     await narrow.getByRole('table', { name: 'Concurrency keys' }).waitFor();
+    const { throttledUntil } = (await queue.keyLimits())[0]!;
+    expect(throttledUntil).toBeGreaterThan(Date.now());
+    expect(await rowText(narrow, 'tenant:acme-corporation.eu-west-1')).toEqual(['tenant:acme-corporation.eu-west-1', '2', '1', '1', '1 / 1 h', utc(throttledUntil!)]);
+    await narrow.getByRole('form', { name: 'Key rate' }).waitFor();
     expect(await scrollWidth(narrow)).toBeLessThanOrEqual(NARROW);
     await shot(narrow, `queue-keys-${NARROW}`);
     await narrow.emulateMedia({ colorScheme: 'dark' });
@@ -120,5 +184,6 @@ describe('the dashboard shows and sets concurrency keys (emq serve, chromium)', 
     await page.getByRole('heading', { name: 'Groups' }).waitFor();
     expect(await page.getByRole('heading', { name: 'Concurrency keys' }).count()).toBe(0);
     expect(await page.getByRole('form', { name: 'Key limit' }).count()).toBe(0);
+    expect(await page.getByRole('form', { name: 'Key rate' }).count()).toBe(0);
   }, 60_000);
 });
