@@ -205,7 +205,7 @@ local function claim_jobs(n, lease_ms, now)
       local key = job_key(id)
       -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
       local r = redis.call('HMGET', key, unpack(row_fields))
-      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1)
       if full then
         -- blocked by a key (at its limit or its rate): parked on it in its order (written into
         -- its row, as a claim does)

@@ -29,12 +29,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's `now`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's `now` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -56,9 +53,8 @@ local function key_slots()
 
   -- The first of `ck`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token `token`
-  -- logged as a start of each key with a rate. `at`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "bd8db8bcc46cb08e2892975a3aaccc787541aaa4",
+    sha1: "ad3c24971b3be532cde89e48438644b52da9225e",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -90,10 +90,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -663,12 +671,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -690,9 +695,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -1460,7 +1464,7 @@ local function claim_jobs(n, lease_ms, now)
       local key = job_key(id)
       -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
       local r = redis.call('HMGET', key, unpack(row_fields))
-      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1)
       if full then
         -- blocked by a key (at its limit or its rate): parked on it in its order (written into
         -- its row, as a claim does)
@@ -1829,7 +1833,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "783972981fe78447eeef04898445ac62ce2fd548",
+    sha1: "789096f21ffec5cc4a74ab2febe930b5a104038e",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -1906,10 +1910,18 @@ local function check_kind(id)
     error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
   end
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -2359,12 +2371,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -2386,9 +2395,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -2691,7 +2699,7 @@ return { codes, outbox_written }
   },
   changePriority: {
     name: "changePriority",
-    sha1: "12a6187a55bf0a10661752a097281b2e9f8eadbd",
+    sha1: "ad0de439ab74e26a1949d726b42e611e0fbc00d5",
     lua: `--[[
   change-priority: give a job not running or finished (pending or scheduled) another priority. Its
   order becomes \`priority * 2^32 + (its seq mod 2^32)\`: among jobs of the new priority it keeps
@@ -2852,10 +2860,18 @@ local function mark_feature(name)
   redis.call('HSET', K_META, name, '1')
   meta[name] = true
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
 -- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
@@ -3036,12 +3052,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -3063,9 +3076,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -3240,7 +3252,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "f74a0b7bffa990d5c6ac12e067c2733f531ec1c3",
+    sha1: "057b2ca13962bd31d2dd38803edef9912a820bcd",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -3306,10 +3318,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -3804,12 +3824,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -3831,9 +3848,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -4223,7 +4239,7 @@ local function claim_jobs(n, lease_ms, now)
       local key = job_key(id)
       -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
       local r = redis.call('HMGET', key, unpack(row_fields))
-      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1)
       if full then
         -- blocked by a key (at its limit or its rate): parked on it in its order (written into
         -- its row, as a claim does)
@@ -4712,7 +4728,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "18b4c7677d12611dc953087404d80f60292fb266",
+    sha1: "16e9c3977e9c296bc1e27d77c75e3814bccb9f92",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -4782,10 +4798,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -5120,7 +5144,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "9bf3c64fd276f5a200a4e04fbf1a32f7950f87cb",
+    sha1: "4e9e8e4bfb7405588ecf04bebcecc0137737cd8e",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -5207,10 +5231,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -5755,12 +5787,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -5782,9 +5811,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -6365,7 +6393,7 @@ local function claim_jobs(n, lease_ms, now)
       local key = job_key(id)
       -- a flow's fields only in a queue that ever had a flow job (includes/queue_meta.lua)
       local r = redis.call('HMGET', key, unpack(row_fields))
-      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1, now)
+      local full = r[at.ck] and key_slots().take(r[at.ck], token + 1)
       if full then
         -- blocked by a key (at its limit or its rate): parked on it in its order (written into
         -- its row, as a claim does)
@@ -6870,7 +6898,7 @@ return { codes, claimed, outbox_written }
   },
   counts: {
     name: "counts",
-    sha1: "91f5aa016340eacb03ed7f6860f743afbc5bb64e",
+    sha1: "0771e303b3e28a04cada840b122882a7a512a4e7",
     lua: `--[[
   counts: how many jobs are in each state, and whether the queue is paused.
 
@@ -6944,10 +6972,18 @@ end
 local function lane_size(g)
   return redis.call('ZCARD', lane_key(g)), redis.call('LLEN', fifo_key(g))
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The active zset kept in Redis's skiplist encoding. Redis keeps a zset of at most 128 members
 -- (zset-max-listpack-entries) as a listpack, where each ZADD or ZREM of a member walks the whole
@@ -7060,7 +7096,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "dfa4a961bfeba021c4ca30037006c73716b42a6a",
+    sha1: "dc9fea9a134dc1bb035f7ea236221e606a33d3fd",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -7217,10 +7253,18 @@ local function forget_flow(id, state, fp, fw, token, now)
   end
   redis.call('DEL', kids)
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
 -- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
@@ -7560,7 +7604,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "20d114babd6e894c8c5f5c79c844edb0d20d60ea",
+    sha1: "7f6a18bbc59aa6c7642e1a6740a674b5346e9a45",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -7690,10 +7734,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -8876,7 +8928,7 @@ return { tonumber(cap), bytes }
   },
   extend: {
     name: "extend",
-    sha1: "571a948acffbbcd5d7eb6f238f806b10ad8f7f3b",
+    sha1: "0a200a00e825bf62e26014515069e5c17ff17428",
     lua: `--[[
   extend: renew the leases of jobs still held, fenced on (id, token).
 
@@ -8945,10 +8997,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -9063,7 +9123,7 @@ return codes
   },
   fail: {
     name: "fail",
-    sha1: "7b235ba705965128342d87280f7443571aa6ce23",
+    sha1: "6f5eee26a4abb4dd70bd70b9e0387b522f8c4c9e",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -9130,10 +9190,18 @@ local function check_kind(id)
     error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
   end
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -9660,12 +9728,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -9687,9 +9752,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -10106,7 +10170,7 @@ return { codes, outbox_written }
   },
   fireSchedulers: {
     name: "fireSchedulers",
-    sha1: "13540ed674ff69a56bc010a5b5115f36a6b5a332",
+    sha1: "4dcd91234a0ccc17ce96e9b5838bb498b4af5a99",
     lua: `--[[
   fire-schedulers: fire due scheduler slots, each fenced on the revision and slot its caller read
   (from a beat's reply: includes/due_schedulers.lua), so a second runtime firing the same slot
@@ -10174,10 +10238,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -10717,7 +10789,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "fb790225cd35c1171d511d7b4a1865a7adcc34de",
+    sha1: "a4ba5f30335a3bc1a1d9177ac777c0d8acea182a",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -10790,10 +10862,18 @@ local function check_kind(id)
     error(redis.error_reply('EMQKIND not a job id: ' .. tostring(id)))
   end
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -11544,7 +11624,7 @@ return row
   },
   getScheduler: {
     name: "getScheduler",
-    sha1: "b2b7edf9e5327340f31e1c837521c92ef2c517e8",
+    sha1: "56210d8f1a01a34bca7f809bc14fc1d1960dba10",
     lua: `--[[
   get-scheduler: one scheduler's row and the server's time, read together (an upsert works out
   its next slot from both).
@@ -11590,10 +11670,18 @@ local QUEUE_ENTRY = '!'
 -- What marks a concurrency key's entry in the throttled set and its starts log ('#<key>', for
 -- the key's rate limit: includes/key_rate.lua): no group's name starts with it.
 local KEY_MARK = '#'
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
 local function scheduler_key(id)
@@ -11914,7 +12002,7 @@ return 1
   },
   holdGroup: {
     name: "holdGroup",
-    sha1: "25024505b109b670fab5b6390346aa7700cba26b",
+    sha1: "817a7e1f81bd5db77dcf878d4ccd3efb1d0db35c",
     lua: `--[[
   hold-group: no job of ring entry g (a group, or "*" for ungrouped work) starts for \`ms\` from now,
   on the server's clock (after a 429 from what its jobs call, say); other entries keep flowing.
@@ -11974,10 +12062,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- Push a token \`1\` onto bell list \`key\`, keeping it at most 64 long. A full list is cut back to
 -- half, not to 64, so a producer enqueueing while no consumer is parked to pop the tokens pays one
@@ -12204,7 +12300,7 @@ return held
   },
   keyLimit: {
     name: "keyLimit",
-    sha1: "11f34e9b47b5bdc1786c05e97056f11341e8a362",
+    sha1: "746742b02ec43c08ad67b1092a47a886cec80597",
     lua: `--[[
   key-limit: set concurrency key k's limit on running jobs, or lift it (docs/design/job-controls.md,
   "Several concurrency keys"). Raising or lifting it readmits as many jobs parked on k as it now
@@ -12312,10 +12408,18 @@ local function mark_feature(name)
   redis.call('HSET', K_META, name, '1')
   meta[name] = true
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
 -- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
@@ -12766,7 +12870,7 @@ return reply
   },
   keyRate: {
     name: "keyRate",
-    sha1: "19f94fd2aeb15464341160dd39eb2145fd67cb8a",
+    sha1: "5d660f9260e539ba7fbffbacb1ce52fa2c49f34b",
     lua: `--[[
   key-rate: set concurrency key k's rate limit (at most \`limit\` starts of jobs naming it in any
   window of \`periodMs\`, on the server's clock), or lift it (docs/design/job-controls.md, "A rate
@@ -12879,10 +12983,18 @@ local function mark_feature(name)
   redis.call('HSET', K_META, name, '1')
   meta[name] = true
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
 -- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
@@ -13909,7 +14021,7 @@ return reply
   },
   moveGroup: {
     name: "moveGroup",
-    sha1: "b02a9a9fed983d3bc2956ffd10453fc1f4e4e45e",
+    sha1: "0df1a361079baed701d5be3715c84e5290df1c34",
     lua: `--[[
   move-group: move a pending job to another group's lane, or out of any group; it keeps its place
   in order. The lane it left leaves the ring when emptied.
@@ -14058,10 +14170,18 @@ local function mark_feature(name)
   redis.call('HSET', K_META, name, '1')
   meta[name] = true
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The stored rate limit of \`entry\` ("limit:periodMs"): QUEUE_ENTRY's in meta \`rate\`, a group's in
 -- K_GRATE, a concurrency key's ('#<key>', KEY_MARK) in emq:{q}:krate; false when it has none
@@ -14242,12 +14362,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -14269,9 +14386,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -14518,7 +14634,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "c2a257bc94e3ffbdc167f7960250129146c6f8ff",
+    sha1: "4a6d0faf1fb365c02440b51ab703378f0b2e28db",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -14718,10 +14834,18 @@ local function forget_flow(id, state, fp, fw, token, now)
   end
   redis.call('DEL', kids)
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
 -- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
@@ -15722,7 +15846,7 @@ return codes
   },
   promote: {
     name: "promote",
-    sha1: "bbedcd7eff2531863422dd4377baae59a34e1106",
+    sha1: "82438c44694a991f09d292480a4096599a6fbe80",
     lua: `--[[
   promote: scheduled jobs that are due move to their lane (or pending), earliest first, at most
   \`limit\` per call; and throttled entries that may start again go back on the ring
@@ -15780,10 +15904,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -16351,7 +16483,7 @@ return { moved, next_due }
   },
   rateLimits: {
     name: "rateLimits",
-    sha1: "63538f0b4bf1c22eaa785632626b3f371b2509f9",
+    sha1: "728e94d53b4b0c7d460dfec519624a534dfc5e95",
     lua: `--[[
   rate-limits: the queue's rate limits, holds and throttled entries, for a reader (stats, the HTTP
   API, the dashboard).
@@ -16408,10 +16540,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 
 local limit = arg_int(ARGV[2], 'limit', 0)
@@ -16522,7 +16662,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "d59c49545686faaf6ac8a1732ff694d2f5381d32",
+    sha1: "f0e11446a10dda70391321b3ab7a6e0691b23153",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -16583,10 +16723,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -17156,12 +17304,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -17183,9 +17328,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -17552,7 +17696,7 @@ return redis.call('SADD', KEYS[1], name)
   },
   release: {
     name: "release",
-    sha1: "e2341db8bfe5d07e838c90f9001d9d07561ce6ad",
+    sha1: "42beb21853959a4eefe47b97cfe3324649e74a1e",
     lua: `--[[
   release: give back leased jobs that were never started (an edge beat ran out of time before
   their turn), fenced on (id, token): back to their lane (or pending) in their original order,
@@ -17719,10 +17863,18 @@ local function mark_feature(name)
   redis.call('HSET', K_META, name, '1')
   meta[name] = true
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The arrivals list behind a ring entry: jobs enqueued claimable now at the default priority, in
 -- arrival order (a list costs ~13 B a member where the lane zset costs ~110 B). \`emq:{q}:fifo\`
@@ -18150,12 +18302,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -18177,9 +18326,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -18566,7 +18714,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "340dafba1bf19afe0e1b2edd1fbd0b5e01b92254",
+    sha1: "f94bd220330f1707cc345630bd186f94bdbb1d7b",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -18980,10 +19128,18 @@ local function forget_flow(id, state, fp, fw, token, now)
   end
   redis.call('DEL', kids)
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- A job's steps hash (docs/design/steps.md): field \`<index>\` (1, 2, ...) -> the step's record as
 -- JSON (includes/step_update.lua), and \`ev:<event>\` -> the sequence number of the last event one
@@ -19182,12 +19338,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -19209,9 +19362,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -19476,7 +19628,7 @@ return { 1, outbox_written }
   },
   reprocessDead: {
     name: "reprocessDead",
-    sha1: "c47a0f20c5f73e616e779cd57040e4b605d1b56f",
+    sha1: "6f8f8edffeed73a127c0ad69f8a77a8f296aba20",
     lua: `--[[
   reprocess-dead: up to n dead jobs, oldest first, are claimable again with a fresh allowance of
   attempts, each as reprocess leaves it (its attempts count and \`t\` kept, \`z\` set to its attempts,
@@ -19834,10 +19986,18 @@ local function report_up(id, fp, token, kind, body, now)
   local t = string.match(token or '', '^%d+') or '0'
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 
 local n = arg_int(ARGV[2], 'n', 1)
@@ -19867,7 +20027,7 @@ return record_reply(request, ttl, { #ids, redis.call('EXISTS', K_DEAD), outbox_w
   },
   reprocess: {
     name: "reprocess",
-    sha1: "6f4bf040eac19775da81a442b7ab7b47262d7470",
+    sha1: "16aca10427e5a03329c061439efc9a7e81b8b9ce",
     lua: `--[[
   reprocess: a dead job is claimable again with a fresh allowance of attempts. Its attempts count
   keeps rising (it is the fence token); the allowance restarts from here. It keeps \`t\`: a retry or
@@ -20220,10 +20380,18 @@ local function report_up(id, fp, token, kind, body, now)
   local t = string.match(token or '', '^%d+') or '0'
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 
 local id = ARGV[2]
@@ -20731,7 +20899,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "1ab740c8a4a61b6be0819796073205484d37dd4d",
+    sha1: "dd30a42e28bd9098f25dfad09a9e9fb04f7a44a1",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -20813,10 +20981,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -21343,12 +21519,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -21370,9 +21543,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -21847,7 +22019,7 @@ return { codes, outbox_written }
   },
   sendEvent: {
     name: "sendEvent",
-    sha1: "fef0250092ef6f1b7d9773a10b3f25e6f096e3c7",
+    sha1: "39ff5c02eac82065aa7e69486528313cdb7cd1ce",
     lua: `--[[
   send-event: deliver an event to the jobs of this queue waiting for it (docs/design/steps.md,
   "Waiting for an event"), in one script: every job whose wait matches it resumes, its step
@@ -21912,10 +22084,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -22518,7 +22698,7 @@ return { tonumber(cap), bytes }
   },
   setRate: {
     name: "setRate",
-    sha1: "de6afe1f86ca807ce347f20cef3e735fb8a5fa25",
+    sha1: "d2b04e4fc6847454c76b163ced5f43881dc539dc",
     lua: `--[[
   set-rate: set the rate limit of the queue or of group g (at most \`limit\` job starts in any
   window of \`periodMs\`, on the server's clock), or lift it. Live: a raised or lifted limit that
@@ -22583,10 +22763,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The log of \`entry\`'s recent job starts (a zset: member a lease token, score the start's server
 -- ms): emq:{q}:starts for the queue's own rate limit, emq:{q}:starts:<g> for group g's.
@@ -23070,7 +23258,7 @@ return 1
   },
   step: {
     name: "step",
-    sha1: "b524b5d7b6319a173fd1bef40fa4846e106656bd",
+    sha1: "6bb334b9c98df667c9a645bb0960bdd4fbcb528a",
     lua: `--[[
   step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
   step's result is written before its handler goes on, so a later run of the job returns it
@@ -23147,10 +23335,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -23424,7 +23620,7 @@ return codes
   },
   suspend: {
     name: "suspend",
-    sha1: "e42e9745a0f044c63b4a2077a3e6347153b35af3",
+    sha1: "0d930f16ab5ce9d299d81e3e847abd89513c2c55",
     lua: `--[[
   suspend: leased jobs whose handlers reached a durable sleep, a wait for an event or an invoke
   (docs/design/steps.md) leave active, each fenced on (id, token), holding no slot and no lease,
@@ -23508,10 +23704,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of job \`id\` (a "JOB:" id).
 local function job_key(id)
@@ -24038,12 +24242,9 @@ local function key_slots()
   local rated = {}
   -- the slots runs ending in this call give back: key -> count (tally)
   local freed = { order = {} }
-  -- the call's clock, for the rate windows: the claim's \`now\`, else read once when first needed
-  local clock = nil
-  local function now()
-    if not clock then clock = now_ms() end
-    return clock
-  end
+  -- the call's clock, for the rate windows: the one reading of the call (includes/now_ms.lua), which
+  -- the claim's \`now\` is too
+  local now = now_ms
 
   local function state(k)
     local s = seen[k]
@@ -24065,9 +24266,8 @@ local function key_slots()
 
   -- The first of \`ck\`'s keys that holds the job back (at its limit or its rate), or nil when the
   -- job may start: then its keys are counted taken, for write, the job's lease token \`token\`
-  -- logged as a start of each key with a rate. \`at\`: the claim's time.
-  function K.take(ck, token, at)
-    clock = clock or at
+  -- logged as a start of each key with a rate.
+  function K.take(ck, token)
     for k in string.gmatch(ck, '[^,]+') do
       local s = state(k)
       if s[1] and s[2] >= s[1] then return k end
@@ -24848,7 +25048,7 @@ return 1
   },
   upsertScheduler: {
     name: "upsertScheduler",
-    sha1: "7eb27166609a85975c488d31038b15a60479270c",
+    sha1: "d909ccc583e7c64d6e5ba517d341450cb214a3e3",
     lua: `--[[
   upsert-scheduler: create scheduler \`id\`, or replace its spec and job in place, keeping what it
   has fired (\`f\`, \`l\`), fenced on the revision its caller read (get-scheduler.lua), so an upsert
@@ -24918,10 +25118,18 @@ local function arg_int(v, what, min)
   end
   return n
 end
--- The server's clock in milliseconds: the only clock any lease or due time is read from.
+-- The server's clock in milliseconds: the only clock any lease or due time is read from. Read once
+-- a call: a script is one atomic step, so every part of it (a settle's freed slots, the claim
+-- after it, a key's rate window trimmed by one and counted by the other) sees the same instant.
+-- Two readings could differ by a ms or more, and a window trimmed at the later one would drop
+-- starts the earlier one still counts.
+local now_ms_read = nil
 local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  if not now_ms_read then
+    local t = redis.call('TIME')
+    now_ms_read = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now_ms_read
 end
 -- The row of scheduler \`id\`: emq:{q}:scheduler:<id> (a hash, docs/design.md "Schedulers").
 local function scheduler_key(id)

@@ -88,6 +88,25 @@ describe('concurrency keys: a rate per key', () => {
     expect(starts[11]! - starts[0]!).toBeGreaterThanOrEqual(3 * rate.periodMs);
   });
 
+  it("a complete-and-claim judges and logs a key's window at the one instant of its call: the reply's now", async () => {
+    // the settle's freed slots read the key's window before the claim does: a second reading of the
+    // clock, a ms later, trimmed starts the claim's window still counted (found by the key-rate bench)
+    const queue = redis.queue<number>();
+    await queue.setKeyLimit('k', 2);
+    await queue.setKeyRateLimit('k', { limit: 1_000, periodMs: 60_000 });
+    for (let i = 0; i < 40; i++) await queue.add(i, { group: `g${i % 4}`, keys: ['k'] });
+    const l = leases(queue);
+    let held = (await l.claim(2, 30_000)).jobs;
+    const log = raw(queue, 'starts:#k');
+    for (let round = 0; round < 19; round++) {
+      const { claimed } = await l.complete(held, { claimN: 2, leaseMs: 30_000 });
+      held = claimed!.jobs;
+      expect(held).toHaveLength(2);
+      for (const job of held) expect(Number(await redis.raw.zscore(log, String(job.token)))).toBe(claimed!.now);
+    }
+    await whole(queue);
+  });
+
   it('a key at its limit and its rate: whichever binds holds the jobs, and a settle readmits no more than the rate has room for', async () => {
     const queue = redis.queue<string>();
     await queue.setKeyLimit('k', 1);
