@@ -8,7 +8,8 @@
   Derives  emq:{q}:grate, emq:{q}:holds
   Reply    {now, queue rate "limit:periodMs" or "", {group, "limit:periodMs", ...},
            {entry, until, held until or "", ...}} where an entry is a group, "*" (ungrouped work)
-           or "!" (the queue) and `until` when it may start again as the throttle has it
+           or "!" (the queue) and `until` when it may start again as the throttle has it (a
+           concurrency key's entry, '#<key>', is left out: key-limits answers it)
   Errors   EMQARG
 ]]
 -- @include keyspace
@@ -17,12 +18,20 @@
 
 local limit = arg_int(ARGV[2], 'limit', 0)
 local throttled = {}
-if limit > 0 then
-  local pairs_ = redis.call('ZRANGE', K_THROTTLED, 0, limit - 1, 'WITHSCORES')
+-- a page at a time, leaving out the concurrency keys' entries ('#<key>': key-limits shows them),
+-- so many keys throttled crowd out no group
+local from, listed = 0, 0
+while listed < limit do
+  local pairs_ = redis.call('ZRANGE', K_THROTTLED, from, from + limit - 1, 'WITHSCORES')
   for i = 1, #pairs_, 2 do
-    throttled[#throttled + 1] = pairs_[i]
-    throttled[#throttled + 1] = pairs_[i + 1]
-    throttled[#throttled + 1] = redis.call('HGET', K_HOLDS, pairs_[i]) or ''
+    if listed < limit and string.sub(pairs_[i], 1, 1) ~= KEY_MARK then
+      throttled[#throttled + 1] = pairs_[i]
+      throttled[#throttled + 1] = pairs_[i + 1]
+      throttled[#throttled + 1] = redis.call('HGET', K_HOLDS, pairs_[i]) or ''
+      listed = listed + 1
+    end
   end
+  if #pairs_ < 2 * limit then break end
+  from = from + limit
 end
 return { now_ms(), redis.call('HGET', K_META, 'rate') or '', redis.call('HGETALL', K_GRATE), throttled }

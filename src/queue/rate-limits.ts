@@ -96,8 +96,8 @@ export function rateLimitsOf(read: RateLimitsRead): RateLimits {
     const rate = parseRate(text);
     if (rate) groups[group] = rate;
   }
-  // a concurrency key's rate throttles '#<key>': Queue.keyLimits shows it, as the key's throttledUntil
-  const throttled = read.throttled.filter(({ entry }) => !entry.startsWith('#')).map(({ entry, until, heldUntil }): Throttled => ({
+  // a concurrency key's throttle ('#<key>') is not read here: Queue.keyLimits shows it, as the key's throttledUntil
+  const throttled = read.throttled.map(({ entry, until, heldUntil }): Throttled => ({
     group: entry === '!' || entry === '*' ? null : entry,
     ungrouped: entry === '*',
     until,

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, type Queue } from '../../src/index.js';
 import { PartitionedQueue } from '../../src/partitions/partitioned-queue.js';
 import { checkInvariants } from '../invariants.js';
-import { keysOf, leases, snapshotKeys, useRedis } from '../helpers.js';
+import { keysOf, leases, scriptsOf, snapshotKeys, useRedis } from '../helpers.js';
+import { rateLimitsOp } from '../../src/ops/rate-limits.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -150,6 +151,27 @@ describe('concurrency keys: a rate per key', () => {
     await whole(queue);
     expect(await queue.obliterate({ force: true })).toBe(true);
     expect((await redis.raw.keys(`${keysOf(queue).prefix}*`)).filter((k) => !k.includes(':req:'))).toEqual([]);
+  });
+
+  it('rateLimits lists the groups a page past any number of throttled keys', async () => {
+    const queue = redis.queue<string>();
+    for (const k of ['k1', 'k2', 'k3']) {
+      await queue.setKeyRateLimit(k, { limit: 1, periodMs: 30_000 });
+      await queue.add(`${k}-a`, { keys: [k] });
+      await queue.add(`${k}-b`, { keys: [k] });
+    }
+    await queue.setGroupRateLimit('g', { limit: 1, periodMs: 60_000 });
+    await queue.add('g-a', { group: 'g' });
+    await queue.add('g-b', { group: 'g' });
+    const l = leases(queue);
+    await l.claim(10, 30_000);
+    await l.claim(10, 30_000);
+    // the keys' throttles end before the group's: the first entries of the throttled set
+    expect((await queue.keyLimits()).map((k) => k.throttledUntil !== null)).toEqual([true, true, true]);
+    const read = await scriptsOf(queue as Queue<unknown>).run(rateLimitsOp(1));
+    expect(read.throttled.map((t) => t.entry)).toEqual(['g']);
+    expect((await queue.rateLimits()).throttled).toMatchObject([{ group: 'g', ungrouped: false }]);
+    await whole(queue);
   });
 
   it('refuses a bad key or rate before any write, and a partitioned queue refuses it', async () => {
