@@ -14,6 +14,7 @@ import { fairnessC1 } from './fairness-c1.js';
 import { flowFanout } from './flow-fanout.js';
 import { groupsC1 } from './groups-c1.js';
 import { groupsC10 } from './groups-c10.js';
+import { keyRate } from './key-rate.js';
 import { keysC10 } from './keys-c10.js';
 import { idleSlots } from './idle-slots.js';
 import { memory } from './memory.js';
@@ -58,6 +59,7 @@ export const CASES: readonly BenchCase[] = [
   fairnessC1,
   idleSlots,
   rateLimit,
+  keyRate,
   flowFanout,
   steps,
   cancelRunning,

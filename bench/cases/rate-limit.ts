@@ -75,7 +75,7 @@ interface Span {
 }
 
 /** One implementation set up: its queue and limits, nothing enqueued yet. */
-interface Side {
+export interface Side {
   /** How many entries have a limit, and the limit of each. */
   readonly entries: number;
   readonly limit: number;
@@ -155,6 +155,32 @@ export const rateLimit: BenchCase = rateLimitCase({ full: RATE_LIMIT_FULL, quick
 /** Runs one implementation: see rateLimitCase. */
 export async function measureRateLimit(ctx: BenchContext, impl: Impl, spec: RateLimitSpec): Promise<Figures> {
   const name = benchQueueName('rate');
+  return measureLimited(ctx, spec, (onStart, onCompleted) =>
+    impl === 'echomq' ? echomqSide(ctx, name, spec, onStart, onCompleted) : bullmqSide(ctx, name, spec, onStart, onCompleted),
+  );
+}
+
+/** What the measurement takes of a spec: the period, how many of them are judged, how long the idle consumer is measured. */
+export type LimitedRun = Pick<RateLimitSpec, 'periodMs' | 'windows' | 'idleMs'>;
+
+/** Sets one implementation up, given what its handlers call at each start (its entry, the limit's clock) and completion. */
+export type SideFactory = (onStart: (entry: string, at: number) => void, onCompleted: () => void) => Promise<Side>;
+
+/** How measureLimited judges the quiet spans. */
+export interface QuietJudging {
+  /**
+   * Judge `throttled_quiet` on the quiet spans after the first, and report them as
+   * `throttled_rest_*`: for a side whose first claims still have work to do after the first
+   * batch's handlers end (the `key-rate` case's claims park the whole backlog on its keys then).
+   */
+  readonly afterFirst?: boolean;
+}
+
+/**
+ * The measurement of rateLimitCase over any side (the `key-rate` case's entries are concurrency
+ * keys): (a) idle, the enqueue, the run through the judged periods and one more, the figures.
+ */
+export async function measureLimited(ctx: BenchContext, spec: LimitedRun, makeSide: SideFactory, judging: QuietJudging = {}): Promise<Figures> {
   const starts: Start[] = [];
   const completions: number[] = [];
   const onStart = (entry: string, at: number): void => {
@@ -163,7 +189,7 @@ export async function measureRateLimit(ctx: BenchContext, impl: Impl, spec: Rate
   const onCompleted = (): void => {
     completions.push(epochMs());
   };
-  const side = impl === 'echomq' ? await echomqSide(ctx, name, spec, onStart, onCompleted) : await bullmqSide(ctx, name, spec, onStart, onCompleted);
+  const side = await makeSide(onStart, onCompleted);
 
   // (a): a consumer parked on the empty queue; it stops before the enqueue, which would otherwise
   // hold up this process's handlers (the producer runs here too) while the first claims go out
@@ -194,7 +220,7 @@ export async function measureRateLimit(ctx: BenchContext, impl: Impl, spec: Rate
   await side.close();
 
   const perEntry = startFigures(starts, side.limit, spec, '');
-  const commands = commandFigures(idleFrom, idleTo, samples, quietSpans(starts, completions), starts);
+  const commands = commandFigures(idleFrom, idleTo, samples, quietSpans(starts, completions), starts, judging);
   const { window_min: low, window_max: high, sliding_max: sliding } = perEntry;
   return {
     limit: side.limit,
@@ -261,7 +287,7 @@ async function echomqSide(
 }
 
 /** BullMQ: one queue; each consumer a Worker with the queue-wide limiter. */
-async function bullmqSide(
+export async function bullmqSide(
   ctx: BenchContext,
   name: string,
   spec: RateLimitSpec,
@@ -344,7 +370,7 @@ function byEntry(starts: readonly Start[]): Map<string, number[]> {
 }
 
 /** The per-entry figures (see rateLimitCase), their names after `prefix`. */
-function startFigures(starts: readonly Start[], limit: number, spec: RateLimitSpec, prefix: string): Figures {
+function startFigures(starts: readonly Start[], limit: number, spec: LimitedRun, prefix: string): Figures {
   const entries = byEntry(starts);
   const t0 = Math.min(...starts.map((s) => s.at));
   const counts: number[] = [];
@@ -382,7 +408,7 @@ function startFigures(starts: readonly Start[], limit: number, spec: RateLimitSp
 }
 
 /** The whole queue's aligned windows and sliding maximum (for BullMQ the same as its entry's). */
-function queueFigures(starts: readonly Start[], side: Side, spec: RateLimitSpec): Figures {
+function queueFigures(starts: readonly Start[], side: Side, spec: LimitedRun): Figures {
   const times = starts.map((s) => s.at);
   const counts = alignedCounts(times, Math.min(...times), spec.periodMs, spec.windows);
   return {
@@ -404,7 +430,9 @@ const perSecond = (count: number, ms: number): number | null => (ms > 0 ? round(
 /**
  * Commands and round trips per second: idle (a), the steady run (b), throttled (c); and whether (c)
  * kept to (a): the quiet spans' commands at most the idle rate over their length, plus one idle
- * period's (IDLE_PERIOD_MS): the periodic beat lands in them whole or not at all.
+ * period's (IDLE_PERIOD_MS): the periodic beat lands in them whole or not at all. With
+ * `judging.afterFirst`, (c) is also summed over the spans after the first (`throttled_rest_*`),
+ * and those are judged.
  */
 function commandFigures(
   idleFrom: Sample,
@@ -412,13 +440,17 @@ function commandFigures(
   samples: readonly Sample[],
   spans: readonly Span[],
   starts: readonly Start[],
+  judging: QuietJudging = {},
 ): { figures: Figures; quiet: boolean } {
   const idleMs = middle(idleTo) - middle(idleFrom);
   const idleRate = (idleTo.commands - idleFrom.commands) / idleMs;
   const quiet = spans.map((span) => within(samples, span)).filter((w): w is readonly [Sample, Sample] => w !== undefined);
-  const quietMs = quiet.reduce((ms, [a, b]) => ms + middle(b) - middle(a), 0);
-  const quietCommands = quiet.reduce((n, [a, b]) => n + b.commands - a.commands, 0);
-  const quietWrites = quiet.reduce((n, [a, b]) => n + b.writes - a.writes, 0);
+  const sum = (of: ReadonlyArray<readonly [Sample, Sample]>) => ({
+    ms: of.reduce((ms, [a, b]) => ms + middle(b) - middle(a), 0),
+    commands: of.reduce((n, [a, b]) => n + b.commands - a.commands, 0),
+    writes: of.reduce((n, [a, b]) => n + b.writes - a.writes, 0),
+  });
+  const { ms: quietMs, commands: quietCommands, writes: quietWrites } = sum(quiet);
   const first = quiet[0];
   // the steady run: from the end of the first quiet span to the end of the last
   const runFrom = first?.[1];
@@ -439,5 +471,13 @@ function commandFigures(
     throttled_excess_commands: Math.round(quietCommands - idleRate * quietMs),
     idle_period_commands: Math.round(idleRate * IDLE_PERIOD_MS),
   };
-  return { figures, quiet: quiet.length > 0 && quietCommands <= idleRate * (quietMs + IDLE_PERIOD_MS) };
+  if (!judging.afterFirst) return { figures, quiet: quiet.length > 0 && quietCommands <= idleRate * (quietMs + IDLE_PERIOD_MS) };
+  const rest = sum(quiet.slice(1));
+  Object.assign(figures, {
+    throttled_rest_commands_per_s: perSecond(rest.commands, rest.ms),
+    throttled_rest_round_trips_per_s: perSecond(rest.writes, rest.ms),
+    throttled_rest_ms: Math.round(rest.ms),
+    throttled_rest_excess_commands: Math.round(rest.commands - idleRate * rest.ms),
+  });
+  return { figures, quiet: quiet.length > 1 && rest.commands <= idleRate * (rest.ms + IDLE_PERIOD_MS) };
 }

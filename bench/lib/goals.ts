@@ -85,6 +85,10 @@ export const GOALS: readonly Goal[] = [
   { case: 'rate-limit', figure: 'window_min', better: 'higher', anchor: 'echomq', bound: 45, text: '>= 45 (every group, every aligned second)' },
   { case: 'rate-limit', figure: 'window_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every group, every aligned second)' },
   { case: 'rate-limit', figure: 'sliding_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every group, any 1000 ms)' },
+  // a rate per concurrency key: the same bounds per key (20 groups over 10 keys); BullMQ's queue-wide limiter on its line for scale
+  { case: 'key-rate', figure: 'window_min', better: 'higher', anchor: 'echomq', bound: 45, text: '>= 45 (every key, every aligned second)' },
+  { case: 'key-rate', figure: 'window_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every key, every aligned second)' },
+  { case: 'key-rate', figure: 'sliding_max', better: 'lower', anchor: 'echomq', bound: 50, text: '<= 50 (every key, any 1000 ms)' },
   { case: 'flow-fanout', figure: 'flows_per_s', better: 'higher', anchor: 'bullmq', minRatio: 3, text: '>= 3x BullMQ (adds to last parent)' },
   { case: 'flow-fanout', figure: 'commands_per_job', better: 'lower', anchor: 'bullmq', text: '(no goal)' },
   { case: 'steps', figure: 'step_to_job_round_trips', better: 'lower', anchor: 'echomq', bound: 1, text: "<= 1: a step's round trips <= a plain job's at c100 (same round)" },

@@ -15,6 +15,17 @@ export interface KeysRow {
   readonly error: string | undefined;
 }
 
+/**
+ * How much later than its claim's own clock (the server's TIME the claim script read, which its
+ * starts are logged at) an `active` event's stream id is taken to be, at most, ms: the id is the
+ * server's clock at the script's XADD, at its end. The rate judge counts a start in a claim's
+ * window only when it is surely in it by that much. The run log measures the real lag
+ * (`active_lag_ms_max`): under load it is sometimes more (a complete that settles first, then
+ * claims; a script descheduled), so a count the events alone put over is looked at again with the
+ * claims' own times the run log has.
+ */
+export const ACTIVE_EVENT_SLACK_MS = 2;
+
 /** The events that end a run (its slot given back): its settles', and the reaper's `stalled`. */
 const RUN_ENDS = new Set(['completed', 'retried', 'dead', 'stalled', 'released', 'cancelled']);
 
@@ -62,6 +73,22 @@ interface Run {
  *   limit, never start more.
  * - `reruns_unexplained`: two holders of one job: a lease token or an attempt whose run started
  *   twice, or two runs of a job live at once (as above: a run past its lapsed lease is not live).
+ * - `key_starts_over_rate`: the stream replayed for the keys' rates (each `key-rate` sets a key's
+ *   rate or lifts it; a rate set from none starts an empty log, a limit changed keeps it, a lift
+ *   deletes it, as lua/key-rate.lua does; each `active` is a start of every rated key its job
+ *   names, at its entry's time): a claim whose key already had `limit` starts in the window of its
+ *   period ending at that claim. A claim's script logs its starts at its TIME and writes its
+ *   `active` at its end, so an event's time is its start's or up to ACTIVE_EVENT_SLACK_MS later
+ *   (2 ms allowed): an earlier start is counted only when it is surely in the window, its event
+ *   less than period - 2 ms before the claim's (a start at s counts until s + period, its log
+ *   trimmed to the starts after now - period). Each key's period is fixed through the run (the
+ *   scenario changes only limits): a period made longer would count, in its first window, only the
+ *   starts the shorter one had kept. A claim the events put over is counted only when those
+ *   starts are still in its window (ending at its event) by their claims' own server times, where
+ *   the run log has them (a run's `claimedAt`, its claim's TIME, which its start is logged at or
+ *   after; one answered again from its request key carries a later time than its event's, and
+ *   then the event's less 2 ms is taken); else it is one the 2 ms did not cover
+ *   (`rate_edges_placed_by_log`, reported).
  */
 export function accountForKeys(
   plans: readonly KeysPlan[],
@@ -85,14 +112,44 @@ export function accountForKeys(
   let stalledEvents = 0;
   let limitEvents = 0;
   const parkedEvents: Record<string, number> = {};
+  // the keys' rates: each one's limit and period in force, and the times of the starts its log holds
+  const rates = new Map<string, { limit: number; periodMs: number }>();
+  // each start: its event's time, and the earliest its claim's own time can be (the run log's
+  // claimedAt when it is before the event, else the event's time less the slack)
+  const startLogs = new Map<string, Array<{ time: number; from: number }>>();
+  // each claim's own server time, from the run log (a run's claimedAt), by job and attempt
+  const claimedAtOf = new Map<string, number>();
+  for (const r of log) if (r.k === 's') claimedAtOf.set(`${r.id}|${r.attempt}`, (r as KeysRunStart).claimedAt);
+  let rateEdgesPlacedByLog = 0;
+  let rateEvents = 0;
+  let startsOverRate = 0;
+  let rateStartsJudged = 0;
+  // claims whose window held its limit less one before them: they filled it (the rate bound reached)
+  let rateWindowsFilled = 0;
+  const parksByRate: Record<string, number> = {};
+  const fullestWindow: Record<string, number> = {};
   events.forEach((e, index) => {
     if (e.event === 'key-limit') {
       limitEvents++;
       limits.set(e.key, e.limit);
       return;
     }
+    if (e.event === 'key-rate') {
+      rateEvents++;
+      if (e.rate === null) {
+        rates.delete(e.key);
+        startLogs.delete(e.key);
+      } else {
+        if (!rates.has(e.key)) startLogs.set(e.key, []);
+        rates.set(e.key, e.rate);
+      }
+      return;
+    }
     if (e.event === 'parked') {
       parkedEvents[e.key] = (parkedEvents[e.key] ?? 0) + 1;
+      // parked on a key below its limit in the replay: its rate held the job back
+      const limit = limits.get(e.key) ?? null;
+      if (rates.has(e.key) && (limit === null || (counted.get(e.key) ?? 0) < limit)) parksByRate[e.key] = (parksByRate[e.key] ?? 0) + 1;
       return;
     }
     if (!('jobId' in e)) return;
@@ -111,6 +168,30 @@ export function accountForKeys(
           why.push(`${e.jobId} claimed (attempt ${e.attempt}, event ${e.id}) with key ${k} at ${n} running, limit ${limit}`);
         }
         counted.set(k, n + 1);
+        const rate = rates.get(k);
+        if (rate) {
+          // the log kept to the starts that may still count: nothing older than the window
+          const logged = startLogs.get(k)!;
+          while (logged.length > 0 && e.time - logged[0]!.time >= rate.periodMs - ACTIVE_EVENT_SLACK_MS) logged.shift();
+          rateStartsJudged++;
+          fullestWindow[k] = Math.max(fullestWindow[k] ?? Number.NEGATIVE_INFINITY, logged.length + 1 - rate.limit);
+          if (logged.length >= rate.limit) {
+            // the starts surely in its window by their claims' own times: the window its check
+            // read ends no later than its event (a complete that frees a slot first reads the
+            // clock there, after the claim's own `now`, and its claim checks and logs at that)
+            const inWindow = logged.filter((st) => e.time - st.from < rate.periodMs).length;
+            const detail = `${e.jobId} claimed (attempt ${e.attempt}, event ${e.id}) with key ${k} at ${logged.length} starts in its ${rate.periodMs} ms window by the events (${inWindow} by the claims' times; from ${logged.map((st) => `${st.time}/${st.from}`).join(' ')}), rate ${rate.limit}`;
+            if (inWindow >= rate.limit) {
+              startsOverRate++;
+              why.push(detail);
+            } else {
+              rateEdgesPlacedByLog++;
+              why.push(`(reported) ${detail}`);
+            }
+          } else if (logged.length === rate.limit - 1) rateWindowsFilled++;
+          const claimedAt = claimedAtOf.get(`${e.jobId}|${e.attempt}`);
+          logged.push({ time: e.time, from: claimedAt !== undefined && claimedAt < e.time ? claimedAt : e.time - ACTIVE_EVENT_SLACK_MS });
+        }
       }
       const claim: Claim = { index, time: e.time, limits: new Map(keys.map((k) => [k, limits.get(k) ?? null])) };
       running.set(e.jobId, claim);
@@ -154,6 +235,11 @@ export function accountForKeys(
   let pastLease = 0;
   let endsAfterSettle = 0;
   let unplaced = 0;
+  // each placed run's `active` event time less its claim's own (the run's claimedAt): the lag the
+  // rate judge's slack stands for (a claim answered again from its request key carries a later
+  // claimedAt, so less)
+  let lagMax = Number.NEGATIVE_INFINITY;
+  let lagsOverSlack = 0;
   const runsOf = new Map<string, Run[]>();
   for (const s of starts) {
     const end = ends.get(`${s.id}|${s.token}|${s.pid}`);
@@ -162,7 +248,14 @@ export function accountForKeys(
     const killed = end === undefined && kill !== undefined && kill >= s.at ? kill : Number.POSITIVE_INFINITY;
     const handlerEnd = Math.min(end?.at ?? Number.POSITIVE_INFINITY, killed);
     const liveEnd = Math.min(handlerEnd, claim?.endTime ?? Number.POSITIVE_INFINITY);
-    if (!claim) {
+    if (claim) {
+      const lag = claim.time - s.claimedAt;
+      lagMax = Math.max(lagMax, lag);
+      if (lag > ACTIVE_EVENT_SLACK_MS) {
+        lagsOverSlack++;
+        why.push(`(reported) ${s.id} claim (attempt ${s.attempt}, event ${events[claim.index]?.id}) ${lag} ms before its active event: ${events.slice(Math.max(0, claim.index - 3), claim.index + 2).map((e) => `${e.id} ${e.event}`).join(', ')}`);
+      }
+    } else {
       unplaced++;
       why.push(`${s.id} run (attempt ${s.attempt}, token ${s.token}) has no claim in the stream`);
     }
@@ -305,6 +398,16 @@ export function accountForKeys(
       key_events_unbalanced: unbalanced,
       key_runs_over_limit: runsOverLimit,
       reruns_unexplained: reruns,
+      rate_events: rateEvents,
+      rate_starts_judged: rateStartsJudged,
+      rate_windows_filled: rateWindowsFilled,
+      // per key, the most starts a window held (with the claim's own) less the rate then: 0, a window at its limit
+      rate_window_fullest_vs_limit: fullestWindow,
+      parks_by_rate: parksByRate,
+      active_lag_ms_max: Number.isFinite(lagMax) ? lagMax : 0,
+      active_lags_over_slack: lagsOverSlack,
+      rate_edges_placed_by_log: rateEdgesPlacedByLog,
+      key_starts_over_rate: startsOverRate,
     },
     why,
   };

@@ -1,11 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { KeyInfo } from '../../src/queue/key-limits.js';
 import type { Queue } from '../../src/queue/queue.js';
+import type { RateLimit } from '../../src/queue/rate-limits.js';
 import { findViolations, snapshotQueue } from '../../test/invariants.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** A limit as a bound: none is no bound. */
 const bound = (limit: number | null | undefined): number => (limit === null || limit === undefined ? Number.POSITIVE_INFINITY : limit);
+/** A rate as text, for comparing and showing: "limit/periodMs", or "none". */
+export const rateText = (rate: RateLimit | null | undefined): string => (rate ? `${rate.limit}/${rate.periodMs}` : 'none');
 
 /** One `setKeyLimit` the scenario made: the limit before and after, when it was sent and answered (undefined: never answered). */
 export interface LimitChange {
@@ -16,6 +19,17 @@ export interface LimitChange {
   readonly answeredAt: number | undefined;
   readonly tries: number;
   /** Parked jobs it readmitted, as its answer said. */
+  readonly readmitted: number | undefined;
+}
+
+/** One `setKeyRateLimit` the scenario made, as a LimitChange records a limit's. */
+export interface RateChange {
+  readonly key: string;
+  readonly from: RateLimit | null;
+  readonly to: RateLimit | null;
+  readonly sentAt: number;
+  readonly answeredAt: number | undefined;
+  readonly tries: number;
   readonly readmitted: number | undefined;
 }
 
@@ -34,15 +48,20 @@ export interface LimitChange {
  * between it only fell: a limit lowered below the jobs running lets them drain, never grow.
  *
  * Kept, so a breach that lasts several samples counts each time: `overLimit` (the breaches, with
- * what was seen), `limitsWrong` (a sample whose limit is not the last one set: a change lost or
- * undone; with a change unanswered, either of its limits is right), `violations` (the checker's,
- * distinct).
+ * what was seen), `limitsWrong` (a sample whose limit, or rate limit, is not the last one set: a
+ * change lost or undone; with a change unanswered, either is right; and a key throttled by its rate
+ * with no rate), `violations` (the checker's, distinct).
+ *
+ * Rate limits (`setKeyRateLimit`) are changed the same way (`setRate`, `rateChanges`); a sample
+ * cannot see a key's starts (the events stream judges them: chaos/lib/keys-accounting.ts), only its
+ * rate and whether its rate throttles it (`throttledSamples`, per key).
  */
 export class KeySampler {
   readonly overLimit: string[] = [];
   readonly limitsWrong: string[] = [];
   readonly violations = new Set<string>();
   readonly changes: LimitChange[] = [];
+  readonly rateChanges: RateChange[] = [];
   samples = 0;
   failures = 0;
   checks = 0;
@@ -56,11 +75,15 @@ export class KeySampler {
   aboveLowered = 0;
   readonly maxRunning: Record<string, number> = {};
   readonly maxParked: Record<string, number> = {};
+  /** Per key, the samples that found it throttled by its rate (jobs parked on it until one more start fits). */
+  readonly throttledSamples: Record<string, number> = {};
   /** Per key, the most its next sample may show running (see the rule). */
   readonly #carry = new Map<string, number>();
   /** Per key, the limit last set, and the one before it while that change is unanswered. */
   readonly #limits = new Map<string, { now: number | null; or?: number | null }>();
-  readonly #due: Array<{ key: string; limit: number | null; done: () => void }> = [];
+  /** Per key, the rate last set, and the one before it while that change is unanswered. */
+  readonly #rates = new Map<string, { now: RateLimit | null; or?: RateLimit | null }>();
+  readonly #due: Array<{ key: string; change: { limit: number | null } | { rate: RateLimit | null }; done: () => void }> = [];
   #running = false;
   #loop: Promise<void> = Promise.resolve();
 
@@ -72,16 +95,23 @@ export class KeySampler {
     private readonly everyMs = 50,
     private readonly checkEveryMs = 1_000,
     private readonly giveUpMs = 30_000,
+    initialRates: ReadonlyMap<string, RateLimit | null> = new Map(),
   ) {
     for (const [key, limit] of initial) {
       this.#limits.set(key, { now: limit });
       this.#carry.set(key, bound(limit));
     }
+    for (const [key, rate] of initialRates) this.#rates.set(key, { now: rate });
   }
 
   /** The limit the scenario last set for `key` (null: none). */
   limitOf(key: string): number | null {
     return this.#limits.get(key)?.now ?? null;
+  }
+
+  /** The rate limit the scenario last set for `key` (null: none). */
+  rateOf(key: string): RateLimit | null {
+    return this.#rates.get(key)?.now ?? null;
   }
 
   start(): void {
@@ -91,10 +121,10 @@ export class KeySampler {
       // this process, so it takes at most a fifth of the run however large the keyspace grows
       let nextCheck = 0;
       while (this.#running) {
-        const change = this.#due.shift();
-        if (change) {
-          await this.#apply(change.key, change.limit);
-          change.done();
+        const due = this.#due.shift();
+        if (due) {
+          await this.#make(due);
+          due.done();
         }
         await this.sample().catch(() => void this.failures++);
         if (performance.now() >= nextCheck) {
@@ -112,16 +142,45 @@ export class KeySampler {
     this.#running = false;
     await this.#loop;
     // changes asked after the loop's end: made now
-    for (const change of this.#due.splice(0)) {
-      await this.#apply(change.key, change.limit);
-      change.done();
+    for (const due of this.#due.splice(0)) {
+      await this.#make(due);
+      due.done();
     }
+  }
+
+  #make(due: { key: string; change: { limit: number | null } | { rate: RateLimit | null } }): Promise<void> {
+    return 'rate' in due.change ? this.#applyRate(due.key, due.change.rate) : this.#apply(due.key, due.change.limit);
   }
 
   /** Sets `key`'s limit between two samples (the loop's next turn); resolves once answered or given up. */
   setLimit(key: string, limit: number | null): Promise<void> {
     if (!this.#running) return this.#apply(key, limit);
-    return new Promise((done) => this.#due.push({ key, limit, done }));
+    return new Promise((done) => this.#due.push({ key, change: { limit }, done }));
+  }
+
+  /** Sets `key`'s rate limit (null: lifts it) between two samples, as setLimit does a limit. */
+  setRate(key: string, rate: RateLimit | null): Promise<void> {
+    if (!this.#running) return this.#applyRate(key, rate);
+    return new Promise((done) => this.#due.push({ key, change: { rate }, done }));
+  }
+
+  async #applyRate(key: string, rate: RateLimit | null): Promise<void> {
+    const from = this.rateOf(key);
+    this.#rates.set(key, { now: rate, or: from });
+    const sentAt = Date.now();
+    let tries = 0;
+    while (Date.now() - sentAt < this.giveUpMs) {
+      tries++;
+      try {
+        const readmitted = await this.queue.setKeyRateLimit(key, rate);
+        this.#rates.set(key, { now: rate });
+        this.rateChanges.push({ key, from, to: rate, sentAt, answeredAt: Date.now(), tries, readmitted });
+        return;
+      } catch {
+        await sleep(100);
+      }
+    }
+    this.rateChanges.push({ key, from, to: rate, sentAt, answeredAt: undefined, tries, readmitted: undefined });
   }
 
   async #apply(key: string, limit: number | null): Promise<void> {
@@ -149,12 +208,21 @@ export class KeySampler {
   async sample(): Promise<KeyInfo[]> {
     const infos = await this.queue.keyLimits();
     this.samples++;
-    for (const { key, limit, running, parked } of infos) {
+    for (const { key, limit, running, parked, rate, throttledUntil } of infos) {
       this.maxRunning[key] = Math.max(this.maxRunning[key] ?? 0, running);
       this.maxParked[key] = Math.max(this.maxParked[key] ?? 0, parked);
       const set = this.#limits.get(key);
       if (set ? limit !== set.now && (!('or' in set) || limit !== set.or) : limit !== null) {
         this.limitsWrong.push(`${key}: limit ${limit} read, ${set ? `${set.now}${'or' in set ? ` or ${set.or}` : ''}` : 'none'} set`);
+      }
+      const rateSet = this.#rates.get(key);
+      const read = rateText(rate);
+      if (rateSet ? read !== rateText(rateSet.now) && (!('or' in rateSet) || read !== rateText(rateSet.or)) : rate !== null) {
+        this.limitsWrong.push(`${key}: rate ${read} read, ${rateSet ? `${rateText(rateSet.now)}${'or' in rateSet ? ` or ${rateText(rateSet.or)}` : ''}` : 'none'} set`);
+      }
+      if (throttledUntil !== null) {
+        this.throttledSamples[key] = (this.throttledSamples[key] ?? 0) + 1;
+        if (rate === null) this.limitsWrong.push(`${key}: throttled until ${throttledUntil} with no rate (sample ${this.samples})`);
       }
       const allowed = Math.max(bound(limit), this.#carry.get(key) ?? Number.POSITIVE_INFINITY);
       if (running > allowed) this.overLimit.push(`${key}: ${running} running, limit ${limit}, at most ${allowed} allowed (sample ${this.samples})`);

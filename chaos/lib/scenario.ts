@@ -125,6 +125,7 @@ export const MUST_BE_ZERO = [
   'key_events_unbalanced',
   'key_runs_over_limit',
   'key_slots_left',
+  'key_starts_over_rate',
 ] as const;
 
 /** The promises a result breaks, by name. */

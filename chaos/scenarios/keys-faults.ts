@@ -9,12 +9,13 @@ import { seededRandom, startFaultProxy } from '../../src/node/bridge/fault-proxy
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { findRedisServer, freePort } from '../../src/node/local-redis.js';
 import { Queue } from '../../src/queue/queue.js';
+import type { RateLimit } from '../../src/queue/rate-limits.js';
 import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
 import { ChildConsumers } from '../lib/child-consumer.js';
 import { DurableRedis } from '../lib/durable-redis.js';
 import { accountForKeys, type KeysPlan, type KeysRow } from '../lib/keys-accounting.js';
 import { KEYS_QUEUE, type KeysPayload, resultOf } from '../lib/keys-jobs.js';
-import { KeySampler } from '../lib/keys-sampler.js';
+import { KeySampler, rateText } from '../lib/keys-sampler.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow, readAllEvents } from '../lib/results-events.js';
 import { RunLog } from '../lib/run-log.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
@@ -37,8 +38,27 @@ const PLANS: ReadonlyMap<string, number> = new Map([
   ['plan:free', 6],
   ['plan:pro', 10],
 ]);
-/** A key no limit is ever set for: counted, never holding a job back. */
+/** A key no limit is ever set for: counted, never held back but by its rate. */
 const UNLIMITED = 'tag:any';
+/**
+ * The keys with a rate limit (starts per window), each with its window, ms: fixed through the run
+ * (only the limits change: a period made longer would count, in its first window, only the starts
+ * the shorter one kept), and its limit at the start (null: none yet). Low enough to hold the jobs
+ * back at this scenario's pace (some 30 claims a second over all keys).
+ */
+const RATED: ReadonlyMap<string, { readonly periodMs: number; readonly limit: number | null }> = new Map([
+  [UNLIMITED, { periodMs: 1_000, limit: 10 }],
+  ['plan:pro', { periodMs: 500, limit: 6 }],
+  ['org:1', { periodMs: 750, limit: 4 }],
+  ['org:4', { periodMs: 500, limit: null }],
+]);
+/** The limits a random rate change picks from, per rated key. */
+const RATE_RANGES: ReadonlyMap<string, readonly [number, number]> = new Map([
+  [UNLIMITED, [3, 30]],
+  ['plan:pro', [2, 15]],
+  ['org:1', [1, 6]],
+  ['org:4', [1, 6]],
+]);
 
 /** How a job is added: straight through ioredis, or through the edge path. */
 type Route = 'direct' | 'edge';
@@ -59,6 +79,13 @@ interface PlannedChange {
   readonly limit: number | null;
 }
 
+/** A rate change of the plan: when, which key, to what limit in the key's fixed period (null: lifted). */
+interface PlannedRateChange {
+  readonly atMs: number;
+  readonly key: string;
+  readonly limit: number | null;
+}
+
 /**
  * Concurrency keys under faults: jobs in many groups (a third of them limited to 2 or 3 running, a
  * fifth of the jobs ungrouped), each naming 1-2 keys (one of six organisations limited to 2-4
@@ -73,8 +100,13 @@ interface PlannedChange {
  * lapse, the reaper ends them and gives their keys' slots back), on a redis-server of the scenario's own (`appendonly yes`, `appendfsync always`)
  * SIGKILLed and started again on its files under load. Meanwhile the keys' limits are raised,
  * lowered (below the jobs running, to 0), lifted and set again at random moments, each change
- * recorded with its times (chaos/lib/keys-sampler.ts), and put back once the enqueues end. Every
- * handler run logs its start and end in a file (chaos/lib/run-log.ts).
+ * recorded with its times (chaos/lib/keys-sampler.ts), and put back once the enqueues end. Beside
+ * them four keys have (or get) a rate limit, each in a window of its own kept through the run
+ * (RATED: the unlimited key 10 starts a second, plan:pro 6 per 500 ms, org:1 4 per 750 ms, org:4
+ * none at first), changed at random moments too (raised, lowered, lifted, set again from none:
+ * org:4 set, the unlimited key lifted and set again, plan:pro lowered to 2 and raised to 15) and put
+ * back once the enqueues end (org:4 lifted), so jobs parked by a rate drain through the beats'
+ * readmits. Every handler run logs its start and end in a file (chaos/lib/run-log.ts).
  *
  * Sampled as it runs (chaos/lib/keys-sampler.ts): `keyLimits()` every 50 ms, held to the limit in
  * force (a key lowered below its running jobs may only drain), its limit the last one set; the
@@ -87,10 +119,18 @@ interface PlannedChange {
  * (`key_claims_over_limit`, `key_events_unbalanced`); at no instant more handler runs of a key
  * whose lease was live than the limit at the latest of their claims (`key_runs_over_limit`: a
  * killed consumer's run is cut at its kill, a run the reaper ended is not a holder from then on);
- * no two holders of one job (`reruns_unexplained`); every job completed, or dead where it failed
+ * no two holders of one job (`reruns_unexplained`); no claim of a key whose window of its period
+ * already held its rate's starts, the stream replayed with its `key-rate` events and each
+ * `active`'s time (a start counted only when surely in the window, its event allowed 2 ms past its
+ * claim's clock; a claim put over that way looked at again with the claims' own times the run log
+ * has: `key_starts_over_rate`), and no sample reading a rate not the last one set, or a key
+ * throttled with no rate (`key_limits_wrong`); every job completed, or dead where it failed
  * for good by design, none lost; at the end, every key's running and parked counts 0 and no
  * `kactive` entry or key wait left (`key_slots_left`), every group's active count 0; results and
  * `completed` events.
+ *
+ * A mutant to check the rate judge: `KEYS_MUTANT=rate npm run chaos -- --quick --scenario
+ * keys-faults` runs consumers whose scripts ignore the keys' rates (chaos/children/keys-consumer.ts).
  */
 export const keysFaults: Scenario = {
   name: 'keys-faults',
@@ -103,6 +143,7 @@ export const keysFaults: Scenario = {
     const killEveryMs = 800;
     const rate = ctx.quick ? 0.08 : 0.12;
     const limitChanges = ctx.quick ? 8 : 20;
+    const rateChanges = ctx.quick ? 8 : 16;
     const started = performance.now();
     const startedAt = Date.now();
     const binary = findRedisServer();
@@ -122,7 +163,9 @@ export const keysFaults: Scenario = {
     const dir = mkdtempSync(join(tmpdir(), 'echomq-keys-'));
     const log = new RunLog(join(dir, 'runs.jsonl'));
     const initial = new Map<string, number | null>([...ORGS, ...PLANS]);
-    const sampler = new KeySampler(queue as Queue<unknown>, raw, KEYS_QUEUE, initial, 50, ctx.quick ? 500 : 1_000);
+    const rateOf = (key: string, limit: number | null): RateLimit | null => (limit === null ? null : { limit, periodMs: RATED.get(key)!.periodMs });
+    const initialRates = new Map([...RATED].map(([key, r]) => [key, rateOf(key, r.limit)]));
+    const sampler = new KeySampler(queue as Queue<unknown>, raw, KEYS_QUEUE, initial, 50, ctx.quick ? 500 : 1_000, 30_000, initialRates);
 
     // Node: consumer processes, one killed and replaced every killEveryMs
     const consumers = new ChildConsumers('keys-consumer.ts', [redis.url, log.path]);
@@ -130,11 +173,13 @@ export const keysFaults: Scenario = {
     let killing = false;
     let killer: Promise<void> = Promise.resolve();
     let changing: Promise<void> = Promise.resolve();
+    let rating: Promise<void> = Promise.resolve();
 
     try {
       await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       for (const [g, limit] of groupLimits) await queue.setGroupLimit(g, limit);
       for (const [key, limit] of initial) await queue.setKeyLimit(key, limit);
+      for (const [key, rate] of initialRates) if (rate) await queue.setKeyRateLimit(key, rate);
 
       // the plan, from the seed
       const rand = seededRandom(ctx.seed);
@@ -177,6 +222,23 @@ export const keysFaults: Scenario = {
         { atMs: at(0.3, 0.4), key: lowered, limit: 1 },
         { atMs: at(0.1, 0.2), key: 'plan:pro', limit: null },
         { atMs: at(0.6, 0.7), key: 'plan:pro', limit: 4 },
+      ].sort((a, b) => a.atMs - b.atMs);
+      // the rates (drawn after the rest of the plan, which they leave as it was): at random
+      // moments, random rated keys to random limits or lifted; and in every run org:4 given one,
+      // the unlimited key's lifted a while and set again (a new log), plan:pro's lowered to 2 and
+      // raised to 15
+      const ratedKeys = [...RATED.keys()];
+      const rateChangesPlanned: PlannedRateChange[] = [
+        ...Array.from({ length: rateChanges - 5 }, () => {
+          const key = pick(ratedKeys);
+          const [lo, hi] = RATE_RANGES.get(key)!;
+          return { atMs: at(0, 0.9), key, limit: rand() < 0.2 ? null : between(lo, hi) };
+        }),
+        { atMs: at(0.15, 0.25), key: 'org:4', limit: 3 },
+        { atMs: at(0.25, 0.35), key: UNLIMITED, limit: null },
+        { atMs: at(0.5, 0.6), key: UNLIMITED, limit: between(3, 6) },
+        { atMs: at(0.3, 0.4), key: 'plan:pro', limit: 2 },
+        { atMs: at(0.65, 0.75), key: 'plan:pro', limit: 15 },
       ].sort((a, b) => a.atMs - b.atMs);
 
       // each add sent again with its id until answered (Redis restarts meanwhile)
@@ -241,6 +303,12 @@ export const keysFaults: Scenario = {
           await sampler.setLimit(change.key, change.limit);
         }
       })();
+      rating = (async () => {
+        for (const change of rateChangesPlanned) {
+          await sleep(Math.max(0, produceFrom + change.atMs - Date.now()));
+          await sampler.setRate(change.key, rateOf(change.key, change.limit));
+        }
+      })();
       const restartTimes: number[] = [];
       for (let r = 0; r < restarts; r++) {
         await sleep(Math.floor(produceMs / (restarts + 1)));
@@ -251,9 +319,12 @@ export const keysFaults: Scenario = {
       }
       await produce;
       await changing;
+      await rating;
       const producedS = Math.round((performance.now() - started) / 100) / 10;
       // the limits put back, so every job can finish
       for (const [key, limit] of initial) if (sampler.limitOf(key) !== limit) await sampler.setLimit(key, limit);
+      // and the rates (org:4's lifted): jobs parked by a rate drain through the beats' readmits
+      for (const [key, rate] of initialRates) if (rateText(sampler.rateOf(key)) !== rateText(rate)) await sampler.setRate(key, rate);
 
       // the kills go on through the backlog (most runs come after the enqueues: the keys' limits
       // hold them back) until a twentieth of the jobs is left, or a while; then the queue drains
@@ -282,6 +353,8 @@ export const keysFaults: Scenario = {
       const waitsLeft = (await raw.keys(`emq:{${KEYS_QUEUE}}:kwait:*`)).length;
       const slotsLeft = last.reduce((sum, k) => sum + k.running + k.parked, 0) + kactiveLeft + waitsLeft;
       const finalViolations = await sampler.check();
+      // keys still throttled by their rate (nothing parked on them: a beat would only take them off)
+      const keyThrottlesLeft = (await raw.zrange(`emq:{${KEYS_QUEUE}}:throttled`, '0', '-1')).filter((e) => e.startsWith('#')).length;
 
       // every row, event and run
       const prefix = `emq:{${KEYS_QUEUE}}:job:`;
@@ -309,10 +382,11 @@ export const keysFaults: Scenario = {
       const checked = await checkResultsAndEvents(queue as Queue<unknown>, finished, (id) => resultOf(nOf.get(id) ?? -1), await eventsStreamTrimmed(raw, KEYS_QUEUE));
       const keyCount = (k: string) => planned.filter((p) => p.keys.includes(k)).length;
       const answered = sampler.changes.filter((c) => c.answeredAt !== undefined);
+      const ratesAnswered = sampler.rateChanges.filter((c) => c.answeredAt !== undefined);
       return {
         scenario: 'keys-faults',
         jobs: planned.length,
-        faults: `adds through the edge (UpstashTransport over emq bridge) through ${Math.round(rate * 100)}% each of 500 and dropped reply, ${Math.round((rate / 3) * 100)}% reset, and straight through ioredis; key limits changed ${limitChanges} times at random (raised, lowered, to 0, lifted) and put back; three Node consumer processes, one SIGKILLed every ${killEveryMs} ms (${killedAt.size} kills); redis-server SIGKILLed and restarted ${restartTimes.length} time(s), appendfsync always`,
+        faults: `adds through the edge (UpstashTransport over emq bridge) through ${Math.round(rate * 100)}% each of 500 and dropped reply, ${Math.round((rate / 3) * 100)}% reset, and straight through ioredis; key limits changed ${limitChanges} times at random (raised, lowered, to 0, lifted) and put back; key rates (${[...RATED].map(([k, r]) => `${k} ${r.limit ?? '-'}/${r.periodMs} ms`).join(', ')}) changed ${rateChanges} times at random (raised, lowered, lifted, set again) and put back; three Node consumer processes, one SIGKILLed every ${killEveryMs} ms (${killedAt.size} kills); redis-server SIGKILLed and restarted ${restartTimes.length} time(s), appendfsync always`,
         injected: { ...proxy.counts() },
         kills: killedAt.size,
         restarts: restartTimes.length,
@@ -338,6 +412,15 @@ export const keysFaults: Scenario = {
           .map((c) => `${c.key} ${c.from ?? '-'}>${c.to ?? '-'} at ${c.answeredAt === undefined ? 'unanswered' : `${((c.answeredAt - startedAt) / 1_000).toFixed(1)} s`}${c.readmitted ? ` +${c.readmitted}` : ''}`)
           .join('; '),
         limit_changes_lifted: sampler.changes.filter((c) => c.to === null).length,
+        rate_changes: sampler.rateChanges.length,
+        rate_changes_unanswered: sampler.rateChanges.length - ratesAnswered.length,
+        readmitted_by_rate_changes: ratesAnswered.reduce((sum, c) => sum + (c.readmitted ?? 0), 0),
+        // each rate change: its key, from and to (limit/period, - for none), when answered, and the parked jobs it readmitted
+        rate_changes_made: sampler.rateChanges
+          .map((c) => `${c.key} ${c.from ? rateText(c.from) : '-'}>${c.to ? rateText(c.to) : '-'} at ${c.answeredAt === undefined ? 'unanswered' : `${((c.answeredAt - startedAt) / 1_000).toFixed(1)} s`}${c.readmitted ? ` +${c.readmitted}` : ''}`)
+          .join('; '),
+        rate_throttled_samples: sampler.throttledSamples,
+        key_throttles_left: keyThrottlesLeft,
         samples: sampler.samples,
         sample_failures: sampler.failures,
         samples_above_lowered_limit: sampler.aboveLowered,
@@ -368,6 +451,7 @@ export const keysFaults: Scenario = {
       killing = false;
       await killer;
       await changing.catch(() => {});
+      await rating.catch(() => {});
       await sampler.stop().catch(() => {});
       consumers.killAll();
       raw.disconnect();
