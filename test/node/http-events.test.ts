@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { serveApi } from '../../src/node/cli/serve.js';
+import { CLOSE_GRACE_MS, serveApi } from '../../src/node/cli/serve.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { queueName, until, useRedis } from '../helpers.js';
 
@@ -52,6 +52,21 @@ describe('the events routes on Node', () => {
     })();
     return { text: () => text, close: () => stop.abort(), ended };
   }
+
+  it('a closing server cuts an SSE stream still open after CLOSE_GRACE_MS, so its close is bounded', async () => {
+    const name = `sse-${randomBytes(4).toString('hex')}`;
+    const transport = IoredisTransport.connect(url, { connectionName: name });
+    closing.push(() => transport.close());
+    const api = await serveApi({ transport, port: 0, log: quiet });
+    const client = await open(`${api.url}/v1/queues/${queueName('sse-close')}/events/stream`);
+    await until(async () => (await parkedReads(name)) === 1);
+    const began = performance.now();
+    await api.close();
+    const took = performance.now() - began;
+    // the stream held the connection: the close waited the grace, then cut it (and the client saw its end)
+    expect(took).toBeGreaterThanOrEqual(CLOSE_GRACE_MS - 50);
+    await client.ended;
+  }, 30_000);
 
   it('SSE clients and ?wait requests of a queue park on one shared XREAD BLOCK, gone once they all leave; events arrive live', async () => {
     const { api, name } = await serve();

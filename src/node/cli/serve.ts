@@ -10,9 +10,17 @@ export interface ApiServer {
   readonly port: number;
   /** Whether the API is open (no EMQ_TOKEN): then it listens on loopback only. */
   readonly open: boolean;
-  /** Stops listening (requests in flight finish); the transport stays open: it is the caller's. */
+  /**
+   * Stops listening: idle connections close at once, requests in flight get CLOSE_GRACE_MS to
+   * finish, and what still holds a connection then (an SSE stream, a `?wait`) is cut: an
+   * EventSource reconnects, a wait sent again answers the same. The transport stays open: it is
+   * the caller's.
+   */
   close(): Promise<void>;
 }
+
+/** How long a closing server lets requests in flight finish before it cuts their connections (ms). */
+export const CLOSE_GRACE_MS = 2_000;
 
 /** Options of serveApi. */
 export interface ServeApiOptions extends Omit<AppOptions, 'transport' | 'token'> {
@@ -48,6 +56,17 @@ export async function serveApi(options: ServeApiOptions): Promise<ApiServer> {
     url: `http://${hostname === '0.0.0.0' ? '127.0.0.1' : hostname}:${boundPort}`,
     port: boundPort,
     open,
-    close: () => new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve()))),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        // a stream parked on the queue's XREAD holds its connection until its own end (minutes):
+        // bounded, so a SIGTERM or a test's close never waits on a client that went away
+        const cut = 'closeAllConnections' in server ? setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS) : undefined;
+        server.close((error) => {
+          clearTimeout(cut);
+          if (error) reject(error);
+          else resolve();
+        });
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+      }),
   };
 }
