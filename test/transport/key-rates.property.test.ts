@@ -5,7 +5,8 @@ import { type ClaimResult, claimOp } from '../../src/ops/claim.js';
 import type { ScriptOp } from '../../src/ops/op.js';
 import { checkInvariants } from '../invariants.js';
 import { mutantOf } from '../mutant-script.js';
-import { keysOf, leases, scriptsOf, useRedis } from '../helpers.js';
+import { runDry } from '../keys-run-dry.js';
+import { leases, scriptsOf, useRedis } from '../helpers.js';
 
 /** Each key's window, fixed per key so a judge needs no caveat for a period made longer. */
 const PERIODS = { k1: 120, k2: 200 } as const;
@@ -144,16 +145,7 @@ describe('concurrency keys: a rate per key, property', () => {
         await queue.setKeyLimit(k, null);
       }
       rates.clear();
-      for (let i = 0; i < 50 && (held.length > 0 || (await queue.stats()).counts.pending > 0); i++) {
-        if (held.length > 0) await l.complete(held.splice(0));
-        await claim(20);
-      }
-      const counts = (await queue.stats()).counts;
-      if (counts.pending + counts.active > 0) return `jobs left: ${JSON.stringify(counts)}`;
-      const left = await redis.raw.hgetall(`${keysOf(queue).prefix}kactive`);
-      if (Object.keys(left).length > 0) return `key counts left: ${JSON.stringify(left)}`;
-      const broken = await checkInvariants(redis.raw, queue.name);
-      return broken.length > 0 ? broken.join('; ') : undefined;
+      return await runDry(redis.raw, queue, l, held, claim);
     } catch (error) {
       return String(error);
     }
