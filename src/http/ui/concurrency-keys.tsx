@@ -43,33 +43,27 @@ const KeyField: FC = () => (
 );
 
 /**
- * The form that PUTs a key's rate (`PUT /v1/queues/:q/keys/:key/rate`, the script's `form[data-url]`
- * with `data-fill` and the `rate` body: `{limit, periodMs}`, or null when both are empty, which
- * lifts it). Saved without a dialog, as the key's limit and a group's rate are; the status says
- * how many parked jobs the change readmitted. A half-filled rate is the API's to refuse (400,
- * told in the alert), so the form does what the route does.
+ * A form that PUTs one of a key's settings (`PUT /v1/queues/:q/keys/:key/<setting>`, the script's
+ * `form[data-url]` with `data-fill`: the key typed goes into the URL encoded, `org:7` as
+ * `org%3A7`; `body` names the body the script builds from the fields). Saved without a dialog, as
+ * a group's limit and rate are; the status says how many parked jobs the change readmitted.
  */
-const KeyRateForm: FC<{ queue: string }> = ({ queue: q }) => (
+const KeySettingForm: FC<{ queue: string; setting: 'limit' | 'rate'; legend: string; help: string; children: unknown }> = ({ queue: q, setting, legend, help, children }) => (
   <form
     class="inline"
-    aria-label="Key rate"
-    data-url={`${paths.api(q, 'keys')}/{key}/rate`}
+    aria-label={legend}
+    data-url={`${paths.api(q, 'keys')}/{key}/${setting}`}
     data-method="PUT"
-    data-body="rate"
+    data-body={setting}
     data-fill
     data-verb="Save"
-    data-done="Saved the rate of key {key}: {readmitted} parked job(s) readmitted"
+    data-done={`Saved the ${setting} of key {key}: {readmitted} parked job(s) readmitted`}
   >
     <fieldset>
-      <legend>Key rate</legend>
-      <p class="muted">The most starts of the key's jobs in any window of this many ms; both empty: no rate limit. Raising or lifting it readmits parked jobs.</p>
+      <legend>{legend}</legend>
+      <p class="muted">{help}</p>
       <div class="actions">
-        <KeyField />
-        <NumberField label="Starts" name="limit" min={1} value={null} />
-        <label>
-          Per ms
-          <input name="periodMs" type="number" min="1" max={String(MAX_RATE_MS)} step="1" inputmode="numeric" value="" />
-        </label>
+        {children}
         <button type="submit" data-verb="Save">
           Save
         </button>
@@ -78,39 +72,33 @@ const KeyRateForm: FC<{ queue: string }> = ({ queue: q }) => (
   </form>
 );
 
-/**
- * The form that PUTs a key's limit (the script's `form[data-url]` with `data-fill`: the key typed
- * goes into the URL encoded, `org:7` as `org%3A7`). Saved without a dialog, as a group's limit is;
- * the status says how many parked jobs the change readmitted.
- */
+/** The key's limit on running jobs; the datalist offers the keys shown to both forms. */
 const KeyLimitForm: FC<{ queue: string; keys: readonly KeyInfo[] }> = ({ queue: q, keys }) => (
-  <form
-    class="inline"
-    aria-label="Key limit"
-    data-url={`${paths.api(q, 'keys')}/{key}/limit`}
-    data-method="PUT"
-    data-body="limit"
-    data-fill
-    data-verb="Save"
-    data-done="Saved the limit of key {key}: {readmitted} parked job(s) readmitted"
-  >
-    <fieldset>
-      <legend>Key limit</legend>
-      <p class="muted">The most running jobs naming the key; empty: no limit. Raising or lifting it readmits parked jobs; lowering it takes nothing back.</p>
-      <div class="actions">
-        <KeyField />
-        <datalist id="known-keys">
-          {keys.map((k) => (
-            <option value={k.key} />
-          ))}
-        </datalist>
-        <NumberField label="Limit" name="limit" min={0} value={null} />
-        <button type="submit" data-verb="Save">
-          Save
-        </button>
-      </div>
-    </fieldset>
-  </form>
+  <KeySettingForm queue={q} setting="limit" legend="Key limit" help="The most running jobs naming the key; empty: no limit. Raising or lifting it readmits parked jobs; lowering it takes nothing back.">
+    <KeyField />
+    <datalist id="known-keys">
+      {keys.map((k) => (
+        <option value={k.key} />
+      ))}
+    </datalist>
+    <NumberField label="Limit" name="limit" min={0} value={null} />
+  </KeySettingForm>
+);
+
+/**
+ * The key's rate (the `rate` body: `{limit, periodMs}`, or null when both are empty, which lifts
+ * it). A half-filled rate is the API's to refuse (400, told in the alert), so the form does what
+ * the route does.
+ */
+const KeyRateForm: FC<{ queue: string }> = ({ queue: q }) => (
+  <KeySettingForm queue={q} setting="rate" legend="Key rate" help="The most starts of the key's jobs in any window of this many ms; both empty: no rate limit. Raising or lifting it readmits parked jobs.">
+    <KeyField />
+    <NumberField label="Starts" name="limit" min={1} value={null} />
+    <label>
+      Per ms
+      <input name="periodMs" type="number" min="1" max={String(MAX_RATE_MS)} step="1" inputmode="numeric" value="" />
+    </label>
+  </KeySettingForm>
 );
 
 /**
