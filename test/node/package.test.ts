@@ -136,7 +136,7 @@ console.log([${names.map(({ local }) => local).join(', ')}].map((entry) => Objec
 };
 
 /** Every entry the package exports; the Worker takes all but the Node one. */
-const NODE_ENTRIES = ['.', './node', './edge', './serverless', './lambda', './vercel', './netlify', './deno', './http'];
+const NODE_ENTRIES = ['.', './node', './edge', './serverless', './lambda', './vercel', './netlify', './deno', './http', './bullmq'];
 const WORKER_ENTRIES = ['.', './edge', './serverless', './http'];
 
 /** A producer: adds `count` jobs to the queue named in argv, one at a time and in bulk, then closes. */

@@ -37,7 +37,7 @@ const roomOf = (module: string): string => (module.includes('/') ? dirname(modul
 /** The serverless platforms' adapters: each a small folder over src/serverless/ (docs/design/runtimes.md). */
 const ADAPTERS = ['edge', 'lambda', 'vercel', 'netlify', 'deno'];
 /** The runtimes', the serverless core's and the HTTP app's folders: every other folder of src/ (queue/, ops/, lease/...) is the core's. */
-const OUTER = ['node', 'serverless', 'http', ...ADAPTERS];
+const OUTER = ['node', 'serverless', 'http', 'bullmq', ...ADAPTERS];
 const inCore = (module: string): boolean => !OUTER.some((outer) => module === outer || module.startsWith(`${outer}/`));
 
 const isRuntime = (t: string): boolean => t.startsWith('node:') || t === 'ioredis' || t.startsWith('@upstash/');
@@ -88,6 +88,11 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
     room: (m) => roomOf(m).startsWith('node'),
     forbids: (t) => t.startsWith('@upstash/') || inRoom(t, 'serverless', ...ADAPTERS),
     why: 'the Node runtime never imports the serverless one',
+  },
+  {
+    room: (m) => roomOf(m) === 'bullmq',
+    forbids: (t) => t.startsWith('@upstash/') || inRoom(t, 'serverless', 'http', 'node/cli', 'node/bridge', ...ADAPTERS),
+    why: "the BullMQ layer is a Node entry over echomq's public pieces (Queue, Consumer, Flows, events), never a second state machine",
   },
   {
     room: (m) => roomOf(m) === 'node/consumer',

@@ -21,6 +21,7 @@ export const ECHOMQ_PATHS: Record<string, string[]> = {
   'echomq/netlify': [join(root, 'src', 'netlify', 'index.ts')],
   'echomq/deno': [join(root, 'src', 'deno', 'index.ts')],
   'echomq/http': [join(root, 'src', 'http', 'index.ts')],
+  'echomq/bullmq': [join(root, 'src', 'bullmq', 'index.ts')],
 };
 
 /** The project's own compiler options (tsconfig.json: strict, NodeNext...), nothing emitted. */

@@ -1,0 +1,85 @@
+/**
+ * BullMQ's `connection` and `prefix` as echomq takes them: an ioredis transport per layer object,
+ * and the echomq queue name a BullMQ (prefix, name) pair stands for (docs/design/bullmq-layer.md).
+ */
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { IoredisTransport } from '../node/ioredis-transport.js';
+
+/**
+ * What BullMQ's `connection` takes: ioredis options (with a `url`, or `host`/`port`...), or an
+ * ioredis connection or cluster client of yours. Absent: `localhost:6379`, as BullMQ.
+ *
+ * @example
+ * new Queue('mail', { connection: { host: 'localhost', port: 6379 } });
+ * new Queue('mail', { connection: new Redis(process.env.REDIS_URL!, { maxRetriesPerRequest: null }) });
+ */
+export type ConnectionOptions =
+  | (RedisOptions & {
+      /** A `redis://` URL; the other options apply on top of it. */
+      readonly url?: string;
+    })
+  | Redis
+  | Cluster;
+
+/** The options every layer object takes: BullMQ's `connection` and `prefix`. */
+export interface QueueBaseOptions {
+  /** Where Redis is (see ConnectionOptions). */
+  readonly connection?: ConnectionOptions;
+  /**
+   * BullMQ's key prefix (default `bull`). echomq's keys are `emq:{<queue>}:...` whatever it is: a
+   * prefix other than `bull` names another queue, `<prefix>.<name>` (braces dropped: `{bull}` is
+   * `bull`), so two prefixes stay apart as they did in BullMQ.
+   */
+  readonly prefix?: string;
+  /** Accepted for BullMQ's sake; echomq does not check the server's version. */
+  readonly skipVersionCheck?: boolean;
+  /** Accepted for BullMQ's sake: every object here waits for its connection on first use. */
+  readonly skipWaitingForReady?: boolean;
+  /** Accepted for BullMQ's sake: a Worker always has a blocking connection of its own (the doorbell's). */
+  readonly blockingConnection?: boolean;
+}
+
+/** BullMQ's default prefix. */
+export const DEFAULT_PREFIX = 'bull';
+
+/**
+ * The echomq queue a BullMQ queue of `name` under `prefix` is: the name itself under BullMQ's
+ * default prefix, else `<prefix>.<name>`.
+ *
+ * @example
+ * emqQueueName('mail'); // 'mail'
+ * emqQueueName('mail', 'staging'); // 'staging.mail'
+ */
+export function emqQueueName(name: string, prefix: string = DEFAULT_PREFIX): string {
+  const bare = prefix.replace(/[{}]/g, '');
+  return bare === DEFAULT_PREFIX || bare === '' ? name : `${bare}.${name}`;
+}
+
+/**
+ * The BullMQ queue name an echomq queue stands for under `prefix`: emqQueueName undone.
+ *
+ * @example
+ * bullQueueName('staging.mail', 'staging'); // 'mail'
+ */
+export function bullQueueName(queue: string, prefix: string = DEFAULT_PREFIX): string {
+  const bare = prefix.replace(/[{}]/g, '');
+  return bare !== DEFAULT_PREFIX && bare !== '' && queue.startsWith(`${bare}.`) ? queue.slice(bare.length + 1) : queue;
+}
+
+/**
+ * A transport for one layer object. On a connection of yours it shares your connection for its
+ * commands (its blocking reads get duplicates of their own) and closing it leaves yours open; on
+ * options it opens a connection of its own, closed with it, as BullMQ does.
+ *
+ * @example
+ * const transport = transportFor({ host: 'localhost', port: 6379 });
+ */
+export function transportFor(connection?: ConnectionOptions): IoredisTransport {
+  if (connection instanceof Redis || connection instanceof Cluster) return new IoredisTransport(connection, { owned: false });
+  const { url, ...options } = connection ?? {};
+  const base: RedisOptions = { protocol: 2, maxRetriesPerRequest: 0, ...options };
+  const redis = url === undefined ? new Redis(base) : new Redis(url, base);
+  // errors surface as the rejected command; ioredis would print each one unless someone listens
+  redis.on('error', () => {});
+  return new IoredisTransport(redis, { owned: true });
+}

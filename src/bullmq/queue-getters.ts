@@ -1,0 +1,217 @@
+/**
+ * BullMQ's QueueGetters, as BullMQ splits them out of its Queue: the reads of a queue's jobs and
+ * their counts by BullMQ's types, on echomq's Queue (docs/design/bullmq-layer.md, "Queue").
+ */
+import { EventEmitter } from 'node:events';
+import type { JobRecord, JobState as EmqJobState } from '../job.js';
+import { keyspace } from '../keyspace.js';
+import type { IoredisTransport } from '../node/ioredis-transport.js';
+import { Queue as EmqQueue } from '../queue/queue.js';
+import { emqQueueName, DEFAULT_PREFIX, type QueueBaseOptions, transportFor } from './connection.js';
+import { emqId, type Envelope } from './envelope.js';
+import { Job } from './job.js';
+import type { JobQueue } from './job-types.js';
+import { ALL_TYPES, bullState, emqStatesOf, type JobState, type JobType, pendingFits } from './states.js';
+
+/** A page of echomq's listing. */
+export const PAGE = 1000;
+
+/**
+ * What a BullMQ Queue reads: its jobs by id, state and type, and their counts. `Queue` extends it
+ * with the adds and the admin.
+ */
+export abstract class QueueGetters<DataType = any, ResultType = any, NameType extends string = string> extends EventEmitter implements JobQueue {
+  /** The BullMQ queue name. */
+  readonly name: string;
+  /** The options it was made with. */
+  readonly opts: QueueBaseOptions;
+  /** `<prefix>:<name>`. */
+  readonly qualifiedName: string;
+  /** The echomq queue underneath. */
+  readonly emq: EmqQueue<Envelope>;
+  protected readonly transport: IoredisTransport;
+  protected closing: Promise<void> | undefined;
+
+  constructor(name: string, opts: QueueBaseOptions) {
+    super();
+    this.name = name;
+    this.opts = opts;
+    const prefix = opts.prefix ?? DEFAULT_PREFIX;
+    this.qualifiedName = `${prefix}:${name}`;
+    this.transport = transportFor(opts.connection);
+    try {
+      this.emq = new EmqQueue<Envelope>(this.transport, emqQueueName(name, prefix), { keepCompletedMs: -1 });
+    } catch (error) {
+      void this.transport.close();
+      throw error;
+    }
+  }
+
+  /** The job of `jobId`, or undefined. */
+  async getJob(jobId: string): Promise<Job<DataType, ResultType, NameType> | undefined> {
+    const record = await this.emq.getJob(emqId(jobId));
+    return record ? (Job.fromRecord(this, record) as Job<DataType, ResultType, NameType>) : undefined;
+  }
+
+  /** BullMQ's state of `jobId`, or `unknown`. */
+  async getJobState(jobId: string): Promise<JobState | 'unknown'> {
+    const record = await this.emq.getJob(emqId(jobId));
+    return record ? bullState(record.state, record.priority) : 'unknown';
+  }
+
+  /**
+   * The jobs of the types given (default every type), from `start` to `end` inclusive (-1: to the
+   * end) of their concatenation, each type in BullMQ's order: with `asc`, oldest (or soonest due)
+   * first; without, newest first.
+   *
+   * @example
+   * const failed = await queue.getJobs(['failed'], 0, 9);
+   */
+  async getJobs(types: JobType | JobType[] = [...ALL_TYPES], start = 0, end = -1, asc = false): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    const list = Array.isArray(types) ? types : [types];
+    const records: Array<JobRecord<Envelope>> = [];
+    const seen = new Set<string>();
+    for (const type of list) {
+      const ofType: Array<JobRecord<Envelope>> = [];
+      for (const state of emqStatesOf(type)) {
+        for (const r of await this.allIn(state)) if (state !== 'pending' || pendingFits(type, r.priority)) ofType.push(r);
+      }
+      // echomq lists completed and failed newest first, every other state oldest (soonest) first
+      const listedAsc = type !== 'completed' && type !== 'failed';
+      if (asc !== listedAsc) ofType.reverse();
+      for (const r of ofType) if (!seen.has(r.id)) (seen.add(r.id), records.push(r));
+    }
+    const last = end < 0 ? records.length + end : end;
+    return records.slice(start, last + 1).map((r) => Job.fromRecord(this, r) as Job<DataType, ResultType, NameType>);
+  }
+
+  /** Jobs waiting (priority 0), oldest first. */
+  async getWaiting(start = 0, end = -1): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    return this.getJobs(['waiting'], start, end, true);
+  }
+  /** Jobs waiting with a priority. */
+  async getPrioritized(start = 0, end = -1): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    return this.getJobs(['prioritized'], start, end, true);
+  }
+  /** Flow parents waiting for their children. */
+  async getWaitingChildren(start = 0, end = -1): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    return this.getJobs(['waiting-children'], start, end, true);
+  }
+  /** Jobs a worker runs now. */
+  async getActive(start = 0, end = -1): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    return this.getJobs(['active'], start, end, true);
+  }
+  /** Jobs delayed (a delay, or a retry's backoff), soonest first. */
+  async getDelayed(start = 0, end = -1): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    return this.getJobs(['delayed'], start, end, true);
+  }
+  /** Completed jobs, newest first. */
+  async getCompleted(start = 0, end = -1): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    return this.getJobs(['completed'], start, end, false);
+  }
+  /** Failed jobs, newest first. */
+  async getFailed(start = 0, end = -1): Promise<Array<Job<DataType, ResultType, NameType>>> {
+    return this.getJobs(['failed'], start, end, false);
+  }
+
+  /**
+   * How many jobs of each type asked (default every type), keyed by BullMQ's names (`wait` as
+   * asked). `waiting` and `prioritized` split echomq's pending by priority, a page of 1000 per
+   * round trip; `completed` counts the completed jobs kept.
+   *
+   * @example
+   * const { waiting, active, completed, failed, delayed } = await queue.getJobCounts();
+   */
+  async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
+    const asked = types.length === 0 ? ALL_TYPES : types.flat() as JobType[];
+    const { counts } = await this.emq.stats();
+    const needSplit = asked.some((t) => t === 'waiting' || t === 'wait' || t === 'prioritized');
+    let prioritized = 0;
+    if (needSplit && counts.pending > 0) for (const r of await this.allIn('pending')) if (r.priority > 0) prioritized += 1;
+    const completed = asked.includes('completed') ? await this.completedKept() : 0;
+    const out: Record<string, number> = {};
+    for (const type of asked) {
+      switch (type) {
+        case 'waiting':
+        case 'wait':
+          out[type] = counts.pending - prioritized;
+          break;
+        case 'prioritized':
+          out[type] = prioritized;
+          break;
+        case 'delayed':
+          out[type] = counts.scheduled + counts.awaiting;
+          break;
+        case 'active':
+          out[type] = counts.active;
+          break;
+        case 'completed':
+          out[type] = completed;
+          break;
+        case 'failed':
+          out[type] = counts.dead + counts.cancelled;
+          break;
+        case 'waiting-children':
+          out[type] = counts.waiting;
+          break;
+        default:
+          out[type] = 0;
+      }
+    }
+    return out;
+  }
+
+  /** The sum of getJobCounts over `types`. */
+  async getJobCountByTypes(...types: JobType[]): Promise<number> {
+    const counts = await this.getJobCounts(...types);
+    return Object.values(counts).reduce((a, b) => a + b, 0);
+  }
+
+  /** Jobs waiting to run: waiting, prioritized, delayed and waiting-children, as BullMQ counts them. */
+  async count(): Promise<number> {
+    return this.getJobCountByTypes('waiting', 'paused', 'delayed', 'prioritized', 'waiting-children');
+  }
+  /** How many jobs wait (priority 0). */
+  async getWaitingCount(): Promise<number> {
+    return this.getJobCountByTypes('waiting');
+  }
+  /** How many jobs wait with a priority. */
+  async getPrioritizedCount(): Promise<number> {
+    return this.getJobCountByTypes('prioritized');
+  }
+  /** How many flow parents wait for children. */
+  async getWaitingChildrenCount(): Promise<number> {
+    return this.getJobCountByTypes('waiting-children');
+  }
+  /** How many jobs are active. */
+  async getActiveCount(): Promise<number> {
+    return this.getJobCountByTypes('active');
+  }
+  /** How many jobs are delayed. */
+  async getDelayedCount(): Promise<number> {
+    return this.getJobCountByTypes('delayed');
+  }
+  /** How many completed jobs are kept. */
+  async getCompletedCount(): Promise<number> {
+    return this.getJobCountByTypes('completed');
+  }
+  /** How many jobs failed for good. */
+  async getFailedCount(): Promise<number> {
+    return this.getJobCountByTypes('failed');
+  }
+
+  /** Every record of echomq state `state`, page by page. */
+  protected async allIn(state: EmqJobState): Promise<Array<JobRecord<Envelope>>> {
+    const out: Array<JobRecord<Envelope>> = [];
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.emq.getJobs(state, { offset, limit: PAGE });
+      out.push(...page);
+      if (page.length < PAGE) return out;
+    }
+  }
+
+  /** The completed jobs kept (echomq's completed count is a counter since the queue began). */
+  protected async completedKept(): Promise<number> {
+    return this.transport.redis.zcard(keyspace(this.emq.name).key('completed'));
+  }
+}
