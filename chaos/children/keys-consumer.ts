@@ -10,9 +10,8 @@
 // are), so its claims and beats start jobs past their keys' rates.
 import { createHash } from 'node:crypto';
 import { type ScriptSource, scripts } from '../../src/generated/scripts.js';
-import { Consumer } from '../../src/node/consumer/index.js';
 import { KEYS_LEASE_MS, KEYS_QUEUE, type KeysPayload, keysHandler } from '../lib/keys-jobs.js';
-import { RunLog } from '../lib/run-log.js';
+import { runLoggedConsumer } from '../lib/logged-jobs.js';
 
 if (process.env.KEYS_MUTANT === 'rate') {
   const table = scripts as unknown as Record<string, ScriptSource>;
@@ -27,13 +26,4 @@ if (process.env.KEYS_MUTANT === 'rate') {
   if (patched === 0) throw new Error('the rate mutant found no rate check to break');
 }
 
-const [url, logPath] = process.argv.slice(2);
-const consumer = Consumer.connect<KeysPayload>(url!, KEYS_QUEUE, keysHandler(new RunLog(logPath!)), {
-  concurrency: 8,
-  leaseMs: KEYS_LEASE_MS,
-  beatMs: 500,
-  log: false,
-  queue: { keepCompletedMs: -1 },
-}).start();
-process.stdout.write('ready\n');
-process.on('SIGTERM', () => void consumer.stop().then(() => process.exit(0)));
+runLoggedConsumer<KeysPayload>(KEYS_QUEUE, KEYS_LEASE_MS, keysHandler);

@@ -1,6 +1,9 @@
 import { JobCancelledError, RateLimitedError, UnrecoverableError, type Handler } from '../../src/handler.js';
 import { StepSuspended } from '../../src/steps/job-steps.js';
+import { resultOf, workFor } from './logged-jobs.js';
 import type { RunLog } from './run-log.js';
+
+export { resultOf };
 
 /** The cancel-faults scenario's queue. */
 export const CANCEL_QUEUE = 'chaos-cancel';
@@ -24,23 +27,6 @@ export interface CancelPayload {
   readonly failOnce?: boolean;
   /** A durable sleep this long first (`step.sleep`): the job suspends, scheduled, and runs again after it. */
   readonly napMs?: number;
-}
-
-/** What a completed job's result is: its n doubled. */
-export const resultOf = (n: number): { n: number } => ({ n: n * 2 });
-
-/** Resolves after `ms`, or as soon as `signal` aborts (at once when it has). */
-function workFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**

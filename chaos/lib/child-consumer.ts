@@ -46,3 +46,51 @@ export class ChildConsumers {
     for (const child of this.#live) if (child.pid !== undefined) process.kill(child.pid, 'SIGKILL');
   }
 }
+
+/**
+ * The kills of a scenario's consumer processes: once started, every `everyMs` one live process of
+ * `consumers`, picked at random, is SIGKILLed by its PID and another spawned in its place (not
+ * waited for), its kill's time (`Date.now()`) kept in `killedAt` under `keyOf(pid)` (the PID
+ * itself unless told otherwise). A process `spare` says yes to is never picked (a frozen holder
+ * kept to its run's end). Nothing is killed once `stop()` was called; it resolves when the loop
+ * has ended.
+ *
+ * @example
+ * const killer = new ConsumerKiller(consumers, 800);
+ * killer.start();
+ * try { ... await killer.stop(); ... } finally { await killer.stop(); consumers.killAll(); }
+ */
+export class ConsumerKiller<K extends number | string = number> {
+  /** When each killed process was killed, by its key. */
+  readonly killedAt = new Map<K, number>();
+  #killing = false;
+  #loop: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly consumers: ChildConsumers,
+    private readonly everyMs: number,
+    private readonly options: { readonly spare?: (pid: number) => boolean; readonly keyOf?: (pid: number) => K } = {},
+  ) {}
+
+  start(): void {
+    this.#killing = true;
+    this.#loop = (async () => {
+      const { spare, keyOf = (pid: number) => pid as K } = this.options;
+      while (this.#killing) {
+        await new Promise((resolve) => setTimeout(resolve, this.everyMs));
+        const choices = spare ? [...this.consumers.live].filter((c) => c.pid !== undefined && !spare(c.pid)) : [...this.consumers.live];
+        const victim = choices[Math.floor(Math.random() * choices.length)];
+        if (!this.#killing || victim?.pid === undefined) continue;
+        this.killedAt.set(keyOf(victim.pid), Date.now());
+        process.kill(victim.pid, 'SIGKILL');
+        void this.consumers.spawn();
+      }
+    })();
+  }
+
+  /** Stops the kills; resolves once the loop has ended. */
+  async stop(): Promise<void> {
+    this.#killing = false;
+    await this.#loop;
+  }
+}

@@ -1,5 +1,8 @@
 import type { Handler } from '../../src/handler.js';
-import type { RunLog, RunStart } from './run-log.js';
+import { type ClaimedRunStart, resultOf, workFor } from './logged-jobs.js';
+import type { RunLog } from './run-log.js';
+
+export { resultOf };
 
 /** The expiry-faults scenario's queue. */
 export const EXPIRY_QUEUE = 'chaos-expiry';
@@ -16,30 +19,8 @@ export interface ExpiryPayload {
   readonly failOnce?: boolean;
 }
 
-/**
- * A run's start as the expiry handler logs it: a RunStart (its process's wall clock in `at`) and
- * its claim's time by the server's clock (`claimedAt`: the claim reply's `now`, which the job's
- * `leaseUntil` is that plus the lease). A claim answered again from its request key (its first
- * reply lost) carries the repeat's `now`: later than the claim, never earlier.
- */
-export type ExpiryRunStart = RunStart & { readonly claimedAt: number };
-
-/** What a completed job's result is: its n doubled. */
-export const resultOf = (n: number): { n: number } => ({ n: n * 2 });
-
-/** Resolves after `ms`, or as soon as `signal` aborts (at once when it has). */
-function workFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
+/** A run's start as the expiry handler logs it (see ClaimedRunStart). */
+export type ExpiryRunStart = ClaimedRunStart;
 
 /**
  * The scenario's handler: logs the run's start in `log` before anything else (the job, its claim,

@@ -1,5 +1,8 @@
 import { type Handler, UnrecoverableError } from '../../src/handler.js';
-import type { RunLog, RunStart } from './run-log.js';
+import { type ClaimedRunStart, resultOf, workFor } from './logged-jobs.js';
+import type { RunLog } from './run-log.js';
+
+export { resultOf };
 
 /** The keys-faults scenario's queue. */
 export const KEYS_QUEUE = 'chaos-keys';
@@ -18,32 +21,11 @@ export interface KeysPayload {
   readonly failForGood?: boolean;
 }
 
-/**
- * A run's start as the keys handler logs it: a RunStart (its process's wall clock in `at`) and the
- * claim's server time (`claimedAt`: the claim reply's `now`, its `leaseUntil` less the lease; a
- * claim answered again from its request key carries the repeat's, later).
- */
-export type KeysRunStart = RunStart & { readonly claimedAt: number };
-
-/** What a completed job's result is: its n doubled. */
-export const resultOf = (n: number): { n: number } => ({ n: n * 2 });
+/** A run's start as the keys handler logs it (see ClaimedRunStart). */
+export type KeysRunStart = ClaimedRunStart;
 
 /** The error a job meant to fail for good dies with. */
 export const FAILS_FOR_GOOD = 'chaos: fails for good';
-
-/** Resolves after `ms`, or as soon as `signal` aborts (at once when it has). */
-function workFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /**
  * The scenario's handler: logs the run's start in `log` before anything else (the job, its claim,

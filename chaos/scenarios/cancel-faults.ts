@@ -1,23 +1,14 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { JobNotFoundError, JobStateError } from '../../src/errors.js';
-import { startBridge } from '../../src/node/bridge/index.js';
-import { seededRandom, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { findRedisServer, freePort } from '../../src/node/local-redis.js';
-import { Queue } from '../../src/queue/queue.js';
-import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
+import { seededRandom } from '../../src/node/bridge/fault-proxy.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
 import { accountForCancels, type CancelRow, type CancelSent, HEAR_WITHIN_MS, type JobPlan } from '../lib/cancel-accounting.js';
 import { CANCEL_QUEUE, type CancelPayload, ON_ABORT, resultOf } from '../lib/cancel-jobs.js';
-import { ChildConsumers } from '../lib/child-consumer.js';
-import { DurableRedis } from '../lib/durable-redis.js';
+import { ChildConsumers, ConsumerKiller } from '../lib/child-consumer.js';
+import { startDurableStack, untilAnswered } from '../lib/durable-stack.js';
 import { Freezes } from '../lib/freezes.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow, readAllEvents } from '../lib/results-events.js';
-import { type RunEnd, RunLog, type RunStart } from '../lib/run-log.js';
+import type { RunEnd, RunStart } from '../lib/run-log.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,29 +77,14 @@ export const cancelFaults: Scenario = {
     const killEveryMs = 800;
     const rate = ctx.quick ? 0.08 : 0.12;
     const started = performance.now();
-    const binary = findRedisServer();
-    if (!binary) throw new Error('redis-server not found');
-    const redis = new DurableRedis(binary, await freePort(), 'always');
-    await redis.start();
-    const raw = new Redis(redis.url);
-    raw.on('error', () => {}); // while Redis restarts: ioredis reconnects
-    const direct = IoredisTransport.connect(redis.url);
-    const queue = new Queue<CancelPayload>(direct, CANCEL_QUEUE, { keepCompletedMs: -1 });
-    const token = randomBytes(8).toString('hex');
-    const bridge = await startBridge({ redisUrl: redis.url, token });
-    const proxy = await startFaultProxy({ target: bridge.url, faults: { error500: rate, dropReply: rate, reset: rate / 3 }, seed: ctx.seed });
-    // the edge path: the core's Queue over UpstashTransport, through the faults
-    const edgeTransport = UpstashTransport.connect({ url: proxy.url, token, timeoutMs: 5_000 });
-    const edge = new Queue<CancelPayload>(edgeTransport, CANCEL_QUEUE);
-    const dir = mkdtempSync(join(tmpdir(), 'echomq-cancel-'));
-    const log = new RunLog(join(dir, 'runs.jsonl'));
+    const stack = await startDurableStack<CancelPayload>(ctx, { queue: CANCEL_QUEUE, tempPrefix: 'echomq-cancel-', faultRate: rate });
+    const { raw, queue, edge, proxy, log } = stack;
 
-    // Node: consumer processes, one killed and replaced every killEveryMs
-    const consumers = new ChildConsumers('cancel-consumer.ts', [redis.url, log.path]);
-    const killedAt = new Map<number, number>();
+    // Node: consumer processes, one killed and replaced every killEveryMs (a frozen holder spared)
+    const consumers = new ChildConsumers('cancel-consumer.ts', [stack.redis.url, log.path]);
     const freezes = new Freezes();
-    let killing = false;
-    let killer: Promise<void> = Promise.resolve();
+    const killer = new ConsumerKiller(consumers, killEveryMs, { spare: (pid) => freezes.spared(pid) });
+    const { killedAt } = killer;
 
     try {
       await queue.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
@@ -157,22 +133,18 @@ export const cancelFaults: Scenario = {
       const acknowledged = new Set<string>();
       let addRetries = 0;
       const add = async (plan: Planned): Promise<void> => {
-        for (;;) {
-          try {
-            await queue.add(plan.payload, {
+        await untilAnswered(
+          () =>
+            queue.add(plan.payload, {
               id: plan.id,
               ...(plan.group ? { group: plan.group } : {}),
               ...(plan.delayMs ? { delayMs: plan.delayMs } : {}),
               maxAttempts: 25,
               backoff: 300,
-            });
-            acknowledged.add(plan.id);
-            return;
-          } catch {
-            addRetries++;
-            await sleep(50);
-          }
-        }
+            }),
+          () => addRetries++,
+        );
+        acknowledged.add(plan.id);
       };
       for (const plan of bulk) await add(plan);
 
@@ -275,18 +247,7 @@ export const cancelFaults: Scenario = {
       };
 
       await Promise.all([0, 1, 2].map(() => consumers.spawn()));
-      killing = true;
-      killer = (async () => {
-        while (killing) {
-          await sleep(killEveryMs);
-          const choices = [...consumers.live].filter((c) => c.pid !== undefined && !freezes.spared(c.pid));
-          const victim = choices[Math.floor(Math.random() * choices.length)];
-          if (!killing || victim?.pid === undefined) continue;
-          killedAt.set(victim.pid, Date.now());
-          process.kill(victim.pid, 'SIGKILL');
-          void consumers.spawn();
-        }
-      })();
+      killer.start();
 
       // the producer: a job at a time, its cancel (if a target) on its way once it is acknowledged;
       // the bulk cancel half-way; Redis restarted meanwhile
@@ -323,32 +284,14 @@ export const cancelFaults: Scenario = {
           await sleep(everyMs);
         }
       })();
-      const restartTimes: number[] = [];
-      const produceMs = jobs * everyMs;
-      for (let r = 0; r < restarts; r++) {
-        await sleep(Math.floor(produceMs / (restarts + 1)));
-        await redis.kill();
-        restartTimes.push(Date.now());
-        await sleep(300);
-        await redis.start();
-      }
+      const restartTimes = await stack.restartRedis(restarts, jobs * everyMs);
       await produce;
       await Promise.all(sent);
 
       // the kills go on a while, then stop; the queue drains
-      const settled = async (): Promise<boolean> => {
-        try {
-          const c = (await queue.stats()).counts;
-          return c.pending + c.scheduled + c.active + c.waiting + c.awaiting === 0;
-        } catch {
-          return false;
-        }
-      };
       await sleep(ctx.quick ? 2_000 : 8_000);
-      killing = false;
-      await killer;
-      const drainUntil = performance.now() + (ctx.quick ? 30_000 : 90_000);
-      while (!(await settled()) && performance.now() < drainUntil) await sleep(200);
+      await killer.stop();
+      await stack.drain(ctx.quick ? 30_000 : 90_000);
       consumers.killAll();
 
       // every row, event and run
@@ -417,16 +360,9 @@ export const cancelFaults: Scenario = {
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
-      killing = false;
-      await killer;
+      await killer.stop();
       consumers.killAll();
-      raw.disconnect();
-      await direct.close();
-      await edgeTransport.close();
-      await proxy.close();
-      await bridge.close();
-      await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await stack.close();
     }
   },
 };

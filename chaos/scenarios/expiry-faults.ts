@@ -1,23 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import type { EnqueueOptions } from '../../src/job.js';
-import { startBridge } from '../../src/node/bridge/index.js';
-import { seededRandom, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { findRedisServer, freePort } from '../../src/node/local-redis.js';
-import { Queue } from '../../src/queue/queue.js';
-import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
+import { seededRandom } from '../../src/node/bridge/fault-proxy.js';
+import type { Queue } from '../../src/queue/queue.js';
 import { checkInvariants } from '../../test/invariants.js';
-import { ChildConsumers } from '../lib/child-consumer.js';
-import { DurableRedis } from '../lib/durable-redis.js';
+import { ChildConsumers, ConsumerKiller } from '../lib/child-consumer.js';
+import { startDurableStack, untilAnswered } from '../lib/durable-stack.js';
 import { accountForExpiries, type ExpiryPlan, type ExpiryRow } from '../lib/expiry-accounting.js';
 import { EXPIRY_QUEUE, type ExpiryPayload, resultOf } from '../lib/expiry-jobs.js';
 import { PauseCycles, pauseSpans } from '../lib/pauses.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow, readAllEvents } from '../lib/results-events.js';
-import { RunLog } from '../lib/run-log.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -81,28 +71,13 @@ export const expiryFaults: Scenario = {
     const killEveryMs = 800;
     const rate = ctx.quick ? 0.08 : 0.12;
     const started = performance.now();
-    const binary = findRedisServer();
-    if (!binary) throw new Error('redis-server not found');
-    const redis = new DurableRedis(binary, await freePort(), 'always');
-    await redis.start();
-    const raw = new Redis(redis.url);
-    raw.on('error', () => {}); // while Redis restarts: ioredis reconnects
-    const direct = IoredisTransport.connect(redis.url);
-    const queue = new Queue<ExpiryPayload>(direct, EXPIRY_QUEUE, { keepCompletedMs: -1 });
-    const token = randomBytes(8).toString('hex');
-    const bridge = await startBridge({ redisUrl: redis.url, token });
-    const proxy = await startFaultProxy({ target: bridge.url, faults: { error500: rate, dropReply: rate, reset: rate / 3 }, seed: ctx.seed });
-    // the edge path: the core's Queue over UpstashTransport, through the faults
-    const edgeTransport = UpstashTransport.connect({ url: proxy.url, token, timeoutMs: 5_000 });
-    const edge = new Queue<ExpiryPayload>(edgeTransport, EXPIRY_QUEUE);
-    const dir = mkdtempSync(join(tmpdir(), 'echomq-expiry-'));
-    const log = new RunLog(join(dir, 'runs.jsonl'));
+    const stack = await startDurableStack<ExpiryPayload>(ctx, { queue: EXPIRY_QUEUE, tempPrefix: 'echomq-expiry-', faultRate: rate });
+    const { raw, queue, edge, proxy, log } = stack;
 
     // Node: consumer processes, one killed and replaced every killEveryMs
-    const consumers = new ChildConsumers('expiry-consumer.ts', [redis.url, log.path]);
-    const killedAt = new Map<number, number>();
-    let killing = false;
-    let killer: Promise<void> = Promise.resolve();
+    const consumers = new ChildConsumers('expiry-consumer.ts', [stack.redis.url, log.path]);
+    const killer = new ConsumerKiller(consumers, killEveryMs);
+    const { killedAt } = killer;
     // the pauses: the queue's, and one group's at a time
     const pauseRand = seededRandom(ctx.seed + 1_000);
     const pausedGroup = (k: number): string => groups[k % groups.length]!;
@@ -170,9 +145,9 @@ export const expiryFaults: Scenario = {
       });
       const send = async (batch: Planned[], b: number): Promise<void> => {
         const firstSentAt = Date.now();
-        for (;;) {
-          try {
-            const [first] = batch;
+        const [first] = batch;
+        await untilAnswered(
+          async () => {
             if (first!.route === 'bulk') {
               const answers = await edge.addBulk(
                 batch.map((p) => ({ payload: p.payload, ...optionsOf(p, firstSentAt) })),
@@ -185,28 +160,15 @@ export const expiryFaults: Scenario = {
               ids.set(first!.n, a.id);
               if (a.state === 'duplicate') duplicates++;
             }
-            for (const p of batch) acknowledged.add(ids.get(p.n)!);
-            return;
-          } catch (error) {
-            if (Date.now() - firstSentAt > ADD_GIVE_UP_MS) throw error;
-            addRetries++;
-            await sleep(50);
-          }
-        }
+          },
+          () => addRetries++,
+          firstSentAt + ADD_GIVE_UP_MS,
+        );
+        for (const p of batch) acknowledged.add(ids.get(p.n)!);
       };
 
       await Promise.all([0, 1, 2].map(() => consumers.spawn()));
-      killing = true;
-      killer = (async () => {
-        while (killing) {
-          await sleep(killEveryMs);
-          const victim = [...consumers.live][Math.floor(Math.random() * consumers.live.size)];
-          if (!killing || victim?.pid === undefined) continue;
-          killedAt.set(victim.pid, Date.now());
-          process.kill(victim.pid, 'SIGKILL');
-          void consumers.spawn();
-        }
-      })();
+      killer.start();
       queuePauses.start();
       groupPauses.start();
 
@@ -217,33 +179,15 @@ export const expiryFaults: Scenario = {
           await sleep(everyMs * batch.length);
         }
       })();
-      const restartTimes: number[] = [];
-      const produceMs = jobs * everyMs;
-      for (let r = 0; r < restarts; r++) {
-        await sleep(Math.floor(produceMs / (restarts + 1)));
-        await redis.kill();
-        restartTimes.push(Date.now());
-        await sleep(300);
-        await redis.start();
-      }
+      const restartTimes = await stack.restartRedis(restarts, jobs * everyMs);
       await produce;
       await queuePauses.stop();
       await groupPauses.stop();
 
       // the kills go on a while, then stop; the queue drains
-      const settled = async (): Promise<boolean> => {
-        try {
-          const c = (await queue.stats()).counts;
-          return c.pending + c.scheduled + c.active + c.waiting + c.awaiting === 0;
-        } catch {
-          return false;
-        }
-      };
       await sleep(ctx.quick ? 2_000 : 8_000);
-      killing = false;
-      await killer;
-      const drainUntil = performance.now() + (ctx.quick ? 30_000 : 90_000);
-      while (!(await settled()) && performance.now() < drainUntil) await sleep(200);
+      await killer.stop();
+      await stack.drain(ctx.quick ? 30_000 : 90_000);
       consumers.killAll();
 
       // every row, event and run
@@ -312,18 +256,11 @@ export const expiryFaults: Scenario = {
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
-      killing = false;
-      await killer;
+      await killer.stop();
       await queuePauses.stop().catch(() => {});
       await groupPauses.stop().catch(() => {});
       consumers.killAll();
-      raw.disconnect();
-      await direct.close();
-      await edgeTransport.close();
-      await proxy.close();
-      await bridge.close();
-      await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await stack.close();
     }
   },
 };

@@ -1,23 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import type { EnqueueOptions } from '../../src/job.js';
-import { startBridge } from '../../src/node/bridge/index.js';
-import { seededRandom, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { findRedisServer, freePort } from '../../src/node/local-redis.js';
-import { Queue } from '../../src/queue/queue.js';
+import { seededRandom } from '../../src/node/bridge/fault-proxy.js';
+import type { Queue } from '../../src/queue/queue.js';
 import type { RateLimit } from '../../src/queue/rate-limits.js';
-import { UpstashTransport } from '../../src/serverless/upstash-transport.js';
-import { ChildConsumers } from '../lib/child-consumer.js';
-import { DurableRedis } from '../lib/durable-redis.js';
+import { ChildConsumers, ConsumerKiller } from '../lib/child-consumer.js';
+import { startDurableStack, untilAnswered } from '../lib/durable-stack.js';
 import { accountForKeys, type KeysPlan, type KeysRow } from '../lib/keys-accounting.js';
 import { KEYS_QUEUE, type KeysPayload, resultOf } from '../lib/keys-jobs.js';
 import { KeySampler, rateText } from '../lib/keys-sampler.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, type FinishedRow, readAllEvents } from '../lib/results-events.js';
-import { RunLog } from '../lib/run-log.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -146,32 +136,17 @@ export const keysFaults: Scenario = {
     const rateChanges = ctx.quick ? 8 : 16;
     const started = performance.now();
     const startedAt = Date.now();
-    const binary = findRedisServer();
-    if (!binary) throw new Error('redis-server not found');
-    const redis = new DurableRedis(binary, await freePort(), 'always');
-    await redis.start();
-    const raw = new Redis(redis.url);
-    raw.on('error', () => {}); // while Redis restarts: ioredis reconnects
-    const direct = IoredisTransport.connect(redis.url);
-    const queue = new Queue<KeysPayload>(direct, KEYS_QUEUE, { keepCompletedMs: -1 });
-    const token = randomBytes(8).toString('hex');
-    const bridge = await startBridge({ redisUrl: redis.url, token });
-    const proxy = await startFaultProxy({ target: bridge.url, faults: { error500: rate, dropReply: rate, reset: rate / 3 }, seed: ctx.seed });
-    // the edge path: the core's Queue over UpstashTransport, through the faults
-    const edgeTransport = UpstashTransport.connect({ url: proxy.url, token, timeoutMs: 5_000 });
-    const edge = new Queue<KeysPayload>(edgeTransport, KEYS_QUEUE);
-    const dir = mkdtempSync(join(tmpdir(), 'echomq-keys-'));
-    const log = new RunLog(join(dir, 'runs.jsonl'));
+    const stack = await startDurableStack<KeysPayload>(ctx, { queue: KEYS_QUEUE, tempPrefix: 'echomq-keys-', faultRate: rate });
+    const { raw, queue, edge, proxy, log } = stack;
     const initial = new Map<string, number | null>([...ORGS, ...PLANS]);
     const rateOf = (key: string, limit: number | null): RateLimit | null => (limit === null ? null : { limit, periodMs: RATED.get(key)!.periodMs });
     const initialRates = new Map([...RATED].map(([key, r]) => [key, rateOf(key, r.limit)]));
     const sampler = new KeySampler(queue as Queue<unknown>, raw, KEYS_QUEUE, initial, 50, ctx.quick ? 500 : 1_000, 30_000, initialRates);
 
     // Node: consumer processes, one killed and replaced every killEveryMs
-    const consumers = new ChildConsumers('keys-consumer.ts', [redis.url, log.path]);
-    const killedAt = new Map<number, number>();
-    let killing = false;
-    let killer: Promise<void> = Promise.resolve();
+    const consumers = new ChildConsumers('keys-consumer.ts', [stack.redis.url, log.path]);
+    const killer = new ConsumerKiller(consumers, killEveryMs);
+    const { killedAt } = killer;
     let changing: Promise<void> = Promise.resolve();
     let rating: Promise<void> = Promise.resolve();
 
@@ -254,35 +229,15 @@ export const keysFaults: Scenario = {
         backoff: 300,
       });
       const send = async (plan: Planned): Promise<void> => {
-        const firstSentAt = Date.now();
-        for (;;) {
-          try {
-            const a = await (plan.route === 'edge' ? edge : queue).add(plan.payload, optionsOf(plan));
-            ids.set(plan.n, a.id);
-            if (a.state === 'duplicate') duplicates++;
-            acknowledged.add(a.id);
-            return;
-          } catch (error) {
-            if (Date.now() - firstSentAt > ADD_GIVE_UP_MS) throw error;
-            addRetries++;
-            await sleep(50);
-          }
-        }
+        const a = await untilAnswered(() => (plan.route === 'edge' ? edge : queue).add(plan.payload, optionsOf(plan)), () => addRetries++, Date.now() + ADD_GIVE_UP_MS);
+        ids.set(plan.n, a.id);
+        if (a.state === 'duplicate') duplicates++;
+        acknowledged.add(a.id);
       };
 
       sampler.start();
       await Promise.all([0, 1, 2].map(() => consumers.spawn()));
-      killing = true;
-      killer = (async () => {
-        while (killing) {
-          await sleep(killEveryMs);
-          const victim = [...consumers.live][Math.floor(Math.random() * consumers.live.size)];
-          if (!killing || victim?.pid === undefined) continue;
-          killedAt.set(victim.pid, Date.now());
-          process.kill(victim.pid, 'SIGKILL');
-          void consumers.spawn();
-        }
-      })();
+      killer.start();
 
       // the producers: job n sent everyMs * n into the enqueues (up to 6 in flight, so a slow
       // answer or a retry does not hold the others back); the limits changed meanwhile; Redis
@@ -309,14 +264,7 @@ export const keysFaults: Scenario = {
           await sampler.setRate(change.key, rateOf(change.key, change.limit));
         }
       })();
-      const restartTimes: number[] = [];
-      for (let r = 0; r < restarts; r++) {
-        await sleep(Math.floor(produceMs / (restarts + 1)));
-        await redis.kill();
-        restartTimes.push(Date.now());
-        await sleep(300);
-        await redis.start();
-      }
+      const restartTimes = await stack.restartRedis(restarts, produceMs);
       await produce;
       await changing;
       await rating;
@@ -328,21 +276,10 @@ export const keysFaults: Scenario = {
 
       // the kills go on through the backlog (most runs come after the enqueues: the keys' limits
       // hold them back) until a twentieth of the jobs is left, or a while; then the queue drains
-      const unfinished = async (): Promise<number> => {
-        try {
-          const c = (await queue.stats()).counts;
-          return c.pending + c.scheduled + c.active + c.waiting + c.awaiting;
-        } catch {
-          return Number.POSITIVE_INFINITY;
-        }
-      };
-      const settled = async (): Promise<boolean> => (await unfinished()) === 0;
       const killsUntil = performance.now() + (ctx.quick ? 10_000 : 60_000);
-      while (performance.now() < killsUntil && (await unfinished()) > jobs / 20) await sleep(200);
-      killing = false;
-      await killer;
-      const drainUntil = performance.now() + (ctx.quick ? 30_000 : 120_000);
-      while (!(await settled()) && performance.now() < drainUntil) await sleep(200);
+      while (performance.now() < killsUntil && (await stack.unfinished()) > jobs / 20) await sleep(200);
+      await killer.stop();
+      await stack.drain(ctx.quick ? 30_000 : 120_000);
       await sampler.stop();
       consumers.killAll();
       const drainedS = Math.round((performance.now() - started) / 100) / 10;
@@ -448,19 +385,12 @@ export const keysFaults: Scenario = {
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
-      killing = false;
-      await killer;
+      await killer.stop();
       await changing.catch(() => {});
       await rating.catch(() => {});
       await sampler.stop().catch(() => {});
       consumers.killAll();
-      raw.disconnect();
-      await direct.close();
-      await edgeTransport.close();
-      await proxy.close();
-      await bridge.close();
-      await redis.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await stack.close();
     }
   },
 };

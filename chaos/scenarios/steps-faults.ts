@@ -1,16 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { createWorker, type WorkerEnv } from '../../src/edge/worker.js';
-import { startBridge } from '../../src/node/bridge/index.js';
-import { seededRandom, startFaultProxy } from '../../src/node/bridge/fault-proxy.js';
-import { IoredisTransport } from '../../src/node/ioredis-transport.js';
-import { findRedisServer, freePort } from '../../src/node/local-redis.js';
+import { seededRandom } from '../../src/node/bridge/fault-proxy.js';
 import { Queue } from '../../src/queue/queue.js';
 import type { StepRecord } from '../../src/steps/steps.js';
 import { checkFlowLinks } from '../../test/flow-links.js';
 import { checkInvariants } from '../../test/invariants.js';
-import { ChildConsumers } from '../lib/child-consumer.js';
-import { DurableRedis } from '../lib/durable-redis.js';
+import { ChildConsumers, ConsumerKiller } from '../lib/child-consumer.js';
+import { startDurableBridge, untilAnswered } from '../lib/durable-stack.js';
 import { CHAOS_EVENTS_MAX_LEN, checkResultsAndEvents, eventsStreamTrimmed, readAllEvents } from '../lib/results-events.js';
 import type { Scenario, ScenarioContext, ScenarioResult } from '../lib/scenario.js';
 import {
@@ -81,18 +76,10 @@ export const stepsFaults: Scenario = {
     // one restart in quick mode, three in full, spread over the enqueues
     const rate = ctx.quick ? 0.08 : 0.12;
     const started = performance.now();
-    const binary = findRedisServer();
-    if (!binary) throw new Error('redis-server not found');
-    const redis = new DurableRedis(binary, await freePort(), 'always');
-    await redis.start();
-    const raw = new Redis(redis.url);
-    raw.on('error', () => {}); // while Redis restarts: ioredis reconnects
-    const direct = IoredisTransport.connect(redis.url);
+    const stack = await startDurableBridge(ctx, rate);
+    const { raw, direct, token, proxy } = stack;
     const queue = new Queue<StepsPayload>(direct, STEPS_QUEUE, { keepCompletedMs: -1 });
     const kids = new Queue<{ n: number }>(direct, STEPS_KIDS, { keepCompletedMs: -1 });
-    const token = randomBytes(8).toString('hex');
-    const bridge = await startBridge({ redisUrl: redis.url, token });
-    const proxy = await startFaultProxy({ target: bridge.url, faults: { error500: rate, dropReply: rate, reset: rate / 3 }, seed: ctx.seed });
 
     // the edge: the Worker's code over the proxy, its side effects and notes straight to Redis
     const edgeFailures: StepFailure[] = [];
@@ -117,10 +104,10 @@ export const stepsFaults: Scenario = {
     let edge: Promise<void> = Promise.resolve();
 
     // Node: consumer processes, one killed and replaced every killEveryMs
-    const consumers = new ChildConsumers('steps-consumer.ts', [redis.url]);
-    const killedAt = new Map<string, number>();
-    let killing = false;
-    let killer: Promise<void> = Promise.resolve();
+    const consumers = new ChildConsumers('steps-consumer.ts', [stack.redis.url]);
+    // kept by the runs' `by`: `node:<pid>`
+    const killer = new ConsumerKiller<string>(consumers, killEveryMs, { keyOf: (pid) => `node:${pid}` });
+    const { killedAt } = killer;
 
     try {
       for (const q of [queue, kids]) await q.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
@@ -135,17 +122,7 @@ export const stepsFaults: Scenario = {
           }
         }),
       ).then(() => {});
-      killing = true;
-      killer = (async () => {
-        while (killing) {
-          await sleep(killEveryMs);
-          const victim = [...consumers.live][Math.floor(Math.random() * consumers.live.size)];
-          if (!killing || victim?.pid === undefined) continue;
-          killedAt.set(`node:${victim.pid}`, Date.now());
-          process.kill(victim.pid, 'SIGKILL');
-          void consumers.spawn();
-        }
-      })();
+      killer.start();
 
       // the plan, from the seed: pair m's two jobs share key k<m> and get event go-<m> when sent
       const rand = seededRandom(ctx.seed);
@@ -214,31 +191,15 @@ export const stepsFaults: Scenario = {
       const produce = (async () => {
         for (let m = 0; m < pairs; m++) {
           for (const plan of plans.slice(2 * m, 2 * m + 2)) {
-            for (;;) {
-              try {
-                await queue.add(plan.payload, { id: plan.id, maxAttempts: 10, backoff: 20 });
-                acknowledged.add(plan.id);
-                break;
-              } catch {
-                addRetries++;
-                await sleep(50);
-              }
-            }
+            await untilAnswered(() => queue.add(plan.payload, { id: plan.id, maxAttempts: 10, backoff: 20 }), () => addRetries++);
+            acknowledged.add(plan.id);
           }
           const after = sendAfter[m];
           if (after !== undefined) sends.push(sleep(after).then(() => sendEvent(m)));
           await sleep(pairEveryMs);
         }
       })();
-      const restartTimes: number[] = [];
-      const produceMs = pairs * pairEveryMs;
-      for (let r = 0; r < restarts; r++) {
-        await sleep(Math.floor(produceMs / (restarts + 1)));
-        await redis.kill();
-        restartTimes.push(Date.now());
-        await sleep(300);
-        await redis.start();
-      }
+      const restartTimes = await stack.restartRedis(restarts, pairs * pairEveryMs);
       await produce;
       await Promise.all(sends);
 
@@ -253,8 +214,7 @@ export const stepsFaults: Scenario = {
         return true;
       };
       await sleep(ctx.quick ? 3_000 : 15_000);
-      killing = false;
-      await killer;
+      await killer.stop();
       const drainUntil = performance.now() + (ctx.quick ? 20_000 : 60_000);
       while (!(await settled()) && performance.now() < drainUntil) await sleep(200);
       proxy.setFaults({});
@@ -471,16 +431,11 @@ export const stepsFaults: Scenario = {
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
-      killing = false;
-      await killer;
+      await killer.stop();
       edgeOn = false;
       await edge;
       consumers.killAll();
-      raw.disconnect();
-      await direct.close();
-      await proxy.close();
-      await bridge.close();
-      await redis.stop();
+      await stack.close();
     }
   },
 };
