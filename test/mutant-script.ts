@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import type { ScriptOp } from '../src/ops/op.js';
 
 /**
@@ -14,4 +15,27 @@ export function mutantOf<T>(op: ScriptOp<T>, name: string, from: string, to: str
   const lua = op.script.lua.replace(from, () => to);
   if (lua === op.script.lua) throw new Error(`the mutant ${name} found no ${JSON.stringify(from)} to break`);
   return { ...op, script: { name, sha1: createHash('sha1').update(lua).digest('hex'), lua } };
+}
+
+/**
+ * How a seeded property over `runs` reports a mutant: the error fast-check throws (its text says
+ * after how many runs it failed), or '' when every run passed. `run` answers what is wrong with a
+ * run of the mutant, undefined when nothing is.
+ *
+ * @example
+ * expect(await mutantFailure(runArb, (ops) => run(ops, true), 3)).toMatch(/Property failed after 1 tests/);
+ */
+export async function mutantFailure<T>(runs: fc.Arbitrary<T>, run: (value: T) => Promise<string | undefined>, seed: number, numRuns = 25): Promise<string> {
+  try {
+    await fc.assert(
+      fc.asyncProperty(runs, async (value) => {
+        const wrong = await run(value);
+        if (wrong !== undefined) throw new Error(wrong);
+      }),
+      { numRuns, seed },
+    );
+    return '';
+  } catch (error) {
+    return String(error);
+  }
 }

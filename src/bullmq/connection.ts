@@ -4,6 +4,9 @@
  */
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { IoredisTransport } from '../node/ioredis-transport.js';
+import type { QueueOptions as EmqQueueOptions } from '../queue/options.js';
+import { Queue as EmqQueue } from '../queue/queue.js';
+import type { Envelope } from './envelope.js';
 
 /**
  * What BullMQ's `connection` takes: ioredis options (with a `url`, or `host`/`port`...), or an
@@ -82,4 +85,32 @@ export function transportFor(connection?: ConnectionOptions): IoredisTransport {
   // errors surface as the rejected command; ioredis would print each one unless someone listens
   redis.on('error', () => {});
   return new IoredisTransport(redis, { owned: true });
+}
+
+/** What a layer object runs on: its BullMQ qualified name, its transport, and its echomq queue. */
+export interface OpenedQueue {
+  /** `<prefix>:<name>`. */
+  readonly qualifiedName: string;
+  /** Its own transport (transportFor). */
+  readonly transport: IoredisTransport;
+  /** The echomq queue `emqQueueName(name, prefix)`. */
+  readonly emq: EmqQueue<Envelope>;
+}
+
+/**
+ * Opens what a layer object (Queue, Worker, QueueEvents) of BullMQ queue `name` runs on, from its
+ * `connection` and `prefix`; a refused name closes the transport it opened before it throws.
+ *
+ * @example
+ * const { qualifiedName, transport, emq } = openQueue('mail', { connection }, { keepCompletedMs: -1 });
+ */
+export function openQueue(name: string, opts: QueueBaseOptions, queueOptions: EmqQueueOptions = {}): OpenedQueue {
+  const prefix = opts.prefix ?? DEFAULT_PREFIX;
+  const transport = transportFor(opts.connection);
+  try {
+    return { qualifiedName: `${prefix}:${name}`, transport, emq: new EmqQueue<Envelope>(transport, emqQueueName(name, prefix), queueOptions) };
+  } catch (error) {
+    void transport.close();
+    throw error;
+  }
 }

@@ -8,7 +8,7 @@ import type { QueueEvent } from '../events/events.js';
 import { keyspace } from '../keyspace.js';
 import type { IoredisTransport } from '../node/ioredis-transport.js';
 import { Queue as EmqQueue } from '../queue/queue.js';
-import { DEFAULT_PREFIX, emqQueueName, type QueueBaseOptions, transportFor } from './connection.js';
+import { openQueue, type QueueBaseOptions } from './connection.js';
 import { bullId, type Envelope, envelopeOf, failedReasonOf } from './envelope.js';
 
 /** BullMQ's QueueEvents options. */
@@ -55,15 +55,7 @@ export class QueueEvents extends EventEmitter {
     super();
     this.name = name;
     this.opts = opts;
-    const prefix = opts.prefix ?? DEFAULT_PREFIX;
-    this.qualifiedName = `${prefix}:${name}`;
-    this.transport = transportFor(opts.connection);
-    try {
-      this.emq = new EmqQueue<Envelope>(this.transport, emqQueueName(name, prefix));
-    } catch (error) {
-      void this.transport.close();
-      throw error;
-    }
+    ({ qualifiedName: this.qualifiedName, transport: this.transport, emq: this.emq } = openQueue(name, opts));
     if (opts.autorun ?? true) this.run().catch((error: unknown) => this.report(error));
   }
 

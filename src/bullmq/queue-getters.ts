@@ -7,7 +7,7 @@ import type { JobRecord, JobState as EmqJobState } from '../job.js';
 import { keyspace } from '../keyspace.js';
 import type { IoredisTransport } from '../node/ioredis-transport.js';
 import { Queue as EmqQueue } from '../queue/queue.js';
-import { emqQueueName, DEFAULT_PREFIX, type QueueBaseOptions, transportFor } from './connection.js';
+import { openQueue, type QueueBaseOptions } from './connection.js';
 import { emqId, type Envelope } from './envelope.js';
 import { Job } from './job.js';
 import type { JobQueue } from './job-types.js';
@@ -36,15 +36,8 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     super();
     this.name = name;
     this.opts = opts;
-    const prefix = opts.prefix ?? DEFAULT_PREFIX;
-    this.qualifiedName = `${prefix}:${name}`;
-    this.transport = transportFor(opts.connection);
-    try {
-      this.emq = new EmqQueue<Envelope>(this.transport, emqQueueName(name, prefix), { keepCompletedMs: -1 });
-    } catch (error) {
-      void this.transport.close();
-      throw error;
-    }
+    // BullMQ keeps completed jobs unless told otherwise (removeOnComplete)
+    ({ qualifiedName: this.qualifiedName, transport: this.transport, emq: this.emq } = openQueue(name, opts, { keepCompletedMs: -1 }));
   }
 
   /** The job of `jobId`, or undefined. */

@@ -11,7 +11,7 @@ import type { Job as EmqJob } from '../job.js';
 import { Consumer } from '../node/consumer/consumer.js';
 import type { IoredisTransport } from '../node/ioredis-transport.js';
 import { Queue as EmqQueue } from '../queue/queue.js';
-import { DEFAULT_PREFIX, emqQueueName, type QueueBaseOptions, transportFor } from './connection.js';
+import { openQueue, type QueueBaseOptions } from './connection.js';
 import { bullId, type Envelope, envelopeOf, failedReasonOf } from './envelope.js';
 import { RateLimitError, UnsupportedBullMQError } from './errors.js';
 import { Job } from './job.js';
@@ -133,11 +133,8 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.name = name;
     this.opts = opts;
     this.processor = processor;
-    const prefix = opts.prefix ?? DEFAULT_PREFIX;
-    this.qualifiedName = `${prefix}:${name}`;
-    this.transport = transportFor(opts.connection);
+    ({ qualifiedName: this.qualifiedName, transport: this.transport, emq: this.emq } = openQueue(name, opts, { keepCompletedMs: -1 }));
     try {
-      this.emq = new EmqQueue<Envelope>(this.transport, emqQueueName(name, prefix), { keepCompletedMs: -1 });
       this.consumer = this.makeConsumer();
     } catch (error) {
       void this.transport.close();
