@@ -21,6 +21,32 @@ describe('cancel on the parked consumer', () => {
     await Promise.all(running.splice(0).map((c) => c.stop(2_000)));
   });
 
+  it('claims nothing before its cancel channel is subscribed: a job added before the start is told of a cancel asked at once', async () => {
+    const queue = redis.queue<{ n: number }>();
+    // added first: the consumer's very first claim takes it
+    const job = await queue.add({ n: 1 });
+    const listeners: number[] = [];
+    let aborted: unknown;
+    const consumer = new Consumer<{ n: number }>(
+      IoredisTransport.connect(inject('redisUrl')),
+      queue.name,
+      async (_job, { signal }) => {
+        // who listens on the queue's cancel channel while the first job is in hand
+        listeners.push(Number(((await redis.raw.call('PUBSUB', 'SHARDNUMSUB', `emq:{${queue.name}}:cancel`)) as [string, number])[1]));
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+        aborted = signal.reason;
+        throw signal.reason;
+      },
+      { concurrency: 1, ownsTransport: true, beatMs: 10_000, leaseMs: 60_000 },
+    ).start();
+    running.push(consumer as unknown as Consumer<never>);
+    await until(() => listeners.length === 1, 5_000);
+    expect(listeners).toEqual([1]);
+    await queue.cancel(job.id, { reason: 'at once' });
+    await until(() => aborted !== undefined, 2_000);
+    expect(aborted).toBeInstanceOf(JobCancelledError);
+  });
+
   it('aborts a running handler within milliseconds, ends it cancelled whatever it returns, and never starts a prefetched one', async () => {
     const queue = redis.queue<{ obey: boolean }>();
     const started: string[] = [];

@@ -25,6 +25,9 @@ import type { BellKind, PartitionBell } from './partition-bell.js';
  * // ... the loops park on their bells
  * await hub.close();
  */
+/** The longest a consumer's start waits for its subscription before it claims anyway (ms). */
+export const SUBSCRIBE_WAIT_MS = 2_000;
+
 export class DoorbellHub {
   private readonly client: IoredisTransport['redis'];
   private readonly byChannel: ReadonlyMap<string, PartitionBell>;
@@ -53,9 +56,24 @@ export class DoorbellHub {
     return `emq-doorbell:${this.queue}`;
   }
 
-  /** Opens the subscriber connection(s) and subscribes to every partition's doorbell; returns at once. */
-  open(): void {
-    if (this.subscriber) return;
+  /**
+   * Opens the subscriber connection(s) and subscribes to every partition's doorbell and cancel
+   * channel; returns at once, with a promise that settles once the first subscription is made (or
+   * failed, or SUBSCRIBE_WAIT_MS passed): a loop that claims only after it never holds a job whose
+   * cancel was asked before anyone listened (then only its next renewal would tell it).
+   */
+  open(): Promise<void> {
+    if (this.subscriber) return Promise.resolve();
+    let subscribed: () => void = () => {};
+    const ready = new Promise<void>((resolve) => {
+      subscribed = resolve;
+    });
+    const waited = new AbortController();
+    void sleep(SUBSCRIBE_WAIT_MS, { signal: waited.signal, unref: true }).then(subscribed, () => {});
+    const made = (): void => {
+      waited.abort();
+      subscribed();
+    };
     const hear = (channel: string, message: string): void => {
       if (message === 'wake' || message === 'sched') this.byChannel.get(channel)?.ring(message satisfies BellKind);
       else {
@@ -76,10 +94,13 @@ export class DoorbellHub {
       cluster.on('subscribersReady', () => this.ringAll());
       // one channel a command: each is in a slot of its own, and a cluster refuses CROSSSLOT
       void Promise.all(channels.map((channel) => cluster.ssubscribe(channel))).then(
-        () => this.ringAll(),
-        () => {},
+        () => {
+          made();
+          this.ringAll();
+        },
+        made,
       );
-      return;
+      return ready;
     }
     const redis = this.client.duplicate({
       connectionName: this.connectionName,
@@ -94,11 +115,15 @@ export class DoorbellHub {
     redis.on('ready', () => {
       // one command for all: a Redis without cluster mode does not check the channels' slots
       redis.ssubscribe(...channels).then(
-        () => this.ringAll(),
-        () => {},
+        () => {
+          made();
+          this.ringAll();
+        },
+        made,
       );
     });
-    redis.connect().catch(() => {});
+    redis.connect().catch(made);
+    return ready;
   }
 
   /** Closes the subscriber connection(s); resolves once they are closed. */

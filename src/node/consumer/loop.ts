@@ -132,12 +132,12 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
     if (unstarted) void this.settles.giveBack([unstarted]).then(() => this.slotFreed());
   }
 
-  /** Starts the loop; returns at once. */
-  start(): this {
+  /** Starts the loop, its first request once `before` settles (the cancel subscription); returns at once. */
+  start(before?: Promise<void>): this {
     if (this.loopDone) return this;
     this.#stopping = false;
     this.timers.startRenewing();
-    this.loopDone = this.run();
+    this.loopDone = before ? before.then(() => this.run()) : this.run();
     return this;
   }
 

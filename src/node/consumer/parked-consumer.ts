@@ -75,10 +75,14 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     return n;
   }
 
-  /** Opens the doorbell hub and starts the loop (over a PartitionedQueue, every partition's loop); returns at once. */
+  /**
+   * Opens the doorbell hub and starts the loop (over a PartitionedQueue, every partition's loop);
+   * returns at once. The loops' first claim waits for the hub's subscription (at most
+   * SUBSCRIBE_WAIT_MS): a job's cancel is then heard from its first moment in hand.
+   */
   start(): this {
-    this.hub?.open();
-    for (const loop of this.loops) loop.start();
+    const subscribed = this.hub?.open();
+    for (const loop of this.loops) loop.start(subscribed);
     return this;
   }
 
