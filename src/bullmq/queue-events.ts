@@ -59,6 +59,11 @@ export class QueueEvents extends EventEmitter {
     if (opts.autorun ?? true) this.run().catch((error: unknown) => this.report(error));
   }
 
+  /** BullMQ's name of this queue's key of `type` (`<prefix>:<name>:<type>`; a job's, with its id): a name only, echomq's keys are its own. */
+  toKey(type: string): string {
+    return `${this.qualifiedName}:${type}`;
+  }
+
   /** Resolves once it knows where it reads from: an event after this is heard. */
   async waitUntilReady(): Promise<void> {
     await (this.start ??= this.startingPoint());

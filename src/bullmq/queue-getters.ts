@@ -40,6 +40,11 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
     ({ qualifiedName: this.qualifiedName, transport: this.transport, emq: this.emq } = openQueue(name, opts, { keepCompletedMs: -1 }));
   }
 
+  /** BullMQ's name of this queue's key of `type` (`<prefix>:<name>:<type>`; a job's, with its id): a name only, echomq's keys are its own. */
+  toKey(type: string): string {
+    return `${this.qualifiedName}:${type}`;
+  }
+
   /** The job of `jobId`, or undefined. */
   async getJob(jobId: string): Promise<Job<DataType, ResultType, NameType> | undefined> {
     const record = await this.emq.getJob(emqId(jobId));

@@ -143,6 +143,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     if (opts.autorun ?? true) this.run().catch((error: unknown) => this.report(error));
   }
 
+  /** BullMQ's name of this queue's key of `type` (`<prefix>:<name>:<type>`; a job's, with its id): a name only, echomq's keys are its own. */
+  toKey(type: string): string {
+    return `${this.qualifiedName}:${type}`;
+  }
+
   /** Jobs processed at once. */
   get concurrency(): number {
     return this.opts.concurrency ?? 1;
