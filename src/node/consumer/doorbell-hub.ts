@@ -11,8 +11,9 @@ import type { BellKind, PartitionBell } from './partition-bell.js';
  * one): each partition's scripts SPUBLISH `wake` or `sched` on its doorbell key
  * (lua/includes/publish_bell.lua), and the hub rings that partition's PartitionBell; lua/cancel.lua
  * SPUBLISHes `<id> <reason>` on `emq:{q}:cancel` when a running job's cancel is asked, and the hub
- * tells that channel's listener (its Loop's cancelAsked). A cancel missed while the subscription
- * was down is answered by the job's next lease renewal. Over a
+ * tells that channel's listener (its Loop's cancelAsked). A cancel asked before the subscription
+ * was made, or while it was down, is told by the renewal every (re)subscription asks of the loops
+ * (`subscribed`: Loop.listening). Over a
  * cluster it is a duplicate of the consumer's cluster client with `shardedSubscribers`, which
  * keeps one SSUBSCRIBE connection per master serving a partition and moves it after a failover.
  * After the subscription is (re)made it rings every bell, wake and sched both: a message may have
@@ -25,9 +26,6 @@ import type { BellKind, PartitionBell } from './partition-bell.js';
  * // ... the loops park on their bells
  * await hub.close();
  */
-/** The longest a consumer's start waits for its subscription before it claims anyway (ms). */
-export const SUBSCRIBE_WAIT_MS = 2_000;
-
 export class DoorbellHub {
   private readonly client: IoredisTransport['redis'];
   private readonly byChannel: ReadonlyMap<string, PartitionBell>;
@@ -41,6 +39,8 @@ export class DoorbellHub {
     bells: readonly PartitionBell[],
     /** Each cancel channel (`emq:{q}:cancel`) and who is told of a job's cancel heard on it. */
     private readonly cancels: ReadonlyMap<string, (id: string, reason: string) => void> = new Map(),
+    /** Told each time the subscription is (re)made: a cancel asked before may have been missed. */
+    private readonly subscribed: () => void = () => {},
   ) {
     if (!(transport instanceof IoredisTransport)) {
       throw new InvalidArgumentError(
@@ -56,24 +56,9 @@ export class DoorbellHub {
     return `emq-doorbell:${this.queue}`;
   }
 
-  /**
-   * Opens the subscriber connection(s) and subscribes to every partition's doorbell and cancel
-   * channel; returns at once, with a promise that settles once the first subscription is made (or
-   * failed, or SUBSCRIBE_WAIT_MS passed): a loop that claims only after it never holds a job whose
-   * cancel was asked before anyone listened (then only its next renewal would tell it).
-   */
-  open(): Promise<void> {
-    if (this.subscriber) return Promise.resolve();
-    let subscribed: () => void = () => {};
-    const ready = new Promise<void>((resolve) => {
-      subscribed = resolve;
-    });
-    const waited = new AbortController();
-    void sleep(SUBSCRIBE_WAIT_MS, { signal: waited.signal, unref: true }).then(subscribed, () => {});
-    const made = (): void => {
-      waited.abort();
-      subscribed();
-    };
+  /** Opens the subscriber connection(s) and subscribes to every partition's doorbell; returns at once. */
+  open(): void {
+    if (this.subscriber) return;
     const hear = (channel: string, message: string): void => {
       if (message === 'wake' || message === 'sched') this.byChannel.get(channel)?.ring(message satisfies BellKind);
       else {
@@ -94,13 +79,10 @@ export class DoorbellHub {
       cluster.on('subscribersReady', () => this.ringAll());
       // one channel a command: each is in a slot of its own, and a cluster refuses CROSSSLOT
       void Promise.all(channels.map((channel) => cluster.ssubscribe(channel))).then(
-        () => {
-          made();
-          this.ringAll();
-        },
-        made,
+        () => this.ringAll(),
+        () => {},
       );
-      return ready;
+      return;
     }
     const redis = this.client.duplicate({
       connectionName: this.connectionName,
@@ -115,15 +97,11 @@ export class DoorbellHub {
     redis.on('ready', () => {
       // one command for all: a Redis without cluster mode does not check the channels' slots
       redis.ssubscribe(...channels).then(
-        () => {
-          made();
-          this.ringAll();
-        },
-        made,
+        () => this.ringAll(),
+        () => {},
       );
     });
-    redis.connect().catch(made);
-    return ready;
+    redis.connect().catch(() => {});
   }
 
   /** Closes the subscriber connection(s); resolves once they are closed. */
@@ -140,6 +118,7 @@ export class DoorbellHub {
 
   private ringAll(): void {
     if (!this.subscriber) return;
+    this.subscribed();
     for (const bell of this.byChannel.values()) {
       bell.ring('wake');
       bell.ring('sched');

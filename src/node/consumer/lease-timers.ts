@@ -150,6 +150,11 @@ export class LeaseTimers<Payload> {
     }
   }
 
+  /** Renews every held lease now, out of turn (Loop.listening). */
+  renewNow(): void {
+    void this.renew();
+  }
+
   /** Renews every held lease in one call; a job whose renewal is fenced off is aborted. */
   private async renew(): Promise<void> {
     const live = this.jobs.renewable();

@@ -132,12 +132,21 @@ export class Loop<Payload> implements SettlesLoop, SharingLoop {
     if (unstarted) void this.settles.giveBack([unstarted]).then(() => this.slotFreed());
   }
 
-  /** Starts the loop, its first request once `before` settles (the cancel subscription); returns at once. */
-  start(before?: Promise<void>): this {
+  /**
+   * Its cancel channel was (re)subscribed: every held lease is renewed now, so a job whose cancel
+   * was asked while nobody listened (before the subscription was made, or while it was down) is
+   * told at once by its renewal's answer, not at its next turn.
+   */
+  listening(): void {
+    if (this.loopDone) this.timers.renewNow();
+  }
+
+  /** Starts the loop; returns at once. */
+  start(): this {
     if (this.loopDone) return this;
     this.#stopping = false;
     this.timers.startRenewing();
-    this.loopDone = before ? before.then(() => this.run()) : this.run();
+    this.loopDone = this.run();
     return this;
   }
 

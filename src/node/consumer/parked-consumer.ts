@@ -49,7 +49,7 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     if (own) {
       this.loops = [new Loop(transport, own, settings, this.slots)];
       // a running job's cancel is heard at once over an ioredis connection, else at its next renewal
-      if (transport instanceof IoredisTransport) this.hub = new DoorbellHub(transport, name, [], cancelChannels(parts, this.loops));
+      if (transport instanceof IoredisTransport) this.hub = new DoorbellHub(transport, name, [], cancelChannels(parts, this.loops), () => this.listening());
       return;
     }
     const bells = parts.map((part) => new PartitionBell(transport, part.name));
@@ -60,7 +60,7 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
       new ConnectionHealth(settings.log, this.queue.transport.endpoint, name),
     );
     this.loops = parts.map((part, i) => shared.join(new Loop(bells[i]!, part, settings, shared.view(), shared)));
-    this.hub = new DoorbellHub(transport, name, bells, cancelChannels(parts, this.loops));
+    this.hub = new DoorbellHub(transport, name, bells, cancelChannels(parts, this.loops), () => this.listening());
   }
 
   /** Whether the loop runs (started and not stopped). */
@@ -75,14 +75,15 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     return n;
   }
 
-  /**
-   * Opens the doorbell hub and starts the loop (over a PartitionedQueue, every partition's loop);
-   * returns at once. The loops' first claim waits for the hub's subscription (at most
-   * SUBSCRIBE_WAIT_MS): a job's cancel is then heard from its first moment in hand.
-   */
+  /** The hub's subscription was (re)made: each loop renews its leases now (Loop.listening). */
+  private listening(): void {
+    for (const loop of this.loops) loop.listening();
+  }
+
+  /** Opens the doorbell hub and starts the loop (over a PartitionedQueue, every partition's loop); returns at once. */
   start(): this {
-    const subscribed = this.hub?.open();
-    for (const loop of this.loops) loop.start(subscribed);
+    this.hub?.open();
+    for (const loop of this.loops) loop.start();
     return this;
   }
 
