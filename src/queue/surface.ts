@@ -204,9 +204,8 @@ export interface QueueSurface<Payload = unknown> {
   setGroupLimit(group: string, limit: number | null): Promise<void>;
   /**
    * At most `limit` running jobs naming concurrency key `key` (`EnqueueOptions.keys`); null lifts
-   * it. A job naming a key at its limit waits, parked on it, and the other jobs go on; raising or
-   * lifting the limit readmits as many parked jobs as it has room for (their count is answered).
-   * Lowering it takes nothing back. A partitioned queue refuses keys (PartitionError).
+   * it. Jobs over it wait parked while the others go on; raising or lifting it readmits as many as
+   * it has room for (answered), lowering takes nothing back. Partitioned queues refuse keys.
    *
    * @example
    * await queue.setKeyLimit('org:7', 10);
@@ -214,11 +213,9 @@ export interface QueueSurface<Payload = unknown> {
    */
   setKeyLimit(key: string, limit: number | null): Promise<number>;
   /**
-   * At most `rate.limit` starts of jobs naming concurrency key `key` in any window of
-   * `rate.periodMs`, on the server's clock, as a group's rate limit counts (docs/design.md, "Rate
-   * limits and holds"); null lifts it. A job naming a key at its rate waits, parked on it, until
-   * one more start fits, and the other jobs go on; raising or lifting it readmits as many as it has
-   * room for (their count is answered). A partitioned queue refuses keys (PartitionError).
+   * At most `rate.limit` starts of jobs naming key `key` in any `rate.periodMs`, as a group's rate
+   * counts; null lifts it. Jobs over it wait parked until one more start fits; the count readmitted
+   * is answered. A partitioned queue refuses keys (PartitionError).
    *
    * @example
    * await queue.setKeyRateLimit('org:7', { limit: 100, periodMs: 60_000 });
