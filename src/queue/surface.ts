@@ -213,12 +213,9 @@ export interface QueueSurface<Payload = unknown> {
    */
   setKeyLimit(key: string, limit: number | null): Promise<number>;
   /**
-   * At most `rate.limit` starts of jobs naming key `key` in any `rate.periodMs`, as a group's rate
-   * counts; null lifts it. Jobs over it wait parked until one more start fits; the count readmitted
-   * is answered. A partitioned queue refuses keys (PartitionError).
-   *
-   * @example
-   * await queue.setKeyRateLimit('org:7', { limit: 100, periodMs: 60_000 });
+   * At most `rate.limit` starts of jobs naming key `key` in any `rate.periodMs` (null lifts it), as
+   * a group's rate counts: `setKeyRateLimit('org:7', { limit: 100, periodMs: 60_000 })`. Jobs over
+   * it wait parked until one more start fits (the count readmitted is answered).
    */
   setKeyRateLimit(key: string, rate: RateLimit | null): Promise<number>;
   /** Every concurrency key the queue's jobs named, with its limit, rate, running and parked jobs, sorted by name. */
