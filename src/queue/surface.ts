@@ -212,11 +212,7 @@ export interface QueueSurface<Payload = unknown> {
    * await queue.add(payload, { group: 'user-42', keys: ['org:7', 'plan:free'] });
    */
   setKeyLimit(key: string, limit: number | null): Promise<number>;
-  /**
-   * At most `rate.limit` starts of jobs naming key `key` in any `rate.periodMs` (null lifts it), as
-   * a group's rate counts: `setKeyRateLimit('org:7', { limit: 100, periodMs: 60_000 })`. Jobs over
-   * it wait parked until one more start fits (the count readmitted is answered).
-   */
+  /** At most `rate.limit` starts of jobs naming `key` in any `rate.periodMs`, as a group's rate counts (null lifts it); answers the parked jobs readmitted. */
   setKeyRateLimit(key: string, rate: RateLimit | null): Promise<number>;
   /** Every concurrency key the queue's jobs named, with its limit, rate, running and parked jobs, sorted by name. */
   keyLimits(): Promise<KeyInfo[]>;
