@@ -112,8 +112,16 @@ describe('Redis commands per job, path by path', () => {
       }
       return { add: added, life: await redis.commandsSinceReset() };
     };
+    // Redis's minute now: a job's completion counted in a minute of its own (lua/includes/count_minute.lua)
+    const minute = async (): Promise<number> => Math.floor(Number((await redis.raw.time())[0]) / 60);
     await once(0); // the path warm: scripts loaded, the queue registered, its keys made
-    return once(1);
+    for (let i = 1; ; i++) {
+      const before = await minute();
+      const cost = await once(i);
+      // the first completion of a minute also trims and re-arms its bucket (two commands, once a
+      // minute): a measure that crossed into a new minute is taken again, inside the minute
+      if ((await minute()) === before) return cost;
+    }
   }
 
   it.each(PATHS)('$name: $pin.add commands an add, $pin.life a life', async (path) => {
