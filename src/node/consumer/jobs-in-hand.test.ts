@@ -83,6 +83,27 @@ describe('JobsInHand', () => {
     expect(fenced).toEqual([]);
   });
 
+  it('a renewal of a claim whose settle landed, its reply read after the job was claimed again, leaves the new claim alone', () => {
+    const { jobs, fenced } = inHand();
+    jobs.wait(job(2), new AbortController());
+    const first = jobs.start(jobs.takeWaiting(1)[0]!);
+    const [renewing] = jobs.renewable(); // a renewal goes out; the settle (a retry) lands first
+    jobs.recorded(first);
+    jobs.leave(first);
+    // the retry made the job claimable again: claimed (a new token) and started before the renewal's reply
+    const again = { ...job(2), token: 7 } as Job<number>;
+    jobs.wait(again, new AbortController());
+    const second = jobs.start(jobs.takeWaiting(1)[0]!);
+    jobs.renewed(renewing!, 1);
+    jobs.leaseLost(renewing!);
+    expect(second.fenced).toBe(false);
+    expect(second.controller.signal.aborted).toBe(false);
+    expect(second.leaseEnd).not.toBe(1);
+    expect(jobs.renewable()).toEqual([second]);
+    jobs.leave(second);
+    expect(fenced).toEqual([]);
+  });
+
   it('a settle recorded after a renewal found the lease gone (their replies read out of order) unfences the job', () => {
     const { jobs, fenced } = inHand();
     jobs.wait(job(1), new AbortController());

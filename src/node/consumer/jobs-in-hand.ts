@@ -90,8 +90,18 @@ export class JobsInHand<Payload> {
   /** A renewal moved `h`'s lease deadline to `deadline` (server ms). */
   renewed(h: HeldJob<Payload>, deadline: number): void {
     marksOf(h).leaseEnd = deadline;
-    const started = this.held.get(h.job.id);
+    const started = this.startedOf(h);
     if (started && started !== h) marksOf(started).leaseEnd = deadline;
+  }
+
+  /**
+   * The started job of `h`'s claim: `h` itself, or the one made of it when it left waiting while
+   * a renewal of it was out. Never a later claim of the same job (its settle recorded, the job
+   * claimed again before the renewal's reply was read): that holds another lease, its token its own.
+   */
+  private startedOf(h: HeldJob<Payload>): HeldJob<Payload> | undefined {
+    const started = this.held.get(h.job.id);
+    return started && started.job.token === h.job.token ? started : undefined;
   }
 
   /** Waiting jobs whose lease ended by `serverNow` (ms) are lost: fenced, for dropFenced to drop. */
@@ -150,8 +160,8 @@ export class JobsInHand<Payload> {
    */
   leaseLost(h: HeldJob<Payload>): void {
     // a waiting job may have started while the call was out: the one in hand is the one to fence
-    const started = this.held.get(h.job.id);
-    if ((started ?? h).recorded) return;
+    const started = this.startedOf(h);
+    if (h.recorded || started?.recorded) return;
     marksOf(h).fenced = true;
     if (started && !started.fenced) marksOf(started).fenced = true;
     (started ?? h).controller.abort(new LeaseLostError(h.job.id));
