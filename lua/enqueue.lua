@@ -23,7 +23,7 @@
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
            dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
            the job finishes, else >= 1), replace ("1": debounce, "0"), parent (a flow child's
-           "<queue>|<id>|<policy f|i|r>", "" none), children (a flow parent's "<queue>|<id>"
+           "<queue>|<id>|<policy f|i|r|w>", "" none), children (a flow parent's "<queue>|<id>"
            joined by ",", "" none), timeoutMs (-1 = the consumer's; else >= 1: the job's own,
            the row's `to`, handed out with each claim), expiry ("" none; "a<ms>" that many ms
            after this call, "t<epoch ms>" at that time, by the server's clock: a job not started
@@ -151,7 +151,7 @@ for i = 0, form ~= 'p' and n - 1 or -1 do
   -- a flow's links (docs/design.md, "Flows"): a parent is written with its id, and runs when its
   -- children have finished, never at a time of its own
   local parent, children = J[b + 12], J[b + 13]
-  if parent ~= '' and not string.match(parent, '^[%w%._%-]+|JOB:[^|,]+|[fir]$') then
+  if parent ~= '' and not string.match(parent, '^[%w%._%-]+|JOB:[^|,]+|[firw]$') then
     error(redis.error_reply('EMQARG a flow parent is "<queue>|<id>|<f|i|r>", got ' .. parent))
   end
   if children ~= '' then

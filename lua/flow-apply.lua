@@ -9,13 +9,14 @@
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua): the parents' queue
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2..] outbox entries `u|<child queue>|<child id>|<q>|<parent id>|<policy f|i|r>|<token>|<kind c|d|p|x>|<body>`
+  ARGV[2..] outbox entries `u|<child queue>|<child id>|<q>|<parent id>|<policy f|i|r|w>|<token>|<kind c|d|p|x>|<body>`
   Derives  emq:{q}:job:<parent id>, emq:{q}:kids:<parent id>, emq:{q}:waiting, lanes on release,
            emq:{q}:minutes (a parent failed: includes/bury.lua)
   Applies  completed (c): the record takes its result; dead (d): with `fail-parent` the record
            fails the parent (a waiting parent goes to dead with the child's error), with
            `ignore` it counts as finished with its error, with `remove` (and a child removed,
-           x) the parent stops waiting for it; reprocessed (p): the record is unfinished again,
+           x) the parent stops waiting for it, with `wait` it is recorded failed and unfinished
+           (k): the parent waits on until the child is reprocessed and finishes; reprocessed (p): the record is unfinished again,
            and a parent this child failed waits again (unless another child failed it too).
            A parent whose finished children reach the children it waits for is released. A
            parent not written yet (a tree is written children first) keeps the news in its
@@ -53,7 +54,7 @@ for i = 2, #ARGV do
     pos = bar + 1
   end
   parts[9] = string.sub(e, pos)
-  if parts[1] ~= 'u' or parts[4] ~= QUEUE_NAME or not tonumber(parts[7]) or not CHILD_RANK[parts[8]] or not string.match(parts[6], '^[fir]$') then
+  if parts[1] ~= 'u' or parts[4] ~= QUEUE_NAME or not tonumber(parts[7]) or not CHILD_RANK[parts[8]] or not string.match(parts[6], '^[firw]$') then
     error(redis.error_reply('EMQARG a flow entry not for queue ' .. QUEUE_NAME .. ': ' .. string.sub(e, 1, 200)))
   end
   check_kind(parts[5])
@@ -116,7 +117,7 @@ for _, pid in ipairs(order) do
     local field, policy, token, kind, body = fields[i], p[6], tonumber(p[7]), p[8], p[9]
     -- what the parent records: a death is read by the child's policy
     if kind == 'd' then
-      if policy == 'f' then kind = 'f' elseif policy == 'r' then kind = 'x' end
+      if policy == 'f' then kind = 'f' elseif policy == 'r' then kind = 'x' elseif policy == 'w' then kind = 'k' end
     end
     if kind == 'x' or kind == 'p' then body = '' end
     local old = current[field]

@@ -4,6 +4,7 @@
  * see both ends of a link. Given the queues of some flows, it checks that no parent waits on a
  * child that no longer exists: every child a waiting parent has not heard from is in its queue,
  * unfinished and still that parent's, or has finished with its news still in its queue's outbox;
+ * every child it waits for dead (`onFailure: 'wait'`) is in its queue, dead and still its;
  * and every unfinished child of a waiting parent is among that parent's children.
  *
  * @example
@@ -44,13 +45,15 @@ export async function checkFlowLinks(raw: Redis, queues: readonly string[]): Pro
     for (const [pid, row] of s.rows) {
       if (row.s !== 'waiting') continue;
       for (const [field, record] of Object.entries(s.kids.get(pid)?.fields ?? {})) {
-        if (!/^\d+\|[wp]\|/.test(record)) continue;
+        const kind = /^\d+\|([wpk])\|/.exec(record)?.[1];
+        if (kind === undefined) continue;
         const bar = field.indexOf('|');
         const cq = field.slice(0, bar);
         const cid = field.slice(bar + 1);
         const child = (await snap(cq)).rows.get(cid);
         const ours = child?.fp?.startsWith(`${q}|${pid}|`) ?? false;
-        if (child && ours && !FINISHED.has(child.s ?? '')) continue;
+        // one unfinished, or dead and waited for (`onFailure: 'wait'`, k) until it is reprocessed
+        if (child && ours && (kind === 'k' ? child.s === 'dead' : !FINISHED.has(child.s ?? ''))) continue;
         if (await heard(cq, cid, `${q}|${pid}`)) continue;
         out.push(
           `${q}: ${pid} waits on ${cid} of ${cq}, which ${!child ? 'no longer exists' : !ours ? 'is not its child' : `is ${child.s ?? '?'}`} with no news in its outbox`,

@@ -804,10 +804,10 @@ function partitionIdViolations(snap: QueueSnapshot): string[] {
 const UNFINISHED = new Set(['pending', 'scheduled', 'active']);
 
 /** The violations of (l), the dedupe keys and the rows holding them (see findViolations). */
-const CHILD_RECORD = /^\d+\|[wpcdfx]\|/s;
+const CHILD_RECORD = /^\d+\|[wpcdfkx]\|/s;
 const OUTBOX_UP = /^u\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)\|[fir]\|\d+\|[cdpx]\|/s;
 const OUTBOX_DOWN = /^r\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)\|([A-Za-z0-9._-]+)\|(JOB:[^|]+)$/;
-const PARENT_REF = /^[A-Za-z0-9._-]+\|JOB:[^|,]+\|[fir]$/;
+const PARENT_REF = /^[A-Za-z0-9._-]+\|JOB:[^|,]+\|[firw]$/;
 
 /**
  * (m) Flows within one queue (docs/design.md, "Flows"): a waiting parent's row counts its

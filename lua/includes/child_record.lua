@@ -2,10 +2,12 @@
 -- `<token>|<kind>|<body>`, the token of the child's run the news is about and what became of it:
 -- `w` not finished yet (written with the parent, token 0), `p` back to be run (reprocessed), `c`
 -- completed (body: its result), `d` failed and counted (body: its error), `f` failed and failed
--- the parent, `x` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token `p` replaces `c`, `d` and `f`, and `x` replaces all.
+-- the parent, `k` failed and not counted (`onFailure: 'wait'`: the parent waits until it is
+-- reprocessed and finishes; body: its error), `x` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token `p` replaces `c`, `d`,
+-- `f` and `k`, and `x` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)

@@ -7,7 +7,8 @@
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (`onFailure: 'wait'`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -30,9 +31,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end

@@ -2,9 +2,10 @@
  * What a parent makes of a child that died (`FlowJob.onFailure`): `fail-parent` (the default)
  * sends the waiting parent to dead with the child's error; `ignore` counts the child as finished
  * and the parent's handler sees its error; `remove` drops the child from the parent's children,
- * as if it had never been one.
+ * as if it had never been one; `wait` leaves the parent waiting (the child shows failed) until the
+ * child is reprocessed and finishes, as BullMQ's parents wait by default.
  */
-export type OnFailure = 'fail-parent' | 'ignore' | 'remove';
+export type OnFailure = 'fail-parent' | 'ignore' | 'remove' | 'wait';
 
 /** A child as its parent records it (`Job.children`, `JobRecord.children`). */
 export interface ChildOutcome<Result = unknown> {
@@ -14,7 +15,8 @@ export interface ChildOutcome<Result = unknown> {
   readonly id: string;
   /**
    * `completed` with its `result`; `failed` with its `error` (it died: with `onFailure: 'ignore'`
-   * the parent still runs, with `fail-parent` the parent is dead); `unfinished` while it has not
+   * the parent still runs, with `fail-parent` the parent is dead, with `wait` the parent waits for
+   * it to be reprocessed); `unfinished` while it has not
    * finished (or was reprocessed since).
    */
   readonly state: 'unfinished' | 'completed' | 'failed';
@@ -43,8 +45,8 @@ export interface ChildrenCount {
 }
 
 /** The policy letters the row's `fp` and the outbox entries carry. */
-export const POLICY_CODE: Readonly<Record<OnFailure, string>> = { 'fail-parent': 'f', ignore: 'i', remove: 'r' };
-const POLICY_OF: Readonly<Record<string, OnFailure>> = { f: 'fail-parent', i: 'ignore', r: 'remove' };
+export const POLICY_CODE: Readonly<Record<OnFailure, string>> = { 'fail-parent': 'f', ignore: 'i', remove: 'r', wait: 'w' };
+const POLICY_OF: Readonly<Record<string, OnFailure>> = { f: 'fail-parent', i: 'ignore', r: 'remove', w: 'wait' };
 
 /** A row's `fp` (`<queue>|<id>|<policy letter>`) as a ParentRef; undefined for none. */
 export function decodeParent(fp: string | undefined | null): ParentRef | undefined {
@@ -57,8 +59,8 @@ export function decodeParent(fp: string | undefined | null): ParentRef | undefin
 /**
  * A parent's children hash (`emq:{q}:kids:<id>`, field `<queue>|<id>` -> `<token>|<kind>|<body>`)
  * as ChildOutcomes, in field order. Kinds: `w` and `p` unfinished (never finished; reprocessed),
- * `c` completed (body: its result JSON, '' for none), `d` and `f` failed (body: its error; `f`
- * failed the parent).
+ * `c` completed (body: its result JSON, '' for none), `d`, `f` and `k` failed (body: its error; `f`
+ * failed the parent, `k` left it waiting).
  */
 export function decodeChildren(flat: readonly string[]): ChildOutcome[] {
   const out: ChildOutcome[] = [];
@@ -72,7 +74,7 @@ export function decodeChildren(flat: readonly string[]): ChildOutcome[] {
     const kind = value.slice(first + 1, first + 2);
     const body = value.slice(first + 3);
     if (kind === 'c') out.push({ queue, id, state: 'completed', result: body === '' ? undefined : (JSON.parse(body) as unknown) });
-    else if (kind === 'd' || kind === 'f') out.push({ queue, id, state: 'failed', error: body });
+    else if (kind === 'd' || kind === 'f' || kind === 'k') out.push({ queue, id, state: 'failed', error: body });
     else out.push({ queue, id, state: 'unfinished' });
   }
   return out;

@@ -176,7 +176,7 @@ export class Flows {
       if (!Array.isArray(children)) throw new InvalidArgumentError(`children must be an array, got ${shown(children)}`);
       if (children.length > MAX_FLOW_CHILDREN) throw new InvalidArgumentError(`a parent waits for at most ${MAX_FLOW_CHILDREN} children, got ${children.length}`);
       if (job.onFailure !== undefined && !(job.onFailure in POLICY_CODE)) {
-        throw new InvalidArgumentError(`onFailure must be 'fail-parent', 'ignore' or 'remove', got ${shown(job.onFailure)}`);
+        throw new InvalidArgumentError(`onFailure must be 'fail-parent', 'ignore', 'remove' or 'wait', got ${shown(job.onFailure)}`);
       }
       if (parent === undefined && job.onFailure !== undefined) throw new InvalidArgumentError('onFailure is a child\'s: the root has no parent');
       if (children.length > 0 && (job.delayMs !== undefined || job.runAt !== undefined)) {

@@ -15,7 +15,7 @@ export interface ScriptSource {
 export const scripts = {
   beat: {
     name: "beat",
-    sha1: "ad3c24971b3be532cde89e48438644b52da9225e",
+    sha1: "626b226f7417d28daceed7be074538f468b4989b",
     lua: `--[[
   beat: one step of a consumer's loop in one call: reap expired leases, promote due jobs, then
   claim up to n. An idle beat is this one script. Promoting also readmits the throttled entries
@@ -161,10 +161,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -205,12 +207,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -226,7 +230,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -249,9 +254,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -1833,7 +1838,7 @@ return reply
   },
   cancel: {
     name: "cancel",
-    sha1: "789096f21ffec5cc4a74ab2febe930b5a104038e",
+    sha1: "c16b43b9658550cb109b640cd7a1ea0aef3b0f55",
     lua: `--[[
   cancel: end jobs that should not run, or should stop (docs/design/job-controls.md). A job not
   running (pending, scheduled, waiting for its children or its invoked child, awaiting an event)
@@ -1936,10 +1941,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -3252,7 +3259,7 @@ return 1
   },
   claim: {
     name: "claim",
-    sha1: "057b2ca13962bd31d2dd38803edef9912a820bcd",
+    sha1: "9cb5379c6cdb48e136bef5cc34adff7365b37842",
     lua: `--[[
   claim: lease up to n jobs, one turn of the ring per job (fair across groups, ungrouped work
   taking its own turn), never past a group's limit, nothing while the queue is paused.
@@ -4396,10 +4403,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -4440,12 +4449,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -4461,7 +4472,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -4484,9 +4496,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -4728,7 +4740,7 @@ return reply
   },
   clean: {
     name: "clean",
-    sha1: "16e9c3977e9c296bc1e27d77c75e3814bccb9f92",
+    sha1: "3766a7ef223f9984695f8bb66febebad41059111",
     lua: `--[[
   clean: delete finished jobs that finished at or before a cutoff, oldest first, at most n rows a
   call: one chunk of Queue.clean, which calls again while \`more\` says so (a million-row clean is
@@ -4851,10 +4863,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -4895,12 +4909,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -5144,7 +5160,7 @@ return record_reply(request, ttl, { cutoff, more, removed, outbox_written })
   },
   complete: {
     name: "complete",
-    sha1: "4e9e8e4bfb7405588ecf04bebcecc0137737cd8e",
+    sha1: "be74bc0a4afeaaa9f9b1564d67311f6d334af0f5",
     lua: `--[[
   complete: finish leased jobs, each fenced on (id, token); optionally claim the next jobs in the
   same call.
@@ -6536,10 +6552,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -6556,12 +6574,14 @@ local function child_done(kind)
   return kind == 'c' or kind == 'd' or kind == 'f'
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -6577,7 +6597,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -6600,9 +6621,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -7096,7 +7117,7 @@ return { tonumber(r[1] or '-1'), tonumber(r[2] or '-1') }
   },
   drain: {
     name: "drain",
-    sha1: "dc9fea9a134dc1bb035f7ea236221e606a33d3fd",
+    sha1: "42a7ca10fc77502fd246655dcdff6b4818109aab",
     lua: `--[[
   drain: delete waiting jobs, rows and all: pending (every lane) and scheduled, never active
   ones, at most n rows a call: one chunk of Queue.drain, which calls again with the cursor this
@@ -7194,10 +7215,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -7238,12 +7261,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -7604,7 +7629,7 @@ return reply('done')
   },
   enqueue: {
     name: "enqueue",
-    sha1: "7f6a18bbc59aa6c7642e1a6740a674b5346e9a45",
+    sha1: "6fdecd5b892e2dd34cb9f6bc0777afed321798a9",
     lua: `--[[
   enqueue: add jobs, ungrouped or into a group's lane, claimable now or due later; idempotent by id.
 
@@ -7630,7 +7655,7 @@ return reply('done')
            maxAttempts (>= 1), backoff spec ("<f|e>,<delayMs>,<capMs>,<jitter>"),
            dedupe key ("" = none; 1 to 1024 bytes, never with an id), dedupe ttlMs (-1 = until
            the job finishes, else >= 1), replace ("1": debounce, "0"), parent (a flow child's
-           "<queue>|<id>|<policy f|i|r>", "" none), children (a flow parent's "<queue>|<id>"
+           "<queue>|<id>|<policy f|i|r|w>", "" none), children (a flow parent's "<queue>|<id>"
            joined by ",", "" none), timeoutMs (-1 = the consumer's; else >= 1: the job's own,
            the row's \`to\`, handed out with each claim), expiry ("" none; "a<ms>" that many ms
            after this call, "t<epoch ms>" at that time, by the server's clock: a job not started
@@ -8273,10 +8298,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -8335,12 +8362,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -8356,7 +8385,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -8379,9 +8409,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -8575,7 +8605,7 @@ for i = 0, form ~= 'p' and n - 1 or -1 do
   -- a flow's links (docs/design.md, "Flows"): a parent is written with its id, and runs when its
   -- children have finished, never at a time of its own
   local parent, children = J[b + 12], J[b + 13]
-  if parent ~= '' and not string.match(parent, '^[%w%._%-]+|JOB:[^|,]+|[fir]$') then
+  if parent ~= '' and not string.match(parent, '^[%w%._%-]+|JOB:[^|,]+|[firw]$') then
     error(redis.error_reply('EMQARG a flow parent is "<queue>|<id>|<f|i|r>", got ' .. parent))
   end
   if children ~= '' then
@@ -9123,7 +9153,7 @@ return codes
   },
   fail: {
     name: "fail",
-    sha1: "6f5eee26a4abb4dd70bd70b9e0387b522f8c4c9e",
+    sha1: "7dc0a8f4924d7cb62c857f11e00d7071f08590a0",
     lua: `--[[
   fail: a leased job failed for good (an unrecoverable error): straight to dead, whatever attempts
   remain; fenced on (id, token).
@@ -9994,10 +10024,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -10014,12 +10046,14 @@ local function child_done(kind)
   return kind == 'c' or kind == 'd' or kind == 'f'
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -10035,7 +10069,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -10058,9 +10093,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -10789,7 +10824,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "a4ba5f30335a3bc1a1d9177ac777c0d8acea182a",
+    sha1: "c5994e12f5b44ac903b92991121c13601c271c59",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -10801,13 +10836,14 @@ return removed
 
   KEYS     the queue's fixed keys in keyspace order (includes/keyspace.lua): the parents' queue
   ARGV[1]  prefix "emq:{q}:"
-  ARGV[2..] outbox entries \`u|<child queue>|<child id>|<q>|<parent id>|<policy f|i|r>|<token>|<kind c|d|p|x>|<body>\`
+  ARGV[2..] outbox entries \`u|<child queue>|<child id>|<q>|<parent id>|<policy f|i|r|w>|<token>|<kind c|d|p|x>|<body>\`
   Derives  emq:{q}:job:<parent id>, emq:{q}:kids:<parent id>, emq:{q}:waiting, lanes on release,
            emq:{q}:minutes (a parent failed: includes/bury.lua)
   Applies  completed (c): the record takes its result; dead (d): with \`fail-parent\` the record
            fails the parent (a waiting parent goes to dead with the child's error), with
            \`ignore\` it counts as finished with its error, with \`remove\` (and a child removed,
-           x) the parent stops waiting for it; reprocessed (p): the record is unfinished again,
+           x) the parent stops waiting for it, with \`wait\` it is recorded failed and unfinished
+           (k): the parent waits on until the child is reprocessed and finishes; reprocessed (p): the record is unfinished again,
            and a parent this child failed waits again (unless another child failed it too).
            A parent whose finished children reach the children it waits for is released. A
            parent not written yet (a tree is written children first) keeps the news in its
@@ -10888,10 +10924,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -11150,12 +11188,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -11171,7 +11211,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -11194,9 +11235,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -11344,7 +11385,7 @@ for i = 2, #ARGV do
     pos = bar + 1
   end
   parts[9] = string.sub(e, pos)
-  if parts[1] ~= 'u' or parts[4] ~= QUEUE_NAME or not tonumber(parts[7]) or not CHILD_RANK[parts[8]] or not string.match(parts[6], '^[fir]$') then
+  if parts[1] ~= 'u' or parts[4] ~= QUEUE_NAME or not tonumber(parts[7]) or not CHILD_RANK[parts[8]] or not string.match(parts[6], '^[firw]$') then
     error(redis.error_reply('EMQARG a flow entry not for queue ' .. QUEUE_NAME .. ': ' .. string.sub(e, 1, 200)))
   end
   check_kind(parts[5])
@@ -11407,7 +11448,7 @@ for _, pid in ipairs(order) do
     local field, policy, token, kind, body = fields[i], p[6], tonumber(p[7]), p[8], p[9]
     -- what the parent records: a death is read by the child's policy
     if kind == 'd' then
-      if policy == 'f' then kind = 'f' elseif policy == 'r' then kind = 'x' end
+      if policy == 'f' then kind = 'f' elseif policy == 'r' then kind = 'x' elseif policy == 'w' then kind = 'k' end
     end
     if kind == 'x' or kind == 'p' then body = '' end
     local old = current[field]
@@ -14634,7 +14675,7 @@ return 1
   },
   obliterate: {
     name: "obliterate",
-    sha1: "4a6d0faf1fb365c02440b51ab703378f0b2e28db",
+    sha1: "46cda7bc940e5954788132864af40f8fc0e0fc7e",
     lua: `--[[
   obliterate: delete the whole queue, at most n rows a call: one chunk of Queue.obliterate, which
   calls again until it answers done, then takes the name out of the registry of queues
@@ -14775,10 +14816,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -14819,12 +14862,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -16671,7 +16716,7 @@ return page
   },
   reap: {
     name: "reap",
-    sha1: "f0e11446a10dda70391321b3ab7a6e0691b23153",
+    sha1: "9af45bd121640791e3b2965541a7fb22ade86563",
     lua: `--[[
   reap: jobs whose lease ended go back to their lane (or pending) in their original order, or to
   dead once their attempts are used up; their group slots are freed. At most \`limit\` per call.
@@ -16803,10 +16848,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -16847,12 +16894,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -16868,7 +16917,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -16891,9 +16941,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -18723,7 +18773,7 @@ return removed
   },
   remove: {
     name: "remove",
-    sha1: "f94bd220330f1707cc345630bd186f94bdbb1d7b",
+    sha1: "11f698db670fbb21d83f0f3ee1c49865f2087232",
     lua: `--[[
   remove: delete a job in any state. An active job's group slot is freed and its holder is fenced
   off from then on; a lane left empty leaves the ring.
@@ -19078,10 +19128,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -19122,12 +19174,14 @@ local function report_up(id, fp, token, kind, body, now)
   outbox_append('u|' .. QUEUE_NAME .. '|' .. id .. '|' .. fp .. '|' .. t .. '|' .. kind .. '|' .. (body or ''), now)
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -20908,7 +20962,7 @@ return resumed
   },
   retry: {
     name: "retry",
-    sha1: "dd30a42e28bd9098f25dfad09a9e9fb04f7a44a1",
+    sha1: "fb970950bbec1bc3e23b301472afe6c63a4d8613",
     lua: `--[[
   retry: a leased job's attempt failed; fenced on (id, token). Back to its lane now, or to
   scheduled after its backoff (or an explicit delay), or dead once its attempts are used up.
@@ -21738,10 +21792,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)
@@ -21758,12 +21814,14 @@ local function child_done(kind)
   return kind == 'c' or kind == 'd' or kind == 'f'
 end
 -- A row about to be deleted (removed, drained, cleaned, trimmed) settles its flow links
--- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled) tells its parent
--- it is gone (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
+-- (docs/design.md, "Flows"): an unfinished child (\`state\` not completed, dead or cancelled), or a
+-- dead one its parent waits for (\`onFailure: 'wait'\`, policy \`w\`), tells its parent it is gone
+-- (\`fp\` its row's \`fp\`; nil when its parent asked for the removal, or it has none),
 -- and a parent (\`fw\` its row's \`fw\`, nil for none) has each unfinished child removed through the
 -- outbox and its children hash deleted. \`token\`: the row's \`t\` (nil for none).
 local function forget_flow(id, state, fp, fw, token, now)
-  if fp and state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled' then report_up(id, fp, token, 'x', '', now) end
+  local unfinished = state ~= 'completed' and state ~= 'dead' and state ~= 'cancelled'
+  if fp and (unfinished or (state == 'dead' and string.sub(fp, -2) == '|w')) then report_up(id, fp, token, 'x', '', now) end
   if not fw then return end
   local kids = kids_key(id)
   local flat = redis.call('HGETALL', kids)
@@ -21779,7 +21837,8 @@ end
 -- bounded amount of work, and a backlog (a retention just set or lowered) still shrinks by one
 -- a burial; clean('dead') removes it at once. A queue without a retention pays one HMGET. A row
 -- deleted releases its ttl dedupe key, as any removal does (an until-finished one went at death),
--- and a flow parent's unfinished children are removed (forget_flow), as removing it would.
+-- and a flow parent's unfinished children are removed (forget_flow), as removing it would; a
+-- child whose parent waits for it (\`onFailure: 'wait'\`) tells that parent it is gone.
 local function trim_dead(now)
   local r = redis.call('HMGET', K_META, 'dage', 'dmax', 'fl')
   if not r[1] and not r[2] then return end
@@ -21802,9 +21861,9 @@ local function trim_dead(now)
   if #victims == 0 then return end
   for _, id in ipairs(victims) do
     if r[3] then
-      local row = redis.call('HMGET', job_key(id), 'dk', 'fw')
+      local row = redis.call('HMGET', job_key(id), 'dk', 'fw', 'fp', 't')
       release_dedupe(id, row[1])
-      if row[2] then forget_flow(id, 'dead', nil, row[2], nil, now) end
+      if row[2] or row[3] then forget_flow(id, 'dead', row[3] or nil, row[2] or nil, row[4] or nil, now) end
     else
       release_dedupe(id, redis.call('HGET', job_key(id), 'dk'))
     end
@@ -23267,7 +23326,7 @@ return 1
   },
   step: {
     name: "step",
-    sha1: "6bb334b9c98df667c9a645bb0960bdd4fbcb528a",
+    sha1: "b909297b2d3b82c7ac37f2f006477192a14cd240",
     lua: `--[[
   step: record durable steps of leased jobs (docs/design/steps.md), each fenced on (id, token): a
   step's result is written before its handler goes on, so a later run of the job returns it
@@ -23426,10 +23485,12 @@ end
 -- \`<token>|<kind>|<body>\`, the token of the child's run the news is about and what became of it:
 -- \`w\` not finished yet (written with the parent, token 0), \`p\` back to be run (reprocessed), \`c\`
 -- completed (body: its result), \`d\` failed and counted (body: its error), \`f\` failed and failed
--- the parent, \`x\` gone from a parent not yet written. News about a later run (a higher token)
--- replaces a record, and at the same token \`p\` replaces \`c\`, \`d\` and \`f\`, and \`x\` replaces all.
+-- the parent, \`k\` failed and not counted (\`onFailure: 'wait'\`: the parent waits until it is
+-- reprocessed and finishes; body: its error), \`x\` gone from a parent not yet written. News about
+-- a later run (a higher token) replaces a record, and at the same token \`p\` replaces \`c\`, \`d\`,
+-- \`f\` and \`k\`, and \`x\` replaces all.
 -- Returns the record's token, kind and body; token -1 for none.
-local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, p = 2, x = 3 }
+local CHILD_RANK = { w = 0, c = 1, d = 1, f = 1, k = 1, p = 2, x = 3 }
 local function child_record(value)
   if not value then return -1, nil, nil end
   local bar = string.find(value, '|', 1, true)

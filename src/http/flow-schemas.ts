@@ -47,9 +47,9 @@ const flowJob: z.ZodType<FlowJobBody> = z
         maxAttempts: z.number().int().min(1).max(1_000_000).optional(),
         backoff: z.union([z.number().int().min(0), backoffOptions]).optional(),
         onFailure: z
-          .enum(['fail-parent', 'ignore', 'remove'])
+          .enum(['fail-parent', 'ignore', 'remove', 'wait'])
           .optional()
-          .openapi({ description: 'what the parent makes of this job if it dies (default fail-parent: the parent dies too); not on the root' }),
+          .openapi({ description: 'what the parent makes of this job if it dies (default fail-parent: the parent dies too; ignore: it runs; remove: it stops waiting for it; wait: it waits until this job is reprocessed and finishes); not on the root' }),
         children: z
           .array(flowJob)
           .max(MAX_FLOW_CHILDREN)

@@ -26,7 +26,7 @@ const jobState = z.enum(['pending', 'scheduled', 'active', 'completed', 'dead', 
 
 /** A flow's links as a job shows them (src/flows/flow.ts). */
 const parentRef = z
-  .object({ queue: z.string(), id: z.string(), onFailure: z.enum(['fail-parent', 'ignore', 'remove']) })
+  .object({ queue: z.string(), id: z.string(), onFailure: z.enum(['fail-parent', 'ignore', 'remove', 'wait']) })
   .openapi('ParentRef');
 const childOutcome = z
   .object({

@@ -107,6 +107,61 @@ describe('flows', () => {
     await consistent(p, c);
   });
 
+  it('wait: a dead child leaves its parent waiting, shown failed, until it is reprocessed and completes', async () => {
+    const p = redis.queue();
+    const c = redis.queue();
+    await new Flows(redis.transport).add({
+      queue: p.name,
+      id: 'p',
+      payload: 0,
+      children: [
+        { queue: c.name, payload: 'flaky', maxAttempts: 1, onFailure: 'wait' },
+        { queue: c.name, payload: 'ok' },
+      ],
+    });
+    const l = leases(c);
+    const { jobs } = await l.claim(2, 30_000);
+    await l.fail([{ id: jobs[0]!.id, token: jobs[0]!.token, error: 'boom' }]);
+    await l.complete([{ id: jobs[1]!.id, token: jobs[1]!.token }]);
+    expect(await c.getJob('p.0')).toMatchObject({ state: 'dead', parent: { onFailure: 'wait' } });
+    // the parent neither dies nor runs: one of its two children is not done
+    expect(await p.getJob('p')).toMatchObject({ state: 'waiting', flow: { total: 2, done: 1 } });
+    expect((await p.getJob('p'))?.children?.map((x) => x.state)).toEqual(['failed', 'completed']);
+    expect((await leases(p).claim(1, 30_000)).jobs).toEqual([]);
+    await consistent(p, c);
+    await c.reprocess('p.0');
+    expect((await p.getJob('p'))?.children?.map((x) => x.state)).toEqual(['unfinished', 'completed']);
+    const [again] = (await l.claim(1, 30_000)).jobs;
+    await l.complete([{ id: again!.id, token: again!.token, result: '"late"' }]);
+    await runAll(c);
+    const [parent] = (await leases(p).claim(1, 30_000)).jobs;
+    expect(parent?.children?.map((x) => x.state)).toEqual(['completed', 'completed']);
+    await consistent(p, c);
+  });
+
+  it('wait: a dead child deleted (its dead retention keeps none) lets the parent stop waiting for it', async () => {
+    const p = redis.queue();
+    const c = redis.queue();
+    await c.setDeadRetention({ maxCount: 0 });
+    await new Flows(redis.transport).add({
+      queue: p.name,
+      id: 'p',
+      payload: 0,
+      children: [
+        { queue: c.name, payload: 'gone', maxAttempts: 1, onFailure: 'wait' },
+        { queue: c.name, payload: 'ok' },
+      ],
+    });
+    const l = leases(c);
+    const { jobs } = await l.claim(2, 30_000);
+    await l.complete([{ id: jobs[1]!.id, token: jobs[1]!.token }]);
+    await l.fail([{ id: jobs[0]!.id, token: jobs[0]!.token, error: 'boom' }]);
+    expect(await c.getJob('p.0')).toBeNull();
+    const [parent] = (await leases(p).claim(1, 30_000)).jobs;
+    expect(parent?.children?.map((x) => x.state)).toEqual(['completed']);
+    await consistent(p, c);
+  });
+
   it('ignore: the parent runs and sees the failure; remove: the parent stops waiting for it', async () => {
     const p = redis.queue();
     const c = redis.queue();
