@@ -7,6 +7,7 @@ import { IoredisTransport } from '../node/ioredis-transport.js';
 import type { QueueOptions as EmqQueueOptions } from '../queue/options.js';
 import { Queue as EmqQueue } from '../queue/queue.js';
 import type { Envelope } from './envelope.js';
+import { DEFAULT_PREFIX, emqQueueName } from './queue-names.js';
 
 /**
  * What BullMQ's `connection` takes: ioredis options (with a `url`, or `host`/`port`...), or an
@@ -42,32 +43,7 @@ export interface QueueBaseOptions {
   readonly blockingConnection?: boolean;
 }
 
-/** BullMQ's default prefix. */
-export const DEFAULT_PREFIX = 'bull';
-
-/**
- * The echomq queue a BullMQ queue of `name` under `prefix` is: the name itself under BullMQ's
- * default prefix, else `<prefix>.<name>`.
- *
- * @example
- * emqQueueName('mail'); // 'mail'
- * emqQueueName('mail', 'staging'); // 'staging.mail'
- */
-export function emqQueueName(name: string, prefix: string = DEFAULT_PREFIX): string {
-  const bare = prefix.replace(/[{}]/g, '');
-  return bare === DEFAULT_PREFIX || bare === '' ? name : `${bare}.${name}`;
-}
-
-/**
- * The BullMQ queue name an echomq queue stands for under `prefix`: emqQueueName undone.
- *
- * @example
- * bullQueueName('staging.mail', 'staging'); // 'mail'
- */
-export function bullQueueName(queue: string, prefix: string = DEFAULT_PREFIX): string {
-  const bare = prefix.replace(/[{}]/g, '');
-  return bare !== DEFAULT_PREFIX && bare !== '' && queue.startsWith(`${bare}.`) ? queue.slice(bare.length + 1) : queue;
-}
+export { bullQueueName, DEFAULT_PREFIX, emqQueueName } from './queue-names.js';
 
 /**
  * A transport for one layer object. On a connection of yours it shares your connection for its

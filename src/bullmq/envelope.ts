@@ -2,7 +2,11 @@
  * What the layer stores as an echomq job's payload: BullMQ's `name` and `opts` kept beside `data`,
  * and the ids BullMQ shows (`1`, `my-id`) for echomq's (`JOB:1`, `JOB:my-id`).
  */
+import { bullQueueName, DEFAULT_PREFIX } from './queue-names.js';
 import type { JobsOptions } from './options.js';
+
+/** echomq's error of a flow parent its child failed: `child <id> of queue <queue> failed: <error>`. */
+const CHILD_FAILED = /^child (\S+) of queue (\S+) failed: /;
 
 /**
  * An echomq payload written by the layer: the BullMQ job's name, data and options.
@@ -57,14 +61,19 @@ export function emqId(id: string): string {
 }
 
 /**
- * BullMQ's `failedReason` for the error text echomq keeps (`Error: boom\n    at ...`): its message.
+ * BullMQ's `failedReason` for the error text echomq keeps (`Error: boom\n    at ...`): its message;
+ * a flow parent's that its child failed names the child's key under `prefix`, as BullMQ does.
  *
  * @example
  * failedReasonOf('Error: boom\n    at f (x.js:1:1)'); // 'boom'
+ * failedReasonOf('child JOB:3 of queue mail failed: Error: boom'); // 'child bull:mail:3 failed'
  */
-export function failedReasonOf(text: string | undefined): string | undefined {
+export function failedReasonOf(text: string | undefined, prefix: string = DEFAULT_PREFIX): string | undefined {
   if (text === undefined) return undefined;
   const first = text.split('\n', 1)[0]!;
+  // a flow parent failed by its child (lua/includes/fail_parent.lua): BullMQ names the child's key
+  const child = CHILD_FAILED.exec(first);
+  if (child) return `child ${prefix}:${bullQueueName(child[2]!, prefix)}:${bullId(child[1]!)} failed`;
   const named = /^[A-Za-z_$][\w$]*(?:Error|Exception)?: /.exec(first);
   return named && /Error|Exception/.test(named[0]) ? first.slice(named[0].length) : first;
 }

@@ -74,8 +74,9 @@ export class FlowProducer extends EventEmitter {
 
   /**
    * Writes a flow: every child before its parent, in one round trip; a bad node throws and writes
-   * nothing. A child's failure fails its parent unless the child says `ignoreDependencyOnFailure`
-   * or `removeDependencyOnFailure` (docs/guides/bullmq.md, "Differences").
+   * nothing. A child that fails for good leaves its parent waiting (`waiting-children`) until the
+   * child is retried, as in BullMQ, unless it says `failParentOnFailure`,
+   * `ignoreDependencyOnFailure` or `removeDependencyOnFailure` (docs/guides/bullmq.md, "Differences").
    *
    * @example
    * await flows.add({ name: 'sum', queueName: 'math', children: [{ name: 'n', queueName: 'math', data: 1 }] });
@@ -118,7 +119,7 @@ export class FlowProducer extends EventEmitter {
       queue: emqQueueName(flow.queueName, flow.prefix ?? this.opts.prefix),
       payload: { name: flow.name, data: flow.data ?? {}, opts },
       ...enqueue,
-      ...(root || onFailure === undefined ? {} : { onFailure }),
+      ...(root ? {} : { onFailure }),
       ...(flow.children && flow.children.length > 0 ? { children: flow.children.map((c) => this.emqFlow(c, false)) } : {}),
     };
   }
@@ -142,10 +143,10 @@ export class FlowProducer extends EventEmitter {
   }
 }
 
-/** echomq's onFailure for BullMQ's per-child flags; none: echomq's default (fail-parent). */
-function onFailureOf(opts: JobsOptions): OnFailure | undefined {
+/** echomq's onFailure for BullMQ's per-child flags; none: BullMQ's default, the parent waits (`wait`). */
+function onFailureOf(opts: JobsOptions): OnFailure {
   if (opts.removeDependencyOnFailure) return 'remove';
   if (opts.ignoreDependencyOnFailure) return 'ignore';
   if (opts.failParentOnFailure) return 'fail-parent';
-  return undefined;
+  return 'wait';
 }

@@ -18,6 +18,7 @@
  */
 export { Queue } from './queue.js';
 export type { GlobalRateLimit, QueueOptions } from './queue.js';
+export type { DependenciesPage, DependencyItem } from './queue-getters.js';
 export { Worker } from './worker.js';
 export type { Processor, WorkerOptions } from './worker.js';
 export { QueueEvents } from './queue-events.js';

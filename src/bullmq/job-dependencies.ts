@@ -3,7 +3,7 @@
  * from the echomq parent row's children, each keyed `<prefix>:<queue>:<id>` as BullMQ keys them.
  */
 import type { JobRecord } from '../job.js';
-import { bullQueueName } from './connection.js';
+import { bullQueueName } from './queue-names.js';
 import { bullId, type Envelope, failedReasonOf } from './envelope.js';
 import type { Dependencies, JobQueue } from './job-types.js';
 

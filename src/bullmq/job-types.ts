@@ -56,6 +56,10 @@ export interface JobJson {
   readonly delay: number;
   /** Its priority. */
   readonly priority: number;
+  /** A flow child's parent: its id and qualified queue. */
+  readonly parent?: JobParent | undefined;
+  /** A flow child's parent's key, `<prefix>:<queue>:<id>`. */
+  readonly parentKey?: string | undefined;
 }
 
 /** A flow child's parent, as BullMQ names it. */

@@ -2,9 +2,9 @@
  * BullMQ's Job over an echomq job: its fields read from the echomq row (or the claim), its methods
  * each one echomq call (docs/design/bullmq-layer.md, "Jobs").
  */
-import { JobFailedError, JobNotFoundError, WaitTimeoutError } from '../errors.js';
+import { JobFailedError, JobNotFoundError, JobStateError, WaitTimeoutError } from '../errors.js';
 import type { JobRecord } from '../job.js';
-import { bullQueueName } from './connection.js';
+import { bullQueueName } from './queue-names.js';
 import { bullId, emqId, type Envelope, envelopeOf, failedReasonOf } from './envelope.js';
 import { UnsupportedBullMQError } from './errors.js';
 import { JobRefusals } from './job-refusals.js';
@@ -60,6 +60,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
   stalledCounter = 0;
   /** The deduplication id it was added with. */
   deduplicationId?: string | undefined;
+  /** The name of the Worker that took it (its `name` option), while its processor holds it. */
+  processedBy?: string | undefined;
   /** The lease token, while a processor runs it. */
   token?: string | undefined;
   /** A flow child's parent: its id and qualified queue. */
@@ -116,7 +118,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
     job.priority = record.priority;
     job.progress = (record.progress ?? 0) as JobProgress;
     job.returnvalue = record.state === 'completed' ? (record.result ?? null) : null;
-    job.failedReason = failedReasonOf(record.error) ?? '';
+    job.failedReason = failedReasonOf(record.error, queue.qualifiedName.slice(0, -queue.name.length - 1)) ?? '';
     job.stacktrace = record.error === undefined ? [] : [record.error];
     job.finishedOn = record.finishedAt;
     // echomq keeps no start time: a finished job's last run is dated by its end
@@ -272,7 +274,12 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    */
   async retry(state: FinishedStatus = 'failed', _opts?: { resetAttemptsMade?: boolean; resetAttemptsStarted?: boolean }): Promise<void> {
     if (state === 'completed') throw new UnsupportedBullMQError("retry('completed')", 'add the job again (a completed job here is final)');
-    await this.missingAs('reprocessJob', this.queue.emq.reprocess(this.emqId));
+    try {
+      await this.missingAs('reprocessJob', this.queue.emq.reprocess(this.emqId));
+    } catch (error) {
+      if (error instanceof JobStateError) throw new Error(`Job ${this.id} is not in the failed state. reprocessJob`);
+      throw error;
+    }
     this.failedReason = '';
     this.finishedOn = undefined;
   }
@@ -370,6 +377,8 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       returnvalue: JSON.stringify(this.returnvalue),
       delay: this.delay,
       priority: this.priority,
+      parent: this.parent,
+      parentKey: this.parentKey,
     };
   }
 

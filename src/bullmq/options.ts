@@ -93,7 +93,7 @@ export interface JobsOptions {
   readonly deduplication?: DeduplicationOptions;
   /** Removed in BullMQ 6: throws BullMQ's error (use `deduplication`). */
   readonly debounce?: DeduplicationOptions;
-  /** In a flow, this child's failure fails its parent (echomq's `onFailure: 'fail-parent'`, BullMQ's default). */
+  /** In a flow, this child's failure fails its parent (echomq's `onFailure: 'fail-parent'`); without a flag the parent waits (`wait`), as BullMQ's does. */
   readonly failParentOnFailure?: boolean;
   /** Not supported: throws (echomq's parent waits for every child). */
   readonly continueParentOnFailure?: boolean;

@@ -158,7 +158,7 @@ export class QueueEvents extends EventEmitter {
           const record = await this.emq.getJob(e.jobId);
           if (record && record.attempt >= record.maxAttempts) this.emit('retries-exhausted', { jobId, attemptsMade: String(record.attempt) }, id);
         }
-        this.emit('failed', { jobId, failedReason: failedReasonOf(e.error) ?? e.error, prev: 'active' }, id);
+        this.emit('failed', { jobId, failedReason: failedReasonOf(e.error, this.opts.prefix) ?? e.error, prev: 'active' }, id);
         await this.drainedAfter(id);
         return;
       }

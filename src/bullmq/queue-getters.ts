@@ -8,10 +8,32 @@ import { keyspace } from '../keyspace.js';
 import type { IoredisTransport } from '../node/ioredis-transport.js';
 import { Queue as EmqQueue } from '../queue/queue.js';
 import { openQueue, type QueueBaseOptions } from './connection.js';
+import { bullQueueName } from './queue-names.js';
 import { emqId, type Envelope } from './envelope.js';
 import { Job } from './job.js';
-import type { JobQueue } from './job-types.js';
+import { childrenOf } from './job-dependencies.js';
+import type { JobJson, JobQueue } from './job-types.js';
 import { ALL_TYPES, bullState, emqStatesOf, type JobState, type JobType, pendingFits } from './states.js';
+
+/** One child in a page of getDependencies. */
+export interface DependencyItem {
+  /** Its key, `<prefix>:<queue>:<id>`. */
+  readonly id: string;
+  /** A processed child's return value. */
+  readonly v?: unknown;
+  /** A failed child's error (BullMQ's field; the pages here hold pending and processed children). */
+  readonly err?: string;
+}
+
+/** A page of a flow parent's children (getDependencies): BullMQ's shape. */
+export interface DependenciesPage {
+  /** Each child of the page. */
+  readonly items: DependencyItem[];
+  /** The children's jobs, BullMQ's JSON form. */
+  readonly jobs: JobJson[];
+  /** How many children of that kind there are in all. */
+  readonly total: number;
+}
 
 /** A page of echomq's listing. */
 export const PAGE = 1000;
@@ -49,6 +71,35 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
   async getJob(jobId: string): Promise<Job<DataType, ResultType, NameType> | undefined> {
     const record = await this.emq.getJob(emqId(jobId));
     return record ? (Job.fromRecord(this, record) as Job<DataType, ResultType, NameType>) : undefined;
+  }
+
+  /**
+   * A flow parent's children of one kind, paged as BullMQ pages them: `processed` (completed, each
+   * item with its value `v`) or `pending` (unfinished), from `start` to `end` inclusive (-1: to the
+   * end), each item keyed `<prefix>:<queue>:<id>`, with the children's jobs in BullMQ's JSON form
+   * and how many there are in all.
+   *
+   * @example
+   * const { items, total } = await queue.getDependencies(parent.id, 'pending', 0, -1);
+   */
+  async getDependencies(parentId: string, type: 'processed' | 'pending', start: number, end: number): Promise<DependenciesPage> {
+    const view = await childrenOf(this, emqId(parentId));
+    const kids = (view.record?.children ?? []).filter((c) => c.state === (type === 'processed' ? 'completed' : 'unfinished'));
+    const page = kids.slice(start, end < 0 ? kids.length + end + 1 : end + 1);
+    const prefix = this.qualifiedName.slice(0, -this.name.length - 1);
+    const jobs = await Promise.all(
+      page.map(async (c) => {
+        const emq = c.queue === this.emq.name ? this.emq : new EmqQueue<Envelope>(this.transport, c.queue);
+        const record = await emq.getJob(c.id);
+        const name = bullQueueName(c.queue, prefix);
+        return record && Job.fromRecord({ name, qualifiedName: `${prefix}:${name}`, emq }, record).asJSON();
+      }),
+    );
+    return {
+      items: page.map((c) => (type === 'processed' ? { id: view.key(c.queue, c.id), v: c.result ?? null } : { id: view.key(c.queue, c.id) })),
+      jobs: jobs.filter((j): j is JobJson => j !== null),
+      total: kids.length,
+    };
   }
 
   /** BullMQ's state of `jobId`, or `unknown`. */
@@ -121,7 +172,7 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
    * const { waiting, active, completed, failed, delayed } = await queue.getJobCounts();
    */
   async getJobCounts(...types: JobType[]): Promise<Record<string, number>> {
-    const asked = types.length === 0 ? ALL_TYPES : types.flat() as JobType[];
+    const asked = types.length === 0 ? ALL_TYPES : [...new Set(types.flat() as JobType[])];
     const { counts } = await this.emq.stats();
     const needSplit = asked.some((t) => t === 'waiting' || t === 'wait' || t === 'prioritized');
     let prioritized = 0;
@@ -167,7 +218,7 @@ export abstract class QueueGetters<DataType = any, ResultType = any, NameType ex
 
   /** Jobs waiting to run: waiting, prioritized, delayed and waiting-children, as BullMQ counts them. */
   async count(): Promise<number> {
-    return this.getJobCountByTypes('waiting', 'paused', 'delayed', 'prioritized', 'waiting-children');
+    return this.getJobCountByTypes('waiting', 'delayed', 'prioritized', 'waiting-children');
   }
   /** How many jobs wait (priority 0). */
   async getWaitingCount(): Promise<number> {

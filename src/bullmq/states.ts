@@ -14,7 +14,7 @@ export type JobType = JobState | 'paused' | 'repeat' | 'wait';
 export type FinishedStatus = 'completed' | 'failed';
 
 /** The types getJobCounts answers when asked for none, BullMQ's list. */
-export const ALL_TYPES: readonly JobType[] = ['active', 'completed', 'delayed', 'failed', 'paused', 'prioritized', 'waiting', 'waiting-children'];
+export const ALL_TYPES: readonly JobType[] = ['active', 'completed', 'delayed', 'failed', 'prioritized', 'waiting', 'waiting-children'];
 
 /**
  * BullMQ's state for an echomq job: pending is `waiting`, or `prioritized` with a priority;

@@ -11,13 +11,15 @@ import type { Job as EmqJob } from '../job.js';
 import { Consumer } from '../node/consumer/consumer.js';
 import type { IoredisTransport } from '../node/ioredis-transport.js';
 import { Queue as EmqQueue } from '../queue/queue.js';
-import { openQueue, type QueueBaseOptions } from './connection.js';
+import { openQueue } from './connection.js';
 import { bullId, type Envelope, envelopeOf, failedReasonOf } from './envelope.js';
 import { RateLimitError, UnsupportedBullMQError } from './errors.js';
 import { Job } from './job.js';
 import type { JobQueue } from './job-types.js';
-import type { KeepJobs } from './options.js';
 import { applyRetention, type KeepRule } from './retention.js';
+import { checkConcurrency, checkWorkerOptions, type WorkerOptions } from './worker-options.js';
+
+export type { WorkerOptions } from './worker-options.js';
 
 /** BullMQ's processor: resolves with the job's return value; throws to fail the attempt. */
 export type Processor<DataType = any, ResultType = any, NameType extends string = string> = (
@@ -25,61 +27,6 @@ export type Processor<DataType = any, ResultType = any, NameType extends string 
   token?: string,
   signal?: AbortSignal,
 ) => Promise<ResultType>;
-
-/** BullMQ's Worker options; the guide's table says what each does here (docs/guides/bullmq.md). */
-export interface WorkerOptions extends QueueBaseOptions {
-  /** A name for the worker: accepted. */
-  readonly name?: string;
-  /** Start at once (default true); false: call `run()`. */
-  readonly autorun?: boolean;
-  /** Jobs processed at once (default 1): the Consumer's `concurrency`. */
-  readonly concurrency?: number;
-  /** At most `max` job starts in any `duration` ms, queue-wide: echomq's `setRateLimit`, set by `run()`. */
-  readonly limiter?: {
-    /** Starts allowed per window. */
-    readonly max: number;
-    /** The window, ms. */
-    readonly duration: number;
-  };
-  /** A job's lease in ms (default 30,000): the Consumer's `leaseMs`. */
-  readonly lockDuration?: number;
-  /** How often leases are renewed (default half of it in BullMQ, a third here): the Consumer's `renewMs`. */
-  readonly lockRenewTime?: number;
-  /** The default of the jobs' own `removeOnComplete`. */
-  readonly removeOnComplete?: boolean | number | KeepJobs;
-  /** The default of the jobs' own `removeOnFail`. */
-  readonly removeOnFail?: boolean | number | KeepJobs;
-  /** Accepted: a job whose lease lapses is reaped at its deadline, counted as an attempt. */
-  readonly maxStalledCount?: number;
-  /** Accepted: leases are reaped by their deadline, not by a periodic check. */
-  readonly stalledInterval?: number;
-  /** Accepted: nothing is checked periodically here. */
-  readonly skipStalledCheck?: boolean;
-  /** Not supported when true: throws (leases are always renewed while a processor runs). */
-  readonly skipLockRenewal?: boolean;
-  /** Accepted: an idle Worker parks on the queue's doorbell and wakes within a millisecond. */
-  readonly drainDelay?: number;
-  /** Accepted (echomq keeps a minute-by-minute count of the last hour itself). */
-  readonly metrics?: {
-    /** Accepted. */
-    readonly maxDataPoints?: number;
-  };
-  /** Accepted. */
-  readonly maximumRateLimitDelay?: number;
-  /** Accepted. */
-  readonly maxStartedAttempts?: number;
-  /** Accepted. */
-  readonly runRetryDelay?: number;
-  /** A custom backoff strategy throws: use 'fixed' or 'exponential', or RetryAfterError. */
-  readonly settings?: {
-    /** Throws UnsupportedBullMQError when set. */
-    readonly backoffStrategy?: unknown;
-  };
-  /** Not supported when true: throws (sandboxed processors). */
-  readonly useWorkerThreads?: boolean;
-  /** Accepted: echomq traces with OpenTelemetry of its own. */
-  readonly telemetry?: unknown;
-}
 
 /** A job in a processor's hands: its Job and how its run ended. */
 interface InHand {
@@ -118,6 +65,9 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private closing: Promise<void> | undefined;
   private stopped: (() => void) | undefined;
   private running: Promise<void> | undefined;
+  private concurrencyNow: number;
+  /** A consumer stopping so one of a new concurrency takes over (the concurrency setter). */
+  private handover: Promise<void> | undefined;
   /** What `rateLimit(ms)` last asked: a processor's RateLimitError holds the queue that long. */
   private rateLimitMs = 1;
 
@@ -127,12 +77,14 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
       throw new UnsupportedBullMQError('a sandboxed processor (a file path or URL)', 'pass the processor function; run CPU-heavy work in your own worker_threads pool inside it');
     }
     if (typeof processor !== 'function') throw new UnsupportedBullMQError('a Worker without a processor (getNextJob)', 'pass the processor function');
+    checkWorkerOptions(opts);
     if (opts.useWorkerThreads) throw new UnsupportedBullMQError('useWorkerThreads', 'pass the processor function');
     if (opts.skipLockRenewal) throw new UnsupportedBullMQError('skipLockRenewal', 'leases are renewed while a processor runs; set lockDuration to the lease you want');
     if (opts.settings?.backoffStrategy !== undefined) throw new UnsupportedBullMQError('settings.backoffStrategy', "use 'fixed' or 'exponential' backoff, or throw RetryAfterError(message, delayMs) (echomq) from the processor");
     this.name = name;
     this.opts = opts;
     this.processor = processor;
+    this.concurrencyNow = opts.concurrency ?? 1;
     ({ qualifiedName: this.qualifiedName, transport: this.transport, emq: this.emq } = openQueue(name, opts, { keepCompletedMs: -1 }));
     try {
       this.consumer = this.makeConsumer();
@@ -150,7 +102,26 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
 
   /** Jobs processed at once. */
   get concurrency(): number {
-    return this.opts.concurrency ?? 1;
+    return this.concurrencyNow;
+  }
+
+  /**
+   * A new concurrency (BullMQ's setter): the running jobs finish under the old one, then the
+   * worker takes jobs under the new one (a Consumer's concurrency is fixed: a new one takes over).
+   */
+  set concurrency(concurrency: number) {
+    checkConcurrency(concurrency);
+    if (concurrency === this.concurrencyNow) return;
+    this.concurrencyNow = concurrency;
+    const old = this.consumer;
+    if (!old) return;
+    this.consumer = undefined;
+    this.handover = old.stop().then(() => {
+      if (this.running && !this.closing && !this.paused && !this.consumer) {
+        this.consumer = this.makeConsumer();
+        this.consumer.start();
+      }
+    });
   }
 
   /** BullMQ's signal that the processor rate-limited the worker: throw it after `rateLimit(ms)`. */
@@ -199,7 +170,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.paused = true;
     const consumer = this.consumer;
     this.consumer = undefined;
-    const stopping = consumer?.stop();
+    const stopping = Promise.all([consumer?.stop(), this.handover]);
     if (!doNotWaitActive) await stopping;
     this.emit('paused');
   }
@@ -232,6 +203,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.closing ??= (async () => {
       this.emit('closing', 'closing queue');
       await this.consumer?.stop(force ? 0 : undefined);
+      await this.handover;
       await this.transport.close();
       this.stopped?.();
       this.emit('closed');
@@ -298,6 +270,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     const job = new Job(this, name, data, opts, bullId(claimed.id));
     job.timestamp = opts.timestamp ?? claimed.createdAt;
     job.processedOn = Date.now();
+    job.processedBy = this.opts.name;
     job.attemptsStarted = claimed.attempt;
     job.attemptsMade = claimed.attempt - 1;
     job.token = String(claimed.token);
@@ -318,7 +291,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
         await applyRetention(this.emq, 'completed', claimed.id, (job.opts.removeOnComplete ?? this.opts.removeOnComplete) as KeepRule);
         this.emit('completed', job, held.result, 'active');
       } else {
-        const error = held.error instanceof Error ? held.error : new Error(failedReasonOf(errorText) ?? String(held.error));
+        const error = held.error instanceof Error ? held.error : new Error(failedReasonOf(errorText, this.opts.prefix) ?? String(held.error));
         job.failedReason = error.message;
         job.stacktrace = error.stack === undefined ? [] : [error.stack];
         if (how === 'dead') {

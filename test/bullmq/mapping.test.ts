@@ -24,7 +24,7 @@ describe('the BullMQ layer', () => {
     expect(await queue.getJobState('3')).toBe('delayed');
     expect(await queue.getJobState('nope')).toBe('unknown');
     expect(await queue.getJob('nope')).toBeUndefined();
-    expect(await queue.getJobCounts()).toEqual({ active: 0, completed: 0, delayed: 1, failed: 0, paused: 0, prioritized: 1, waiting: 1, 'waiting-children': 0 });
+    expect(await queue.getJobCounts()).toEqual({ active: 0, completed: 0, delayed: 1, failed: 0, prioritized: 1, waiting: 1, 'waiting-children': 0 });
     expect(await queue.getJobCountByTypes('waiting', 'prioritized', 'delayed')).toBe(3);
     expect(await queue.count()).toBe(3);
     expect((await queue.getJobs(['waiting', 'prioritized'])).map((j) => j.name).sort()).toEqual(['a', 'b']);

@@ -37,7 +37,7 @@ const roomOf = (module: string): string => (module.includes('/') ? dirname(modul
 /** The serverless platforms' adapters: each a small folder over src/serverless/ (docs/design/runtimes.md). */
 const ADAPTERS = ['edge', 'lambda', 'vercel', 'netlify', 'deno'];
 /** The runtimes', the serverless core's and the HTTP app's folders: every other folder of src/ (queue/, ops/, lease/...) is the core's. */
-const OUTER = ['node', 'serverless', 'http', 'bullmq', ...ADAPTERS];
+const OUTER = ['node', 'serverless', 'http', 'bullmq', 'bull-board', ...ADAPTERS];
 const inCore = (module: string): boolean => !OUTER.some((outer) => module === outer || module.startsWith(`${outer}/`));
 
 const isRuntime = (t: string): boolean => t.startsWith('node:') || t === 'ioredis' || t.startsWith('@upstash/');
@@ -93,6 +93,16 @@ const RULES: ReadonlyArray<{ room: (module: string) => boolean; forbids: (target
     room: (m) => roomOf(m) === 'bullmq',
     forbids: (t) => t.startsWith('@upstash/') || inRoom(t, 'serverless', 'http', 'node/cli', 'node/bridge', ...ADAPTERS),
     why: "the BullMQ layer is a Node entry over echomq's public pieces (Queue, Consumer, Flows, events), never a second state machine",
+  },
+  {
+    room: (m) => roomOf(m) === 'bull-board',
+    forbids: (t) => isRuntime(t) || inRoom(t, 'serverless', 'http', 'node', 'bullmq', ...ADAPTERS),
+    why: "the bull-board adapter stands on echomq's Queue alone (an echomq/bullmq Queue is taken by its shape): no runtime, no second state machine",
+  },
+  {
+    room: (m) => roomOf(m) !== 'bull-board',
+    forbids: (t) => t.startsWith('@bull-board/'),
+    why: '@bull-board/api is an optional peer: only the adapter (src/bull-board/) imports it',
   },
   {
     room: (m) => roomOf(m) === 'node/consumer',
@@ -170,6 +180,10 @@ describe('the dependency rules', () => {
       ['telemetry/telemetry', '@opentelemetry/api'],
       ['partitions/partitioned-queue', 'src/ops/claim'],
       ['events/events', 'hono'],
+      ['bull-board/adapter', 'ioredis'],
+      ['bull-board/adapter', 'src/bullmq/envelope'],
+      ['bull-board/adapter', 'src/ops/get-job'],
+      ['bullmq/queue', '@bull-board/api/dist/queueAdapters/base.js'],
     ];
     for (const [module, target] of planted) {
       expect(RULES.some((rule) => rule.room(module) && rule.forbids(target, module)), `${module} -> ${target}`).toBe(true);

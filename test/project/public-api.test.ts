@@ -24,8 +24,30 @@ function exportsOf(entries: readonly string[]): Record<string, string[]> {
  */
 describe('the public API', () => {
   it('exports exactly these names', () => {
-    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'serverless/index.ts', 'lambda/index.ts', 'vercel/index.ts', 'netlify/index.ts', 'deno/index.ts', 'http/index.ts', 'bullmq/index.ts'])).toMatchInlineSnapshot(`
+    expect(exportsOf(['index.ts', 'node/index.ts', 'edge/index.ts', 'serverless/index.ts', 'lambda/index.ts', 'vercel/index.ts', 'netlify/index.ts', 'deno/index.ts', 'http/index.ts', 'bullmq/index.ts', 'bull-board/index.ts'])).toMatchInlineSnapshot(`
       {
+        "bull-board/index.ts": [
+          "BOARD_STATUSES",
+          "BoardCounts",
+          "BoardJob",
+          "BoardJobOptions",
+          "BoardScheduler",
+          "BoardStatus",
+          "DependencyCounts",
+          "EchoMQAdapter",
+          "EchoMQAdapterOptions",
+          "FlowQuery",
+          "FlowReader",
+          "FlowTreeNode",
+          "JobHost",
+          "JobProgress",
+          "LayerQueue",
+          "QueueByName",
+          "STATES_OF",
+          "UnsupportedBoardActionError",
+          "boardCountsOf",
+          "boardStatusOf",
+        ],
         "bullmq/index.ts": [
           "BackoffOptions",
           "BulkJobOptions",
@@ -34,6 +56,8 @@ describe('the public API', () => {
           "DelayedError",
           "Dependencies",
           "DependenciesCount",
+          "DependenciesPage",
+          "DependencyItem",
           "Envelope",
           "FinishedStatus",
           "FlowJob",

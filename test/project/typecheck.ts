@@ -22,6 +22,7 @@ export const ECHOMQ_PATHS: Record<string, string[]> = {
   'echomq/deno': [join(root, 'src', 'deno', 'index.ts')],
   'echomq/http': [join(root, 'src', 'http', 'index.ts')],
   'echomq/bullmq': [join(root, 'src', 'bullmq', 'index.ts')],
+  'echomq/bull-board': [join(root, 'src', 'bull-board', 'index.ts')],
 };
 
 /** The project's own compiler options (tsconfig.json: strict, NodeNext...), nothing emitted. */
