@@ -115,6 +115,35 @@ describe('the Upstash REST bridge', () => {
         json: [{ result: 'OK' }, { error: 'ERR value is not an integer or out of range' }, { result: 'x' }],
       });
     });
+
+    // both found by @upstash/redis's own suite (tools/upstash-suite): pipeline, auto-pipeline, read-your-writes
+    it('answers a null in a pipeline as a result, not an error; a script returning nil included', async () => {
+      const k = key();
+      const none = key('none');
+      expect(await post('/pipeline', [['GET', none], ['SET', k, 'v'], ['EVAL', 'return nil', 0], ['GET', k]], base64)).toEqual({
+        status: 200,
+        json: [{ result: null }, { result: 'OK' }, { result: null }, { result: b64('v') }],
+      });
+      expect(await client.pipeline().get(none).hget(none, 'f').get(k).exec()).toEqual([null, null, 'v']);
+      const transport = UpstashTransport.connect({ url: bridge.url, token: TOKEN, retry: false });
+      const nil: ScriptSource = { name: 'nil', lua: 'return nil', sha1: '' };
+      expect(await transport.eval([{ script: nil, keys: [], args: [] }])).toEqual([null]);
+    });
+
+    it('sends a new Upstash-Sync-Token with every answer, which the client keeps for read-your-writes', async () => {
+      const tokenOf = async (path: string, body: unknown): Promise<string | null> =>
+        (await fetch(`${bridge.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) })).headers.get('upstash-sync-token');
+      const tokens = [await tokenOf('/', ['PING']), await tokenOf('/pipeline', [['PING']]), await tokenOf('/multi-exec', [['PING']])];
+      expect(tokens.every((t) => typeof t === 'string' && t !== '')).toBe(true);
+      expect(new Set(tokens).size).toBe(3);
+      const ryw = new Upstash({ url: bridge.url, token: TOKEN, automaticDeserialization: false, enableAutoPipelining: false, retry: false });
+      expect(ryw.readYourWritesSyncToken).toBe('');
+      await ryw.set(key(), 'x');
+      const first = ryw.readYourWritesSyncToken;
+      expect(first).not.toBe('');
+      await ryw.get(key());
+      expect(ryw.readYourWritesSyncToken).not.toBe(first);
+    });
   });
 
   describe('replies', () => {

@@ -79,6 +79,8 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
   if (!token) throw new Error('the bridge needs a non-empty token');
   const expected = digest(token);
   let counters = { requests: 0, commands: 0, unauthorized: 0 };
+  /** The Upstash-Sync-Token of the next answer: one Redis behind one connection reads its own writes already. */
+  let syncToken = 0;
 
   // Hashing both sides gives equal lengths, so the comparison's time says nothing about the token.
   const authorized = (c: Context): boolean => {
@@ -120,7 +122,9 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
     return commands.map((command) => {
       const refusedWhy = refused(command);
       if (refusedWhy !== undefined) return { error: refusedWhy };
-      return toRestReply(replies[next++] ?? new Error('ERR no reply'));
+      // by index, not `??`: a null reply (GET of a missing key) is a reply like any other
+      const at = next++;
+      return toRestReply(at < replies.length ? replies[at]! : new Error('ERR no reply'));
     });
   };
 
@@ -131,6 +135,9 @@ export function createBridge({ redis, token }: BridgeOptions): Bridge {
       counters.unauthorized += 1;
       return c.json({ error: 'Unauthorized' }, 401);
     }
+    // @upstash/redis keeps the last one and sends it back (read-your-writes); a new one per
+    // answer is all it looks for, as every request here already sees the writes before it
+    c.header('upstash-sync-token', String(++syncToken));
     await next();
     return undefined;
   });
