@@ -92,6 +92,7 @@ export const MUST_BE_ZERO = [
   'parents_run_twice',
   'parents_never_released',
   'parents_never_failed',
+  'wait_children_unfinished',
   'children_lost',
   'flow_link_violations',
   'jobs_misrouted',

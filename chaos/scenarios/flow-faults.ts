@@ -7,6 +7,7 @@ import type { ChildOutcome, OnFailure } from '../../src/flows/flow.js';
 import { type FlowJob, type FlowNode, Flows } from '../../src/flows/flows.js';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { startFaultProxy, seededRandom } from '../../src/node/bridge/fault-proxy.js';
+import { JobStateError } from '../../src/errors.js';
 import { IoredisTransport } from '../../src/node/ioredis-transport.js';
 import { Queue } from '../../src/queue/queue.js';
 import { checkFlowLinks } from '../../test/flow-links.js';
@@ -22,11 +23,13 @@ const QUEUES = [ROOTS, ...KIDS];
 /** Where the Node consumer processes record their runs, and what each parent run saw of its children. */
 const RUNS = 'chaos:flow:runs';
 const SEEN = 'chaos:flow:seen';
-const POLICIES: readonly OnFailure[] = ['fail-parent', 'ignore', 'remove'];
+/** The failing children the scenario reprocessed (`<queue>|<id>`): from then on their runs succeed. */
+const RETRIED = 'chaos:flow:retried';
+const POLICIES: readonly OnFailure[] = ['fail-parent', 'ignore', 'remove', 'wait'];
 
 interface Payload {
   readonly n: number;
-  /** Throws on every run: with 2 attempts, the job dies and its parent reads it by its policy. */
+  /** Throws on every run (until reprocessed, under `wait`): with 2 attempts, the job dies and its parent reads it by its policy. */
   readonly fail?: boolean;
   /** How long a run takes, ms. */
   readonly ms: number;
@@ -62,11 +65,11 @@ interface Row {
 /**
  * Flow n: a root in ROOTS with 2-5 children, a quarter of them middles (in KIDS[1], with 2-3
  * leaves of their own), the rest leaves in either child queue; each non-root node with a random
- * policy, one leaf in eight failing for good (2 attempts). Ids as Flows gives them (`JOB:f<n>`,
+ * policy (`wait` a leaf's only), one leaf in eight failing for good (2 attempts). Ids as Flows gives them (`JOB:f<n>`,
  * `.<index>` per level), so the plan knows every id before the write.
  */
 function plan(n: number, rand: () => number): Planned {
-  const leaf = (id: string, queue: string): Planned => ({ queue, id, fail: rand() < 1 / 8, policy: POLICIES[Math.floor(rand() * 3)]!, children: [] });
+  const leaf = (id: string, queue: string): Planned => ({ queue, id, fail: rand() < 1 / 8, policy: POLICIES[Math.floor(rand() * POLICIES.length)]!, children: [] });
   const rootId = `JOB:f${n}`;
   const children: Planned[] = [];
   const k = 2 + Math.floor(rand() * 4);
@@ -75,7 +78,8 @@ function plan(n: number, rand: () => number): Planned {
     if (rand() < 0.25) {
       const m = 2 + Math.floor(rand() * 2);
       const leaves = Array.from({ length: m }, (_, j) => leaf(`${id}.${j}`, KIDS[Math.floor(rand() * 2)]!));
-      children.push({ queue: KIDS[1], id, fail: false, policy: POLICIES[Math.floor(rand() * 3)]!, children: leaves });
+      // a middle never waits (`wait`): one its own child failed would hold its root for good
+      children.push({ queue: KIDS[1], id, fail: false, policy: POLICIES[Math.floor(rand() * (POLICIES.length - 1))]!, children: leaves });
     } else {
       children.push(leaf(id, KIDS[Math.floor(rand() * 2)]!));
     }
@@ -110,7 +114,8 @@ const statesOf = (node: FlowNode): string[] => [node.state, ...node.children.fla
  * (chaos/children/flow-consumer.ts, one Consumer per queue), one of them SIGKILLed by its PID
  * and replaced every few hundred ms: a kill between a child's complete and the relay of its news
  * leaves the news in the outbox, which a beat relays once it is 5 s old. One leaf in eight fails
- * for good, its parent reading it by its policy (fail-parent, ignore, remove). Then the kills and
+ * for good, its parent reading it by its policy (fail-parent, ignore, remove, wait: the scenario
+ * reprocesses a dead `wait` child through the faults, and its runs then succeed). Then the kills and
  * the faults stop and the queues drain.
  *
  * Promised (must be 0): `parents_run_early` (a parent run that saw a child unfinished, or missed
@@ -146,7 +151,7 @@ export const flowFaults: Scenario = {
     const handle = (queue: string) => async (job: { id: string; token: number; payload: Payload; children?: ChildOutcome[] }) => {
       edgeRuns.push({ runtime: 'edge', queue, id: job.id, token: job.token, ...(job.children ? { children: job.children } : {}) });
       await new Promise((resolve) => setTimeout(resolve, job.payload.ms));
-      if (job.payload.fail) throw new Error('chaos: fails on purpose');
+      if (job.payload.fail && !(await raw.sismember(RETRIED, `${queue}|${job.id}`))) throw new Error('chaos: fails on purpose');
       return { id: job.id };
     };
     const env: WorkerEnv = {
@@ -166,7 +171,13 @@ export const flowFaults: Scenario = {
     let edge: Promise<void> = Promise.resolve();
 
     // Node: consumer processes, one killed and replaced every killEveryMs
-    const consumers = new ChildConsumers('flow-consumer.ts', [ctx.redisUrl, RUNS, SEEN, ...QUEUES]);
+    const consumers = new ChildConsumers('flow-consumer.ts', [ctx.redisUrl, RUNS, SEEN, RETRIED, ...QUEUES]);
+    // the `wait` children's reprocess, sent by a client through the faults
+    const retrier = new Map<string, Queue<Payload>>(KIDS.map((name) => [name, new Queue<Payload>(UpstashTransport.connect({ url: proxy.url, token }), name)]));
+    let retrying = false;
+    let retries: Promise<void> = Promise.resolve();
+    let waitRetried = 0;
+    let waitReprocessSent = 0;
     let kills = 0;
     let killing = false;
     let killer: Promise<void> = Promise.resolve();
@@ -177,7 +188,7 @@ export const flowFaults: Scenario = {
         if (old.length > 0) await raw.del(...old);
         await queues.get(name)!.setEvents({ maxLen: CHAOS_EVENTS_MAX_LEN });
       }
-      await raw.del(RUNS, SEEN);
+      await raw.del(RUNS, SEEN, RETRIED);
       await Promise.all([0, 1, 2].map(() => consumers.spawn()));
       edgeOn = true;
       edge = (async () => {
@@ -203,6 +214,34 @@ export const flowFaults: Scenario = {
       const rand = seededRandom(ctx.seed);
       const plans = Array.from({ length: flows }, (_, n) => plan(n, rand));
       const trees = plans.map((p, n) => treeOf(p, n, rand));
+      // a `wait` child dead for good is reprocessed (once marked, its runs succeed); a reprocess
+      // whose reply was lost is sent again: the second finds the job no longer dead, harmlessly
+      const waiting = plans.flatMap(flat).filter((node) => node.fail && node.policy === 'wait');
+      const marked = new Set<string>();
+      retrying = true;
+      retries = (async () => {
+        while (retrying) {
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          for (const node of waiting) {
+            const key = `${node.queue}|${node.id}`;
+            if (marked.has(key) || (await queues.get(node.queue)!.getJob(node.id))?.state !== 'dead') continue;
+            await raw.sadd(RETRIED, key);
+            for (let attempt = 0; attempt < 10; attempt++) {
+              waitReprocessSent++;
+              try {
+                await retrier.get(node.queue)!.reprocess(node.id);
+                break;
+              } catch (error) {
+                if (error instanceof JobStateError) break;
+              }
+            }
+            if ((await queues.get(node.queue)!.getJob(node.id))?.state !== 'dead') {
+              marked.add(key);
+              waitRetried++;
+            }
+          }
+        }
+      })();
       const answered = new Set<number>();
       let gaveUp = 0;
       let writeRetries = 0;
@@ -268,6 +307,8 @@ export const flowFaults: Scenario = {
       proxy.setFaults({});
       const cleanUntil = performance.now() + 30_000;
       while (!(await settled()) && performance.now() < cleanUntil) await new Promise((resolve) => setTimeout(resolve, 200));
+      retrying = false;
+      await retries;
       edgeOn = false;
       await edge;
       consumers.killAll();
@@ -327,7 +368,9 @@ export const flowFaults: Scenario = {
       let seenWrong = 0;
       let deadByFaults = 0;
       let deadAfterRuns = 0;
-      const outcomes = { parents: 0, completed: 0, failedByChild: 0, failedLeaves: { 'fail-parent': 0, ignore: 0, remove: 0 } as Record<OnFailure, number> };
+      const outcomes = { parents: 0, completed: 0, failedByChild: 0, failedLeaves: { 'fail-parent': 0, ignore: 0, remove: 0, wait: 0 } as Record<OnFailure, number> };
+      /** `wait` children planned to fail that were not reprocessed and completed by the end. */
+      let waitLeftUnfinished = 0;
       const lags: number[] = [];
       /** Why each broken count was counted, printed with FLOW_VERBOSE=1. */
       const why: string[] = [];
@@ -343,6 +386,10 @@ export const flowFaults: Scenario = {
           }
           if (row?.state === 'dead' && !node.fail && node.children.length === 0) deadByFaults++;
           if (row?.state === 'dead' && node.fail) outcomes.failedLeaves[node.policy]++;
+          if (node.fail && node.policy === 'wait' && row?.state !== 'completed') {
+            waitLeftUnfinished++;
+            why.push(`wait child not retried to completion ${key}: ${row?.state ?? 'no row'}`);
+          }
           if (node.children.length === 0) continue;
 
           // a parent: what its children's ends allow, and what happened
@@ -417,7 +464,7 @@ export const flowFaults: Scenario = {
       return {
         scenario: 'flow-faults',
         flows,
-        faults: `flows written and run by the edge through ${Math.round(rate * 100)}% each of 500 and dropped reply, ${Math.round((rate / 3) * 100)}% reset; three Node consumer processes, one SIGKILLed every ${killEveryMs} ms (${kills} kills); one leaf in eight fails for good, policies fail-parent, ignore, remove`,
+        faults: `flows written and run by the edge through ${Math.round(rate * 100)}% each of 500 and dropped reply, ${Math.round((rate / 3) * 100)}% reset; three Node consumer processes, one SIGKILLed every ${killEveryMs} ms (${kills} kills); one leaf in eight fails for good, policies fail-parent, ignore, remove, wait (a dead wait child reprocessed through the faults)`,
         injected: { ...proxy.counts() },
         write_retries: writeRetries,
         writes_gave_up: gaveUp,
@@ -429,6 +476,9 @@ export const flowFaults: Scenario = {
         parents_failed_by_child: outcomes.failedByChild,
         parents_dead_after_runs: deadAfterRuns,
         leaves_failed: outcomes.failedLeaves,
+        wait_children_reprocessed: waitRetried,
+        wait_reprocess_requests: waitReprocessSent,
+        wait_children_unfinished: waitLeftUnfinished,
         dead_by_faults: deadByFaults,
         release_lag_ms: lags.length > 0 ? { median: lags[lags.length >> 1]!, p99: lags[Math.floor(lags.length * 0.99)]!, max: lags.at(-1)!, over_4s: lags.filter((l) => l >= 4_000).length } : {},
         edge_events: edgeEvents,
@@ -450,6 +500,8 @@ export const flowFaults: Scenario = {
         duration_s: Math.round((performance.now() - started) / 100) / 10,
       };
     } finally {
+      retrying = false;
+      await retries;
       killing = false;
       await killer;
       edgeOn = false;
@@ -458,6 +510,7 @@ export const flowFaults: Scenario = {
       raw.disconnect();
       await direct.close();
       await writer.transport.close();
+      for (const q of retrier.values()) await q.transport.close();
       await proxy.close();
       await bridge.close();
     }
