@@ -23,7 +23,9 @@
            children hash, which expires after a day unless the parent's enqueue comes
            (includes/add_parent.lua); a parent that is another job now (no `fw`), or that does
            not wait for this child, ignores it
-  Reply    {entries applied, parents released}
+  Reply    {entries applied, parents released, {outbox entries written}}: a parent failed by its
+           child tells its own parent (fail_parent), and a parent deleted by its burial has its
+           links settled (trim_dead), each through this queue's outbox, for the caller to relay on
   Events   `released` (j, g) per parent released, `dead` (j, g, x) per parent failed, `waiting`
            (j, g, n) per parent waiting again, in one entry
   Errors   EMQARG (an entry not of this queue, or malformed), EMQKIND; before anything is written
@@ -194,4 +196,4 @@ for _, pid in ipairs(order) do
 end
 if claimable then ring_doorbell() end
 flush_events()
-return { #entries, released }
+return { #entries, released, outbox_written }

@@ -15,7 +15,8 @@ const MAX_CASCADE = 64;
  * outbox. A child's outcome goes to its parent's queue (flow-apply, one call per parent queue);
  * a removed parent's unfinished child is removed in its own queue (remove, fenced on the parent),
  * a cancelled parent's is cancelled there (cancel, fenced on the parent, with the reason
- * `parent <queue>|<id> was cancelled`), and what those write is relayed in turn. Every step is harmless twice: a relay cut off
+ * `parent <queue>|<id> was cancelled`), and what those write is relayed in turn, as is what the
+ * parents' queues wrote applying the news (a parent its child failed tells its own parent). Every step is harmless twice: a relay cut off
  * anywhere leaves the entries in the outbox, and a later beat of `queue` relays them again.
  * `onRequest` counts the round trips. Throws what the transport throws (the entries stay).
  * Answers the queues in which it released parents (their doorbells rung), for a runtime that
@@ -51,9 +52,13 @@ export async function relayFlowNews(transport: Transport, queue: string, entries
       if ((replies[i] as { released: number }).released > 0) released.add(parentQueue);
     });
     // a removed (or cancelled) child that was a parent has its own children to remove (or
-    // cancel): its queue's outbox says so
+    // cancel), and a parent its child failed has its own parent to tell: their queues' outboxes say so
     if (depth < MAX_CASCADE) {
       const further = new Map<string, string[]>();
+      [...applies.keys()].forEach((parentQueue, i) => {
+        const { outbox } = replies[i] as { outbox: readonly string[] };
+        if (outbox.length > 0) further.set(parentQueue, [...(further.get(parentQueue) ?? []), ...outbox]);
+      });
       removals.forEach((r, i) => {
         const { outbox } = replies[ops.length + i] as { outbox: readonly string[] };
         if (outbox.length > 0) further.set(r.queue, [...(further.get(r.queue) ?? []), ...outbox]);

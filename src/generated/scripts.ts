@@ -10824,7 +10824,7 @@ return removed
   },
   flowApply: {
     name: "flowApply",
-    sha1: "c5994e12f5b44ac903b92991121c13601c271c59",
+    sha1: "f0b357a31e11076e2a239ad7e27b8c96df716a35",
     lua: `--[[
   flow-apply: apply flow children's news to their parents in this queue (docs/design.md, "Flows").
   A child's outcome is appended to its own queue's outbox in the script that settled it; the
@@ -10850,7 +10850,9 @@ return removed
            children hash, which expires after a day unless the parent's enqueue comes
            (includes/add_parent.lua); a parent that is another job now (no \`fw\`), or that does
            not wait for this child, ignores it
-  Reply    {entries applied, parents released}
+  Reply    {entries applied, parents released, {outbox entries written}}: a parent failed by its
+           child tells its own parent (fail_parent), and a parent deleted by its burial has its
+           links settled (trim_dead), each through this queue's outbox, for the caller to relay on
   Events   \`released\` (j, g) per parent released, \`dead\` (j, g, x) per parent failed, \`waiting\`
            (j, g, n) per parent waiting again, in one entry
   Errors   EMQARG (an entry not of this queue, or malformed), EMQKIND; before anything is written
@@ -11525,7 +11527,7 @@ for _, pid in ipairs(order) do
 end
 if claimable then ring_doorbell() end
 flush_events()
-return { #entries, released }
+return { #entries, released, outbox_written }
 `,
   },
   getJob: {

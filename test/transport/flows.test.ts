@@ -162,6 +162,24 @@ describe('flows', () => {
     await consistent(p, c);
   });
 
+  it('a parent its child failed tells its own parent at once, in the same relay (no beat)', async () => {
+    const [root, middle, leaf] = [redis.queue(), redis.queue(), redis.queue()];
+    await new Flows(redis.transport).add({
+      queue: root.name,
+      id: 'r',
+      payload: 0,
+      children: [{ queue: middle.name, payload: 1, onFailure: 'ignore', children: [{ queue: leaf.name, payload: 2, maxAttempts: 1 }] }],
+    });
+    const l = leases(leaf);
+    const { jobs } = await l.claim(1, 30_000);
+    await l.fail([{ id: jobs[0]!.id, token: jobs[0]!.token, error: 'boom' }]);
+    expect(await middle.getJob('r.0')).toMatchObject({ state: 'dead', error: `child JOB:r.0.0 of queue ${leaf.name} failed: boom` });
+    // the middle's death reached the root in the fail's own relay: released, nothing left in any outbox
+    expect(await root.getJob('r')).toMatchObject({ state: 'pending', flow: { total: 1, done: 1 } });
+    for (const q of [root, middle, leaf]) expect(await redis.raw.zcard(`emq:{${q.name}}:outbox`)).toBe(0);
+    await consistent(root, middle, leaf);
+  });
+
   it('ignore: the parent runs and sees the failure; remove: the parent stops waiting for it', async () => {
     const p = redis.queue();
     const c = redis.queue();
