@@ -66,8 +66,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
   private stopped: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private concurrencyNow: number;
-  /** A consumer stopping so one of a new concurrency takes over (the concurrency setter). */
-  private handover: Promise<void> | undefined;
   /** What `rateLimit(ms)` last asked: a processor's RateLimitError holds the queue that long. */
   private rateLimitMs = 1;
 
@@ -105,23 +103,11 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     return this.concurrencyNow;
   }
 
-  /**
-   * A new concurrency (BullMQ's setter): the running jobs finish under the old one, then the
-   * worker takes jobs under the new one (a Consumer's concurrency is fixed: a new one takes over).
-   */
+  /** A new concurrency (BullMQ's setter), at once: the Consumer's setConcurrency. */
   set concurrency(concurrency: number) {
     checkConcurrency(concurrency);
-    if (concurrency === this.concurrencyNow) return;
     this.concurrencyNow = concurrency;
-    const old = this.consumer;
-    if (!old) return;
-    this.consumer = undefined;
-    this.handover = old.stop().then(() => {
-      if (this.running && !this.closing && !this.paused && !this.consumer) {
-        this.consumer = this.makeConsumer();
-        this.consumer.start();
-      }
-    });
+    this.consumer?.setConcurrency(concurrency);
   }
 
   /** BullMQ's signal that the processor rate-limited the worker: throw it after `rateLimit(ms)`. */
@@ -170,7 +156,7 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.paused = true;
     const consumer = this.consumer;
     this.consumer = undefined;
-    const stopping = Promise.all([consumer?.stop(), this.handover]);
+    const stopping = consumer?.stop();
     if (!doNotWaitActive) await stopping;
     this.emit('paused');
   }
@@ -203,7 +189,6 @@ export class Worker<DataType = any, ResultType = any, NameType extends string = 
     this.closing ??= (async () => {
       this.emit('closing', 'closing queue');
       await this.consumer?.stop(force ? 0 : undefined);
-      await this.handover;
       await this.transport.close();
       this.stopped?.();
       this.emit('closed');

@@ -110,7 +110,7 @@ describe('the BullMQ layer: flows and workers as BullMQ has them', () => {
     expect(() => new Worker(name, noop, { connection, drainDelay: 0 })).toThrow('drainDelay must be greater than 0');
   });
 
-  it('a new concurrency takes over once the running jobs finished, and never runs more at once than it allows', async () => {
+  it('a new concurrency takes effect at once, and never runs more at once than it allows', async () => {
     const name = redis.name();
     const queue = redis.track(new Queue(name, { connection }));
     let running = 0;

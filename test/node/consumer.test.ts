@@ -208,6 +208,40 @@ describe('the parked consumer', () => {
     expect(seen).toHaveLength(80);
   });
 
+  it('setConcurrency while it runs: more start at once, fewer once the running ones finish', async () => {
+    const queue = redis.queue();
+    let now = 0;
+    const peaks = [0, 0, 0];
+    let phase = 0;
+    let release = (): void => {};
+    let gate = new Promise<void>((resolve) => (release = resolve));
+    const { consumer, seen } = consume(queue, async () => {
+      now++;
+      peaks[phase] = Math.max(peaks[phase]!, now);
+      if (phase === 1) await gate;
+      else await sleep(10);
+      now--;
+    });
+    await queue.addBulk(Array.from({ length: 6 }, (_, i) => ({ payload: i })));
+    await until(() => seen.length === 6, 5_000);
+    expect(peaks[0]).toBe(1);
+    phase = 1;
+    consumer.setConcurrency(5);
+    expect(consumer.concurrency).toBe(5);
+    await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i })));
+    // all five held at once: the new slots claimed and started them
+    await until(() => now === 5, 5_000);
+    consumer.setConcurrency(2);
+    phase = 2;
+    release();
+    gate = Promise.resolve();
+    await queue.addBulk(Array.from({ length: 8 }, (_, i) => ({ payload: i })));
+    await until(async () => (await queue.stats()).counts.completed === 19, 10_000);
+    expect(peaks[2]).toBeLessThanOrEqual(2);
+    expect(() => consumer.setConcurrency(0)).toThrow(InvalidArgumentError);
+    expect(consumer.concurrency).toBe(2);
+  });
+
   it('sends an UnrecoverableError straight to dead and reports it', async () => {
     const queue = redis.queue();
     const dead: string[] = [];

@@ -34,8 +34,6 @@ export interface ConsumerOptions<Payload> extends ParkedLoopOptions<Payload> {
  * new Consumer(transport, mail, async (job) => send(job.payload.to), { concurrency: 32 }).start();
  */
 export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleSlots<Payload>> {
-  /** Jobs run at once (the option, default 1). */
-  readonly concurrency: number;
 
   constructor(
     transport: BlockingTransport,
@@ -44,7 +42,24 @@ export class Consumer<Payload = unknown> extends ParkedConsumer<Payload, SingleS
     options: ConsumerOptions<Payload> & TransportOwnership = {},
   ) {
     super(transport, queue, options, ({ timeoutMs, maxResultBytes }) => new SingleSlots(handler, options.concurrency, timeoutMs, maxResultBytes));
-    this.concurrency = this.slots.concurrency;
+  }
+
+  /** Jobs run at once (the option, default 1; setConcurrency changes it). */
+  get concurrency(): number {
+    return this.slots.concurrency;
+  }
+
+  /**
+   * Runs up to `concurrency` jobs at once from now on, while it runs: a higher one claims and starts
+   * more at once; a lower one lets the jobs running finish and starts none until fewer than it
+   * run. Throws InvalidArgumentError unless an integer from 1 to 1,000,000.
+   *
+   * @example
+   * consumer.setConcurrency(32); // a burst: more at once
+   */
+  setConcurrency(concurrency: number): void {
+    this.slots.resize(concurrency);
+    this.slotsResized();
   }
 
   /**

@@ -75,6 +75,14 @@ export class ParkedConsumer<Payload, Slots extends SlotStrategy<Payload>> implem
     return n;
   }
 
+  /** The slots were resized: each loop starts what now fits and claims for the room it has. */
+  protected slotsResized(): void {
+    for (const loop of this.loops) {
+      loop.startWaiting();
+      loop.slotFreed();
+    }
+  }
+
   /** The hub's subscription was (re)made: each loop renews its leases now (Loop.listening). */
   private listening(): void {
     for (const loop of this.loops) loop.listening();

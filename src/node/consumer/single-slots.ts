@@ -16,7 +16,8 @@ import { MAX_SLOTS, type SlotHost, type SlotStrategy } from './slots.js';
  * slots.dispatch(jobs.takeWaiting(slots.startable()), runs);
  */
 export class SingleSlots<Payload> implements SlotStrategy<Payload> {
-  readonly concurrency: number;
+  /** Slots in all; `resize` changes it. */
+  concurrency: number;
   readonly claimUnit = 1;
   /** Handlers running now (a finished one settling does not count). */
   private runningHandlers = 0;
@@ -29,10 +30,15 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
     private readonly maxResultBytes = DEFAULT_MAX_RESULT_BYTES,
   ) {
     if (typeof handler !== 'function') throw new InvalidArgumentError(`the handler must be a function, got ${shown(handler)}`);
-    this.concurrency = concurrency ?? 1;
-    if (!Number.isSafeInteger(this.concurrency) || this.concurrency < 1 || this.concurrency > MAX_SLOTS) {
-      throw new InvalidArgumentError(`concurrency must be an integer from 1 to ${MAX_SLOTS}, got ${shown(concurrency)}`);
-    }
+    this.concurrency = checkedConcurrency(concurrency ?? 1);
+  }
+
+  /**
+   * Changes the number of slots: more start waiting jobs and claim at once (the loop is told);
+   * fewer let the running jobs finish, and no job starts until those left are under it.
+   */
+  resize(concurrency: number): void {
+    this.concurrency = checkedConcurrency(concurrency);
   }
 
   capacity(held: number): number {
@@ -76,4 +82,12 @@ export class SingleSlots<Payload> implements SlotStrategy<Payload> {
       );
     }
   }
+}
+
+/** `concurrency` when it is an integer from 1 to MAX_SLOTS; else InvalidArgumentError. */
+function checkedConcurrency(concurrency: unknown): number {
+  if (typeof concurrency !== 'number' || !Number.isSafeInteger(concurrency) || concurrency < 1 || concurrency > MAX_SLOTS) {
+    throw new InvalidArgumentError(`concurrency must be an integer from 1 to ${MAX_SLOTS}, got ${shown(concurrency)}`);
+  }
+  return concurrency;
 }
