@@ -48,6 +48,7 @@ import { startLocalDeno } from './deno-local.js';
 import { startLocalLambda } from './lambda-local.js';
 import { startLocalVercel } from './vercel-local.js';
 import { runSignupDemo } from './signup-demo.js';
+import { runBullMQDemo } from './bullmq-demo.js';
 import { runCancelDemo, runKeysDemo, runTimeoutDemo } from './job-controls-demo.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -380,6 +381,10 @@ async function main(): Promise<void> {
   say(await runTimeoutDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
   say(await runCancelDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
   say(await runKeysDemo({ transport, consumerTransport: connectTarget(redis.target), say }));
+  // BullMQ code on echomq (echomq/bullmq), and bull-board showing it (echomq/bull-board)
+  const bullTransport = connectTarget(redis.target);
+  say(await runBullMQDemo({ connection: bullTransport.redis, say }));
+  await bullTransport.close();
 
   // a partitioned queue: 8 partitions, each a queue in a slot of its own (on a cluster, spread over
   // the masters); one Node consumer over all of them (one subscriber connection per master), the

@@ -81,9 +81,10 @@ export class FlowProducer extends EventEmitter {
    * @example
    * await flows.add({ name: 'sum', queueName: 'math', children: [{ name: 'n', queueName: 'math', data: 1 }] });
    */
-  async add(flow: FlowJob, _opts?: { queuesOptions?: Record<string, unknown> }): Promise<JobNode> {
-    const written = await this.flows.add(this.emqFlow(flow, true));
-    return this.nodeOf(flow, written);
+  async add(flow: FlowJob, opts?: FlowOpts): Promise<JobNode> {
+    const withDefaults = withQueueDefaults(flow, opts?.queuesOptions ?? {});
+    const written = await this.flows.add(this.emqFlow(withDefaults, true));
+    return this.nodeOf(withDefaults, written);
   }
 
   /** Writes several flows, one after another. */
@@ -141,6 +142,28 @@ export class FlowProducer extends EventEmitter {
     }
     return queue;
   }
+}
+
+/** BullMQ's FlowProducer.add options: per queue name, the options its jobs take unless they give their own. */
+export interface FlowOpts {
+  /** Per queue name, the options its jobs take by default. */
+  readonly queuesOptions?: Readonly<Record<string, FlowQueueOpts>>;
+}
+
+/** One queue's defaults in a flow (FlowOpts). */
+export interface FlowQueueOpts {
+  /** Options under each of the queue's nodes' own `opts`. */
+  readonly defaultJobOptions?: JobsOptions;
+}
+
+/** `flow` with each node's `opts` over its queue's `defaultJobOptions` (FlowOpts). */
+function withQueueDefaults(flow: FlowJob, queues: NonNullable<FlowOpts['queuesOptions']>): FlowJob {
+  const defaults = queues[flow.queueName]?.defaultJobOptions;
+  return {
+    ...flow,
+    ...(defaults ? { opts: { ...defaults, ...flow.opts } } : {}),
+    ...(flow.children ? { children: flow.children.map((c) => withQueueDefaults(c, queues)) } : {}),
+  };
 }
 
 /** echomq's onFailure for BullMQ's per-child flags; none: BullMQ's default, the parent waits (`wait`). */

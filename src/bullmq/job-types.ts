@@ -73,21 +73,41 @@ export interface JobParent {
 /** A flow parent's children as `getDependencies` reads them (one page: every cursor 0). */
 export interface Dependencies {
   /** Completed children's results, by key. */
-  readonly processed: Record<string, unknown>;
+  readonly processed?: Record<string, unknown>;
   /** Unfinished children's keys. */
-  readonly unprocessed: string[];
+  readonly unprocessed?: string[];
   /** Keys of the children that failed the parent. */
-  readonly failed: string[];
+  readonly failed?: string[];
   /** Errors of the children that failed while the parent ran on, by key. */
-  readonly ignored: Record<string, string>;
+  readonly ignored?: Record<string, string>;
   /** Always 0: one page holds them all. */
-  readonly nextProcessedCursor: number;
+  readonly nextProcessedCursor?: number;
   /** Always 0. */
-  readonly nextUnprocessedCursor: number;
+  readonly nextUnprocessedCursor?: number;
   /** Always 0. */
-  readonly nextFailedCursor: number;
+  readonly nextFailedCursor?: number;
   /** Always 0. */
-  readonly nextIgnoredCursor: number;
+  readonly nextIgnoredCursor?: number;
+}
+
+/** BullMQ's page of one kind of children: taken, and one page holds them all here. */
+export interface DependenciesPageOpts {
+  /** Where the page starts (BullMQ's cursor): taken. */
+  readonly cursor?: number;
+  /** How many a page holds: taken. */
+  readonly count?: number;
+}
+
+/** Which kinds getDependencies answers (BullMQ's options): none named, every kind. */
+export interface DependenciesOpts {
+  /** Completed children. */
+  readonly processed?: DependenciesPageOpts;
+  /** Unfinished children. */
+  readonly unprocessed?: DependenciesPageOpts;
+  /** Children that failed the parent. */
+  readonly failed?: DependenciesPageOpts;
+  /** Children that failed while the parent ran on. */
+  readonly ignored?: DependenciesPageOpts;
 }
 
 /** How many of a parent's children are in each kind (`getDependenciesCount`). */

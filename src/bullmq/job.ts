@@ -9,7 +9,7 @@ import { bullId, emqId, type Envelope, envelopeOf, failedReasonOf } from './enve
 import { UnsupportedBullMQError } from './errors.js';
 import { JobRefusals } from './job-refusals.js';
 import { childrenOf, childrenValues, dependenciesOf, failedChildrenValues } from './job-dependencies.js';
-import type { Dependencies, DependenciesCount, JobJson, JobParent, JobProgress, JobQueue, ProgressWriter } from './job-types.js';
+import type { Dependencies, DependenciesCount, DependenciesOpts, JobJson, JobParent, JobProgress, JobQueue, ProgressWriter } from './job-types.js';
 import type { JobsOptions } from './options.js';
 import { bullState, type FinishedStatus, type JobState } from './states.js';
 
@@ -301,7 +301,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
       if (error instanceof WaitTimeoutError) {
         throw new Error(`Job wait ${this.name} timed out before finishing, no finish notification arrived after ${ttl}ms (id=${this.id})`);
       }
-      if (error instanceof JobNotFoundError) throw new Error(`Missing key for job ${this.id}. isFinished`);
+      if (error instanceof JobNotFoundError) throw new Error(`Missing key for job ${this.queue.qualifiedName}:${this.id}. isFinished`);
       throw error;
     }
   }
@@ -324,8 +324,13 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    * @example
    * const { processed, unprocessed } = await parent.getDependencies();
    */
-  async getDependencies(_opts?: unknown): Promise<Dependencies> {
-    return dependenciesOf(await childrenOf(this.queue, this.emqId));
+  async getDependencies(opts: DependenciesOpts = {}): Promise<Dependencies> {
+    const all = dependenciesOf(await childrenOf(this.queue, this.emqId));
+    const kinds = (['processed', 'unprocessed', 'failed', 'ignored'] as const).filter((k) => opts[k] !== undefined);
+    if (kinds.length === 0) return all;
+    // the kinds asked for only, each with its cursor, as BullMQ answers
+    const cursor = { processed: 'nextProcessedCursor', unprocessed: 'nextUnprocessedCursor', failed: 'nextFailedCursor', ignored: 'nextIgnoredCursor' } as const;
+    return Object.fromEntries(kinds.flatMap((k) => [[k, all[k]], [cursor[k], 0]])) as Dependencies;
   }
 
   /**
@@ -336,7 +341,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
    */
   async getDependenciesCount(_opts?: unknown): Promise<DependenciesCount> {
     const d = await this.getDependencies();
-    return { processed: Object.keys(d.processed).length, unprocessed: d.unprocessed.length, failed: d.failed.length, ignored: Object.keys(d.ignored).length };
+    return { processed: Object.keys(d.processed ?? {}).length, unprocessed: d.unprocessed?.length ?? 0, failed: d.failed?.length ?? 0, ignored: Object.keys(d.ignored ?? {}).length };
   }
 
   /** The errors of the children that failed the parent, keyed `<prefix>:<queue>:<id>`. */
@@ -346,7 +351,7 @@ export class Job<DataType = any, ReturnType = any, NameType extends string = str
 
   /** The errors of the children that failed while the parent ran on (`ignoreDependencyOnFailure`). */
   async getIgnoredChildrenFailures(): Promise<Record<string, string>> {
-    return (await this.getDependencies()).ignored;
+    return (await this.getDependencies()).ignored ?? {};
   }
 
   /** `call`, a JobNotFoundError of it as BullMQ's `Missing key for job <id>. <command>`. */

@@ -48,6 +48,9 @@ function expectTheDemo(expect: ExpectStatic, out: string, platform: 'edge' | 'la
   // concurrency keys: org 7's 8 jobs never more than 2 at once, at most 4 starts in any second by
   // their claims' server times, over at least a second; org 8's not held back
   expect(out).toMatch(/keys: org:7 \(limit 2, 4 starts a second\) ran its 8 jobs at most [12] at once and [1-4] in any second, over [1-9]\.\d s; org:8's 2 started within \d+ ms/);
+  // BullMQ code on echomq, and bull-board's own API counting what it ran
+  expect(out).toMatch(/echomq\/bullmq: "sent to ada@example\.com" after a retry \(attempts 2\); a flow of 2 children ran its parent; a parent whose child failed waited \(waiting-children\) until job\.retry\(\), then merged 1 part/);
+  expect(out).toMatch(/bull-board at http:\/\/127\.0\.0\.1:\d+\/board shows "bullmq-emails": \{"completed":6\}/);
   expect(out).toMatch(/cancel: JOB:\d+ cancelling -> cancelled, its handler aborted with JobCancelledError \(the user left\) after \d+ ms; JOB:\d+ cancelled before it started; expiry: JOB:\d+ dead: EMQEXPIRED: not started by its expiry at \d+/);
   expect(out).toMatch(/rate: partner-api held 1.5 s, then 3 starts a second: 6 starts, none before the hold ended \(true\), per second after it \[3,3\]/);
   // the dashboard's queues page on Node shows what the API answers, and the Worker's the same
