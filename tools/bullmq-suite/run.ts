@@ -11,13 +11,14 @@
  * file. Nothing of BullMQ's is written into the repo. Then it compares the failures with
  * `expected-failures.json`: a failure not listed, or a listed test now passing, exits 1.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startLocalRedis } from '../../src/node/local-redis.js';
 import { unstatedReasons } from './reasons.js';
+import { gitRunner } from '../git-runner.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');
@@ -65,17 +66,6 @@ function parseArgs(argv: readonly string[]): Args {
   if (args.bullmq === '') throw new Error('say where BullMQ\'s repository is: --bullmq <a checkout or bare git dir of github.com/taskforcesh/bullmq> (or BULLMQ_GIT)');
   if (args.files.length === 0) args.files = [...FOCUS_FILES];
   return args;
-}
-
-/** `git` over a checkout (`-C`) or a bare dir (`--git-dir`). */
-function gitRunner(path: string): (...argv: string[]) => string {
-  const bare = existsSync(join(path, 'objects')) && existsSync(join(path, 'HEAD'));
-  const base = bare ? ['--git-dir', path] : ['-C', path];
-  return (...argv) => {
-    const out = spawnSync('git', [...base, ...argv], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    if (out.status !== 0) throw new Error(`git ${argv.join(' ')}: ${out.stderr}`);
-    return out.stdout;
-  };
 }
 
 const bullmqIndex = join(repo, 'src/bullmq/index.ts');

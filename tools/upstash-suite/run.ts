@@ -24,6 +24,7 @@ import { Redis } from 'ioredis';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { startLocalRedis } from '../../src/node/local-redis.js';
 import { compareWithList, parseJunit, type Expected, type FileSummary, type ServerFacts } from './junit.js';
+import { gitRunner } from '../git-runner.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');
@@ -58,17 +59,6 @@ function parseArgs(argv: readonly string[]): Args {
   }
   if (args.upstash === '') throw new Error("say where upstash's repository is: --upstash <a checkout or bare git dir of github.com/upstash/redis-js> (or UPSTASH_REDIS_JS_GIT)");
   return args;
-}
-
-/** `git` over a checkout (`-C`) or a bare dir (`--git-dir`). */
-function gitRunner(path: string): (...argv: string[]) => string {
-  const bare = existsSync(join(path, 'objects')) && existsSync(join(path, 'HEAD'));
-  const base = bare ? ['--git-dir', path] : ['-C', path];
-  return (...argv) => {
-    const out = spawnSync('git', [...base, ...argv], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    if (out.status !== 0) throw new Error(`git ${argv.join(' ')}: ${out.stderr}`);
-    return out.stdout;
-  };
 }
 
 /** What the server is, so entries that only a newer Redis or a module would pass are told apart. */
