@@ -98,8 +98,8 @@ export class BoardJob implements QueueJob {
   readonly returnvalue: unknown;
   /** Its priority (0: none). */
   readonly priority: number;
-  /** The scheduler that fired it. */
-  readonly repeatJobKey: string | undefined;
+  /** The scheduler that fired it (absent for a job no scheduler fired). */
+  readonly repeatJobKey?: string;
   /** A flow child's parent, `<queue>:<id>`. */
   readonly parentKey: string | undefined;
   /** The echomq queue's name. */
@@ -136,7 +136,7 @@ export class BoardJob implements QueueJob {
     this.stacktrace = record.error === undefined ? [] : [record.error];
     this.returnvalue = record.state === 'completed' ? (record.result ?? null) : null;
     this.priority = record.priority;
-    this.repeatJobKey = record.scheduler?.id;
+    if (record.scheduler) this.repeatJobKey = record.scheduler.id;
     this.parentKey = record.parent ? `${record.parent.queue}:${boardId(record.parent.id)}` : undefined;
     this.queueName = host.emq.name;
     this.queueQualifiedName = host.emq.name;

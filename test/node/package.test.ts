@@ -64,6 +64,30 @@ interface LockEntry {
 
 /** The dev tools the user's project installs beside echomq: the compiler and the types of each runtime. */
 const TOOLS = ['typescript', '@types/node', 'undici-types', '@cloudflare/workers-types'];
+/** The optional peers a user of the entries that need them installs (`echomq/bull-board`: bull-board's API). */
+const PEERS = ['@bull-board/api'];
+
+/**
+ * `names` and every package they need (dependencies and required peers), as this project's
+ * lockfile has them at the top of node_modules: the entries a user's lockfile takes for them.
+ */
+function lockClosure(packages: Record<string, LockEntry>, names: readonly string[]): Record<string, LockEntry> {
+  const out: Record<string, LockEntry> = {};
+  const todo = [...names];
+  for (let name = todo.pop(); name !== undefined; name = todo.pop()) {
+    const path = `node_modules/${name}`;
+    if (out[path] || TOOLS.includes(name)) continue;
+    const entry = packages[path];
+    if (!entry) throw new Error(`package-lock.json has no ${path}: the user's project needs it`);
+    // a dependency of the user's app here, whatever it is to this project
+    const { dev: _dev, ...kept } = entry;
+    out[path] = kept;
+    const optional = (entry.peerDependenciesMeta ?? {}) as Record<string, { optional?: boolean }>;
+    const peers = Object.keys((entry.peerDependencies ?? {}) as Record<string, string>).filter((peer) => !optional[peer]?.optional);
+    todo.push(...Object.keys((entry.dependencies ?? {}) as Record<string, string>), ...peers);
+  }
+  return out;
+}
 
 /**
  * The user's project's lockfile: echomq from the tarball, and every package it needs (the
@@ -75,7 +99,7 @@ function userLockfile(packed: Packed, tarball: string, tools: Record<string, str
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
   const own = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; license: string; dependencies: Record<string, string>; bin: Record<string, string>; engines: Record<string, string> };
   const packages: Record<string, unknown> = {
-    '': { name: 'app', dependencies: { echomq: tarball }, devDependencies: tools },
+    '': { name: 'app', dependencies: { echomq: tarball, ...peersOf(lock.packages) }, devDependencies: tools },
     'node_modules/echomq': {
       version: own.version,
       resolved: tarball,
@@ -87,6 +111,7 @@ function userLockfile(packed: Packed, tarball: string, tools: Record<string, str
     },
   };
   for (const [path, entry] of Object.entries(lock.packages)) if (path !== '' && !entry.dev) packages[path] = entry;
+  Object.assign(packages, lockClosure(lock.packages, PEERS));
   for (const tool of TOOLS) {
     const entry = lock.packages[`node_modules/${tool}`];
     if (!entry) throw new Error(`package-lock.json has no node_modules/${tool}: the user's project needs it`);
@@ -135,8 +160,12 @@ console.log([${names.map(({ local }) => local).join(', ')}].map((entry) => Objec
 `;
 };
 
-/** Every entry the package exports; the Worker takes all but the Node one. */
-const NODE_ENTRIES = ['.', './node', './edge', './serverless', './lambda', './vercel', './netlify', './deno', './http', './bullmq'];
+/** The peers the user's package.json names, at the versions this project's lockfile has. */
+const peersOf = (packages: Record<string, LockEntry>): Record<string, string> =>
+  Object.fromEntries(PEERS.map((peer) => [peer, String(packages[`node_modules/${peer}`]?.version)]));
+
+/** Every entry the package exports; the Worker takes all but the Node ones (and bull-board's, a Node app's). */
+const NODE_ENTRIES = ['.', './node', './edge', './serverless', './lambda', './vercel', './netlify', './deno', './http', './bullmq', './bull-board'];
 const WORKER_ENTRIES = ['.', './edge', './serverless', './http'];
 
 /** A producer: adds `count` jobs to the queue named in argv, one at a time and in bulk, then closes. */
@@ -213,7 +242,8 @@ describe('the packed package, installed into a fresh project', () => {
     expect(Object.keys(own.exports).sort()).toEqual([...NODE_ENTRIES].sort());
     const tools = Object.fromEntries(TOOLS.filter((t) => t !== 'undici-types').map((t) => [t, own.devDependencies[t]!]));
     mkdirSync(join(app, 'src'), { recursive: true });
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { echomq: tarball }, devDependencies: tools }, null, 2));
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { echomq: tarball, ...peersOf(lock.packages) }, devDependencies: tools }, null, 2));
     writeFileSync(join(app, 'package-lock.json'), JSON.stringify(userLockfile(packed, tarball, tools), null, 2));
     await run('npm', ['ci', '--offline', '--no-audit', '--no-fund'], app, 60_000).catch((error: Error) => {
       if (!/ENOTCACHED/.test(error.message)) throw error;
