@@ -16,9 +16,11 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, 
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseCommandLine } from 'node:util';
 import { startLocalRedis } from '../../src/node/local-redis.js';
 import { unstatedReasons } from './reasons.js';
 import { gitRunner } from '../git-runner.js';
+import type { FileSummary } from '../file-summary.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '../..');
@@ -38,34 +40,30 @@ interface Args {
   keep: boolean;
 }
 
+/** The command line (node:util's parseArgs): `--file a b` names several files, as `--file a --file b` does. */
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = {
-    bullmq: process.env.BULLMQ_GIT ?? '',
-    commit: 'HEAD',
-    files: [],
-    jobs: 2,
-    timeoutMs: 10_000,
-    keep: false,
+  const { values, positionals } = parseCommandLine({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      bullmq: { type: 'string', default: process.env.BULLMQ_GIT ?? '' },
+      commit: { type: 'string', default: 'HEAD' },
+      file: { type: 'string', multiple: true, default: [] },
+      jobs: { type: 'string', default: '2' },
+      'timeout-ms': { type: 'string', default: '10000' },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  if (values.bullmq === '') throw new Error('say where BullMQ\'s repository is: --bullmq <a checkout or bare git dir of github.com/taskforcesh/bullmq> (or BULLMQ_GIT)');
+  const files = [...values.file, ...positionals].map((f) => f.replace(/\.test\.ts$/, ''));
+  return {
+    bullmq: values.bullmq,
+    commit: values.commit,
+    files: files.length > 0 ? files : [...FOCUS_FILES],
+    jobs: Number(values.jobs),
+    timeoutMs: Number(values['timeout-ms']),
+    keep: values.keep,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === '--bullmq') args.bullmq = value();
-    else if (flag === '--commit') args.commit = value();
-    else if (flag === '--jobs') args.jobs = Number(value());
-    else if (flag === '--timeout-ms') args.timeoutMs = Number(value());
-    else if (flag === '--keep') args.keep = true;
-    else if (flag === '--file') {
-      while (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) args.files.push(argv[++i]!.replace(/\.test\.ts$/, ''));
-    } else throw new Error(`unknown argument ${flag}`);
-  }
-  if (args.bullmq === '') throw new Error('say where BullMQ\'s repository is: --bullmq <a checkout or bare git dir of github.com/taskforcesh/bullmq> (or BULLMQ_GIT)');
-  if (args.files.length === 0) args.files = [...FOCUS_FILES];
-  return args;
 }
 
 const bullmqIndex = join(repo, 'src/bullmq/index.ts');
@@ -209,15 +207,6 @@ interface FileResult {
   status: string;
   message?: string;
   assertionResults: AssertionResult[];
-}
-
-export interface FileSummary {
-  tests: number;
-  passed: number;
-  failed: number;
-  skipped: number;
-  loadError?: string;
-  failing: string[];
 }
 
 export interface Expected {

@@ -3,17 +3,9 @@
  * `expected-failures.json` (for tools/upstash-suite/run.ts).
  */
 
-/** One test file's figures. */
-export interface FileSummary {
-  tests: number;
-  passed: number;
-  failed: number;
-  skipped: number;
-  /** bun ran no test of the file: its first error line. */
-  loadError?: string;
-  /** Full names (`describe > ... > test`, as bun prints them) of the failing tests. */
-  failing: string[];
-}
+import type { FileSummary } from '../file-summary.js';
+
+export type { FileSummary } from '../file-summary.js';
 
 /** One listed failure: a test of a file, with its one-line reason. */
 export interface ExpectedFailure {

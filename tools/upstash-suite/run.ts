@@ -20,6 +20,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs as parseCommandLine } from 'node:util';
 import { Redis } from 'ioredis';
 import { startBridge } from '../../src/node/bridge/index.js';
 import { startLocalRedis } from '../../src/node/local-redis.js';
@@ -39,26 +40,29 @@ interface Args {
   keep: boolean;
 }
 
+/** The command line (node:util's parseArgs): `--file a b` names several files, as `--file a --file b` does. */
 function parseArgs(argv: readonly string[]): Args {
-  const args: Args = { upstash: process.env.UPSTASH_REDIS_JS_GIT ?? '', commit: 'HEAD', files: [], timeoutMs: 20_000, inProcess: false, keep: false };
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i];
-    const value = (): string => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${flag} needs a value`);
-      return v;
-    };
-    if (flag === '--upstash') args.upstash = value();
-    else if (flag === '--commit') args.commit = value();
-    else if (flag === '--timeout-ms') args.timeoutMs = Number(value());
-    else if (flag === '--in-process') args.inProcess = true;
-    else if (flag === '--keep') args.keep = true;
-    else if (flag === '--file') {
-      while (argv[i + 1] !== undefined && !argv[i + 1]!.startsWith('--')) args.files.push(argv[++i]!.replace(/^(packages\/redis\/)?pkg\//, '').replace(/\.test\.ts$/, ''));
-    } else throw new Error(`unknown argument ${flag}`);
-  }
-  if (args.upstash === '') throw new Error("say where upstash's repository is: --upstash <a checkout or bare git dir of github.com/upstash/redis-js> (or UPSTASH_REDIS_JS_GIT)");
-  return args;
+  const { values, positionals } = parseCommandLine({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      upstash: { type: 'string', default: process.env.UPSTASH_REDIS_JS_GIT ?? '' },
+      commit: { type: 'string', default: 'HEAD' },
+      file: { type: 'string', multiple: true, default: [] },
+      'timeout-ms': { type: 'string', default: '20000' },
+      'in-process': { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+    },
+  });
+  if (values.upstash === '') throw new Error("say where upstash's repository is: --upstash <a checkout or bare git dir of github.com/upstash/redis-js> (or UPSTASH_REDIS_JS_GIT)");
+  return {
+    upstash: values.upstash,
+    commit: values.commit,
+    files: [...values.file, ...positionals].map((f) => f.replace(/^(packages\/redis\/)?pkg\//, '').replace(/\.test\.ts$/, '')),
+    timeoutMs: Number(values['timeout-ms']),
+    inProcess: values['in-process'],
+    keep: values.keep,
+  };
 }
 
 /** What the server is, so entries that only a newer Redis or a module would pass are told apart. */
